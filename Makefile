@@ -1,0 +1,35 @@
+# make demo: set up .venv, install, train and classify on data/samples/.
+# make test: set up .venv with the test extras and run the whole suite.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+DEMO := build/demo
+
+.PHONY: demo test bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+# Stamps re-install when pyproject.toml changes.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $@ $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	@mkdir -p $(DEMO)
+	@echo "== cp_classify: SVMperf model of data/samples/a9a3k.train on data/samples/a9a2k.test"
+	$(BIN)/cp_classify -v 1 data/samples/a9a2k.test data/samples/a9a3k.perf.model $(DEMO)/a9a.predictions
+
+test: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q
+
+bench: $(VENV)/.installed-test
+	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+clean:
+	rm -rf build .pytest_cache

@@ -1,0 +1,78 @@
+"""What every command shares: running it, reporting errors in one line, progress bars.
+
+Results go to stdout or files; progress, notes and errors to stderr, so pipes stay
+clean. Any user error — bad option, malformed file — ends as one line
+``<prog>: <file>:<line>: <what was expected>`` and a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+from tqdm import tqdm
+
+from ..errors import InputError
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "-?", "--help"], "max_content_width": 100}
+
+EXIT_INPUT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def run(command: click.Command, argv=None, prog_name=None) -> None:
+    """Run a click command with SVMlight-style error handling; exits the process."""
+    prog = prog_name or command.name
+    try:
+        rv = command.main(args=argv, prog_name=prog, standalone_mode=False)
+    except click.UsageError as e:
+        _fail(prog, f"{e.format_message()} (see '{prog} -h')", EXIT_USAGE)
+    except InputError as e:
+        _fail(prog, str(e), EXIT_INPUT_ERROR)
+    except (click.Abort, KeyboardInterrupt):
+        _fail(prog, "interrupted", EXIT_INTERRUPTED)
+    except BrokenPipeError:
+        # The reader of our stdout went away (e.g. `| head`): not an error of ours.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(0)
+    except OSError as e:
+        name = f"{e.filename}: " if e.filename else ""
+        _fail(prog, f"{name}{e.strerror or e}", EXIT_INPUT_ERROR)
+    sys.exit(rv or 0)
+
+
+def _fail(prog: str, message: str, code: int):
+    sys.stdout.flush()
+    print(f"{prog}: {message}", file=sys.stderr)
+    sys.exit(code)
+
+
+def note(message: str) -> None:
+    """A diagnostic line on stderr."""
+    print(message, file=sys.stderr)
+
+
+def progress(total, verbosity: int, desc: str, unit: str = "it"):
+    """A tqdm bar on stderr, shown only at verbosity >= 1 and on a terminal."""
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False,
+                disable=verbosity < 1 or not sys.stderr.isatty(), dynamic_ncols=True)
+
+
+def verbosity_option(default: int):
+    return click.option("-v", "verbosity", type=click.IntRange(0, 3), default=default,
+                        show_default=True, help="Verbosity level 0..3 (0: silent but errors).")
+
+
+def not_implemented_command(name: str) -> click.Command:
+    """A learner whose issue has not landed yet: answers so, with exit status 2."""
+
+    @click.command(name, context_settings={**CONTEXT_SETTINGS, "ignore_unknown_options": True})
+    @click.argument("args", nargs=-1, type=click.UNPROCESSED)
+    def command(args):
+        """Not implemented yet."""
+        raise click.UsageError(f"{name} is not implemented yet")
+
+    return command

@@ -1,0 +1,111 @@
+"""In-memory datasets: CSR features plus labels, as every solver consumes them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+
+@dataclass
+class Dataset:
+    """Examples as rows of a CSR matrix.
+
+    X : scipy.sparse.csr_matrix, float64, shape (n, d); column j is feature j+1 of a
+        1-based file.
+    y : float64 array (n,) of targets.
+    qid : int64 array (n,) or None when no line carried ``qid:``.
+    comments : list of str (text after ``#`` per example) or None unless asked for.
+    cost : float64 array (n,) of SVMlight ``cost:`` factors (1 where absent) or None.
+    sid : int64 array (n,) of SVMlight ``sid:`` slack ids (0 where absent) or None.
+    source : name of the file the data came from (for messages).
+    """
+
+    X: sp.csr_matrix
+    y: np.ndarray
+    qid: np.ndarray | None = None
+    comments: list | None = None
+    cost: np.ndarray | None = None
+    sid: np.ndarray | None = None
+    source: str = "<memory>"
+    line_numbers: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def n_examples(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def n_features(self) -> int:
+        return self.X.shape[1]
+
+    def line_of(self, i: int):
+        """1-based line number of example i in its file (None for in-memory data)."""
+        return None if self.line_numbers is None else int(self.line_numbers[i])
+
+    def with_n_features(self, n_features: int) -> tuple["Dataset", int]:
+        """Same examples with exactly ``n_features`` columns.
+
+        Columns beyond ``n_features`` are dropped, as SVMlight's classifier drops test
+        features above the model's highest index; returns the dataset and the number of
+        non-zeros dropped.
+        """
+        d = self.X.shape[1]
+        if d == n_features:
+            return self, 0
+        if d < n_features:
+            X = sp.csr_matrix((self.X.data, self.X.indices, self.X.indptr),
+                              shape=(self.X.shape[0], n_features))
+            dropped = 0
+        else:
+            X = self.X[:, :n_features].tocsr()
+            dropped = self.X.nnz - X.nnz
+        return Dataset(X, self.y, self.qid, self.comments, self.cost, self.sid,
+                       self.source, self.line_numbers), int(dropped)
+
+    def subset(self, rows) -> "Dataset":
+        """Examples ``rows`` (slice or index array), with all per-example fields."""
+        def take(a):
+            if a is None:
+                return None
+            if isinstance(a, list):
+                return list(np.asarray(a, dtype=object)[rows])
+            return a[rows]
+        return Dataset(self.X[rows], take(self.y), take(self.qid), take(self.comments),
+                       take(self.cost), take(self.sid), self.source, take(self.line_numbers))
+
+
+@dataclass
+class SequenceDataset:
+    """Sequences for tagging (SVM-hmm format): one CSR row per token.
+
+    X : token features, CSR (n_tokens, d).
+    tags : int64 array (n_tokens,) of tags 1..K (0 allowed in test files: unknown).
+    starts : int64 array (n_sequences + 1,): tokens of sequence s are rows
+        starts[s]:starts[s+1].
+    qid : int64 array (n_sequences,) of the sequence ids in the file.
+    comments : list of str (token text after ``#``) or None.
+    """
+
+    X: sp.csr_matrix
+    tags: np.ndarray
+    starts: np.ndarray
+    qid: np.ndarray
+    comments: list | None = None
+    source: str = "<memory>"
+
+    @property
+    def n_sequences(self) -> int:
+        return len(self.starts) - 1
+
+    @property
+    def n_tokens(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def n_features(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def n_tags(self) -> int:
+        return int(self.tags.max()) if len(self.tags) else 0
