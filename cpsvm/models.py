@@ -62,15 +62,21 @@ class KernelModel:
     def n_features(self) -> int:
         return self.support_vectors.shape[1]
 
-    def decision_function(self, X, progress=None) -> np.ndarray:
-        """Decision values, computed in row blocks; ``progress(n_done)`` after each."""
+    def decision_function(self, X, progress=None, single_precision=False) -> np.ndarray:
+        """Decision values, computed in row blocks; ``progress(n_done)`` after each.
+
+        ``single_precision``: inner products in 32-bit floats as SVMlight computes them.
+        """
         X = fit_columns(X, self.n_features)
         sv = self.support_vectors
+        if single_precision:
+            X, sv = X.astype(np.float32), sv.astype(np.float32)
         sv_sq = row_sq_norms(sv)
         out = np.empty(X.shape[0])
         for lo in range(0, X.shape[0], _KERNEL_BLOCK_ROWS):
             hi = min(lo + _KERNEL_BLOCK_ROWS, X.shape[0])
-            out[lo:hi] = self.kernel.matrix(X[lo:hi], sv, sq_norms_b=sv_sq) @ self.coef
+            out[lo:hi] = self.kernel.matrix(X[lo:hi], sv, sq_norms_b=sv_sq,
+                                            single_precision=single_precision) @ self.coef
             if progress is not None:
                 progress(hi - lo)
         out -= self.b

@@ -47,10 +47,10 @@ def command(verbosity, pred_format, full_precision, example_file, model_file, ou
     report = sys.stderr if output_file == "-" else sys.stdout
 
     model = read_model(model_file, float32_features=not full_precision)
+    data = read_svmlight(example_file)
     if verbosity >= 2:
         n_sv = model.support_vectors.shape[0] if isinstance(model, KernelModel) else 1
         note(f"Reading model...OK. ({n_sv} support vectors read)")
-    data = read_svmlight(example_file)
     X = data.X
     if not full_precision:
         X = X.copy()
@@ -70,7 +70,8 @@ def command(verbosity, pred_format, full_precision, example_file, model_file, ou
     else:
         if isinstance(model, KernelModel):
             with progress(X.shape[0], verbosity, "classifying", "ex") as bar:
-                decision = model.decision_function(X, progress=bar.update)
+                decision = model.decision_function(X, progress=bar.update,
+                                                   single_precision=not full_precision)
         else:
             decision = model.decision_function(X)
         lines = [_binary_line(d, pred_format) for d in decision]

@@ -140,7 +140,8 @@ def _number(v) -> str:
     v = float(v)
     if not np.isfinite(v):
         raise ValueError(f"refusing to write a non-finite number ({v}) into a model file")
-    return repr(v)
+    text = repr(v)  # shortest text that reads back to the same double
+    return text[:-2] if text.endswith(".0") else text
 
 
 def _kernel_header(kernel: Kernel, dim: int, n_train: int, n_sv: int, b: float) -> list:

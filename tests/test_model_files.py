@@ -1,0 +1,108 @@
+"""Model files: the original tools' files are read, cpsvm's are read back exactly."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from cpsvm.errors import InputError
+from cpsvm.io.model_file import format_model, read_model, write_model
+from cpsvm.kernels import Kernel
+from cpsvm.models import KernelModel, LinearModel, MulticlassModel
+
+
+def test_written_linear_model_is_svmlight_compressed_form(tmp_path):
+    model = LinearModel(w=np.array([0.5, 0.0, -1.0 / 3.0, 1e-300]), b=0.1 + 0.2, n_train=7)
+    path = tmp_path / "m"
+    write_model(path, model)
+    lines = path.read_text().splitlines()
+    assert lines[0] == "SVM-light Version V6.20"
+    assert lines[1] == "0 # kernel type"
+    assert lines[7] == "4 # highest feature index "
+    assert lines[9] == "2 # number of support vectors plus 1 "
+    assert lines[11].startswith("1 1:0.5 3:-0.3333333333333333 4:1e-300") and len(lines) == 12
+    again = read_model(path)
+    assert isinstance(again, LinearModel)
+    np.testing.assert_array_equal(again.w, model.w)
+    assert again.b == model.b and again.n_train == 7
+
+
+@pytest.mark.parametrize("kernel", [Kernel(1, 2, 1.0, 0.1, 1.0), Kernel(2, gamma=0.1 / 3),
+                                    Kernel(3, coef_lin=0.01, coef_const=-0.5)])
+def test_kernel_model_round_trip(tmp_path, kernel):
+    rng = np.random.default_rng(0)
+    sv = sp.random(20, 9, density=0.4, format="csr", random_state=rng)
+    model = KernelModel(sv, rng.standard_normal(20), b=-0.123456789012345, kernel=kernel,
+                        n_train=100)
+    write_model(tmp_path / "k", model)
+    again = read_model(tmp_path / "k")
+    assert again.kernel == kernel
+    assert (again.support_vectors != sv).nnz == 0
+    np.testing.assert_array_equal(again.coef, model.coef)
+    assert again.b == model.b
+    X = sp.random(30, 9, density=0.5, format="csr", random_state=rng)
+    np.testing.assert_array_equal(again.decision_function(X), model.decision_function(X))
+
+
+def test_multiclass_round_trip(tmp_path):
+    W = np.random.default_rng(1).standard_normal((4, 6))
+    W[1, 2] = 0.0
+    write_model(tmp_path / "mc", MulticlassModel(W, n_train=41))
+    text = (tmp_path / "mc").read_text().splitlines()
+    assert text[0] == "SVM-multiclass Version V2.20" and text[1] == "4 # number of classes"
+    assert text[10] == "25 # highest feature index "  # k·d + 1, as SVMmulticlass writes
+    again = read_model(tmp_path / "mc")
+    np.testing.assert_array_equal(again.W, W)
+
+
+@pytest.mark.parametrize("name", ["heart_scale.light_linear", "heart_scale.light_rbf",
+                                  "heart_scale.light_poly", "heart_scale.light_sigmoid",
+                                  "a9a3k.perf_linear", "dna.multiclass"])
+def test_reference_models_survive_rewrite(fixtures, tmp_path, name):
+    model = read_model(fixtures / f"{name}.model")
+    write_model(tmp_path / "m", model)
+    assert format_model(read_model(tmp_path / "m")) == format_model(model)
+
+
+def test_kernel_matches_scikit_learn():
+    from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel, sigmoid_kernel
+    rng = np.random.default_rng(2)
+    A = sp.random(15, 7, density=0.5, format="csr", random_state=rng)
+    B = sp.random(11, 7, density=0.5, format="csr", random_state=rng)
+    np.testing.assert_allclose(Kernel(1, 3, 1, 0.5, 2).matrix(A, B),
+                               polynomial_kernel(A, B, degree=3, gamma=0.5, coef0=2), rtol=1e-12)
+    np.testing.assert_allclose(Kernel(2, gamma=0.7).matrix(A, B), rbf_kernel(A, B, gamma=0.7),
+                               rtol=1e-12)
+    np.testing.assert_allclose(Kernel(3, coef_lin=0.3, coef_const=-1).matrix(A, B),
+                               sigmoid_kernel(A, B, gamma=0.3, coef0=-1), rtol=1e-12)
+
+
+def _cut(fixtures, tmp_path, n_lines):
+    text = (fixtures / "heart_scale.light_rbf.model").read_text().splitlines(keepends=True)
+    path = tmp_path / "cut.model"
+    path.write_text("".join(text[:n_lines]))
+    return path
+
+
+@pytest.mark.parametrize("n_lines, line, expected", [
+    (0, 1, "expected a model file"),
+    (5, 6, "expected 'kernel parameter -r', found the end"),
+    (11, 12, "expected 133 support vectors as the header says, found 0"),
+    (50, 51, "found 39"),
+])
+def test_truncated_model_files(fixtures, tmp_path, n_lines, line, expected):
+    path = _cut(fixtures, tmp_path, n_lines)
+    with pytest.raises(InputError) as err:
+        read_model(path)
+    assert str(err.value).startswith(f"{path}:{line}: ") and expected in str(err.value)
+
+
+@pytest.mark.parametrize("first, expected", [
+    ("LIBLINEAR model\n", "expected a model file starting"),
+    ("SVM-HMM Version V3.10\n", "not supported yet"),
+    ("SVM-light Version V6.20\nx # kernel type\n", r"expected 'kernel type' \(int\)"),
+])
+def test_unknown_or_garbled_model_files(tmp_path, first, expected):
+    path = tmp_path / "m"
+    path.write_text(first)
+    with pytest.raises(InputError, match=expected):
+        read_model(path)
