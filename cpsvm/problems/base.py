@@ -1,0 +1,101 @@
+"""The structured-problem protocol: SVMstruct's API in Python.
+
+A problem fixes a joint feature map Ψ(x, y) of length ``size_psi``, a loss Δ(y, ŷ) and
+a separation oracle (loss-augmented argmax). The engine sees only these batched
+methods; ``labels`` is whatever the problem uses for one labelling of all examples
+(a numpy array for the built-in problems, a list of objects for a user's problem).
+Writing δΨ_i(ŷ) = Ψ(x_i, y_i) − Ψ(x_i, ŷ):
+
+* ``separate(w, rescaling, rows)`` — per example, argmax_ŷ of Δ_i(ŷ) − w·δΨ_i(ŷ)
+  (margin rescaling, 2) or Δ_i(ŷ)·(1 − w·δΨ_i(ŷ)) (slack rescaling, 1);
+* ``losses(labels, rows)`` — Δ_i(ŷ_i);
+* ``margins(w, labels, rows)`` — w·δΨ_i(ŷ_i);
+* ``delta_psi_sum(weights, labels, rows)`` — Σ_i weights_i δΨ_i(ŷ_i), a dense vector;
+* ``predict(w, X)`` — inference, argmax_y w·Ψ(x, y), for new examples.
+
+``rows`` (an index array or None for all) lets the n-slack solver work on batches.
+A user problem subclasses :class:`PerExampleProblem`, which provides the batched
+methods from per-example ones (``psi``, ``loss``, ``most_violated``, ``classify``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+MARGIN_RESCALING = 2
+SLACK_RESCALING = 1
+
+
+def violation(losses, margins, rescaling):
+    """How far each constraint is violated (before subtracting the slack)."""
+    if rescaling == MARGIN_RESCALING:
+        return losses - margins
+    return losses * (1.0 - margins)
+
+
+class StructuredProblem:
+    """Base of every problem; subclasses implement the batched methods above."""
+
+    n_examples: int
+    size_psi: int
+
+    def true_labels(self):
+        raise NotImplementedError
+
+    def separate(self, w, rescaling, rows=None):
+        raise NotImplementedError
+
+    def losses(self, labels, rows=None) -> np.ndarray:
+        raise NotImplementedError
+
+    def margins(self, w, labels, rows=None) -> np.ndarray:
+        raise NotImplementedError
+
+    def delta_psi_sum(self, weights, labels, rows=None) -> np.ndarray:
+        raise NotImplementedError
+
+    def pick(self, candidates, choice):
+        """Labelling taking, for example i, candidates[choice[i]]'s label of i."""
+        if isinstance(candidates[0], np.ndarray):
+            return np.stack(candidates)[choice, np.arange(len(choice))]
+        return [candidates[c][i] for i, c in enumerate(choice)]
+
+
+class PerExampleProblem(StructuredProblem):
+    """Adapter for problems written one example at a time (e.g. a user's own).
+
+    Subclasses set ``n_examples`` and ``size_psi`` and implement ``psi(i, y)`` (dense
+    or scipy-sparse vector of length size_psi), ``true_label(i)``, ``loss(i, ybar)``,
+    ``most_violated(i, w, rescaling)`` and ``classify(x, w)``.
+    """
+
+    def _rows(self, rows):
+        return range(self.n_examples) if rows is None else rows
+
+    def _delta_psi(self, i, ybar):
+        d = self.psi(i, self.true_label(i)) - self.psi(i, ybar)
+        return np.asarray(d.todense()).ravel() if hasattr(d, "todense") else np.asarray(d)
+
+    def true_labels(self):
+        return [self.true_label(i) for i in range(self.n_examples)]
+
+    def separate(self, w, rescaling, rows=None):
+        return [self.most_violated(i, w, rescaling) for i in self._rows(rows)]
+
+    def losses(self, labels, rows=None):
+        return np.array([self.loss(i, yb) for i, yb in zip(self._rows(rows), labels)],
+                        dtype=np.float64)
+
+    def margins(self, w, labels, rows=None):
+        return np.array([float(w @ self._delta_psi(i, yb))
+                         for i, yb in zip(self._rows(rows), labels)])
+
+    def delta_psi_sum(self, weights, labels, rows=None):
+        total = np.zeros(self.size_psi)
+        for i, yb, a in zip(self._rows(rows), labels, weights):
+            if a != 0:
+                total += a * self._delta_psi(i, yb)
+        return total
+
+    def predict(self, w, X):
+        return [self.classify(X[i], w) for i in range(X.shape[0])]

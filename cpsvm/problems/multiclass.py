@@ -1,0 +1,91 @@
+"""Crammer-Singer multiclass as a structured problem (SVMmulticlass V2.20).
+
+Labels are 1..k; Ψ(x, y) puts x into block y of a k·d vector (block y at (y-1)·d, the
+layout of SVMmulticlass's model file) and Δ(y, ŷ) = 100·[y ≠ ŷ]. The optimum w is
+100× the Crammer-Singer one at C_cs = C/(100·n), as SVMmulticlass's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit, prange
+
+from ..sparse_ops import row_scores
+from .base import MARGIN_RESCALING, StructuredProblem
+
+LOSS_SCALE = 100.0
+
+
+@njit(parallel=True, cache=True)
+def _separate(scores, y, margin_rescaling):
+    """Per row, the label maximising the violation; the true label on ties."""
+    n, k = scores.shape
+    out = np.empty(n, np.int64)
+    for i in prange(n):
+        yi = y[i] - 1
+        best, best_value = yi, 0.0
+        for c in range(k):
+            if c == yi:
+                continue
+            gap = scores[i, yi] - scores[i, c]
+            value = LOSS_SCALE - gap if margin_rescaling else LOSS_SCALE * (1.0 - gap)
+            if value > best_value:
+                best, best_value = c, value
+        out[i] = best + 1
+    return out
+
+
+class MulticlassProblem(StructuredProblem):
+    def __init__(self, X, y, n_classes=None):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        X.sort_indices()
+        self.X = X
+        self.y = np.asarray(y).astype(np.int64)
+        self.n_classes = int(n_classes or self.y.max())
+        self.n_features = X.shape[1]
+        self.n_examples = X.shape[0]
+        self.size_psi = self.n_classes * self.n_features
+
+    def _sub(self, rows):
+        return (self.X, self.y) if rows is None else (self.X[rows], self.y[rows])
+
+    def scores(self, w, rows=None):
+        X, _ = self._sub(rows)
+        return row_scores(X.indptr, X.indices, X.data,
+                          w.reshape(self.n_classes, self.n_features))
+
+    def true_labels(self):
+        return self.y
+
+    def separate(self, w, rescaling, rows=None):
+        _, y = self._sub(rows)
+        return _separate(self.scores(w, rows), y, rescaling == MARGIN_RESCALING)
+
+    def losses(self, labels, rows=None):
+        _, y = self._sub(rows)
+        return LOSS_SCALE * (labels != y)
+
+    def margins(self, w, labels, rows=None):
+        _, y = self._sub(rows)
+        s = self.scores(w, rows)
+        idx = np.arange(len(y))
+        return s[idx, y - 1] - s[idx, labels - 1]
+
+    def delta_psi_sum(self, weights, labels, rows=None):
+        X, y = self._sub(rows)
+        weights = np.asarray(weights, dtype=np.float64)
+        moved = np.flatnonzero((labels != y) & (weights != 0))
+        n = len(moved)
+        # Row i of M has +weight in class y_i and -weight in class ŷ_i: Mᵀ X = Σ w_i δΨ_i.
+        M = sp.csr_matrix(
+            (np.concatenate([weights[moved], -weights[moved]]),
+             (np.concatenate([np.arange(n), np.arange(n)]),
+              np.concatenate([y[moved] - 1, labels[moved] - 1]))),
+            shape=(n, self.n_classes))
+        return np.asarray((M.T @ X[moved]).todense()).ravel()
+
+    def predict(self, w, X):
+        X = sp.csr_matrix(X)
+        s = row_scores(X.indptr, X.indices, X.data, w.reshape(self.n_classes, -1))
+        return np.argmax(s, axis=1) + 1
