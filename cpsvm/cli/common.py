@@ -76,3 +76,74 @@ def not_implemented_command(name: str) -> click.Command:
         raise click.UsageError(f"{name} is not implemented yet")
 
     return command
+
+
+class StopOnInterrupt:
+    """Ctrl-C asks the learner to stop after its current iteration; a second one aborts.
+
+    Used as ``with StopOnInterrupt() as stop: train(..., should_stop=stop)``; the
+    learner then writes the model it has (a valid one) and exits 130.
+    """
+
+    def __enter__(self):
+        import signal
+        self.requested = False
+        self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        note("Interrupt: stopping after this iteration (Ctrl-C again to abort)")
+
+    def __call__(self) -> bool:
+        return self.requested
+
+    def __exit__(self, *exc):
+        import signal
+        signal.signal(signal.SIGINT, self._previous)
+        return False
+
+
+class TrainingMonitor:
+    """Engine callback: a tqdm line on stderr and, with --trace, a TSV row per iteration."""
+
+    COLUMNS = ("iteration", "primal", "dual", "gap", "violation", "working_set",
+               "oracle_calls", "seconds")
+
+    def __init__(self, verbosity: int, trace_path=None, desc="training"):
+        self.bar = progress(None, verbosity, desc, "iter")
+        self.trace = open(trace_path, "w", encoding="utf-8") if trace_path else None
+        if self.trace:
+            self.trace.write("\t".join(self.COLUMNS) + "\n")
+        self.last = None
+
+    def __call__(self, p):
+        self.last = p
+        self.bar.update(1)
+        self.bar.set_postfix_str(f"gap={p.gap:.4g} viol={p.violation:.3g} "
+                                 f"cuts={p.working_set}", refresh=False)
+        if self.trace:
+            self.trace.write("\t".join(repr(getattr(p, c)) if isinstance(getattr(p, c), float)
+                                       else str(getattr(p, c)) for c in self.COLUMNS) + "\n")
+
+    def close(self):
+        self.bar.close()
+        if self.trace:
+            self.trace.close()
+
+
+def set_threads(n):
+    """Use n numba threads (None: all cores)."""
+    import numba
+    if n is not None:
+        if n < 1:
+            raise InputError(f"expected --threads >= 1, got {n}")
+        numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+
+
+def threads_option(*names):
+    return click.option(*(names or ("--threads",)), "threads", type=int, default=None,
+                        help="Threads for the separation oracle (default: all cores). "
+                             "Results do not depend on it.")

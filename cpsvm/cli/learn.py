@@ -1,12 +1,182 @@
-"""Placeholder until its issue lands: the entry point exists and says so."""
+"""cp_learn: 1-slack cutting-plane training of structural SVMs (SVMstruct / SVMperf /
+SVMmulticlass command lines)."""
 
-from .common import not_implemented_command, run
+from __future__ import annotations
 
-command = not_implemented_command("cp_learn")
+import sys
+import time
+
+import click
+import numpy as np
+
+from ..errors import InputError
+from ..io.model_file import write_model
+from ..io.svmlight import read_svmlight
+from ..kernels import Kernel
+from ..solvers.one_slack import StructParams, train
+from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, StopOnInterrupt, TrainingMonitor,
+                     note, run, set_threads, threads_option, verbosity_option)
+
+STOP_REASONS = {
+    "converged": "the most violated constraint is violated by at most epsilon",
+    "max_iterations": "maximum number of iterations reached (-#); not converged — raise -# "
+                      "or -e",
+    "time_limit": "time limit reached (--max-time); not converged",
+    "interrupted": "interrupted (Ctrl-C)",
+}
+
+
+@click.command("cp_learn", context_settings=CONTEXT_SETTINGS)
+@click.option("-c", "C", type=float, default=None,
+              help="Trade-off C (required). Binary: SVMperf's convention, "
+                   "C_light = C*100/n. Multiclass: SVMmulticlass's, C_cs = C/(100*n).")
+@click.option("-e", "epsilon", type=float, default=0.1, show_default=True,
+              help="Tolerance: stop when the most violated constraint is violated by at "
+                   "most this much.")
+@click.option("-w", "algorithm", type=int, default=9, show_default=True,
+              help="Algorithm: 0 n-slack, 1 n-slack (as 0), 2 1-slack primal QP, 3 1-slack "
+                   "dual, 4 1-slack dual with constraint cache, 9 the default for the "
+                   "problem: 3 for binary, 4 for multiclass.")
+@click.option("-o", "rescaling", type=int, default=2, show_default=True,
+              help="Loss rescaling: 1 slack rescaling, 2 margin rescaling.")
+@click.option("-l", "loss_id", type=int, default=0, show_default=True,
+              help="Loss: 0 zero/one per example (x100; averaged it is SVMperf's error "
+                   "rate, -l 2, also accepted).")
+@click.option("-k", "batch", type=click.IntRange(min=1), default=100, show_default=True,
+              help="-w 0: new constraints before the QP is re-solved.")
+@click.option("-f", "cache_size", type=click.IntRange(min=1), default=5, show_default=True,
+              help="-w 4: constraints cached per example.")
+@click.option("-#", "max_iterations", type=click.IntRange(min=1), default=100000,
+              show_default=True, help="Maximum number of iterations.")
+@click.option("--max-time", "time_limit", type=float, default=float("inf"),
+              help="Stop after this many seconds of training (the model is still written).")
+@click.option("--max-idle", type=click.IntRange(min=1), default=50, show_default=True,
+              help="Drop a cut whose dual variable stayed 0 for this many QPs.")
+@click.option("-t", "kernel_type", type=int, default=0, show_default=True,
+              help="Kernel: 0 linear, 1 polynomial (s a.b+r)^d, 2 RBF exp(-g|a-b|^2), "
+                   "3 sigmoid tanh(s a.b+r).")
+@click.option("-d", "degree", type=int, default=3, show_default=True,
+              help="Polynomial degree.")
+@click.option("-g", "gamma", type=float, default=1.0, show_default=True, help="RBF gamma.")
+@click.option("-s", "coef_lin", type=float, default=1.0, show_default=True,
+              help="s of the polynomial and sigmoid kernels.")
+@click.option("-r", "coef_const", type=float, default=1.0, show_default=True,
+              help="r (c) of the polynomial and sigmoid kernels.")
+@click.option("--b", "bias", type=float, default=1.0, show_default=True,
+              help="Value of the bias feature (SVMperf); 0 = no bias. Linear kernel only.")
+@click.option("--t", "basis_method", type=int, default=0, show_default=True,
+              help="Kernel approximation (SVMperf): 0 exact kernel expansion, 1 random "
+                   "basis of --k examples (Nyström, SVMperf's CPNY), trained linearly.")
+@click.option("--k", "basis_size", type=click.IntRange(min=1), default=500,
+              show_default=True, help="Number of basis functions for --t 1.")
+@click.option("--f", "basis_file", type=click.Path(dir_okay=False, allow_dash=True),
+              default=None, help="File of candidate basis vectors for --t 1 (default: the "
+                                 "training set).")
+@click.option("--i", "preimage", type=int, default=0, show_default=True,
+              help="SVMperf's CPSP preimage search: only 0 (none) is supported.")
+@click.option("--problem", default="auto", show_default=True,
+              help="binary, multiclass, auto (binary if the targets are +-1, multiclass if "
+                   "1..k) or module:Class for your own StructuredProblem.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed for the random basis (--t 1).")
+@threads_option()
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
+              help="Write one TSV row per iteration (primal, dual, gap, ...).")
+@verbosity_option(default=1)
+@click.option("-y", "qp_verbosity", type=click.IntRange(0, 3), default=0, show_default=True,
+              help="SVMstruct's verbosity of the inner QP solver; accepted for compatibility, the QP prints nothing.")
+@click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
+def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_iterations,
+            time_limit, max_idle, kernel_type, degree, gamma, coef_lin, coef_const, bias,
+            basis_method, basis_size, basis_file, preimage, problem, seed, threads,
+            trace_path, verbosity, qp_verbosity, example_file, model_file):
+    """Learn a structural SVM from EXAMPLE_FILE and write MODEL_FILE.
+
+    Binary targets (+1/-1) give an SVMperf-style linear or kernel model in SVMlight's
+    format (svm_classify reads it); class labels 1..k a Crammer-Singer model in
+    SVMmulticlass's format. Classify with cp_classify.
+    """
+    if C is None:
+        raise click.UsageError("you have to specify a value for -c (C > 0)")
+    if preimage != 0:
+        raise click.UsageError(f"--i {preimage} (CPSP preimage search) is not supported; "
+                               "use --i 0 with --t 1 --k K")
+    set_threads(threads)
+    params = StructParams(
+        C=C, epsilon=epsilon, algorithm=algorithm, rescaling=rescaling, loss_id=loss_id,
+        max_iterations=max_iterations, max_idle=max_idle, cache_size=cache_size,
+        batch=batch, bias=bias, kernel=Kernel(kernel_type, degree, gamma, coef_lin, coef_const),
+        basis_method=basis_method, basis_size=basis_size, problem=problem, seed=seed,
+        time_limit=time_limit)
+    params.validate()
+    data = read_svmlight(example_file)
+    if basis_file is not None:
+        params.basis_data = read_svmlight(basis_file)
+    if verbosity >= 1:
+        note(f"Reading training examples...done ({data.n_examples} examples, "
+             f"{data.n_features} features)")
+
+    monitor = TrainingMonitor(verbosity, trace_path, "cp_learn")
+    started = time.process_time()
+    try:
+        with StopOnInterrupt() as stop:
+            model, info = train(data, params, callback=monitor, should_stop=stop)
+    finally:
+        monitor.close()
+    cpu = time.process_time() - started
+    write_model(model_file, model)
+    report = sys.stderr if model_file == "-" else sys.stdout
+    if verbosity >= 1:
+        _print_statistics(info, params, cpu, report)
+    for line in info.notes:
+        note(f"Note: {line}")
+    if info.result.status == "interrupted":
+        note(f"cp_learn: interrupted at iteration {info.result.iterations} with duality gap "
+             f"{info.result.gap:.6g}; the model so far was written to {model_file}")
+        sys.exit(EXIT_INTERRUPTED)
+    if info.result.status != "converged" and verbosity >= 1:
+        note(f"Warning: {STOP_REASONS[info.result.status]}")
+
+
+def _print_statistics(info, params, cpu, out):
+    r = info.result
+    n = info.n_examples
+    p = lambda s: print(s, file=out)  # noqa: E731
+    p(f"Problem: {info.problem}, algorithm -w {info.algorithm}, "
+      f"{'margin' if params.rescaling == 2 else 'slack'} rescaling")
+    p(f"Stopped because: {STOP_REASONS[r.status]}")
+    p(f"Final epsilon on KKT-Conditions: {max(r.violation, 0.0):.5f}")
+    p(f"Upper bound on duality gap: {r.gap:.5f}")
+    p(f"Dual objective value: dval={r.dual:.5f}")
+    p(f"Primal objective value: pval={r.primal:.5f}")
+    p(f"Total number of constraints in final working set: {r.working_set} "
+      f"(of {r.cuts_added})")
+    p(f"Number of iterations: {r.iterations}")
+    p(f"Number of calls to 'find_most_violated_constraint': {r.oracle_calls}")
+    p(f"Number of SV: {info.n_sv}")
+    p(f"Norm of weight vector: |w|={info.norm_w:.5f}")
+    p(f"Value of slack variable (on working set): xi={r.xi_working_set:.5f}")
+    p(f"Value of slack variable (global): xi={r.xi:.5f}")
+    if info.kernel_evaluations:
+        p(f"Number of kernel evaluations: {info.kernel_evaluations}")
+    other = max(r.seconds_total - r.seconds_qp - r.seconds_oracle, 0.0)
+    total = max(r.seconds_total, 1e-12)
+    p(f"Runtime in cpu-seconds: {cpu:.2f} ({100 * r.seconds_qp / total:.2f}% for QP, "
+      f"{100 * r.seconds_oracle / total:.2f}% for the oracle, {100 * other / total:.2f}% "
+      "other; shares of wall time)")
+    if info.problem == "binary":
+        c_light = params.C * 100.0 / n
+        p(f"SVMlight scale: C_light = C*100/n = {c_light:.6g}; objective "
+          f"1/2|w|^2 + C_light*sum(hinge) = {r.primal:.6f}")
+    elif info.problem == "multiclass":
+        c_cs = params.C / (100.0 * n)
+        p(f"Crammer-Singer scale: C_cs = C/(100*n) = {c_cs:.6g}; objective "
+          f"(w/100) = {r.primal / 1e4:.6f}")
 
 
 def main(argv=None):
-    run(command, argv)
+    run(command, argv, "cp_learn")
 
 
 if __name__ == "__main__":

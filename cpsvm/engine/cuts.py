@@ -87,3 +87,91 @@ class LinearCutOracle:
         kept = self.vectors[np.asarray(mask, dtype=bool)]
         self._m = len(kept)
         self._vectors[:self._m] = kept
+
+
+class KernelCutOracle:
+    """Binary classification with a kernel (exact 1-slack over kernel expansions).
+
+    A cut is g = Σ_i β_i φ(x_i) over the examples it flips; it is kept as β and as
+    A = K β, its inner products with every example, so that scores w·φ(x_i) = Σ_k α_k A_k
+    need no kernel evaluation and the new Gram row is β_newᵀ A_k. Each new cut costs
+    n·|flipped| kernel evaluations. Scales follow :mod:`cpsvm.problems.binary`.
+    """
+
+    # Up to this many examples the whole kernel matrix is computed once and kept.
+    FULL_MATRIX_MAX = 4000
+
+    def __init__(self, X, y, kernel, rescaling=MARGIN_RESCALING, loss_scale=100.0,
+                 psi_scale=50.0, block_rows=4096):
+        import scipy.sparse as sp
+        from ..kernels import row_sq_norms
+        self.X = sp.csr_matrix(X, dtype=np.float64)
+        self.y = np.asarray(y, dtype=np.float64)
+        self.kernel = kernel
+        self.rescaling = rescaling
+        self.loss_scale, self.psi_scale = loss_scale, psi_scale
+        self.block_rows = block_rows
+        self.n = self.X.shape[0]
+        self.sq_norms = row_sq_norms(self.X)
+        self.oracle_calls = 0
+        self.kernel_evaluations = 0
+        self._A = np.empty((8, self.n))
+        self._betas = []
+        self._m = 0
+        self.full_matrix = None
+        if self.n <= self.FULL_MATRIX_MAX:
+            self.full_matrix = kernel.matrix(self.X, self.X)
+            self.kernel_evaluations = self.n * self.n
+
+    def scores(self, alpha):
+        return alpha @ self._A[:self._m] if self._m else np.zeros(self.n)
+
+    def separate(self, alpha):
+        margin = self.y * self.scores(alpha)
+        threshold = 1.0 if self.rescaling == MARGIN_RESCALING else 1.0 / self.loss_scale
+        flipped = np.flatnonzero(margin < threshold)
+        self.oracle_calls += self.n
+        weight = 1.0 if self.rescaling == MARGIN_RESCALING else self.loss_scale
+        beta = weight * 2.0 * self.psi_scale * self.y[flipped] / self.n
+        A_new = np.zeros(self.n)
+        if len(flipped) and self.full_matrix is not None:
+            A_new = self.full_matrix[:, flipped] @ beta
+        elif len(flipped):
+            basis = self.X[flipped]
+            for lo in range(0, self.n, self.block_rows):
+                hi = min(lo + self.block_rows, self.n)
+                A_new[lo:hi] = self.kernel.matrix(self.X[lo:hi], basis,
+                                                  sq_norms_b=self.sq_norms[flipped]) @ beta
+            self.kernel_evaluations += self.n * len(flipped)
+        c = self.loss_scale * len(flipped) / self.n
+        return c, (flipped, beta, A_new)
+
+    def separate_cached(self, alpha, threshold):
+        return None
+
+    def gram_row(self, cut):
+        flipped, beta, A_new = cut
+        return self._A[:self._m, flipped] @ beta, float(beta @ A_new[flipped])
+
+    def add(self, cut):
+        if self._m == len(self._A):
+            grown = np.empty((2 * len(self._A), self.n))
+            grown[:self._m] = self._A[:self._m]
+            self._A = grown
+        self._A[self._m] = cut[2]
+        self._betas.append(cut[:2])
+        self._m += 1
+
+    def keep(self, mask):
+        mask = np.asarray(mask, dtype=bool)
+        kept = self._A[:self._m][mask]
+        self._m = len(kept)
+        self._A[:self._m] = kept
+        self._betas = [b for b, k in zip(self._betas, mask) if k]
+
+    def expansion(self, alpha) -> np.ndarray:
+        """Coefficient of every training example in w = Σ_k α_k g_k."""
+        coef = np.zeros(self.n)
+        for a, (flipped, beta) in zip(alpha, self._betas):
+            coef[flipped] += a * beta
+        return coef

@@ -26,6 +26,7 @@ class BinaryProblem(StructuredProblem):
             X = sp.hstack([X, np.full((X.shape[0], 1), float(bias))], format="csr")
         X.sort_indices()
         self.X = X
+        self.XT = X.T.tocsr()  # Xᵀ·coef builds a cut without copying the flipped rows
         self.y = np.asarray(y, dtype=np.float64)
         self.bias = float(bias)
         self.n_examples, self.size_psi = X.shape
@@ -55,9 +56,10 @@ class BinaryProblem(StructuredProblem):
 
     def delta_psi_sum(self, weights, labels, rows=None):
         coef = PSI_SCALE * np.asarray(weights) * (self._y(rows) - labels)
-        X = self.X if rows is None else self.X[rows]
+        if rows is None:
+            return self.XT @ coef
         nz = np.flatnonzero(coef)
-        return np.asarray(X[nz].T @ coef[nz]).ravel()
+        return np.asarray(self.X[np.asarray(rows)[nz]].T @ coef[nz]).ravel()
 
     def split_weights(self, w):
         """(weights of the original features, SVMlight threshold b) from a solution w."""

@@ -41,6 +41,7 @@ class MulticlassProblem(StructuredProblem):
         X = sp.csr_matrix(X, dtype=np.float64)
         X.sort_indices()
         self.X = X
+        self.XT = X.T.tocsr()
         self.y = np.asarray(y).astype(np.int64)
         self.n_classes = int(n_classes or self.y.max())
         self.n_features = X.shape[1]
@@ -75,6 +76,13 @@ class MulticlassProblem(StructuredProblem):
     def delta_psi_sum(self, weights, labels, rows=None):
         X, y = self._sub(rows)
         weights = np.asarray(weights, dtype=np.float64)
+        if rows is None:
+            # Per class, the signed weight of every example (+ true class, - ŷ): k matvecs.
+            moved = labels != y
+            signed = np.zeros((self.n_classes, self.n_examples))
+            np.add.at(signed, (y[moved] - 1, np.flatnonzero(moved)), weights[moved])
+            np.add.at(signed, (labels[moved] - 1, np.flatnonzero(moved)), -weights[moved])
+            return (self.XT @ signed.T).T.ravel()
         moved = np.flatnonzero((labels != y) & (weights != 0))
         n = len(moved)
         # Row i of M has +weight in class y_i and -weight in class ŷ_i: Mᵀ X = Σ w_i δΨ_i.

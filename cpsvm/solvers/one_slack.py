@@ -1,0 +1,173 @@
+"""Structural SVM training by cutting planes (SVMstruct / SVMperf / SVMmulticlass).
+
+``train(dataset, params)`` picks the problem (binary, multiclass or a user's class),
+the representation (linear, exact kernel expansion, or a Nyström basis trained
+linearly — SVMperf's ``--t 1``) and the algorithm (``-w``: 0 n-slack, 2 1-slack with
+the primal QP, 3 1-slack dual, 4 1-slack dual with constraint cache), runs the engine
+and returns the model with what the run measured.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..data import Dataset
+from ..engine.cuts import KernelCutOracle, LinearCutOracle
+from ..engine.cutting_plane import CuttingPlaneParams, n_slack, one_slack
+from ..engine.primal_qp import PrimalCutWorkingSet
+from ..engine.qp import CutWorkingSet
+from ..errors import InputError
+from ..kernels import Kernel
+from ..models import KernelModel, LinearModel, MulticlassModel
+from ..problems import MARGIN_RESCALING, choose_problem, load_user_problem
+from ..problems.binary import BinaryProblem
+from ..problems.multiclass import MulticlassProblem
+
+ALGORITHMS = (0, 2, 3, 4)
+# The fastest correct -w per problem (benchmarks/bench_cp_learn.py): for binary data the
+# cache costs as much as the oracle it saves; for multiclass it saves k-way argmaxes.
+DEFAULT_ALGORITHM = {"binary": 3, "multiclass": 4, "user": 4}
+
+
+@dataclass
+class StructParams:
+    C: float
+    epsilon: float = 0.1
+    algorithm: int | None = None      # None (or 9): the default for the problem
+    rescaling: int = MARGIN_RESCALING
+    loss_id: int = 0
+    max_iterations: int = 100000
+    max_idle: int = 50
+    cache_size: int = 5
+    batch: int = 100
+    bias: float = 1.0
+    kernel: Kernel = field(default_factory=Kernel)
+    basis_method: int = 0             # SVMperf --t: 0 exact, 1 random basis (Nyström)
+    basis_size: int = 500             # --k
+    basis_data: Dataset | None = None  # --f
+    problem: str = "auto"
+    seed: int = 0
+    time_limit: float = math.inf
+
+    def validate(self):
+        if not self.C > 0:
+            raise InputError(f"expected C > 0 (-c), got {self.C:g}")
+        if not self.epsilon > 0:
+            raise InputError(f"expected epsilon > 0 (-e), got {self.epsilon:g}")
+        if self.algorithm not in (None, 9, 1) + ALGORITHMS:
+            raise InputError(f"expected -w 0, 1, 2, 3, 4 or 9, got {self.algorithm}")
+        if self.rescaling not in (1, 2):
+            raise InputError(f"expected -o 1 (slack) or 2 (margin rescaling), got "
+                             f"{self.rescaling}")
+        if self.loss_id not in (0, 2):
+            raise InputError(f"loss -l {self.loss_id} is not supported: -l 0 (zero/one "
+                             "per example, i.e. SVMperf's error rate -l 2) only")
+        if self.basis_method not in (0, 1):
+            raise InputError(f"--t {self.basis_method} is not supported: --t 0 (exact) or "
+                             "--t 1 (random basis, Nyström)")
+        if self.basis_method == 1 and self.basis_size < 1:
+            raise InputError(f"expected --k >= 1 basis functions, got {self.basis_size}")
+
+
+@dataclass
+class TrainInfo:
+    problem: str
+    algorithm: int
+    n_examples: int
+    result: object                   # engine CuttingPlaneResult
+    norm_w: float
+    n_sv: int                        # cuts with α > 0
+    notes: list = field(default_factory=list)
+    kernel_evaluations: int = 0
+
+
+def train(dataset: Dataset, params: StructParams, *, callback=None, should_stop=None):
+    params.validate()
+    if ":" in params.problem:
+        kind, problem = "user", load_user_problem(params.problem, dataset)
+    else:
+        kind = choose_problem(dataset, params.problem)
+        problem = None
+    algorithm = params.algorithm
+    if algorithm in (None, 9):
+        algorithm = DEFAULT_ALGORITHM[kind]
+    elif algorithm == 1:
+        algorithm = 0   # n-slack with shrinking: the same optimum as plain n-slack
+    notes = []
+    kernel = params.kernel
+    nonlinear = not kernel.is_linear
+    if nonlinear and kind != "binary":
+        raise InputError("kernels (-t 1..3) are supported for binary problems only")
+    engine_params = CuttingPlaneParams(
+        C=params.C, epsilon=params.epsilon, max_iterations=params.max_iterations,
+        max_idle=params.max_idle, time_limit=params.time_limit, use_cache=algorithm == 4)
+    n = dataset.n_examples
+
+    if nonlinear and params.basis_method == 0:
+        if algorithm != 3:
+            notes.append(f"-w {algorithm} with a kernel: using -w 3 (1-slack dual)")
+            algorithm = 3
+            engine_params.use_cache = False
+        oracle = KernelCutOracle(dataset.X, dataset.y, kernel, params.rescaling)
+        result = one_slack(oracle, engine_params, callback=callback, should_stop=should_stop)
+        coef = oracle.expansion(result.alpha)
+        support = np.flatnonzero(coef)
+        model = KernelModel(dataset.X[support], coef[support], 0.0, kernel, n_train=n)
+        norm_w = math.sqrt(max(0.0, float(coef @ oracle.scores(result.alpha))))
+        return model, TrainInfo(kind, algorithm, n, result, norm_w,
+                                int(np.count_nonzero(result.alpha)), notes,
+                                oracle.kernel_evaluations)
+
+    nystrom = None
+    if problem is None:
+        X = dataset.X
+        if nonlinear:
+            from ..approx import NystromMap
+            nystrom = NystromMap(kernel, _basis(dataset, params))
+            if nystrom.n_dropped:
+                notes.append(f"basis kernel matrix is singular: {nystrom.n_dropped} of "
+                             f"{nystrom.basis.shape[0]} directions dropped")
+            X = nystrom.transform(dataset.X)
+        if kind == "binary":
+            problem = BinaryProblem(X, dataset.y, bias=0.0 if nonlinear else params.bias)
+        else:
+            problem = MulticlassProblem(X, dataset.y)
+    oracle = LinearCutOracle(problem, params.rescaling,
+                             params.cache_size if algorithm == 4 else 0)
+    if algorithm == 0:
+        result = n_slack(oracle, problem.n_examples, engine_params, batch=params.batch,
+                         callback=callback, should_stop=should_stop)
+    else:
+        working_set = PrimalCutWorkingSet(params.C, lambda: oracle.vectors) \
+            if algorithm == 2 else CutWorkingSet([params.C])
+        result = one_slack(oracle, engine_params, callback=callback, should_stop=should_stop,
+                           working_set=working_set)
+    w = oracle.weights(result.alpha)
+    if nystrom is not None:
+        model = KernelModel(nystrom.basis, nystrom.expansion_coef(w), 0.0, kernel, n_train=n)
+    elif kind == "binary":
+        weights, b = problem.split_weights(w)
+        model = LinearModel(weights, b, n_train=n)
+    elif kind == "multiclass":
+        model = MulticlassModel(w.reshape(problem.n_classes, problem.n_features), n_train=n,
+                                loss_id=params.loss_id)
+    else:
+        model = LinearModel(w, 0.0, n_train=n)
+    info = TrainInfo(kind, algorithm, n, result, float(np.linalg.norm(w)),
+                     int(np.count_nonzero(result.alpha)), notes)
+    return model, info
+
+
+def _basis(dataset: Dataset, params: StructParams):
+    """--k basis examples drawn at random (seeded) from --f's file or the training set."""
+    source = params.basis_data if params.basis_data is not None else dataset
+    X = source.X
+    if source is not dataset and X.shape[1] != dataset.n_features:
+        from ..models import fit_columns
+        X = fit_columns(X, dataset.n_features)
+    k = min(params.basis_size, X.shape[0])
+    rows = np.sort(np.random.default_rng(params.seed).choice(X.shape[0], k, replace=False))
+    return X[rows]
