@@ -113,9 +113,10 @@ def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_it
     data = read_svmlight(example_file)
     if basis_file is not None:
         params.basis_data = read_svmlight(basis_file)
+    report = sys.stderr if model_file == "-" else sys.stdout
     if verbosity >= 1:
-        note(f"Reading training examples...done ({data.n_examples} examples, "
-             f"{data.n_features} features)")
+        print(f"Reading training examples...done ({data.n_examples} examples, "
+              f"{data.n_features} features)", file=report)
 
     monitor = TrainingMonitor(verbosity, trace_path, "cp_learn")
     started = time.process_time()
@@ -126,7 +127,6 @@ def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_it
         monitor.close()
     cpu = time.process_time() - started
     write_model(model_file, model)
-    report = sys.stderr if model_file == "-" else sys.stdout
     if verbosity >= 1:
         _print_statistics(info, params, cpu, report)
     for line in info.notes:
