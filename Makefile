@@ -22,8 +22,12 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 
 demo: $(VENV)/.installed
 	@mkdir -p $(DEMO)
-	@echo "== cp_classify: SVMperf model of data/samples/a9a3k.train on data/samples/a9a2k.test"
-	$(BIN)/cp_classify -v 1 data/samples/a9a2k.test data/samples/a9a3k.perf.model $(DEMO)/a9a.predictions
+	@echo "== binary (SVMperf): cp_learn on data/samples/a9a3k.train, cp_classify on a9a2k.test"
+	$(BIN)/cp_learn -v 0 -c 30 data/samples/a9a3k.train $(DEMO)/a9a.model
+	$(BIN)/cp_classify -v 1 data/samples/a9a2k.test $(DEMO)/a9a.model $(DEMO)/a9a.predictions
+	@echo "== multiclass (SVMmulticlass): cp_learn on data/samples/dna1k.train, cp_classify on dna500.test"
+	$(BIN)/cp_learn -v 0 -c 1000 data/samples/dna1k.train $(DEMO)/dna.model
+	$(BIN)/cp_classify -v 1 data/samples/dna500.test $(DEMO)/dna.model $(DEMO)/dna.predictions
 
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q

@@ -39,7 +39,7 @@ class LinearCutOracle:
         weights = np.full(n, 1.0 / n) if self.rescaling == MARGIN_RESCALING else losses / n
         return float(np.mean(losses)), self.problem.delta_psi_sum(weights, labels, rows)
 
-    def separate(self, alpha):
+    def separate(self, alpha, threshold=None):
         labels = self.problem.separate(self.weights(alpha), self.rescaling)
         self.oracle_calls += self.problem.n_examples
         if self.cache_size:
@@ -126,7 +126,7 @@ class KernelCutOracle:
     def scores(self, alpha):
         return alpha @ self._A[:self._m] if self._m else np.zeros(self.n)
 
-    def separate(self, alpha):
+    def separate(self, alpha, threshold=None):
         margin = self.y * self.scores(alpha)
         threshold = 1.0 if self.rescaling == MARGIN_RESCALING else 1.0 / self.loss_scale
         flipped = np.flatnonzero(margin < threshold)

@@ -9,7 +9,13 @@ sampled cuts all reuse this loop with their own oracle.
 
 Oracle protocol::
 
-    oracle.separate(alpha) -> (c, cut)            most violated cut at w(alpha)
+    oracle.separate(alpha, threshold) -> (c, cut) most violated cut at w(alpha); threshold
+                                                  (the working set's ξ + ε) is a hint for
+                                                  sampling oracles, which may resample
+                                                  until their cut exceeds it
+    oracle.exact_excess                           optional: c′ − w·g′ of an exact cut that
+                                                  the stop test uses instead of the returned
+                                                  cut's (sampled cuts, Yu & Joachims Alg. 3)
     oracle.separate_cached(alpha, threshold) -> (c, cut) or None
                                                   a cut from the constraint cache that is
                                                   violated by more than ``threshold``
@@ -37,6 +43,7 @@ class CuttingPlaneParams:
     max_idle: int = 50            # drop a cut whose α stayed 0 for this many QPs
     time_limit: float = math.inf  # seconds
     use_cache: bool = False       # -w 4: try the constraint cache before the oracle
+    patience: int = 1             # stop after this many consecutive unviolated cuts
 
 
 @dataclass
@@ -99,6 +106,7 @@ def one_slack(oracle, params: CuttingPlaneParams, *, callback=None, should_stop=
     violation = math.inf
     t_qp = t_oracle = 0.0
     cuts_added, iteration, status = 0, 0, "max_iterations"
+    satisfied = 0  # consecutive separations within ε
     while iteration < params.max_iterations:
         if time.perf_counter() - started > params.time_limit:
             status = "time_limit"
@@ -112,19 +120,29 @@ def one_slack(oracle, params: CuttingPlaneParams, *, callback=None, should_stop=
             if params.use_cache and ws.size else None
         exact = found is None
         if exact:
-            found = oracle.separate(alpha)
+            found = oracle.separate(alpha, xi_ws + params.epsilon)
         c, cut = found
         cross, self_product = oracle.gram_row(cut)
         t_oracle += time.perf_counter() - t0
         w_dot_g = float(cross @ alpha) if len(alpha) else 0.0
-        violation = c - w_dot_g - xi_ws
+        excess = getattr(oracle, "exact_excess", None) if exact else None
+        if excess is None:
+            excess = c - w_dot_g
+        violation = excess - xi_ws
         if exact:
-            xi_exact = max(0.0, c - w_dot_g)
+            xi_exact = max(0.0, excess)
             best_primal = min(best_primal, _objective(ws, alpha) + params.C * xi_exact)
             if violation <= params.epsilon:
-                status = "converged"
-                _report(callback, iteration, best_primal, dual, violation, ws, oracle, started)
-                break
+                satisfied += 1
+                if satisfied >= params.patience:
+                    status = "converged"
+                    _report(callback, iteration, best_primal, dual, violation, ws, oracle,
+                            started)
+                    break
+                if c - w_dot_g - xi_ws <= params.epsilon:
+                    continue  # a sampled cut that cuts nothing: sample again
+            else:
+                satisfied = 0
         ws.add(c, cross, self_product)
         oracle.add(cut)
         cuts_added += 1
@@ -140,9 +158,10 @@ def one_slack(oracle, params: CuttingPlaneParams, *, callback=None, should_stop=
         _report(callback, iteration, best_primal, dual, violation, ws, oracle, started)
     if status != "converged" and ws.size:
         # The QP moved w after the last separation: measure the returned w's slack.
-        c, cut = oracle.separate(alpha)
+        c, cut = oracle.separate(alpha, math.inf)
         cross, _ = oracle.gram_row(cut)
-        xi_exact = max(0.0, c - float(cross @ alpha))
+        excess = getattr(oracle, "exact_excess", None)
+        xi_exact = max(0.0, c - float(cross @ alpha) if excess is None else excess)
     primal = _objective(ws, alpha) + params.C * xi_exact if ws.size else best_primal
     return CuttingPlaneResult(
         alpha=alpha, status=status, iterations=iteration, primal=primal, dual=dual,
