@@ -9,7 +9,7 @@ from numba import njit, prange
 
 @njit(parallel=True, cache=True)
 def row_dots(indptr, indices, data, w):
-    """X @ w for CSR X (one dot product per row)."""
+    """X @ w for CSR X (one dot product per row); with Xᵀ in CSR, Xᵀ @ coef."""
     n = len(indptr) - 1
     out = np.empty(n)
     for i in prange(n):

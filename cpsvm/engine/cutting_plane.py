@@ -16,6 +16,13 @@ Oracle protocol::
     oracle.exact_excess                           optional: c′ − w·g′ of an exact cut that
                                                   the stop test uses instead of the returned
                                                   cut's (sampled cuts, Yu & Joachims Alg. 3)
+    oracle.primal                                 optional: the objective at the oracle's own
+                                                  best point (OCAS's w_b), used as the primal
+                                                  bound instead of the cut's
+
+Stopping: the cut is violated by at most ε beyond the working set's ξ (SVMstruct), or
+the gap primal − dual is at most ``tol_abs`` or ``tol_rel``·|primal|, or the primal is at
+most ``qp_bound`` (libocas's TolAbs, TolRel, QPBound).
     oracle.separate_cached(alpha, threshold) -> (c, cut) or None
                                                   a cut from the constraint cache that is
                                                   violated by more than ``threshold``
@@ -44,6 +51,10 @@ class CuttingPlaneParams:
     time_limit: float = math.inf  # seconds
     use_cache: bool = False       # -w 4: try the constraint cache before the oracle
     patience: int = 1             # stop after this many consecutive unviolated cuts
+    tol_abs: float = 0.0          # stop when primal − dual <= tol_abs
+    tol_rel: float = 0.0          # ... or <= tol_rel·|primal|
+    qp_bound: float = -math.inf   # ... or primal <= qp_bound
+    max_cuts: int = 10 ** 9       # working-set capacity (libocas's cut buffer)
 
 
 @dataclass
@@ -63,7 +74,7 @@ class Progress:
 @dataclass
 class CuttingPlaneResult:
     alpha: np.ndarray
-    status: str          # converged | max_iterations | time_limit | interrupted
+    status: str          # converged | max_iterations | time_limit | interrupted | buffer_full
     iterations: int
     primal: float
     dual: float
@@ -132,6 +143,11 @@ def one_slack(oracle, params: CuttingPlaneParams, *, callback=None, should_stop=
         if exact:
             xi_exact = max(0.0, excess)
             best_primal = min(best_primal, _objective(ws, alpha) + params.C * xi_exact)
+            best_primal = getattr(oracle, "primal", best_primal)
+            if ws.size and _gap_closed(best_primal, dual, params):
+                status = "converged"
+                _report(callback, iteration, best_primal, dual, violation, ws, oracle, started)
+                break
             if violation <= params.epsilon:
                 satisfied += 1
                 if satisfied >= params.patience:
@@ -143,6 +159,16 @@ def one_slack(oracle, params: CuttingPlaneParams, *, callback=None, should_stop=
                     continue  # a sampled cut that cuts nothing: sample again
             else:
                 satisfied = 0
+        if ws.size >= params.max_cuts:
+            # Full: drop the cuts the last QP did not use; if all are used, stop.
+            keep = np.asarray(ws.idle) == 0
+            if keep.all():
+                status = "buffer_full"
+                break
+            ws.remove(keep)
+            oracle.keep(keep)
+            alpha = np.array(ws.alpha, dtype=np.float64)
+            cross = cross[keep]
         ws.add(c, cross, self_product)
         oracle.add(cut)
         cuts_added += 1
@@ -163,12 +189,19 @@ def one_slack(oracle, params: CuttingPlaneParams, *, callback=None, should_stop=
         excess = getattr(oracle, "exact_excess", None)
         xi_exact = max(0.0, c - float(cross @ alpha) if excess is None else excess)
     primal = _objective(ws, alpha) + params.C * xi_exact if ws.size else best_primal
+    primal = getattr(oracle, "primal", primal)
     return CuttingPlaneResult(
         alpha=alpha, status=status, iterations=iteration, primal=primal, dual=dual,
         violation=violation, working_set=ws.size, cuts_added=cuts_added,
         oracle_calls=oracle.oracle_calls, xi_working_set=xi_ws, xi=xi_exact,
         seconds_qp=t_qp, seconds_oracle=t_oracle,
         seconds_total=time.perf_counter() - started)
+
+
+def _gap_closed(primal, dual, params) -> bool:
+    gap = primal - dual
+    return gap <= params.tol_abs or gap <= params.tol_rel * abs(primal) \
+        or primal <= params.qp_bound
 
 
 def _report(callback, iteration, primal, dual, violation, ws, oracle, started):

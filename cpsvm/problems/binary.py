@@ -20,7 +20,10 @@ PSI_SCALE = 50.0
 
 
 class BinaryProblem(StructuredProblem):
-    def __init__(self, X, y, bias=0.0):
+    """``loss_scale``/``psi_scale`` give other conventions: (1, 0.5) is the plain hinge
+    loss, δΨ = y·x and Δ = 1, as libocas and SVMlight write it."""
+
+    def __init__(self, X, y, bias=0.0, loss_scale=LOSS_SCALE, psi_scale=PSI_SCALE):
         X = sp.csr_matrix(X, dtype=np.float64)
         if bias != 0:
             X = sp.hstack([X, np.full((X.shape[0], 1), float(bias))], format="csr")
@@ -29,6 +32,7 @@ class BinaryProblem(StructuredProblem):
         self.XT = X.T.tocsr()  # Xᵀ·coef builds a cut without copying the flipped rows
         self.y = np.asarray(y, dtype=np.float64)
         self.bias = float(bias)
+        self.loss_scale, self.psi_scale = float(loss_scale), float(psi_scale)
         self.n_examples, self.size_psi = X.shape
 
     def scores(self, w, rows=None):
@@ -44,20 +48,23 @@ class BinaryProblem(StructuredProblem):
     def separate(self, w, rescaling, rows=None):
         y = self._y(rows)
         functional_margin = y * self.scores(w, rows)
-        # Flipping costs Δ = 100 and earns w·δΨ = 100·y·w·x.
-        threshold = 1.0 if rescaling == MARGIN_RESCALING else 1.0 / LOSS_SCALE
+        # Flipping costs Δ and earns w·δΨ = 2·psi_scale·y·w·x.
+        flip_gain = 2.0 * self.psi_scale
+        threshold = self.loss_scale / flip_gain if rescaling == MARGIN_RESCALING \
+            else 1.0 / flip_gain
         return np.where(functional_margin < threshold, -y, y)
 
     def losses(self, labels, rows=None):
-        return LOSS_SCALE * (labels != self._y(rows))
+        return self.loss_scale * (labels != self._y(rows))
 
     def margins(self, w, labels, rows=None):
-        return PSI_SCALE * (self._y(rows) - labels) * self.scores(w, rows)
+        return self.psi_scale * (self._y(rows) - labels) * self.scores(w, rows)
 
     def delta_psi_sum(self, weights, labels, rows=None):
-        coef = PSI_SCALE * np.asarray(weights) * (self._y(rows) - labels)
+        coef = self.psi_scale * np.asarray(weights) * (self._y(rows) - labels)
         if rows is None:
-            return self.XT @ coef
+            XT = self.XT
+            return row_dots(XT.indptr, XT.indices, XT.data, coef)
         nz = np.flatnonzero(coef)
         return np.asarray(self.X[np.asarray(rows)[nz]].T @ coef[nz]).ravel()
 

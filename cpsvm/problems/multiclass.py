@@ -18,7 +18,7 @@ LOSS_SCALE = 100.0
 
 
 @njit(parallel=True, cache=True)
-def _separate(scores, y, margin_rescaling):
+def _separate(scores, y, margin_rescaling, loss_scale):
     """Per row, the label maximising the violation; the true label on ties."""
     n, k = scores.shape
     out = np.empty(n, np.int64)
@@ -29,7 +29,7 @@ def _separate(scores, y, margin_rescaling):
             if c == yi:
                 continue
             gap = scores[i, yi] - scores[i, c]
-            value = LOSS_SCALE - gap if margin_rescaling else LOSS_SCALE * (1.0 - gap)
+            value = loss_scale - gap if margin_rescaling else loss_scale * (1.0 - gap)
             if value > best_value:
                 best, best_value = c, value
         out[i] = best + 1
@@ -37,13 +37,16 @@ def _separate(scores, y, margin_rescaling):
 
 
 class MulticlassProblem(StructuredProblem):
-    def __init__(self, X, y, n_classes=None):
+    """``loss_scale`` 1 gives the plain Crammer-Singer loss (libocas's msvmocas)."""
+
+    def __init__(self, X, y, n_classes=None, loss_scale=LOSS_SCALE):
         X = sp.csr_matrix(X, dtype=np.float64)
         X.sort_indices()
         self.X = X
         self.XT = X.T.tocsr()
         self.y = np.asarray(y).astype(np.int64)
         self.n_classes = int(n_classes or self.y.max())
+        self.loss_scale = float(loss_scale)
         self.n_features = X.shape[1]
         self.n_examples = X.shape[0]
         self.size_psi = self.n_classes * self.n_features
@@ -61,11 +64,12 @@ class MulticlassProblem(StructuredProblem):
 
     def separate(self, w, rescaling, rows=None):
         _, y = self._sub(rows)
-        return _separate(self.scores(w, rows), y, rescaling == MARGIN_RESCALING)
+        return _separate(self.scores(w, rows), y, rescaling == MARGIN_RESCALING,
+                         self.loss_scale)
 
     def losses(self, labels, rows=None):
         _, y = self._sub(rows)
-        return LOSS_SCALE * (labels != y)
+        return self.loss_scale * (labels != y)
 
     def margins(self, w, labels, rows=None):
         _, y = self._sub(rows)
@@ -82,7 +86,8 @@ class MulticlassProblem(StructuredProblem):
             signed = np.zeros((self.n_classes, self.n_examples))
             np.add.at(signed, (y[moved] - 1, np.flatnonzero(moved)), weights[moved])
             np.add.at(signed, (labels[moved] - 1, np.flatnonzero(moved)), -weights[moved])
-            return (self.XT @ signed.T).T.ravel()
+            XT = self.XT
+            return row_scores(XT.indptr, XT.indices, XT.data, signed).T.ravel()
         moved = np.flatnonzero((labels != y) & (weights != 0))
         n = len(moved)
         # Row i of M has +weight in class y_i and -weight in class ŷ_i: Mᵀ X = Σ w_i δΨ_i.
