@@ -1,0 +1,167 @@
+"""OCAS: the exact line search, and the optimum against independent solvers."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+from scipy.optimize import minimize_scalar
+from sklearn.svm import LinearSVC
+
+from cpsvm.data import Dataset
+from cpsvm.io.model_file import read_model
+from cpsvm.io.svmlight import read_svmlight
+from cpsvm.solvers.ocas import OcasParams, line_search, train
+from cpsvm.solvers.one_slack import StructParams, train as train_one_slack
+
+
+def along_line(lam, A0, B0, intercepts, slopes, costs):
+    return 0.5 * A0 * lam ** 2 + B0 * lam + costs @ np.max(intercepts + lam * slopes, axis=1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 40), st.integers(1, 5), st.booleans())
+def test_line_search_is_exact(seed, n, k, flat):
+    rng = np.random.default_rng(seed)
+    A0 = 0.0 if flat and rng.random() < 0.3 else rng.exponential() * 10 ** rng.uniform(-3, 3)
+    B0 = rng.standard_normal() * 10
+    intercepts = rng.standard_normal((n, k)).round(rng.integers(0, 3))
+    slopes = rng.standard_normal((n, k)).round(rng.integers(0, 3))
+    costs = rng.exponential(size=n)
+    if A0 == 0.0:  # keep the function bounded below: non-decreasing pieces
+        B0, slopes = abs(B0), np.abs(slopes)
+    lam = line_search(A0, B0, intercepts, slopes, costs)
+    assert lam >= 0.0
+    f = lambda t: along_line(t, A0, B0, intercepts, slopes, costs)  # noqa: E731
+    # Reference: a dense grid, then golden-section refinement around its best point.
+    upper = max(4.0 * lam, 10.0)
+    grid = np.linspace(0.0, upper, 4001)
+    values = np.array([f(t) for t in grid])
+    j = int(np.argmin(values))
+    lo, hi = grid[max(j - 1, 0)], grid[min(j + 1, len(grid) - 1)]
+    refined = minimize_scalar(f, bounds=(lo, hi), method="bounded",
+                              options={"xatol": 1e-12}).fun if hi > lo else values[j]
+    best = min(values.min(), refined)
+    assert f(lam) <= best + 1e-9 * max(1.0, abs(best))
+
+
+def objective_binary(w, X, y, C):
+    return 0.5 * w @ w + C * np.maximum(0.0, 1.0 - y * (X @ w)).sum()
+
+
+def objective_cs(W, X, y, C):
+    S = np.asarray(X @ W.T)
+    idx = np.arange(len(y)), y.astype(int) - 1
+    m = S - S[idx][:, None] + 1.0
+    m[idx] = 0.0
+    return 0.5 * np.sum(W * W) + C * np.maximum(0.0, m.max(axis=1)).sum()
+
+
+@pytest.mark.parametrize("kind", ["binary", "multiclass"])
+def test_tiny_problems_ocas_equals_cutting_plane_and_one_slack(kind):
+    rng = np.random.default_rng(11)
+    n, d = 30, 4
+    X = sp.csr_matrix(rng.standard_normal((n, d)))
+    if kind == "binary":
+        y = np.where(X @ np.ones(d) + 0.5 * rng.standard_normal(n) > 0, 1.0, -1.0)
+        C = 2.0
+    else:
+        y = rng.integers(1, 4, n).astype(float)
+        C = 0.5
+    data = Dataset(X, y)
+    objectives = []
+    for method in (1, 0):
+        model, info = train(data, OcasParams(C=C, tol_rel=0.0, tol_abs=1e-9, method=method))
+        assert info.result.status == "converged"
+        value = objective_binary(model.w, X, y, C) if kind == "binary" else \
+            objective_cs(model.W, X, y, C)
+        assert value == pytest.approx(info.result.primal, rel=1e-12)
+        objectives.append(value)
+    # An independent route to the same optimum: cp_learn's 1-slack at the converted C.
+    c_struct = C * n / 100 if kind == "binary" else 100 * n * C
+    model, info = train_one_slack(data, StructParams(C=c_struct, epsilon=1e-6, bias=0.0))
+    reference = objective_binary(model.w, X, y, C) if kind == "binary" else \
+        objective_cs(model.W / 100, X, y, C)
+    assert objectives[0] == pytest.approx(reference, rel=1e-7, abs=1e-7)
+    assert objectives[1] == pytest.approx(reference, rel=1e-7, abs=1e-7)
+
+
+def _int32(X):
+    return sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)),
+                         shape=X.shape)
+
+
+def test_binary_within_tolerance_of_linearsvc(samples):
+    data = read_svmlight(samples / "a9a3k.train")
+    svc = LinearSVC(loss="hinge", fit_intercept=False, tol=1e-8, max_iter=10**6, C=1.0)
+    optimum = objective_binary(svc.fit(_int32(data.X), data.y).coef_.ravel(), data.X, data.y, 1.0)
+    model, info = train(data, OcasParams(C=1.0, tol_rel=0.001))
+    ours = objective_binary(model.w, data.X, data.y, 1.0)
+    assert optimum * (1 - 1e-6) <= ours <= optimum * 1.001
+    # Plain cutting plane reaches the same tolerance in more iterations.
+    model0, info0 = train(data, OcasParams(C=1.0, tol_rel=0.001, method=0))
+    assert objective_binary(model0.w, data.X, data.y, 1.0) <= optimum * 1.001
+    assert info0.result.iterations > info.result.iterations
+
+
+def test_multiclass_within_tolerance_of_crammer_singer(samples):
+    data = read_svmlight(samples / "dna1k.train")
+    svc = LinearSVC(multi_class="crammer_singer", fit_intercept=False, tol=1e-8,
+                    max_iter=10**6, C=0.01).fit(_int32(data.X), data.y)
+    optimum = objective_cs(svc.coef_, data.X, data.y, 0.01)
+    model, info = train(data, OcasParams(C=0.01, tol_rel=0.001))
+    assert info.problem == "multiclass"
+    assert optimum * (1 - 1e-6) <= objective_cs(model.W, data.X, data.y, 0.01) <= optimum * 1.001
+
+
+def test_bias_and_per_example_costs(tmp_path):
+    rng = np.random.default_rng(3)
+    X = sp.csr_matrix(rng.standard_normal((40, 3)) + 2.0)
+    y = np.where(rng.random(40) < 0.5, 1.0, -1.0)
+    costs = rng.uniform(0.5, 2.0, 40)
+    model, info = train(Dataset(X, y), OcasParams(example_costs=costs, bias=1.0, tol_rel=0.0,
+                                                  tol_abs=1e-9))
+    # With bias feature 1 the threshold is -w_bias: the objective regularises it too.
+    w_full = np.append(model.w, -model.b)
+    X1 = sp.hstack([X, np.ones((40, 1))]).tocsr()
+    value = 0.5 * w_full @ w_full + costs @ np.maximum(0, 1 - y * (X1 @ w_full))
+    assert value == pytest.approx(info.result.primal, rel=1e-12)
+    assert model.b != 0.0
+
+
+def test_cli_model_classifies_and_is_thread_independent(cli, samples, tmp_path):
+    outputs = []
+    for threads in (1, 2):
+        model = tmp_path / f"m{threads}"
+        run = cli("ocas", "-p", threads, "-c", "1", "-r", "0.001", samples / "a9a3k.train", model)
+        assert run.returncode == 0, run.stderr
+        assert "Stopping condition: 1-Q_D/Q_P <= TolRel" in run.stdout
+        outputs.append(model.read_bytes())
+    assert outputs[0] == outputs[1]
+    assert read_model(tmp_path / "m1").w.shape[0] >= 122
+    run = cli("classify", "-v", "1", samples / "a9a2k.test", tmp_path / "m1", tmp_path / "p")
+    assert float(run.stdout.split(": ")[1].split("%")[0]) > 80
+
+
+def test_cli_cost_file_and_first_n(cli, samples, tmp_path):
+    costs = tmp_path / "costs"
+    costs.write_text("\n".join(["1"] * 100) + "\n")
+    run = cli("ocas", "-n", "100", "-C", costs, samples / "a9a3k.train", tmp_path / "m")
+    assert run.returncode == 0, run.stderr
+    assert "# of examples  : 100" in run.stdout
+    costs.write_text("1\n-2\n")
+    run = cli("ocas", "-n", "2", "-C", costs, samples / "a9a3k.train", tmp_path / "m2")
+    assert run.returncode == 1 and f"{costs}:2: expected a finite C_i > 0" in run.stderr
+    assert not (tmp_path / "m2").exists()
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["-c", "0"], "C > 0"),
+    (["-m", "2"], "-m 0"),
+    (["-r", "-1"], ">= 0"),
+    (["--lambda", "0"], "lambda"),
+    (["-x", "1"], "No such option"),
+])
+def test_bad_options(cli, samples, tmp_path, args, expected):
+    run = cli("ocas", *args, samples / "a9a3k.train", tmp_path / "m")
+    assert run.returncode != 0 and expected in run.stderr
+    assert run.stderr.count("\n") == 1 and not (tmp_path / "m").exists()
