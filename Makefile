@@ -30,7 +30,7 @@ demo: $(VENV)/.installed
 	$(BIN)/cp_classify -v 1 data/samples/dna500.test $(DEMO)/dna.model $(DEMO)/dna.predictions
 
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -q
 
 bench: $(VENV)/.installed-test
 	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done

@@ -201,40 +201,49 @@ def _key_is(buf, start, end, a, b, c, d):
 
 
 @njit(cache=True)
-def _parse_buffer(buf, zero_based, first_line, indptr, indices, data, y, qid, has_qid, sid, cost,
+def _record_slow(slow, n_slow, kind, slot, start, end):
+    """Remember a number for exact conversion later; ``slow`` rows: kind, slot, start, end."""
+    if n_slow == slow.shape[0]:
+        grown = np.empty((2 * slow.shape[0], 4), np.int64)
+        grown[:n_slow] = slow
+        slow = grown
+    slow[n_slow, 0] = kind
+    slow[n_slow, 1] = slot
+    slow[n_slow, 2] = start
+    slow[n_slow, 3] = end
+    return slow, n_slow + 1
+
+
+@njit(cache=True)
+def _parse_buffer(buf, zero_based, first_line, indptr, indices, data, y, qid, sid, cost,
                   comment_start, comment_end, line_no):
     """Parse the whole buffer into the preallocated arrays.
 
-    Returns (status, n_rows, nnz, any_qid, any_sid, any_cost, err_line, err_pos,
-    slow_kind, slow_slot, slow_start, slow_end, n_slow).
+    Returns (status, n_rows, nnz, seen, err_line, err_pos, slow, n_slow): ``seen`` has
+    bit 1 for qid, 2 for sid, 4 for cost tokens; ``slow`` the numbers to convert exactly.
     """
     n = len(buf)
     index_limit = np.iinfo(indices.dtype).max
-    slow_cap = 16
-    slow_kind = np.empty(slow_cap, np.int8)
-    slow_slot = np.empty(slow_cap, np.int64)
-    slow_start = np.empty(slow_cap, np.int64)
-    slow_end = np.empty(slow_cap, np.int64)
+    slow = np.empty((16, 4), np.int64)
     n_slow = 0
     pos = 0
     line = first_line
     row = 0
     nnz = 0
-    any_qid = False
-    any_sid = False
-    any_cost = False
+    seen = 0
+    status = 0
+    err_pos = 0
     indptr[0] = 0
-    while pos < n:
+    while pos < n and status == 0:
         while pos < n and _is_blank(buf[pos]):
             pos += 1
         if pos >= n:
             break
-        c = buf[pos]
-        if c == _NL:
+        if buf[pos] == _NL:
             line += 1
             pos += 1
             continue
-        if c == _HASH:
+        if buf[pos] == _HASH:
             while pos < n and buf[pos] != _NL:
                 pos += 1
             continue
@@ -243,27 +252,13 @@ def _parse_buffer(buf, zero_based, first_line, indptr, indices, data, y, qid, ha
         while tok_end < n and not _is_token_end(buf[tok_end]):
             tok_end += 1
         value, st = _parse_float(buf, pos, tok_end)
-        if st == 2:
-            return (_ERR_LABEL, row, nnz, any_qid, any_sid, any_cost, line, pos,
-                    slow_kind, slow_slot, slow_start, slow_end, n_slow)
-        if st == 3:
-            return (_ERR_LABEL_NONFINITE, row, nnz, any_qid, any_sid, any_cost, line, pos,
-                    slow_kind, slow_slot, slow_start, slow_end, n_slow)
+        if st >= 2:
+            status, err_pos = (_ERR_LABEL if st == 2 else _ERR_LABEL_NONFINITE), pos
+            break
         if st == 1:
-            if n_slow == slow_cap:
-                slow_cap *= 2
-                slow_kind = _grow_i8(slow_kind, slow_cap)
-                slow_slot = _grow_i64(slow_slot, slow_cap)
-                slow_start = _grow_i64(slow_start, slow_cap)
-                slow_end = _grow_i64(slow_end, slow_cap)
-            slow_kind[n_slow] = _SLOW_LABEL
-            slow_slot[n_slow] = row
-            slow_start[n_slow] = pos
-            slow_end[n_slow] = tok_end
-            n_slow += 1
+            slow, n_slow = _record_slow(slow, n_slow, _SLOW_LABEL, row, pos, tok_end)
         y[row] = value
         qid[row] = 0
-        has_qid[row] = 0
         sid[row] = 0
         cost[row] = 1.0
         comment_start[row] = -1
@@ -274,12 +269,9 @@ def _parse_buffer(buf, zero_based, first_line, indptr, indices, data, y, qid, ha
         while True:
             while pos < n and _is_blank(buf[pos]):
                 pos += 1
-            if pos >= n:
+            if pos >= n or buf[pos] == _NL:
                 break
-            c = buf[pos]
-            if c == _NL:
-                break
-            if c == _HASH:
+            if buf[pos] == _HASH:
                 comment_start[row] = pos + 1
                 while pos < n and buf[pos] != _NL:
                     pos += 1
@@ -292,108 +284,68 @@ def _parse_buffer(buf, zero_based, first_line, indptr, indices, data, y, qid, ha
                     colon = pos
                 pos += 1
             tok_end = pos
+            err_pos = tok_start
             if colon < 0 or colon == tok_start or colon == tok_end - 1:
-                return (_ERR_TOKEN, row, nnz, any_qid, any_sid, any_cost, line, tok_start,
-                        slow_kind, slow_slot, slow_start, slow_end, n_slow)
-            first = buf[tok_start]
-            if 48 <= first <= 57:
+                status = _ERR_TOKEN
+                break
+            if 48 <= buf[tok_start] <= 57:
                 index, st = _parse_int(buf, tok_start, colon, False)
-                if st == 2:
-                    return (_ERR_TOKEN, row, nnz, any_qid, any_sid, any_cost, line,
-                            tok_start, slow_kind, slow_slot, slow_start, slow_end, n_slow)
-                if st == 8:
-                    return (_ERR_BIGINDEX, row, nnz, any_qid, any_sid, any_cost, line,
-                            tok_start, slow_kind, slow_slot, slow_start, slow_end, n_slow)
+                if st != 0:
+                    status = _ERR_TOKEN if st == 2 else _ERR_BIGINDEX
+                    break
                 if not zero_based:
                     if index == 0:
-                        return (_ERR_INDEX0, row, nnz, any_qid, any_sid, any_cost, line,
-                                tok_start, slow_kind, slow_slot, slow_start, slow_end,
-                                n_slow)
+                        status = _ERR_INDEX0
+                        break
                     index -= 1
                 if index <= prev_index:
-                    return (_ERR_ORDER, row, nnz, any_qid, any_sid, any_cost, line,
-                            tok_start, slow_kind, slow_slot, slow_start, slow_end, n_slow)
+                    status = _ERR_ORDER
+                    break
                 if index > index_limit:
-                    return (_NEED_WIDE_INDICES, row, nnz, any_qid, any_sid, any_cost, line,
-                            tok_start, slow_kind, slow_slot, slow_start, slow_end, n_slow)
+                    status = _NEED_WIDE_INDICES
+                    break
                 prev_index = index
                 value, st = _parse_float(buf, colon + 1, tok_end)
-                if st == 2:
-                    return (_ERR_VALUE, row, nnz, any_qid, any_sid, any_cost, line,
-                            tok_start, slow_kind, slow_slot, slow_start, slow_end, n_slow)
-                if st == 3:
-                    return (_ERR_NONFINITE, row, nnz, any_qid, any_sid, any_cost, line,
-                            tok_start, slow_kind, slow_slot, slow_start, slow_end, n_slow)
+                if st >= 2:
+                    status = _ERR_VALUE if st == 2 else _ERR_NONFINITE
+                    break
                 if st == 1:
-                    if n_slow == slow_cap:
-                        slow_cap *= 2
-                        slow_kind = _grow_i8(slow_kind, slow_cap)
-                        slow_slot = _grow_i64(slow_slot, slow_cap)
-                        slow_start = _grow_i64(slow_start, slow_cap)
-                        slow_end = _grow_i64(slow_end, slow_cap)
-                    slow_kind[n_slow] = _SLOW_DATA
-                    slow_slot[n_slow] = nnz
-                    slow_start[n_slow] = colon + 1
-                    slow_end[n_slow] = tok_end
-                    n_slow += 1
+                    slow, n_slow = _record_slow(slow, n_slow, _SLOW_DATA, nnz, colon + 1,
+                                                tok_end)
                 indices[nnz] = index
                 data[nnz] = value
                 nnz += 1
             elif _key_is(buf, tok_start, colon, 113, 105, 100, 0):  # qid
                 v, st = _parse_int(buf, colon + 1, tok_end, True)
                 if st != 0:
-                    return (_ERR_QID, row, nnz, any_qid, any_sid, any_cost, line, tok_start,
-                            slow_kind, slow_slot, slow_start, slow_end, n_slow)
+                    status = _ERR_QID
+                    break
                 qid[row] = v
-                has_qid[row] = 1
-                any_qid = True
+                seen |= 1
             elif _key_is(buf, tok_start, colon, 115, 105, 100, 0):  # sid
                 v, st = _parse_int(buf, colon + 1, tok_end, True)
                 if st != 0:
-                    return (_ERR_SID, row, nnz, any_qid, any_sid, any_cost, line, tok_start,
-                            slow_kind, slow_slot, slow_start, slow_end, n_slow)
+                    status = _ERR_SID
+                    break
                 sid[row] = v
-                any_sid = True
+                seen |= 2
             elif _key_is(buf, tok_start, colon, 99, 111, 115, 116):  # cost
                 value, st = _parse_float(buf, colon + 1, tok_end)
-                if st != 0 and st != 1:
-                    return (_ERR_COST, row, nnz, any_qid, any_sid, any_cost, line,
-                            tok_start, slow_kind, slow_slot, slow_start, slow_end, n_slow)
+                if st >= 2:
+                    status = _ERR_COST
+                    break
                 if st == 1:
-                    if n_slow == slow_cap:
-                        slow_cap *= 2
-                        slow_kind = _grow_i8(slow_kind, slow_cap)
-                        slow_slot = _grow_i64(slow_slot, slow_cap)
-                        slow_start = _grow_i64(slow_start, slow_cap)
-                        slow_end = _grow_i64(slow_end, slow_cap)
-                    slow_kind[n_slow] = _SLOW_COST
-                    slow_slot[n_slow] = row
-                    slow_start[n_slow] = colon + 1
-                    slow_end[n_slow] = tok_end
-                    n_slow += 1
+                    slow, n_slow = _record_slow(slow, n_slow, _SLOW_COST, row, colon + 1,
+                                                tok_end)
                 cost[row] = value
-                any_cost = True
+                seen |= 4
             else:
-                return (_ERR_TOKEN, row, nnz, any_qid, any_sid, any_cost, line, tok_start,
-                        slow_kind, slow_slot, slow_start, slow_end, n_slow)
-        row += 1
-        indptr[row] = nnz
-    return (0, row, nnz, any_qid, any_sid, any_cost, line, pos,
-            slow_kind, slow_slot, slow_start, slow_end, n_slow)
-
-
-@njit(cache=True)
-def _grow_i64(a, cap):
-    out = np.empty(cap, np.int64)
-    out[:len(a)] = a
-    return out
-
-
-@njit(cache=True)
-def _grow_i8(a, cap):
-    out = np.empty(cap, np.int8)
-    out[:len(a)] = a
-    return out
+                status = _ERR_TOKEN
+                break
+        if status == 0:
+            row += 1
+            indptr[row] = nnz
+    return status, row, nnz, seen, line, err_pos, slow, n_slow
 
 
 _MESSAGES = {
@@ -481,15 +433,13 @@ def parse_svmlight_bytes(raw: bytes, name: str, *, first_line=1, n_features=None
         data = np.empty(nnz_cap, np.float64)
         y = np.empty(rows_cap, np.float64)
         qid = np.empty(rows_cap, np.int64)
-        has_qid = np.empty(rows_cap, np.uint8)
         sid = np.empty(rows_cap, np.int64)
         cost = np.empty(rows_cap, np.float64)
         comment_start = np.empty(rows_cap, np.int64)
         comment_end = np.empty(rows_cap, np.int64)
         line_no = np.empty(rows_cap, np.int64)
-        (status, n_rows, nnz, any_qid, any_sid, any_cost, err_line, err_pos,
-         slow_kind, slow_slot, slow_start, slow_end, n_slow) = _parse_buffer(
-            buf, bool(zero_based), first_line, indptr, indices, data, y, qid, has_qid, sid, cost,
+        status, n_rows, nnz, seen, err_line, err_pos, slow, n_slow = _parse_buffer(
+            buf, bool(zero_based), first_line, indptr, indices, data, y, qid, sid, cost,
             comment_start, comment_end, line_no)
         if status != _NEED_WIDE_INDICES:
             break
@@ -501,16 +451,15 @@ def parse_svmlight_bytes(raw: bytes, name: str, *, first_line=1, n_features=None
         raise InputError("expected at least one example, found none", source=name)
 
     raw = buf.tobytes() if n_slow else None
-    for k in range(n_slow):
-        value = float(raw[slow_start[k]:slow_end[k]])
+    targets = {_SLOW_DATA: data, _SLOW_LABEL: y, _SLOW_COST: cost}
+    for kind, slot, start, end in slow[:n_slow]:
+        value = float(raw[start:end])
         if not np.isfinite(value):  # e.g. 1e999: well formed but overflows
-            line = int(line_no[slow_slot[k]]) if slow_kind[k] != _SLOW_DATA else \
-                int(line_no[np.searchsorted(indptr[:n_rows + 1], slow_slot[k], "right") - 1])
-            raise InputError(f"expected a finite number, got "
-                             f"{raw[slow_start[k]:slow_end[k]].decode()!r}",
-                             source=name, line=line)
-        {_SLOW_DATA: data, _SLOW_LABEL: y, _SLOW_COST: cost}[int(slow_kind[k])][
-            slow_slot[k]] = value
+            row = slot if kind != _SLOW_DATA else \
+                np.searchsorted(indptr[:n_rows + 1], slot, "right") - 1
+            raise InputError(f"expected a finite number, got {raw[start:end].decode()!r}",
+                             source=name, line=int(line_no[row]))
+        targets[int(kind)][slot] = value
 
     indices = _trim(indices, nnz)
     data = _trim(data, nnz)
@@ -534,10 +483,10 @@ def parse_svmlight_bytes(raw: bytes, name: str, *, first_line=1, n_features=None
     return Dataset(
         X=X,
         y=_trim(y, n_rows),
-        qid=_trim(qid, n_rows) if any_qid else None,
+        qid=_trim(qid, n_rows) if seen & 1 else None,
         comments=comments,
-        cost=_trim(cost, n_rows) if any_cost else None,
-        sid=_trim(sid, n_rows) if any_sid else None,
+        cost=_trim(cost, n_rows) if seen & 4 else None,
+        sid=_trim(sid, n_rows) if seen & 2 else None,
         source=name,
         line_numbers=_trim(line_no, n_rows),
     )
