@@ -25,6 +25,7 @@ import numpy as np
 from numba import njit
 
 from ..data import Dataset
+from ..engine.cuts import LinearCutOracle
 from ..engine.cutting_plane import CuttingPlaneParams, one_slack
 from ..engine.qp import CutWorkingSet
 from ..errors import InputError
@@ -117,30 +118,24 @@ def line_search(A0, B0, intercepts, slopes, costs):
     return -grad / A0 if A0 > 0.0 else 0.0
 
 
-class OcasOracle:
-    """Cuts for the engine's loop, taken where OCAS says (see the module docstring).
+class OcasOracle(LinearCutOracle):
+    """Cuts for the engine's loop, taken where OCAS says (see the module docstring); the
+    cut vectors are kept as by the linear oracle it extends.
 
     ``problem`` is a BinaryProblem (loss_scale 1, psi_scale ½) or a MulticlassProblem
     (loss_scale 1); ``costs`` the C_i.
     """
 
     def __init__(self, problem, costs, method=1, cut_lambda=0.1):
-        self.problem = problem
+        super().__init__(problem)
         self.costs = np.asarray(costs, dtype=np.float64)
         self.method = method
         self.cut_lambda = cut_lambda
         self.binary = isinstance(problem, BinaryProblem)
-        self.oracle_calls = 0
         self.primal = math.inf
         self.w_best = np.zeros(problem.size_psi)
         self.out_best = None
         self.seconds = {"output": 0.0, "line_search": 0.0, "cut": 0.0}
-        self._vectors = np.empty((8, problem.size_psi))
-        self._m = 0
-
-    @property
-    def vectors(self):
-        return self._vectors[:self._m]
 
     def outputs(self, w):
         """⟨w, x_i⟩ for binary (n,), every class's score for multiclass (n, k)."""
@@ -171,9 +166,6 @@ class OcasOracle:
             margins[idx] = 0.0
             risk = margins.max(axis=1)
         return 0.5 * float(w @ w) + float(self.costs @ risk)
-
-    def weights(self, alpha):
-        return alpha @ self.vectors if self._m else np.zeros(self.problem.size_psi)
 
     def separate(self, alpha, threshold=None):
         t0 = time.perf_counter()
@@ -214,25 +206,6 @@ class OcasOracle:
         if self.binary:
             return np.where(y * out < 1.0, -y, y)
         return _separate(out, y, True, 1.0)
-
-    def separate_cached(self, alpha, threshold):
-        return None
-
-    def gram_row(self, g):
-        return self.vectors @ g, float(g @ g)
-
-    def add(self, g):
-        if self._m == len(self._vectors):
-            grown = np.empty((2 * len(self._vectors), self._vectors.shape[1]))
-            grown[:self._m] = self._vectors[:self._m]
-            self._vectors = grown
-        self._vectors[self._m] = g
-        self._m += 1
-
-    def keep(self, mask):
-        kept = self.vectors[np.asarray(mask, dtype=bool)]
-        self._m = len(kept)
-        self._vectors[:self._m] = kept
 
 
 @dataclass
