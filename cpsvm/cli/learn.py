@@ -36,7 +36,7 @@ STOP_REASONS = {
 @click.option("-w", "algorithm", type=int, default=9, show_default=True,
               help="Algorithm: 0 n-slack, 1 n-slack (as 0), 2 1-slack primal QP, 3 1-slack "
                    "dual, 4 1-slack dual with constraint cache, 9 the default for the "
-                   "problem: 3 for binary, 4 for multiclass.")
+                   "problem: 3.")
 @click.option("-o", "rescaling", type=int, default=2, show_default=True,
               help="Loss rescaling: 1 slack rescaling, 2 margin rescaling.")
 @click.option("-l", "loss_id", type=int, default=0, show_default=True,

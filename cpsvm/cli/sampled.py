@@ -1,12 +1,163 @@
-"""Placeholder until its issue lands: the entry point exists and says so."""
+"""sampled_learn: kernel SVMs trained with sampled cutting planes (Yu & Joachims, KDD
+2008): the constant-time and the linear-time algorithm."""
 
-from .common import not_implemented_command, run
+from __future__ import annotations
 
-command = not_implemented_command("sampled_learn")
+import sys
+import time
+
+import click
+
+from ..io.model_file import write_model
+from ..io.svmlight import read_svmlight
+from ..kernels import Kernel
+from ..solvers.sampled import ALGORITHMS, SampledParams, train
+from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, StopOnInterrupt, TrainingMonitor,
+                     note, run, set_threads, threads_option, verbosity_option)
+from .learn import STOP_REASONS as CP_STOP_REASONS
+
+STOP_REASONS = {
+    **CP_STOP_REASONS,
+    "converged": {
+        "linear": "the exact most violated constraint is violated by at most epsilon",
+        "const": "{p} sampled constraints in a row were violated by at most epsilon",
+    },
+}
+
+
+class SampledMonitor(TrainingMonitor):
+    """The progress line and trace of cp_learn, plus the kernel evaluations so far."""
+
+    COLUMNS = TrainingMonitor.COLUMNS + ("kernel_evaluations",)
+
+
+@click.command("sampled_learn", context_settings=CONTEXT_SETTINGS)
+@click.option("-c", "C", type=float, default=None,
+              help="Trade-off C (required), SVMperf's convention as cp_learn: "
+                   "C_light = C*100/n.")
+@click.option("-e", "epsilon", type=float, default=0.1, show_default=True,
+              help="Tolerance in cp_learn's units (loss 100 per error): stop when the "
+                   "(sampled, for const) most violated constraint is violated by at most "
+                   "this much. 0.1 is the paper's 0.001 on the zero/one loss.")
+@click.option("--algorithm", type=click.Choice(ALGORITHMS), default="linear",
+              show_default=True,
+              help="const: constant-time (Algorithm 2), cuts from r uniform draws; "
+                   "linear: linear-time (Algorithm 3), exact argmax and stop test, cuts "
+                   "from r draws among the examples with non-zero loss.")
+@click.option("--r", "--sample-size", "sample_size", type=int, default=400,
+              show_default=True, help="Sample size r: examples drawn for each cut.")
+@click.option("-p", "patience", type=int, default=4, show_default=True,
+              help="const: stop after this many sampled constraints in a row are not "
+                   "violated by more than epsilon.")
+@click.option("-#", "max_iterations", type=int, default=100000, show_default=True,
+              help="Maximum number of iterations.")
+@click.option("--max-time", "time_limit", type=float, default=float("inf"),
+              help="Stop after this many seconds of training (the model is still written).")
+@click.option("--max-idle", type=int, default=20, show_default=True,
+              help="Drop a cut whose dual variable stayed 0 for this many QPs.")
+@click.option("-t", "kernel_type", type=int, default=0, show_default=True,
+              help="Kernel: 0 linear, 1 polynomial (s a.b+r)^d, 2 RBF exp(-g|a-b|^2), "
+                   "3 sigmoid tanh(s a.b+r).")
+@click.option("-d", "degree", type=int, default=3, show_default=True,
+              help="Polynomial degree.")
+@click.option("-g", "gamma", type=float, default=1.0, show_default=True, help="RBF gamma.")
+@click.option("-s", "coef_lin", type=float, default=1.0, show_default=True,
+              help="s of the polynomial and sigmoid kernels.")
+@click.option("-r", "coef_const", type=float, default=1.0, show_default=True,
+              help="r (c) of the polynomial and sigmoid kernels (the sample size is --r).")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the draws: the same seed gives the same model file.")
+@threads_option()
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
+              help="Write one TSV row per iteration (primal, dual, gap, ..., "
+                   "kernel_evaluations).")
+@verbosity_option(default=1)
+@click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
+def command(C, epsilon, algorithm, sample_size, patience, max_iterations, time_limit,
+            max_idle, kernel_type, degree, gamma, coef_lin, coef_const, seed, threads,
+            trace_path, verbosity, example_file, model_file):
+    """Learn a binary kernel SVM from EXAMPLE_FILE (targets +1/-1) with sampled cuts and
+    write MODEL_FILE, an SVMlight kernel model (cp_classify and svm_classify read it).
+    """
+    if C is None:
+        raise click.UsageError("you have to specify a value for -c (C > 0)")
+    set_threads(threads)
+    params = SampledParams(
+        C=C, epsilon=epsilon, algorithm=algorithm, sample_size=sample_size,
+        patience=patience, kernel=Kernel(kernel_type, degree, gamma, coef_lin, coef_const),
+        max_iterations=max_iterations, max_idle=max_idle, seed=seed,
+        time_limit=time_limit)
+    params.validate()
+    data = read_svmlight(example_file)
+    report = sys.stderr if model_file == "-" else sys.stdout
+    if verbosity >= 1:
+        print(f"Reading training examples...done ({data.n_examples} examples, "
+              f"{data.n_features} features)", file=report)
+
+    monitor = SampledMonitor(verbosity, trace_path, "sampled_learn")
+    started = time.process_time()
+    try:
+        with StopOnInterrupt() as stop:
+            model, info = train(data, params, callback=monitor, should_stop=stop)
+    finally:
+        monitor.close()
+    cpu = time.process_time() - started
+    write_model(model_file, model)
+    if verbosity >= 1:
+        _print_statistics(info, params, cpu, report)
+    for line in info.notes:
+        note(f"Note: {line}")
+    status = info.result.status
+    if status == "interrupted":
+        note(f"sampled_learn: interrupted at iteration {info.result.iterations}; the model "
+             f"so far was written to {model_file}")
+        sys.exit(EXIT_INTERRUPTED)
+    if status != "converged" and verbosity >= 1:
+        note(f"Warning: {STOP_REASONS[status]}")
+
+
+def _stop_reason(info, params) -> str:
+    reason = STOP_REASONS[info.result.status]
+    if isinstance(reason, dict):
+        reason = reason[info.algorithm].format(p=params.patience)
+    return reason
+
+
+def _print_statistics(info, params, cpu, out):
+    r = info.result
+    p = lambda s: print(s, file=out)  # noqa: E731
+    name = {"const": "constant-time (Algorithm 2)", "linear": "linear-time (Algorithm 3)"}
+    p(f"Algorithm: {name[info.algorithm]}, sample size r={info.sample_size}")
+    p(f"Stopped because: {_stop_reason(info, params)}")
+    p(f"Final epsilon on KKT-Conditions: {max(r.violation, 0.0):.5f}")
+    estimated = " (xi estimated on the last sample)" if info.primal_is_estimate else ""
+    p(f"Dual objective value (working set): dval={r.dual:.5f}")
+    p(f"Primal objective value: pval={r.primal:.5f}{estimated}")
+    p(f"Total number of constraints in final working set: {r.working_set} "
+      f"(of {r.cuts_added})")
+    p(f"Number of iterations: {r.iterations}")
+    p(f"Number of calls to 'find_most_violated_constraint': {r.oracle_calls}")
+    p(f"Number of kernel evaluations: {info.kernel_evaluations}")
+    p(f"Number of samples drawn: {info.draws}")
+    p(f"Number of SV: {info.n_sv} (basis examples in the model; {info.n_cuts} cuts with "
+      "alpha > 0)")
+    p(f"Norm of weight vector: |w|={info.norm_w:.5f}")
+    p(f"Value of slack variable (on working set): xi={r.xi_working_set:.5f}")
+    p(f"Value of slack variable ({'sampled' if info.primal_is_estimate else 'global'}): "
+      f"xi={r.xi:.5f}")
+    other = max(r.seconds_total - r.seconds_qp - r.seconds_oracle, 0.0)
+    total = max(r.seconds_total, 1e-12)
+    p(f"Runtime in cpu-seconds: {cpu:.2f} ({100 * r.seconds_qp / total:.2f}% for QP, "
+      f"{100 * r.seconds_oracle / total:.2f}% for the oracle, {100 * other / total:.2f}% "
+      "other; shares of wall time)")
+    c_light = params.C * 100.0 / info.n_examples
+    p(f"SVMlight scale: C_light = C*100/n = {c_light:.6g}; objective "
+      f"1/2|w|^2 + C_light*sum(hinge) = {r.primal:.6f}{estimated}")
 
 
 def main(argv=None):
-    run(command, argv)
+    run(command, argv, "sampled_learn")
 
 
 if __name__ == "__main__":

@@ -51,8 +51,8 @@ class CuttingPlaneParams:
     time_limit: float = math.inf  # seconds
     use_cache: bool = False       # -w 4: try the constraint cache before the oracle
     patience: int = 1             # stop after this many consecutive unviolated cuts
-    tol_abs: float = 0.0          # stop when primal − dual <= tol_abs
-    tol_rel: float = 0.0          # ... or <= tol_rel·|primal|
+    tol_abs: float = -math.inf    # stop when primal − dual <= tol_abs (off by default:
+    tol_rel: float = -math.inf    # ... or <= tol_rel·|primal|   sampled cuts give no bound)
     qp_bound: float = -math.inf   # ... or primal <= qp_bound
     max_cuts: int = 10 ** 9       # working-set capacity (libocas's cut buffer)
 
@@ -269,6 +269,15 @@ def n_slack(oracle, n_examples: int, params: CuttingPlaneParams, *, batch: int =
         if added_in_pass == 0:
             status = "converged"
             break
+    if status != "converged" and ws.size:
+        # The pass was partial or w moved during it: measure every slack at the final w.
+        slack_sum = 0.0
+        for start in range(0, n_examples, batch):
+            rows = np.arange(start, min(n_examples, start + batch))
+            offsets, cuts = oracle.separate_rows(alpha, rows)
+            for c, cut in zip(offsets, cuts):
+                cross, _ = oracle.gram_row(cut)
+                slack_sum += max(0.0, c - float(cross @ alpha))
     xi = slack_sum / n_examples
     return CuttingPlaneResult(
         alpha=alpha, status=status, iterations=iteration,
