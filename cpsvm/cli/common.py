@@ -147,3 +147,28 @@ def threads_option(*names):
     return click.option(*(names or ("--threads",)), "threads", type=int, default=None,
                         help="Threads for the separation oracle (default: all cores). "
                              "Results do not depend on it.")
+
+
+def train_and_save(prog, train, data, params, model_file, verbosity, trace_path,
+                   monitor=None):
+    """What every struct-style learner does after parsing: say what was read, train with
+    progress, trace and Ctrl-C handling, write the model atomically.
+
+    Returns (info, cpu seconds, the stream for figures: stdout unless the model is).
+    """
+    import time
+    from ..io.model_file import write_model
+    report = sys.stderr if model_file == "-" else sys.stdout
+    if verbosity >= 1:
+        print(f"Reading training examples...done ({data.n_examples} examples, "
+              f"{data.n_features} features)", file=report)
+    monitor = monitor or TrainingMonitor(verbosity, trace_path, prog)
+    started = time.process_time()
+    try:
+        with StopOnInterrupt() as stop:
+            model, info = train(data, params, callback=monitor, should_stop=stop)
+    finally:
+        monitor.close()
+    cpu = time.process_time() - started
+    write_model(model_file, model)
+    return info, cpu, report

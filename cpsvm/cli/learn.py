@@ -4,17 +4,13 @@ SVMmulticlass command lines)."""
 from __future__ import annotations
 
 import sys
-import time
 
 import click
-import numpy as np
 
-from ..errors import InputError
-from ..io.model_file import write_model
 from ..io.svmlight import read_svmlight
 from ..kernels import Kernel
 from ..solvers.one_slack import StructParams, train
-from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, StopOnInterrupt, TrainingMonitor,
+from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, train_and_save,
                      note, run, set_threads, threads_option, verbosity_option)
 
 STOP_REASONS = {
@@ -113,20 +109,8 @@ def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_it
     data = read_svmlight(example_file)
     if basis_file is not None:
         params.basis_data = read_svmlight(basis_file)
-    report = sys.stderr if model_file == "-" else sys.stdout
-    if verbosity >= 1:
-        print(f"Reading training examples...done ({data.n_examples} examples, "
-              f"{data.n_features} features)", file=report)
-
-    monitor = TrainingMonitor(verbosity, trace_path, "cp_learn")
-    started = time.process_time()
-    try:
-        with StopOnInterrupt() as stop:
-            model, info = train(data, params, callback=monitor, should_stop=stop)
-    finally:
-        monitor.close()
-    cpu = time.process_time() - started
-    write_model(model_file, model)
+    info, cpu, report = train_and_save("cp_learn", train, data, params, model_file,
+                                       verbosity, trace_path)
     if verbosity >= 1:
         _print_statistics(info, params, cpu, report)
     for line in info.notes:

@@ -4,15 +4,13 @@
 from __future__ import annotations
 
 import sys
-import time
 
 import click
 
-from ..io.model_file import write_model
 from ..io.svmlight import read_svmlight
 from ..kernels import Kernel
 from ..solvers.sampled import ALGORITHMS, SampledParams, train
-from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, StopOnInterrupt, TrainingMonitor,
+from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, TrainingMonitor, train_and_save,
                      note, run, set_threads, threads_option, verbosity_option)
 from .learn import STOP_REASONS as CP_STOP_REASONS
 
@@ -90,20 +88,8 @@ def command(C, epsilon, algorithm, sample_size, patience, max_iterations, time_l
         time_limit=time_limit)
     params.validate()
     data = read_svmlight(example_file)
-    report = sys.stderr if model_file == "-" else sys.stdout
-    if verbosity >= 1:
-        print(f"Reading training examples...done ({data.n_examples} examples, "
-              f"{data.n_features} features)", file=report)
-
-    monitor = SampledMonitor(verbosity, trace_path, "sampled_learn")
-    started = time.process_time()
-    try:
-        with StopOnInterrupt() as stop:
-            model, info = train(data, params, callback=monitor, should_stop=stop)
-    finally:
-        monitor.close()
-    cpu = time.process_time() - started
-    write_model(model_file, model)
+    info, cpu, report = train_and_save("sampled_learn", train, data, params, model_file,
+                                       verbosity, trace_path, monitor=SampledMonitor(verbosity, trace_path, "sampled_learn"))
     if verbosity >= 1:
         _print_statistics(info, params, cpu, report)
     for line in info.notes:
