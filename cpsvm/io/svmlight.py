@@ -443,7 +443,6 @@ def parse_svmlight_bytes(raw: bytes, name: str, *, first_line=1, n_features=None
             comment_start, comment_end, line_no)
         if status != _NEED_WIDE_INDICES:
             break
-        del indices, data
     if status != 0:
         raise InputError(_MESSAGES[status].format(tok=_token_at(buf, err_pos)),
                          source=name, line=err_line)

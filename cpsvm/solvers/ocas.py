@@ -178,7 +178,7 @@ class OcasOracle(LinearCutOracle):
             f_t = self.objective(w_t, out_t)
             if f_t < self.primal:
                 self.primal, self.w_best, self.out_best = f_t, w_t, out_t
-            w_cut, out_cut = w_t, out_t
+            out_cut = out_t
         else:
             direction = w_t - self.w_best
             A0 = float(direction @ direction)
@@ -189,7 +189,6 @@ class OcasOracle(LinearCutOracle):
             self.out_best = self.out_best + step * (out_t - self.out_best)
             self.primal = self.objective(self.w_best, self.out_best)
             mu = self.cut_lambda
-            w_cut = (1 - mu) * self.w_best + mu * w_t
             out_cut = (1 - mu) * self.out_best + mu * out_t
         t2 = time.perf_counter()
         self.seconds["line_search"] += t2 - t1
