@@ -22,19 +22,7 @@ from cpsvm.models import fit_columns
 from cpsvm.problems import PerExampleProblem
 from cpsvm.solvers.one_slack import StructParams, train
 
-from conftest import ROOT
-
-
-def hinge_objective(w, X, y, C_light):
-    return 0.5 * w @ w + C_light * np.maximum(0.0, 1.0 - y * (X @ w)).sum()
-
-
-def crammer_singer_objective(W, X, y, C_cs):
-    S = np.asarray(X @ W.T)
-    idx = np.arange(len(y)), y.astype(int) - 1
-    margins = S - S[idx][:, None] + 1.0
-    margins[idx] = 0.0
-    return 0.5 * np.sum(W * W) + C_cs * np.maximum(0.0, margins.max(axis=1)).sum()
+from conftest import ROOT, crammer_singer_objective, hinge_objective
 
 
 def brute_force(losses_and_deltas, n, d, C):

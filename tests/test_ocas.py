@@ -13,6 +13,8 @@ from cpsvm.io.svmlight import read_svmlight
 from cpsvm.solvers.ocas import OcasParams, line_search, train
 from cpsvm.solvers.one_slack import StructParams, train as train_one_slack
 
+from conftest import crammer_singer_objective, hinge_objective
+
 
 def along_line(lam, A0, B0, intercepts, slopes, costs):
     return 0.5 * A0 * lam ** 2 + B0 * lam + costs @ np.max(intercepts + lam * slopes, axis=1)
@@ -44,18 +46,6 @@ def test_line_search_is_exact(seed, n, k, flat):
     assert f(lam) <= best + 1e-9 * max(1.0, abs(best))
 
 
-def objective_binary(w, X, y, C):
-    return 0.5 * w @ w + C * np.maximum(0.0, 1.0 - y * (X @ w)).sum()
-
-
-def objective_cs(W, X, y, C):
-    S = np.asarray(X @ W.T)
-    idx = np.arange(len(y)), y.astype(int) - 1
-    m = S - S[idx][:, None] + 1.0
-    m[idx] = 0.0
-    return 0.5 * np.sum(W * W) + C * np.maximum(0.0, m.max(axis=1)).sum()
-
-
 @pytest.mark.parametrize("kind", ["binary", "multiclass"])
 def test_tiny_problems_ocas_equals_cutting_plane_and_one_slack(kind):
     rng = np.random.default_rng(11)
@@ -72,15 +62,15 @@ def test_tiny_problems_ocas_equals_cutting_plane_and_one_slack(kind):
     for method in (1, 0):
         model, info = train(data, OcasParams(C=C, tol_rel=0.0, tol_abs=1e-9, method=method))
         assert info.result.status == "converged"
-        value = objective_binary(model.w, X, y, C) if kind == "binary" else \
-            objective_cs(model.W, X, y, C)
+        value = hinge_objective(model.w, X, y, C) if kind == "binary" else \
+            crammer_singer_objective(model.W, X, y, C)
         assert value == pytest.approx(info.result.primal, rel=1e-12)
         objectives.append(value)
     # An independent route to the same optimum: cp_learn's 1-slack at the converted C.
     c_struct = C * n / 100 if kind == "binary" else 100 * n * C
     model, info = train_one_slack(data, StructParams(C=c_struct, epsilon=1e-6, bias=0.0))
-    reference = objective_binary(model.w, X, y, C) if kind == "binary" else \
-        objective_cs(model.W / 100, X, y, C)
+    reference = hinge_objective(model.w, X, y, C) if kind == "binary" else \
+        crammer_singer_objective(model.W / 100, X, y, C)
     assert objectives[0] == pytest.approx(reference, rel=1e-7, abs=1e-7)
     assert objectives[1] == pytest.approx(reference, rel=1e-7, abs=1e-7)
 
@@ -93,13 +83,13 @@ def _int32(X):
 def test_binary_within_tolerance_of_linearsvc(samples):
     data = read_svmlight(samples / "a9a3k.train")
     svc = LinearSVC(loss="hinge", fit_intercept=False, tol=1e-8, max_iter=10**6, C=1.0)
-    optimum = objective_binary(svc.fit(_int32(data.X), data.y).coef_.ravel(), data.X, data.y, 1.0)
+    optimum = hinge_objective(svc.fit(_int32(data.X), data.y).coef_.ravel(), data.X, data.y, 1.0)
     model, info = train(data, OcasParams(C=1.0, tol_rel=0.001))
-    ours = objective_binary(model.w, data.X, data.y, 1.0)
+    ours = hinge_objective(model.w, data.X, data.y, 1.0)
     assert optimum * (1 - 1e-6) <= ours <= optimum * 1.001
     # Plain cutting plane reaches the same tolerance in more iterations.
     model0, info0 = train(data, OcasParams(C=1.0, tol_rel=0.001, method=0))
-    assert objective_binary(model0.w, data.X, data.y, 1.0) <= optimum * 1.001
+    assert hinge_objective(model0.w, data.X, data.y, 1.0) <= optimum * 1.001
     assert info0.result.iterations > info.result.iterations
 
 
@@ -107,10 +97,10 @@ def test_multiclass_within_tolerance_of_crammer_singer(samples):
     data = read_svmlight(samples / "dna1k.train")
     svc = LinearSVC(multi_class="crammer_singer", fit_intercept=False, tol=1e-8,
                     max_iter=10**6, C=0.01).fit(_int32(data.X), data.y)
-    optimum = objective_cs(svc.coef_, data.X, data.y, 0.01)
+    optimum = crammer_singer_objective(svc.coef_, data.X, data.y, 0.01)
     model, info = train(data, OcasParams(C=0.01, tol_rel=0.001))
     assert info.problem == "multiclass"
-    assert optimum * (1 - 1e-6) <= objective_cs(model.W, data.X, data.y, 0.01) <= optimum * 1.001
+    assert optimum * (1 - 1e-6) <= crammer_singer_objective(model.W, data.X, data.y, 0.01) <= optimum * 1.001
 
 
 def test_bias_and_per_example_costs(tmp_path):
