@@ -23,7 +23,9 @@ Measures:
 
 Numba is warmed (small train() calls on slices of every data set, so with the same index
 dtypes) before anything is timed: compile time is excluded except in 5.
---blas1 sets OPENBLAS_NUM_THREADS=1 (before numpy is imported) for a comparison run.
+numpy is imported before cpsvm, as in a user's script, so OpenBLAS keeps its default threads
+(cpsvm's OPENBLAS_NUM_THREADS=1 default only acts when cpsvm is imported first); --blas1
+sets OPENBLAS_NUM_THREADS=1 before numpy is imported, for a comparison run.
 
 Usage: .venv/bin/python benchmarks/bench_ocas.py [--n 150000] [--Cs 0.1,1,10,100]
        [--tol 0.001] [--ocas-cap 120] [--cp-cap 60] [--svc-cap 60] [--scale-dim 100]
@@ -61,6 +63,12 @@ REPO = Path(__file__).resolve().parent.parent
 DATA = REPO.parent / "shared" / "data"
 WORK = Path(tempfile.gettempdir()) / "cpsvm-bench"
 warnings.filterwarnings("ignore")  # liblinear's ConvergenceWarning at capped max_iter
+
+
+def blas_threads():
+    from threadpoolctl import threadpool_info
+    return ",".join(f"{i['prefix']}:{i['num_threads']}" for i in threadpool_info()
+                    if i["user_api"] == "blas") or "?"
 
 
 def hinge_obj(X, y, w, C):
@@ -288,7 +296,7 @@ def main():
     art = Dataset(*artificial.load(a.n, 500))
     print(f"cpus {os.cpu_count()}, numba threads {numba.get_num_threads()} "
           f"({numba.config.THREADING_LAYER}), "
-          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}, "
+          f"BLAS threads {blas_threads()} (numpy imported before cpsvm), "
           f"load avg {os.getloadavg()[0]:.1f}; artificial {a.n}x500 ready in "
           f"{time.perf_counter() - t:.1f} s", flush=True)
     sat = read_svmlight(DATA / "satimage.scale")
