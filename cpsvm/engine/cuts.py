@@ -13,6 +13,32 @@ import numpy as np
 from ..problems.base import MARGIN_RESCALING, violation
 
 
+class RowTable:
+    """A matrix grown one row at a time (capacity doubles) and filtered by a mask: the
+    per-cut data an oracle keeps in step with the working set."""
+
+    def __init__(self, width):
+        self._rows = np.empty((8, width))
+        self.size = 0
+
+    @property
+    def rows(self) -> np.ndarray:
+        return self._rows[:self.size]
+
+    def append(self, row):
+        if self.size == len(self._rows):
+            grown = np.empty((2 * len(self._rows), self._rows.shape[1]))
+            grown[:self.size] = self.rows
+            self._rows = grown
+        self._rows[self.size] = row
+        self.size += 1
+
+    def keep(self, mask):
+        kept = self.rows[np.asarray(mask, dtype=bool)]
+        self.size = len(kept)
+        self._rows[:self.size] = kept
+
+
 class LinearCutOracle:
     def __init__(self, problem, rescaling=MARGIN_RESCALING, cache_size=0):
         self.problem = problem
@@ -20,16 +46,15 @@ class LinearCutOracle:
         self.cache_size = cache_size
         self.cache = []            # most recent labellings from the exact oracle
         self.oracle_calls = 0
-        self._vectors = np.empty((8, problem.size_psi))
-        self._m = 0
+        self._table = RowTable(problem.size_psi)
 
     @property
     def vectors(self) -> np.ndarray:
         """Kept cut vectors, one row per cut of the working set."""
-        return self._vectors[:self._m]
+        return self._table.rows
 
     def weights(self, alpha) -> np.ndarray:
-        if self._m == 0:
+        if self._table.size == 0:
             return np.zeros(self.problem.size_psi)
         return alpha @ self.vectors
 
@@ -76,17 +101,10 @@ class LinearCutOracle:
         return self.vectors @ g, float(g @ g)
 
     def add(self, g):
-        if self._m == len(self._vectors):
-            grown = np.empty((2 * len(self._vectors), self._vectors.shape[1]))
-            grown[:self._m] = self._vectors[:self._m]
-            self._vectors = grown
-        self._vectors[self._m] = g
-        self._m += 1
+        self._table.append(g)
 
     def keep(self, mask):
-        kept = self.vectors[np.asarray(mask, dtype=bool)]
-        self._m = len(kept)
-        self._vectors[:self._m] = kept
+        self._table.keep(mask)
 
 
 class KernelCutOracle:
@@ -115,16 +133,15 @@ class KernelCutOracle:
         self.sq_norms = row_sq_norms(self.X)
         self.oracle_calls = 0
         self.kernel_evaluations = 0
-        self._A = np.empty((8, self.n))
+        self._A = RowTable(self.n)
         self._betas = []
-        self._m = 0
         self.full_matrix = None
         if self.n <= self.FULL_MATRIX_MAX:
             self.full_matrix = kernel.matrix(self.X, self.X)
             self.kernel_evaluations = self.n * self.n
 
     def scores(self, alpha):
-        return alpha @ self._A[:self._m] if self._m else np.zeros(self.n)
+        return alpha @ self._A.rows if self._A.size else np.zeros(self.n)
 
     def separate(self, alpha, threshold=None):
         margin = self.y * self.scores(alpha)
@@ -151,22 +168,15 @@ class KernelCutOracle:
 
     def gram_row(self, cut):
         flipped, beta, A_new = cut
-        return self._A[:self._m, flipped] @ beta, float(beta @ A_new[flipped])
+        return self._A.rows[:, flipped] @ beta, float(beta @ A_new[flipped])
 
     def add(self, cut):
-        if self._m == len(self._A):
-            grown = np.empty((2 * len(self._A), self.n))
-            grown[:self._m] = self._A[:self._m]
-            self._A = grown
-        self._A[self._m] = cut[2]
+        self._A.append(cut[2])
         self._betas.append(cut[:2])
-        self._m += 1
 
     def keep(self, mask):
         mask = np.asarray(mask, dtype=bool)
-        kept = self._A[:self._m][mask]
-        self._m = len(kept)
-        self._A[:self._m] = kept
+        self._A.keep(mask)
         self._betas = [b for b, k in zip(self._betas, mask) if k]
 
     def expansion(self, alpha) -> np.ndarray:

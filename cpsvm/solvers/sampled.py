@@ -36,6 +36,7 @@ import scipy.sparse as sp
 from numba import njit, prange
 
 from ..data import Dataset
+from ..engine.cuts import RowTable
 from ..engine.cutting_plane import CuttingPlaneParams, Progress, one_slack
 from ..errors import InputError
 from ..kernels import LINEAR, POLYNOMIAL, RBF, SIGMOID, Kernel, row_sq_norms
@@ -434,8 +435,7 @@ class LinearTimeOracle:
         self.n = len(self.y)
         self.sample_size = sample_size
         self.rng = rng
-        self._A = np.empty((8, self.n))
-        self._m = 0
+        self._A = RowTable(self.n)
         self.cuts = []              # (basis rows, β) per kept cut
         self.exact_excess = None
         self.oracle_calls = 0
@@ -443,7 +443,7 @@ class LinearTimeOracle:
         self._all_rows = np.arange(self.n)
 
     def scores(self, alpha):
-        return alpha @ self._A[:self._m] if self._m else np.zeros(self.n)
+        return alpha @ self._A.rows if self._A.size else np.zeros(self.n)
 
     def separate(self, alpha, threshold):
         margin = self.y * self.scores(alpha)
@@ -485,7 +485,7 @@ class LinearTimeOracle:
 
     def gram_row(self, cut):
         basis_rows, beta, A_new = cut
-        cross = self._A[:self._m, basis_rows] @ beta
+        cross = self._A.rows[:, basis_rows] @ beta
         if A_new is not None:
             return cross, float(beta @ A_new[basis_rows])
         if len(basis_rows) == 0:
@@ -496,19 +496,12 @@ class LinearTimeOracle:
         basis_rows, beta, A_new = cut
         if A_new is None:
             A_new = self._row(basis_rows, beta)
-        if self._m == len(self._A):
-            grown = np.empty((2 * len(self._A), self.n))
-            grown[:self._m] = self._A[:self._m]
-            self._A = grown
-        self._A[self._m] = A_new
+        self._A.append(A_new)
         self.cuts.append((basis_rows, beta))
-        self._m += 1
 
     def keep(self, mask):
         mask = np.asarray(mask, dtype=bool)
-        kept = self._A[:self._m][mask]
-        self._m = len(kept)
-        self._A[:self._m] = kept
+        self._A.keep(mask)
         self.cuts = [cut for cut, k in zip(self.cuts, mask) if k]
 
     def expansion(self, alpha):
