@@ -87,7 +87,7 @@ def test_tiny_problems_match_brute_force(kind, rescaling):
         constraints = enumerate_constraints(problem, rescaling, labels)
         optimum = brute_force(constraints, problem.n_examples, problem.size_psi, C)
         eps = 1e-3
-        for algorithm in (0, 2, 3, 4):
+        for algorithm in (0, 2, 3, 4, 9):
             model, info = train(data, StructParams(C=C, epsilon=eps, algorithm=algorithm,
                                                    rescaling=rescaling, bias=0.0,
                                                    problem=kind))
@@ -134,15 +134,17 @@ def test_binary_linear_matches_linearsvc(a9a):
     optimum = hinge_objective(svc.coef_.ravel(), train_data.X, train_data.y, C_light)
     C = C_light * n / 100
     results = {}
-    for algorithm in (3, 4):
+    for algorithm in (3, 4, 9):
         model, info = train(train_data, StructParams(C=C, algorithm=algorithm, bias=0.0))
         ours = hinge_objective(fit_columns(model.w[None, :], train_data.n_features).toarray()
                                .ravel(), train_data.X, train_data.y, C_light)
         assert ours == pytest.approx(info.result.primal, rel=1e-9)
         assert optimum - 1e-6 * optimum <= ours <= optimum + C * 0.1
         results[algorithm] = info.result
-    # -w 4 reaches the same guarantee with far fewer oracle calls.
+    # -w 4 reaches the same guarantee with far fewer oracle calls, -w 9 (OCAS's line
+    # search) with far fewer iterations.
     assert results[4].oracle_calls < results[3].oracle_calls / 5
+    assert results[9].iterations < results[3].iterations / 3
 
 
 def test_multiclass_matches_crammer_singer(samples):
@@ -153,7 +155,7 @@ def test_multiclass_matches_crammer_singer(samples):
     optimum = crammer_singer_objective(svc.coef_, data.X, data.y, C_cs)
     C = 100 * n * C_cs
     model, info = train(data, StructParams(C=C, epsilon=0.01))
-    assert info.problem == "multiclass" and info.algorithm == 3
+    assert info.problem == "multiclass" and info.algorithm == 9
     ours = crammer_singer_objective(model.W / 100, data.X, data.y, C_cs)
     assert ours == pytest.approx(info.result.primal / 1e4, rel=1e-9)
     assert optimum - 1e-6 * optimum <= ours <= optimum + C * 0.01 / 1e4

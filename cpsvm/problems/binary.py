@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..sparse_ops import row_dots
+from ..sparse_ops import RowBlocks
 from .base import MARGIN_RESCALING, StructuredProblem
 
 LOSS_SCALE = 100.0
@@ -29,15 +29,14 @@ class BinaryProblem(StructuredProblem):
             X = sp.hstack([X, np.full((X.shape[0], 1), float(bias))], format="csr")
         X.sort_indices()
         self.X = X
-        self.XT = X.T.tocsr()  # Xᵀ·coef builds a cut without copying the flipped rows
+        self.rows = RowBlocks(X)
         self.y = np.asarray(y, dtype=np.float64)
         self.bias = float(bias)
         self.loss_scale, self.psi_scale = float(loss_scale), float(psi_scale)
         self.n_examples, self.size_psi = X.shape
 
     def scores(self, w, rows=None):
-        X = self.X if rows is None else self.X[rows]
-        return row_dots(X.indptr, X.indices, X.data, w)
+        return self.rows.dot(w) if rows is None else self.X[rows] @ w
 
     def _y(self, rows):
         return self.y if rows is None else self.y[rows]
@@ -63,8 +62,7 @@ class BinaryProblem(StructuredProblem):
     def delta_psi_sum(self, weights, labels, rows=None):
         coef = self.psi_scale * np.asarray(weights) * (self._y(rows) - labels)
         if rows is None:
-            XT = self.XT
-            return row_dots(XT.indptr, XT.indices, XT.data, coef)
+            return self.rows.rows_sum(coef)
         nz = np.flatnonzero(coef)
         return np.asarray(self.X[np.asarray(rows)[nz]].T @ coef[nz]).ravel()
 

@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
-from ..sparse_ops import row_scores
+from ..sparse_ops import RowBlocks
 from .base import MARGIN_RESCALING, StructuredProblem
 
 LOSS_SCALE = 100.0
@@ -43,7 +43,7 @@ class MulticlassProblem(StructuredProblem):
         X = sp.csr_matrix(X, dtype=np.float64)
         X.sort_indices()
         self.X = X
-        self.XT = X.T.tocsr()
+        self.rows = RowBlocks(X)
         self.y = np.asarray(y).astype(np.int64)
         self.n_classes = int(n_classes or self.y.max())
         self.loss_scale = float(loss_scale)
@@ -55,9 +55,8 @@ class MulticlassProblem(StructuredProblem):
         return (self.X, self.y) if rows is None else (self.X[rows], self.y[rows])
 
     def scores(self, w, rows=None):
-        X, _ = self._sub(rows)
-        return row_scores(X.indptr, X.indices, X.data,
-                          w.reshape(self.n_classes, self.n_features))
+        W = w.reshape(self.n_classes, self.n_features)
+        return self.rows.dot(W) if rows is None else np.asarray(self.X[rows] @ W.T)
 
     def true_labels(self):
         return self.y
@@ -81,13 +80,9 @@ class MulticlassProblem(StructuredProblem):
         X, y = self._sub(rows)
         weights = np.asarray(weights, dtype=np.float64)
         if rows is None:
-            # Per class, the signed weight of every example (+ true class, - ŷ): k matvecs.
-            moved = labels != y
-            signed = np.zeros((self.n_classes, self.n_examples))
-            np.add.at(signed, (y[moved] - 1, np.flatnonzero(moved)), weights[moved])
-            np.add.at(signed, (labels[moved] - 1, np.flatnonzero(moved)), -weights[moved])
-            XT = self.XT
-            return row_scores(XT.indptr, XT.indices, XT.data, signed).T.ravel()
+            coef = np.where(labels != y, np.broadcast_to(weights, y.shape), 0.0)
+            return self.rows.rows_sum(coef, y - 1, np.asarray(labels, dtype=np.int64) - 1,
+                                      self.n_classes)
         moved = np.flatnonzero((labels != y) & (weights != 0))
         n = len(moved)
         # Row i of M has +weight in class y_i and -weight in class ŷ_i: Mᵀ X = Σ w_i δΨ_i.
@@ -99,6 +94,5 @@ class MulticlassProblem(StructuredProblem):
         return np.asarray((M.T @ X[moved]).todense()).ravel()
 
     def predict(self, w, X):
-        X = sp.csr_matrix(X)
-        s = row_scores(X.indptr, X.indices, X.data, w.reshape(self.n_classes, -1))
+        s = sp.csr_matrix(X) @ w.reshape(self.n_classes, -1).T
         return np.argmax(s, axis=1) + 1

@@ -71,9 +71,9 @@ def line_search(A0, B0, intercepts, slopes, costs):
     """argmin over λ ≥ 0 of ½A0·λ² + B0·λ + Σ_i costs_i · max_j (intercepts_ij + λ·slopes_ij).
 
     Exact (Appendix A of the paper, generalised to a max of k lines per example): each
-    example's upper envelope on [0, ∞) is traced, its breakpoints and slope jumps are
-    sorted, and the monotone subdifferential is walked until it contains 0.
-    O(n·k² + n·k·log(n·k)).
+    example's upper envelope on [0, ∞) is traced into breakpoints and slope jumps, and
+    the monotone subdifferential is searched for 0 (:func:`_subgradient_zero`).
+    O(n·k²) for the envelopes.
     """
     n, k = intercepts.shape
     bp_at = np.empty(n * max(k - 1, 1))
@@ -105,33 +105,117 @@ def line_search(A0, B0, intercepts, slopes, costs):
             bp_jump[n_bp] = costs[i] * (slopes[i, nxt] - slopes[i, cur])
             n_bp += 1
             cur, at = nxt, best_at
+    return _subgradient_zero(A0, grad, bp_at[:n_bp], bp_jump[:n_bp])
+
+
+@njit(cache=True)
+def binary_line_search(A0, B0, y, out_from, out_to, costs, loss=1.0, margin=1.0):
+    """:func:`line_search` for the hinge loss, lines read off the outputs directly: example
+    i contributes costs_i·max(0, a_i + λ·s_i), a_i = loss − margin·y_i·out_from_i,
+    s_i = −margin·y_i·(out_to_i − out_from_i) — one breakpoint at most."""
+    n = len(y)
+    bp_at = np.empty(n)
+    bp_jump = np.empty(n)
+    n_bp = 0
+    grad = B0
+    for i in range(n):
+        a = loss - margin * y[i] * out_from[i]
+        s = -margin * y[i] * (out_to[i] - out_from[i])
+        if a > 0.0 or (a == 0.0 and s > 0.0):   # on the hinge at λ = 0+
+            grad += costs[i] * s
+            if s < 0.0:
+                bp_at[n_bp], bp_jump[n_bp] = -a / s, -costs[i] * s
+                n_bp += 1
+        elif s > 0.0:
+            bp_at[n_bp], bp_jump[n_bp] = -a / s, costs[i] * s
+            n_bp += 1
+    return _subgradient_zero(A0, grad, bp_at[:n_bp], bp_jump[:n_bp])
+
+
+@njit(cache=True)
+def _subgradient_zero(A0, grad, at, jump):
+    """Smallest λ ≥ 0 whose subdifferential A0·λ + grad + Σ_{at_p ≤ λ} jump_p (jumps ≥ 0,
+    so monotone) contains 0. ``at``/``jump`` are reordered in place.
+
+    Found by selection instead of sorting (quickselect with three-way partitions,
+    O(len) expected): the step is usually among the first breakpoints of thousands.
+    Pivots are picked by position, so the result is deterministic.
+    """
     if grad >= 0.0:
         return 0.0
-    order = np.argsort(bp_at[:n_bp])
-    for p in order:
-        lam = bp_at[p]
-        if A0 > 0.0 and A0 * lam + grad >= 0.0:
-            return -grad / A0
-        grad += bp_jump[p]
-        if A0 * lam + grad >= 0.0:
-            return lam
+    lo, hi = 0, len(at)   # unresolved breakpoints; grad includes every jump left of lo
+    while lo < hi:
+        a, b, c = at[lo], at[(lo + hi) // 2], at[hi - 1]
+        pivot = max(min(a, b), min(max(a, b), c))   # median of three
+        # Partition [lo, hi) into < pivot | == pivot | > pivot, summing the jumps.
+        lt, i, gt = lo, lo, hi
+        below = 0.0
+        equal = 0.0
+        while i < gt:
+            if at[i] < pivot:
+                below += jump[i]
+                at[lt], at[i] = at[i], at[lt]
+                jump[lt], jump[i] = jump[i], jump[lt]
+                lt += 1
+                i += 1
+            elif at[i] > pivot:
+                gt -= 1
+                at[gt], at[i] = at[i], at[gt]
+                jump[gt], jump[i] = jump[i], jump[gt]
+            else:
+                equal += jump[i]
+                i += 1
+        if A0 * pivot + grad + below >= 0.0:    # 0 is reached left of the pivot
+            hi = lt
+        elif A0 * pivot + grad + below + equal >= 0.0:
+            return pivot
+        else:
+            grad += below + equal
+            lo = gt
     return -grad / A0 if A0 > 0.0 else 0.0
+
+
+@njit(cache=True)
+def binary_move(y, costs, out_best, out_t, step, cut_lambda, loss, margin, coef):
+    """After the line search: out_best += step·(out_t − out_best) in place. Returns the
+    risk Σ costs_i·max(0, loss − margin·y_i·out_i) at the new w_b and the cut at
+    w_c = (1−λ)·w_b + λ·w_t: Σ costs_i·loss over its violators, and in ``coef`` the
+    weight costs_i·margin·y_i of x_i in g (0 for the others)."""
+    risk = 0.0
+    c = 0.0
+    for i in range(len(y)):
+        out_best[i] += step * (out_t[i] - out_best[i])
+        risk += costs[i] * max(0.0, loss - margin * y[i] * out_best[i])
+        out_cut = (1.0 - cut_lambda) * out_best[i] + cut_lambda * out_t[i]
+        if loss - margin * y[i] * out_cut > 0.0:
+            c += costs[i] * loss
+            coef[i] = costs[i] * margin * y[i]
+        else:
+            coef[i] = 0.0
+    return risk, c
 
 
 class OcasOracle(LinearCutOracle):
     """Cuts for the engine's loop, taken where OCAS says (see the module docstring); the
     cut vectors are kept as by the linear oracle it extends.
 
-    ``problem`` is a BinaryProblem (loss_scale 1, psi_scale ½) or a MulticlassProblem
-    (loss_scale 1); ``costs`` the C_i.
+    Minimises F(w) = ½|w|² + C·Σ_i costs_i·ξ_i(w), ξ_i the margin-rescaled slack of
+    ``problem`` (a BinaryProblem or MulticlassProblem) in its own scale; the engine runs
+    with the same C and gets cuts c = Σ costs_i·Δ_i, g = Σ costs_i·δΨ_i. libocas:
+    loss_scale 1 (and psi_scale ½), costs C_i, C = 1. SVMperf / SVMmulticlass scale
+    (cp_learn -w 9): the problems' defaults, costs 1/n and their C.
     """
 
-    def __init__(self, problem, costs, method=1, cut_lambda=0.1):
+    def __init__(self, problem, costs, C=1.0, method=1, cut_lambda=0.1):
         super().__init__(problem)
         self.costs = np.asarray(costs, dtype=np.float64)
+        self.C = float(C)
         self.method = method
         self.cut_lambda = cut_lambda
         self.binary = isinstance(problem, BinaryProblem)
+        self.loss = problem.loss_scale
+        # Flipping y_i earns margin·y_i·⟨w, x_i⟩ (binary: δΨ = 2·psi_scale·y·x).
+        self.margin = 2.0 * problem.psi_scale if self.binary else 1.0
         self.primal = math.inf
         self.w_best = np.zeros(problem.size_psi)
         self.out_best = None
@@ -141,31 +225,27 @@ class OcasOracle(LinearCutOracle):
         """⟨w, x_i⟩ for binary (n,), every class's score for multiclass (n, k)."""
         return self.problem.scores(w)
 
-    def _lines(self, out_from, out_to):
-        """Each example's loss along out_from + λ(out_to − out_from) as a max of lines."""
+    def _class_lines(self, out_from, out_to):
+        """Multiclass: each example's slack along out_from + λ(out_to − out_from) as a max
+        of k lines (the true class's line is 0)."""
         y = self.problem.y
-        if self.binary:
-            intercept = 1.0 - y * out_from
-            slope = -y * (out_to - out_from)
-            zeros = np.zeros_like(intercept)
-            return np.column_stack([zeros, intercept]), np.column_stack([zeros, slope])
         idx = np.arange(len(y)), y - 1
         delta = out_to - out_from
-        intercepts = out_from - out_from[idx][:, None] + 1.0
+        intercepts = out_from - out_from[idx][:, None] + self.loss
         intercepts[idx] = 0.0
         slopes = delta - delta[idx][:, None]
         return intercepts, slopes
 
     def objective(self, w, out):
+        y = self.problem.y
         if self.binary:
-            risk = np.maximum(0.0, 1.0 - self.problem.y * out)
+            slack = np.maximum(0.0, self.loss - self.margin * y * out)
         else:
-            y = self.problem.y
             idx = np.arange(len(y)), y - 1
-            margins = out - out[idx][:, None] + 1.0
+            margins = out - out[idx][:, None] + self.loss
             margins[idx] = 0.0
-            risk = margins.max(axis=1)
-        return 0.5 * float(w @ w) + float(self.costs @ risk)
+            slack = margins.max(axis=1)
+        return 0.5 * float(w @ w) + self.C * float(self.costs @ slack)
 
     def separate(self, alpha, threshold=None):
         t0 = time.perf_counter()
@@ -177,34 +257,51 @@ class OcasOracle(LinearCutOracle):
             # First iteration (w_t = 0), or plain cutting plane: the cut is taken at w_t.
             f_t = self.objective(w_t, out_t)
             if f_t < self.primal:
-                self.primal, self.w_best, self.out_best = f_t, w_t, out_t
-            out_cut = out_t
-        else:
-            direction = w_t - self.w_best
-            A0 = float(direction @ direction)
-            B0 = float(self.w_best @ direction)
-            intercepts, slopes = self._lines(self.out_best, out_t)
-            step = line_search(A0, B0, intercepts, slopes, self.costs)
+                self.primal, self.w_best, self.out_best = f_t, w_t, out_t.copy()
+            self.seconds["line_search"] += time.perf_counter() - t1
+            return self._cut_at(out_t)
+        direction = w_t - self.w_best
+        A0 = float(direction @ direction)
+        B0 = float(self.w_best @ direction)
+        y = self.problem.y
+        if self.binary:
+            step = binary_line_search(A0, B0, y, self.out_best, out_t, self.C * self.costs,
+                                      self.loss, self.margin)
             self.w_best = self.w_best + step * direction
-            self.out_best = self.out_best + step * (out_t - self.out_best)
-            self.primal = self.objective(self.w_best, self.out_best)
-            mu = self.cut_lambda
-            out_cut = (1 - mu) * self.out_best + mu * out_t
-        t2 = time.perf_counter()
-        self.seconds["line_search"] += t2 - t1
-        labels = self._most_violated(out_cut)
+            coef = np.empty(len(out_t))
+            risk, c = binary_move(y, self.costs, self.out_best, out_t, step, self.cut_lambda,
+                                  self.loss, self.margin, coef)
+            self.primal = 0.5 * float(self.w_best @ self.w_best) + self.C * risk
+            t2 = time.perf_counter()
+            self.seconds["line_search"] += t2 - t1
+            g = self.problem.rows.rows_sum(coef)
+            self.oracle_calls += self.problem.n_examples
+            self.seconds["cut"] += time.perf_counter() - t2
+            return c, g
+        step = line_search(A0, B0, *self._class_lines(self.out_best, out_t),
+                           self.C * self.costs)
+        self.w_best = self.w_best + step * direction
+        self.out_best += step * (out_t - self.out_best)
+        self.primal = self.objective(self.w_best, self.out_best)
+        mu = self.cut_lambda
+        self.seconds["line_search"] += time.perf_counter() - t1
+        return self._cut_at((1 - mu) * self.out_best + mu * out_t)
+
+    def _cut_at(self, out):
+        """The most violated cut where the outputs are ``out``."""
+        t0 = time.perf_counter()
+        labels = self._most_violated(out)
         self.oracle_calls += self.problem.n_examples
-        flipped = labels != self.problem.y
-        c = float(self.costs @ flipped)
+        c = float(self.costs @ self.problem.losses(labels))
         g = self.problem.delta_psi_sum(self.costs, labels)
-        self.seconds["cut"] += time.perf_counter() - t2
+        self.seconds["cut"] += time.perf_counter() - t0
         return c, g
 
     def _most_violated(self, out):
         y = self.problem.y
         if self.binary:
-            return np.where(y * out < 1.0, -y, y)
-        return _separate(out, y, True, 1.0)
+            return np.where(self.loss - self.margin * y * out > 0.0, -y, y)
+        return _separate(out, y, True, self.loss)
 
 
 @dataclass
@@ -230,7 +327,7 @@ def train(dataset: Dataset, params: OcasParams, *, callback=None, should_stop=No
         if params.bias != 0:
             raise InputError("a bias (-b) is supported for binary problems only")
         problem = MulticlassProblem(dataset.X, dataset.y, loss_scale=1.0)
-    oracle = OcasOracle(problem, costs, params.method, params.cut_lambda)
+    oracle = OcasOracle(problem, costs, 1.0, params.method, params.cut_lambda)
     engine_params = CuttingPlaneParams(
         C=1.0, epsilon=-math.inf, max_iterations=params.max_iterations,
         max_idle=params.buffer_size, time_limit=params.time_limit,
