@@ -3,14 +3,14 @@
 Measures:
 1. the columns of Joachims, Finley & Yu (MLJ 2009) Table 1 at small scale: time, oracle
    calls (per-example argmax calls), iterations, support vectors (cuts with alpha > 0)
-   and primal objective of 1-slack (-w 3, -w 4) vs n-slack (-w 0, under --time-limit) on
+   and primal objective of 1-slack (-w 9, -w 3, -w 4) vs n-slack (-w 0, under --time-limit) on
    the first --slice examples of a9a (binary, C_light = 1, no bias) and of satimage
    (multiclass, C_cs = 0.1), eps = 0.1, with a tol=1e-8 LinearSVC as the reference.
-2. full a9a (C_light = 1, no bias): train() -w 3 / -w 4 at eps 0.1 and 0.01 vs sklearn
+2. full a9a (C_light = 1, no bias): train() -w 9 / 3 / 4 at eps 0.1 and 0.01 vs sklearn
    LinearSVC(loss="hinge") at tol 1e-8 and at its default 1e-4, time ratios; plus the
    whole-process time (median of --repeats) of the cp_learn CLI vs a python -c script
    that reads a9a with sklearn and fits LinearSVC.
-3. full satimage: train() -w 4 at eps 0.1 / 0.01 (and -w 3 at 0.1) vs
+3. full satimage: train() -w 9 and -w 4 at eps 0.1 / 0.01 (and -w 3 at 0.1) vs
    LinearSVC(multi_class="crammer_singer", tol=1e-8): objective, times, test accuracy.
 
 Every objective is recomputed from the model's weights: SVMlight's 1/2|w|^2 +
@@ -177,7 +177,7 @@ def main():
           f"{os.cpu_count()} CPUs, BLAS threads {blas}, load average "
           f"{os.getloadavg()[0]:.1f}; numba warm-up...", flush=True)
     for ds, mc in ((a9a, False), (sat, True)):  # compile / load numba code outside timings
-        for w in (0, 3, 4):
+        for w in (0, 3, 4, 9):
             run_cp(ds.subset(slice(0, 200)), mc, 1.0, 0.1, w)
     summary = []
 
@@ -185,7 +185,7 @@ def main():
     for label, ds, mc, c in (("a9a", a9a, False, 1.0), ("satimage", sat, True, 0.1)):
         part = ds.subset(slice(0, args.slice))
         rows = [run_cp(part, mc, c, 0.1, w, args.time_limit if w == 0 else math.inf)
-                for w in (3, 4, 0)]
+                for w in (3, 4, 0, 9)]
         rows.append(run_linearsvc(part.X, part.y, mc, c, 1e-8))
         finish(rows)
         print_table(f"Table 1 at small scale: {label}[:{args.slice}], "
@@ -193,15 +193,17 @@ def main():
         print("|reported primal - recomputed objective| / objective: " + ", ".join(
             f"{r['name']} {abs(r['primal'] - r['obj']) / r['obj']:.1e}"
             for r in rows if r["primal"] is not None), flush=True)
-        w3, w4, w0 = rows[:3]
+        w3, w4, w0, w9 = rows[:4]
         summary.append(f"-w 4 fewer oracle calls than -w 3 ({label} slice): "
                        f"{'yes' if w4['calls'] < w3['calls'] else 'no'} ({w4['calls']} vs "
                        f"{w3['calls']}; time {w4['seconds']:.2f} vs {w3['seconds']:.2f} s)")
         summary.append(f"n-slack on {label} slice: {w0['status']} after {w0['seconds']:.1f} s, "
                        f"objective gap {w0['gap']:.1e}")
+        summary.append(f"-w 9 / -w 3 iterations on {label} slice: {w9['iters']} / "
+                       f"{w3['iters']}, time {w9['seconds']:.2f} / {w3['seconds']:.2f} s")
 
     # 2. Full a9a vs LinearSVC.
-    rows = [run_cp(a9a, False, 1.0, eps, w) for w in (3, 4) for eps in (0.1, 0.01)]
+    rows = [run_cp(a9a, False, 1.0, eps, w) for w in (9, 3, 4) for eps in (0.1, 0.01)]
     rows += [run_linearsvc(a9a.X, a9a.y, False, 1.0, tol) for tol in (1e-8, 1e-4)]
     best = finish(rows)
     lower = max(r["dual"] for r in rows if r["dual"] is not None)
@@ -220,11 +222,11 @@ def main():
           f"cp_learn -c {a9a.n_examples / 100:g} --b 0 -e 0.1: {cli:.2f} ({cli_cpu:.2f}); "
           f"python -c load_svmlight_file + LinearSVC(tol=1e-4): {skl:.2f} ({skl_cpu:.2f}); "
           f"ratio {cli / skl:.2f}", flush=True)
-    w3, w4 = rows[0], rows[2]
+    w9, w3, w4 = rows[0], rows[2], rows[4]
     summary.append(f"-w 4 fewer oracle calls than -w 3 (full a9a, eps 0.1): "
                    f"{'yes' if w4['calls'] < w3['calls'] else 'no'} ({w4['calls']} vs "
                    f"{w3['calls']}; time {w4['seconds']:.1f} vs {w3['seconds']:.1f} s)")
-    for r in (w3, w4):
+    for r in (w9, w3, w4):
         summary.append(f"cp_learn {r['name'][3:]} time / LinearSVC time at eps=0.1: "
                        f"{r['ratio']:.2f} (tol=1e-4), {r['seconds'] / rows[-2]['seconds']:.2f} "
                        f"(tol=1e-8)")
@@ -234,7 +236,8 @@ def main():
         f"{r['name']}@{r['eps']:.0e} {r['gap']:.1e}" for r in rows))
 
     # 3. Full satimage, multiclass.
-    rows = [run_cp(sat, True, 0.1, eps, w) for w, eps in ((4, 0.1), (4, 0.01), (3, 0.1))]
+    rows = [run_cp(sat, True, 0.1, eps, w)
+            for w, eps in ((9, 0.1), (9, 0.01), (4, 0.1), (4, 0.01), (3, 0.1))]
     rows.append(run_linearsvc(sat.X, sat.y, True, 0.1, 1e-8))
     finish(rows)
     for r in rows:
@@ -249,10 +252,13 @@ def main():
     summary.append("satimage objective gaps: " + ", ".join(
         f"{r['name']}@{r['eps']:.0e} {r['gap']:.1e}" for r in rows)
         + "; test accuracy " + ", ".join(f"{r['test_acc']:.4f}" for r in rows))
-    summary.append("satimage cp -w 4 / LinearSVC(tol=1e-8) time at eps=0.1: "
-                   f"{rows[0]['seconds'] / rows[3]['seconds']:.2f}; -w 4 / -w 3 time "
-                   f"{rows[0]['seconds'] / rows[2]['seconds']:.2f}, oracle calls "
-                   f"{rows[0]['calls']} vs {rows[2]['calls']}")
+    w9, w4, w3, svc = rows[0], rows[2], rows[4], rows[5]
+    summary.append("satimage cp / LinearSVC(tol=1e-8) time at eps=0.1: "
+                   f"-w 9 {w9['seconds'] / svc['seconds']:.2f}, "
+                   f"-w 4 {w4['seconds'] / svc['seconds']:.2f}, "
+                   f"-w 3 {w3['seconds'] / svc['seconds']:.2f}; -w 4 / -w 3 oracle calls "
+                   f"{w4['calls']} vs {w3['calls']}; -w 9 / -w 3 iterations "
+                   f"{w9['iters']} vs {w3['iters']}")
 
     print("\n== summary")
     print("\n".join(summary))

@@ -374,6 +374,31 @@ def _smo(G, h, groups, bounds, alpha, tol, max_iter):
 # --------------------------------------------------------------------------
 
 
+# A face's G_FF counts as safely definite when its Cholesky factor's diagonal spans
+# at most this ratio (condition number <= ~1e8): its solve is then accurate to ~1e-8
+# before the refinement below, and Cholesky + LU cost ~10x less than eigh.
+_DEFINITE_DIAGONAL_RATIO = 1e-4
+
+
+def _solve_face_definite(G_FF, r_F, E):
+    """The step p of the face system G_FF p + E θ = r_F, Eᵀp = 0 when G_FF is safely
+    positive definite: p = G⁻¹(r_F − Eθ) with (EᵀG⁻¹E) θ = EᵀG⁻¹ r_F. None when it is
+    not (semidefinite or ill-conditioned): the caller's eigendecomposition handles
+    null directions."""
+    try:
+        diagonal = np.diag(np.linalg.cholesky(G_FF))
+    except np.linalg.LinAlgError:
+        return None
+    if not diagonal.min() > _DEFINITE_DIAGONAL_RATIO * diagonal.max():
+        return None
+    solved = np.linalg.solve(G_FF, np.column_stack([r_F, E]))
+    p, GiE = solved[:, 0], solved[:, 1:]
+    if E.shape[1]:
+        theta = np.linalg.solve(E.T @ GiE, E.T @ p)
+        p = p - GiE @ theta
+    return p
+
+
 def _active_set(G, h, groups, bounds, alpha, tol, max_iter):
     """Primal active-set method on the true (semidefinite) problem.
 
@@ -427,13 +452,16 @@ def _active_set(G, h, groups, bounds, alpha, tol, max_iter):
             # KKT system of the subproblem over the free cuts, with the bound
             # groups' sums held: [G_FF  sE; sE' 0] [p; theta/s] = [r_F; 0].
             G_FF = G[np.ix_(F, F)]
+            E = (groups[F][:, None] == B[None, :]).astype(np.float64)
+            p = _solve_face_definite(G_FF, r[F], E)
+            t_max = 1.0
+        if n_free and p is None:
             s = np.max(np.diag(G_FF))
             s = s if s > 0.0 else 1.0  # all-zero cuts: any unit will do
             K = np.zeros((n_free + n_bound, n_free + n_bound))
             K[:n_free, :n_free] = G_FF
-            E = s * (groups[F][:, None] == B[None, :])
-            K[:n_free, n_free:] = E
-            K[n_free:, :n_free] = E.T
+            K[:n_free, n_free:] = s * E
+            K[n_free:, :n_free] = s * E.T
             rhs = np.concatenate([r[F], np.zeros(n_bound)])
             eigenvalues, U = np.linalg.eigh(K)
             null = np.abs(eigenvalues) <= 1e-12 * np.max(np.abs(eigenvalues))
@@ -444,7 +472,7 @@ def _active_set(G, h, groups, bounds, alpha, tol, max_iter):
                 t_max = np.inf
             else:
                 p = (U[:, ~null] @ (coef[~null] / eigenvalues[~null]))[:n_free]
-                t_max = 1.0
+        if n_free:
             # Ratio test: free alphas hitting 0, open groups hitting their bound.
             t, blocker = t_max, None
             shrinking = p < 0.0
