@@ -65,10 +65,14 @@ class RowBlocks:
         self.blocks = [X if n_blocks == 1 else self._view(lo, hi) for lo, hi in self.bounds]
 
     def _view(self, lo, hi):
+        """Rows lo..hi as a CSR matrix sharing X's data and indices. Built by assigning
+        the arrays: scipy's constructor copies arrays that are views of larger ones."""
         X = self.X
         start, end = X.indptr[lo], X.indptr[hi]
-        return sp.csr_matrix((X.data[start:end], X.indices[start:end],
-                              X.indptr[lo:hi + 1] - start), shape=(hi - lo, X.shape[1]))
+        block = sp.csr_matrix((hi - lo, X.shape[1]), dtype=X.dtype)
+        block.data, block.indices = X.data[start:end], X.indices[start:end]
+        block.indptr = (X.indptr[lo:hi + 1] - start).astype(X.indices.dtype)
+        return block
 
     def dot(self, w):
         """X @ w for a dense vector (n,) or, with W of shape (k, d), X @ Wᵀ (n, k)."""

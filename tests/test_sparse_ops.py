@@ -21,6 +21,13 @@ def blocked(monkeypatch):
     return X, rows, rng
 
 
+def test_blocks_share_the_matrix_data(blocked):
+    X, rows, _ = blocked
+    for block in rows.blocks:
+        assert np.shares_memory(block.data, X.data)
+        assert np.shares_memory(block.indices, X.indices)
+
+
 def test_dot_equals_scipy_for_any_thread_count(blocked):
     X, rows, rng = blocked
     w, W = rng.standard_normal(17), rng.standard_normal((4, 17))
