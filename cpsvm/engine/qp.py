@@ -25,7 +25,11 @@ Three solvers are combined (see :func:`solve_dual`):
 * An exact primal active-set refinement: from a nearly optimal alpha it
   guesses the active constraints and solves their KKT system exactly,
   following null directions of a singular ``G`` explicitly.  It fixes what
-  the ridge and rounding left, typically in a few iterations.
+  the ridge and rounding left, typically in a few iterations.  Its steps on
+  faces with a safely definite Gram block (Cholesky, condition <= ~1e12) run
+  in numba; the eigendecomposition in Python handles the others.  In OCAS
+  on a9a (C = 1 / 10 / 100) the QP took 0.021 / 0.10 / 0.57 s in all, against
+  0.037 / 0.22 / 1.30 s for the same steps in numpy.
 * SMO (pairwise coordinate ascent with LIBSVM's second-order pair choice,
   one simplex per group with an explicit slack variable), compiled with
   numba.  It takes a warm start and never needs ``G`` to be definite, but
@@ -376,27 +380,195 @@ def _smo(G, h, groups, bounds, alpha, tol, max_iter):
 
 # A face's G_FF counts as safely definite when its Cholesky factor's diagonal spans
 # at most this ratio (condition number <= ~1e8): its solve is then accurate to ~1e-8
-# before the refinement below, and Cholesky + LU cost ~10x less than eigh.
-_DEFINITE_DIAGONAL_RATIO = 1e-4
+# before the refinement below. Other faces go to the eigendecomposition in Python.
+_DEFINITE_DIAGONAL_RATIO = 1e-6
 
 
-def _solve_face_definite(G_FF, r_F, E):
-    """The step p of the face system G_FF p + E θ = r_F, Eᵀp = 0 when G_FF is safely
-    positive definite: p = G⁻¹(r_F − Eθ) with (EᵀG⁻¹E) θ = EᵀG⁻¹ r_F. None when it is
-    not (semidefinite or ill-conditioned): the caller's eigendecomposition handles
-    null directions."""
-    try:
-        diagonal = np.diag(np.linalg.cholesky(G_FF))
-    except np.linalg.LinAlgError:
-        return None
-    if not diagonal.min() > _DEFINITE_DIAGONAL_RATIO * diagonal.max():
-        return None
-    solved = np.linalg.solve(G_FF, np.column_stack([r_F, E]))
-    p, GiE = solved[:, 0], solved[:, 1:]
-    if E.shape[1]:
-        theta = np.linalg.solve(E.T @ GiE, E.T @ p)
-        p = p - GiE @ theta
-    return p
+@njit(cache=True)
+def _group_sums(alpha, groups, n_groups):
+    sums = np.zeros(n_groups)
+    for k in range(alpha.shape[0]):
+        sums[groups[k]] += alpha[k]
+    return sums
+
+
+@njit(cache=True)
+def _active_set_kernel(G, h, groups, bounds, alpha, tol, max_iter):
+    """:func:`_active_set` (same steps, same choices) in numba, for faces whose G_FF
+    is safely definite: their system is solved by Cholesky, with the bound groups' sums
+    held through the Schur complement (EᵀG⁻¹E) θ = EᵀG⁻¹r_F. Returns (alpha,
+    iterations, done); done is False when a face was not safely definite, and the
+    caller goes on from alpha with the eigendecomposition."""
+    m = h.shape[0]
+    n_groups = bounds.shape[0]
+    eps = np.finfo(np.float64).eps
+    movable = np.empty(m, np.bool_)
+    for k in range(m):
+        movable[k] = bounds[groups[k]] > 0.0
+        if not movable[k]:
+            alpha[k] = 0.0
+    group_max = np.zeros(n_groups)
+    for k in range(m):
+        group_max[groups[k]] = max(group_max[groups[k]], alpha[k])
+    free = np.empty(m, np.bool_)
+    for k in range(m):
+        if alpha[k] <= 1e-14 * group_max[groups[k]]:
+            alpha[k] = 0.0
+        free[k] = alpha[k] > 0.0
+    sums = _group_sums(alpha, groups, n_groups)
+    at_bound = (bounds > 0.0) & (bounds - sums <= 1e-9 * bounds) & (sums > 0.0)
+    h_scale = tol * np.max(np.abs(h))
+    r = np.empty(m)
+    iteration = 0
+    refinements = 0
+    while iteration < max_iter:
+        iteration += 1
+        sums = _snap(alpha, groups, bounds, at_bound)
+        free_count = np.zeros(n_groups, np.int64)
+        for k in range(m):
+            if free[k]:
+                free_count[groups[k]] += 1
+        pinned = at_bound & (free_count == 1)
+        F = np.array([k for k in range(m) if free[k] and not pinned[groups[k]]], np.int64)
+        B = np.array([j for j in range(n_groups) if at_bound[j] and not pinned[j]],
+                     np.int64)
+        n_free, n_bound = F.shape[0], B.shape[0]
+        if n_free:
+            G_FF = np.empty((n_free, n_free))
+            for a in range(n_free):
+                for b in range(n_free):
+                    G_FF[a, b] = G[F[a], F[b]]
+            # Cholesky by hand: LAPACK's raises, and a failed face is an answer here.
+            L = np.zeros((n_free, n_free))
+            definite = True
+            for a in range(n_free):
+                for b in range(a + 1):
+                    acc = G_FF[a, b]
+                    for c in range(b):
+                        acc -= L[a, c] * L[b, c]
+                    if a == b:
+                        if acc <= 0.0:
+                            definite = False
+                            break
+                        L[a, a] = np.sqrt(acc)
+                    else:
+                        L[a, b] = acc / L[b, b]
+                if not definite:
+                    break
+            if definite:
+                diagonal = np.diag(L)
+                definite = diagonal.min() > _DEFINITE_DIAGONAL_RATIO * diagonal.max()
+            if not definite:
+                return alpha, iteration - 1, False
+            rhs = np.zeros((n_free, 1 + n_bound))
+            for a in range(n_free):
+                rhs[a, 0] = h[F[a]] - G[F[a]] @ alpha
+                for b in range(n_bound):
+                    rhs[a, 1 + b] = 1.0 if groups[F[a]] == B[b] else 0.0
+            solved = _cholesky_solve(L, rhs)
+            p = solved[:, 0].copy()
+            if n_bound:
+                Et = np.ascontiguousarray(rhs[:, 1:].T)
+                GiE = np.ascontiguousarray(solved[:, 1:])
+                theta = np.linalg.solve(Et @ GiE, Et @ p)
+                p -= GiE @ theta
+            # Ratio test: free alphas hitting 0, open groups hitting their bound.
+            t = 1.0
+            blocker_kind, blocker = 0, -1
+            for a in range(n_free):
+                if p[a] < 0.0:
+                    ratio = alpha[F[a]] / -p[a]
+                    if ratio < t:
+                        t, blocker_kind, blocker = ratio, 1, F[a]
+            growth = np.zeros(n_groups)
+            for a in range(n_free):
+                growth[groups[F[a]]] += p[a]
+            for j in range(n_groups):
+                if growth[j] > 0.0 and not at_bound[j]:
+                    ratio = max(bounds[j] - sums[j], 0.0) / growth[j]
+                    if ratio < t:
+                        t, blocker_kind, blocker = ratio, 2, j
+            for a in range(n_free):
+                alpha[F[a]] = max(alpha[F[a]] + t * p[a], 0.0)
+            if blocker_kind == 1:
+                alpha[blocker] = 0.0
+                free[blocker] = False
+                continue
+            if blocker_kind == 2:
+                at_bound[blocker] = True
+                continue
+            _snap(alpha, groups, bounds, at_bound)
+        # Stationary on the current face: check the dropped constraints. (Only here
+        # is all of r needed: O(m²), while a face step costs O(m·|F|) + O(|F|³).)
+        support = np.flatnonzero(alpha)
+        G_support = G[:, support]
+        r[:] = h - G_support @ alpha[support]
+        tol_abs = 0.25 * (h_scale + 4.0 * m * eps * np.max(np.abs(G_support) @ alpha[support]))
+        free_count = np.zeros(n_groups, np.int64)
+        theta_sum = np.zeros(n_groups)
+        for k in range(m):
+            if free[k]:
+                free_count[groups[k]] += 1
+                theta_sum[groups[k]] += r[k]
+        theta = np.zeros(n_groups)
+        for j in range(n_groups):
+            if at_bound[j]:
+                theta[j] = theta_sum[j] / max(free_count[j], 1)
+        k_best, gain_best = 0, -np.inf
+        residual = 0.0
+        for k in range(m):
+            if free[k]:
+                residual = max(residual, abs(r[k] - theta[groups[k]]))
+            elif movable[k] and r[k] - theta[groups[k]] > gain_best:
+                k_best, gain_best = k, r[k] - theta[groups[k]]
+        j_best, bound_gain_best = 0, -np.inf
+        for j in range(n_groups):
+            if at_bound[j] and -theta[j] > bound_gain_best:
+                j_best, bound_gain_best = j, -theta[j]
+        if residual > tol_abs and refinements < 3:
+            # The solve lost accuracy: solve again for the remaining residual.
+            refinements += 1
+            continue
+        refinements = 0
+        if max(gain_best, bound_gain_best) <= tol_abs:
+            break
+        if gain_best >= bound_gain_best:
+            free[k_best] = True  # alpha_k wants to grow
+        else:
+            at_bound[j_best] = False  # the group wants to shrink
+    return alpha, iteration, True
+
+
+@njit(cache=True)
+def _snap(alpha, groups, bounds, at_bound):
+    """Put bound groups exactly on their bound despite rounding drift; the new sums."""
+    sums = _group_sums(alpha, groups, bounds.shape[0])
+    for j in range(bounds.shape[0]):
+        at_bound[j] = at_bound[j] and sums[j] > 0.0
+    for k in range(alpha.shape[0]):
+        j = groups[k]
+        if at_bound[j]:
+            alpha[k] *= bounds[j] / sums[j]
+    return _group_sums(alpha, groups, bounds.shape[0])
+
+
+@njit(cache=True)
+def _cholesky_solve(L, rhs):
+    """X with L Lᵀ X = rhs, L lower triangular."""
+    n, k = rhs.shape
+    Y = rhs.copy()
+    for c in range(k):
+        for a in range(n):
+            acc = Y[a, c]
+            for b in range(a):
+                acc -= L[a, b] * Y[b, c]
+            Y[a, c] = acc / L[a, a]
+        for a in range(n - 1, -1, -1):
+            acc = Y[a, c]
+            for b in range(a + 1, n):
+                acc -= L[b, a] * Y[b, c]
+            Y[a, c] = acc / L[a, a]
+    return Y
 
 
 def _active_set(G, h, groups, bounds, alpha, tol, max_iter):
@@ -411,7 +583,16 @@ def _active_set(G, h, groups, bounds, alpha, tol, max_iter):
     right-hand side with a component in its null space means the objective
     grows linearly along that null direction, which is then followed until
     a constraint blocks.  Returns the final alpha and the iteration count.
+
+    Faces with a safely definite G_FF run in numba (:func:`_active_set_kernel`);
+    this loop takes over at the first face that is not.
     """
+    alpha, done_steps, done = _active_set_kernel(G, h, groups, bounds,
+                                                 np.array(alpha, dtype=np.float64), tol,
+                                                 max_iter)
+    if done:
+        return alpha, done_steps
+    max_iter -= done_steps
     n_groups = bounds.shape[0]
     movable = bounds[groups] > 0.0  # cuts of zero-bound groups stay at 0
     alpha = np.where(movable, alpha, 0.0)
@@ -452,16 +633,13 @@ def _active_set(G, h, groups, bounds, alpha, tol, max_iter):
             # KKT system of the subproblem over the free cuts, with the bound
             # groups' sums held: [G_FF  sE; sE' 0] [p; theta/s] = [r_F; 0].
             G_FF = G[np.ix_(F, F)]
-            E = (groups[F][:, None] == B[None, :]).astype(np.float64)
-            p = _solve_face_definite(G_FF, r[F], E)
-            t_max = 1.0
-        if n_free and p is None:
             s = np.max(np.diag(G_FF))
             s = s if s > 0.0 else 1.0  # all-zero cuts: any unit will do
             K = np.zeros((n_free + n_bound, n_free + n_bound))
             K[:n_free, :n_free] = G_FF
-            K[:n_free, n_free:] = s * E
-            K[n_free:, :n_free] = s * E.T
+            E = s * (groups[F][:, None] == B[None, :])
+            K[:n_free, n_free:] = E
+            K[n_free:, :n_free] = E.T
             rhs = np.concatenate([r[F], np.zeros(n_bound)])
             eigenvalues, U = np.linalg.eigh(K)
             null = np.abs(eigenvalues) <= 1e-12 * np.max(np.abs(eigenvalues))
@@ -472,7 +650,7 @@ def _active_set(G, h, groups, bounds, alpha, tol, max_iter):
                 t_max = np.inf
             else:
                 p = (U[:, ~null] @ (coef[~null] / eigenvalues[~null]))[:n_free]
-        if n_free:
+                t_max = 1.0
             # Ratio test: free alphas hitting 0, open groups hitting their bound.
             t, blocker = t_max, None
             shrinking = p < 0.0
