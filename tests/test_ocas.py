@@ -155,3 +155,21 @@ def test_bad_options(cli, samples, tmp_path, args, expected):
     run = cli("ocas", *args, samples / "a9a3k.train", tmp_path / "m")
     assert run.returncode != 0 and expected in run.stderr
     assert run.stderr.count("\n") == 1 and not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("share", [0.2, 0.9])
+def test_cut_sum_over_few_or_most_violators(share):
+    """Most violators: the cut is the all-examples sum minus the others' — still Xᵀcoef."""
+    from cpsvm.problems.binary import BinaryProblem
+    from cpsvm.solvers.ocas import OcasOracle
+    rng = np.random.default_rng(5)
+    X = sp.random(300, 20, density=0.3, format="csr", random_state=rng)
+    y = np.where(rng.random(300) < 0.5, 1.0, -1.0)
+    problem = BinaryProblem(X, y, loss_scale=1.0, psi_scale=0.5)
+    oracle = OcasOracle(problem, rng.exponential(size=300))
+    violated = rng.random(300) < share
+    coef = np.where(violated, oracle.costs * oracle.margin * y, 0.0)
+    for _ in range(2):  # the second time from the all-examples sum kept by the first
+        got = oracle._violators_sum(coef, int(violated.sum()))
+        np.testing.assert_allclose(got, X.T @ coef, rtol=1e-12, atol=1e-12)
+    assert (oracle._all_coef is not None) == (share > 0.5)

@@ -8,7 +8,8 @@ Crammer-Singer loss (msvmocas), SVMlight's C convention — on the engine's 1-sl
   search along w_b → w_t (w_t the reduced problem's solution);
 * the new cut taken at w_c = (1−λ)·w_b + λ·w_t (λ = 0.1) instead of at w_t;
 * outputs ⟨w, x_i⟩ kept for w_b and w_t, so each iteration costs one pass over the
-  data for the outputs of w_t and one for the cut (both threaded, numba prange).
+  data for the outputs of w_t and one over the violators for the cut (both threaded
+  over fixed row blocks, :mod:`cpsvm.sparse_ops`).
 
 Stopping is libocas's: F(w_b) − F_t(w_t) ≤ TolAbs or ≤ TolRel·|F(w_b)|, F(w_b) ≤
 QPBound, or the time limit. ``method=0`` is the plain cutting-plane algorithm (BMRM,
@@ -181,10 +182,11 @@ def _subgradient_zero(A0, grad, at, jump):
 def binary_move(y, costs, out_best, out_t, step, cut_lambda, loss, margin, coef):
     """After the line search: out_best += step·(out_t − out_best) in place. Returns the
     risk Σ costs_i·max(0, loss − margin·y_i·out_i) at the new w_b and the cut at
-    w_c = (1−λ)·w_b + λ·w_t: Σ costs_i·loss over its violators, and in ``coef`` the
-    weight costs_i·margin·y_i of x_i in g (0 for the others)."""
+    w_c = (1−λ)·w_b + λ·w_t: Σ costs_i·loss over its violators, their number, and in
+    ``coef`` the weight costs_i·margin·y_i of x_i in g (0 for the others)."""
     risk = 0.0
     c = 0.0
+    n_violated = 0
     for i in range(len(y)):   # selects, not branches (see binary_line_search)
         out_best[i] += step * (out_t[i] - out_best[i])
         risk += costs[i] * max(0.0, loss - margin * y[i] * out_best[i])
@@ -192,7 +194,8 @@ def binary_move(y, costs, out_best, out_t, step, cut_lambda, loss, margin, coef)
         violated = loss - margin * y[i] * out_cut > 0.0
         c += costs[i] * loss if violated else 0.0
         coef[i] = costs[i] * margin * y[i] if violated else 0.0
-    return risk, c
+        n_violated += 1 if violated else 0
+    return risk, c, n_violated
 
 
 class OcasOracle(LinearCutOracle):
@@ -219,6 +222,7 @@ class OcasOracle(LinearCutOracle):
         self.primal = math.inf
         self.w_best = np.zeros(problem.size_psi)
         self.out_best = None
+        self._all_coef = self._all_sum = None   # see _violators_sum
         self.seconds = {"output": 0.0, "line_search": 0.0, "cut": 0.0}
 
     def outputs(self, w):
@@ -269,12 +273,12 @@ class OcasOracle(LinearCutOracle):
                                       self.loss, self.margin)
             self.w_best = self.w_best + step * direction
             coef = np.empty(len(out_t))
-            risk, c = binary_move(y, self.costs, self.out_best, out_t, step, self.cut_lambda,
-                                  self.loss, self.margin, coef)
+            risk, c, n_violated = binary_move(y, self.costs, self.out_best, out_t, step,
+                                              self.cut_lambda, self.loss, self.margin, coef)
             self.primal = 0.5 * float(self.w_best @ self.w_best) + self.C * risk
             t2 = time.perf_counter()
             self.seconds["line_search"] += t2 - t1
-            g = self.problem.rows.rows_sum(coef)
+            g = self._violators_sum(coef, n_violated)
             self.oracle_calls += self.problem.n_examples
             self.seconds["cut"] += time.perf_counter() - t2
             return c, g
@@ -286,6 +290,19 @@ class OcasOracle(LinearCutOracle):
         mu = self.cut_lambda
         self.seconds["line_search"] += time.perf_counter() - t1
         return self._cut_at((1 - mu) * self.out_best + mu * out_t)
+
+    def _violators_sum(self, coef, n_violated):
+        """Σ coef_i·x_i over the violators; when they are most of the data, as the sum
+        over all examples (computed once) minus the sum over the others."""
+        rows = self.problem.rows
+        if 2 * n_violated <= len(coef):
+            return rows.rows_sum(coef)
+        if self._all_coef is None:
+            # The same products binary_move forms, so the others' coefficients are
+            # exactly 0 on the violators.
+            self._all_coef = self.costs * self.margin * self.problem.y
+            self._all_sum = rows.rows_sum(self._all_coef)
+        return self._all_sum - rows.rows_sum(self._all_coef - coef)
 
     def _cut_at(self, out):
         """The most violated cut where the outputs are ``out``."""
