@@ -4,8 +4,8 @@ The rows are cut into fixed blocks (their number depends on the matrix only) and
 blocks run on a thread pool of ``numba.get_num_threads()`` workers (``--threads``);
 partial sums are added in block order, so results do not depend on the thread count.
 A block's X @ w is scipy's (its sparsetools release the GIL, and their loop was 1.5-2×
-faster than the same loop in numba here: benchmarks/bench_ocas.py); sums of selected
-rows are a numba kernel (nogil) that skips rows with a zero coefficient.
+faster than the same loop in numba here); sums of a few selected rows are a numba
+kernel (nogil) that skips rows with a zero coefficient.
 """
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ from numba import njit
 # A matrix with fewer non-zeros is one block: handing work to threads costs ~0.1 ms.
 PARALLEL_MIN_NNZ = 1 << 20
 N_BLOCKS = 8
+# Past this share of rows, scipy's Xᵀ·coef over every row beat the numba loop over the
+# selected rows (its loop is 2-5x faster per non-zero here; a9a and dense 100-dim rows).
+SPARSE_COEF_SHARE = 0.25
 
 _pool: ThreadPoolExecutor | None = None
 
@@ -63,10 +66,11 @@ class RowBlocks:
         bounds = [b * n // n_blocks for b in range(n_blocks + 1)]
         self.bounds = list(zip(bounds[:-1], bounds[1:]))
         self.blocks = [X if n_blocks == 1 else self._view(lo, hi) for lo, hi in self.bounds]
+        self.transposed = [_share(sp.csc_matrix((X.shape[1], hi - lo), dtype=X.dtype), block)
+                           for (lo, hi), block in zip(self.bounds, self.blocks)]
 
     def _view(self, lo, hi):
-        """Rows lo..hi as a CSR matrix sharing X's data and indices. Built by assigning
-        the arrays: scipy's constructor copies arrays that are views of larger ones."""
+        """Rows lo..hi as a CSR matrix sharing X's data and indices."""
         X = self.X
         start, end = X.indptr[lo], X.indptr[hi]
         block = sp.csr_matrix((hi - lo, X.shape[1]), dtype=X.dtype)
@@ -89,13 +93,21 @@ class RowBlocks:
         return out
 
     def rows_sum(self, coef, to_class=None, from_class=None, n_classes=1):
-        """Σ_i coef_i·x_i (Xᵀ @ coef), touching only rows with coef_i ≠ 0 — a cut sums its
-        violators, often a small part of the data. With classes, a (n_classes·d) vector:
-        coef_i·x_i is added in block to_class_i and subtracted in block from_class_i
-        (none if < 0) — Σ_i coef_i·δΨ_i for Crammer-Singer."""
+        """Σ_i coef_i·x_i (Xᵀ @ coef). A cut sums its violators, often a small part of
+        the data: below SPARSE_COEF_SHARE non-zero coefficients a numba loop skips the
+        other rows, above it scipy's Xᵀ product over all rows is faster.
+
+        With classes, a (n_classes·d) vector: coef_i·x_i is added in block to_class_i
+        and subtracted in block from_class_i (none if < 0) — Σ_i coef_i·δΨ_i for
+        Crammer-Singer (always the numba loop)."""
         n, width = self.X.shape
         coef = np.asarray(coef, dtype=np.float64)
         if to_class is None:
+            if np.count_nonzero(coef) > SPARSE_COEF_SHARE * n:
+                def run(b):
+                    lo, hi = self.bounds[b]
+                    return self.transposed[b] @ coef[lo:hi]
+                return _add_in_order(_map(run, range(len(self.blocks))))
             to_class, from_class = np.zeros(n, dtype=np.int64), np.full(n, -1, np.int64)
 
         def run(b):
@@ -105,8 +117,19 @@ class RowBlocks:
             _add_rows(block.indptr, block.indices, block.data, coef[lo:hi],
                       to_class[lo:hi], from_class[lo:hi], width, out)
             return out
-        sums = _map(run, range(len(self.blocks)))
-        total = sums[0]
-        for s in sums[1:]:
-            total += s
-        return total
+        return _add_in_order(_map(run, range(len(self.blocks))))
+
+
+def _share(empty, source):
+    """``empty`` (a sparse matrix of the right shape) given source's arrays. Assigned,
+    not passed to the constructor: scipy's constructors (and ``.T``) copy arrays that
+    are views of larger ones."""
+    empty.data, empty.indices, empty.indptr = source.data, source.indices, source.indptr
+    return empty
+
+
+def _add_in_order(parts):
+    total = np.array(parts[0], dtype=np.float64)
+    for part in parts[1:]:
+        total += part
+    return total

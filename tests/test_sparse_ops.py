@@ -23,7 +23,7 @@ def blocked(monkeypatch):
 
 def test_blocks_share_the_matrix_data(blocked):
     X, rows, _ = blocked
-    for block in rows.blocks:
+    for block in rows.blocks + rows.transposed:
         assert np.shares_memory(block.data, X.data)
         assert np.shares_memory(block.indices, X.indices)
 
@@ -38,9 +38,10 @@ def test_dot_equals_scipy_for_any_thread_count(blocked):
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
 
 
-def test_rows_sum_skips_zero_rows_and_is_thread_independent(blocked):
+@pytest.mark.parametrize("share", [0.1, 0.6])  # the numba loop, scipy's product
+def test_rows_sum_is_xt_coef_and_thread_independent(blocked, share):
     X, rows, rng = blocked
-    coef = np.where(rng.random(203) < 0.4, rng.standard_normal(203), 0.0)
+    coef = np.where(rng.random(203) < share, rng.standard_normal(203), 0.0)
     results = []
     for threads in (1, numba.config.NUMBA_NUM_THREADS):
         numba.set_num_threads(threads)
