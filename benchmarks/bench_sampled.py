@@ -3,16 +3,23 @@
 Three parts, in one run:
 
 1. Kernel evaluation: the expansion Σ_j β_j k(x_i, b_j) over all of a9a (n = 32561) for
-   r random basis examples, RBF — cpsvm.solvers.sampled.RowKernel (numba, dense basis
-   and inverted index) against blocks of Kernel.matrix (scipy sparse product + numpy).
+   r random basis examples, RBF — cpsvm.solvers.sampled.RowKernel (numba; the basis as
+   bitsets, a9a's features being 0/1, as dense blocks or as an inverted index; rows with
+   identical features computed once, or not) against blocks of Kernel.matrix (scipy
+   sparse product + numpy).
 2. a9a / a9a.t, RBF. (γ, C) picked by a small search — sklearn.svm.SVC trained on 8000
    random training examples and validated on 8000 others, γ ∈ {0.001, 0.01, 0.05},
    C_light ∈ {1, 10, 100}; lowest validation error, ties within 0.1 points to the
-   smaller C. Then, on all of a9a: SVC (libsvm) at that C and γ, and sampled_learn's
-   constant-time and linear-time algorithms with r = 400 and 1000 at the equivalent
-   C = C_light·n/100 and the default ε (0.1, the paper's 0.001). Training time is the
-   solver call only (no file reading) for both; wall and CPU seconds (CPU counts all
-   threads: numba uses every core, libsvm one).
+   smaller C. Then, on all of a9a: SVC (libsvm, default tolerance) at that C and γ, and
+   sampled_learn's constant-time and linear-time algorithms with r = 400 and 1000 at the
+   equivalent C = C_light·n/100 and the default ε (0.1, the paper's 0.001), then
+   linear-time with smaller samples and a looser ε (1, the paper's 0.01) — settings
+   outside the paper's, shown so that the cost of each is visible; every row run is
+   printed. Training time is the solver call only (no file reading) for both, the
+   faster of two passes (each: SVC, then every row); wall and CPU seconds (CPU counts
+   all threads: numba uses every core, libsvm one; CPU ≈ wall means the second core was
+   busy with other work). The goal of the issue — at least 10x
+   SVC's wall time with test error within 0.5 points of SVC's — is checked per row.
 3. The checkerboard of the paper's §6.1 (benchmarks/checkerboard.py: 4×4 board, noise
    σ = 0.02), n = 10k … 1M, C = 100 (fixed in the 1-slack convention, so the number of
    iterations does not depend on n), γ = 10, r = 400; each run capped at --cap seconds
@@ -58,6 +65,12 @@ from cpsvm.solvers.sampled import RowKernel, SampledParams, train  # noqa: E402
 DATA = REPO.parent / "shared" / "data"
 GAMMAS = (0.001, 0.01, 0.05)
 C_LIGHTS = (1.0, 10.0, 100.0)
+# (algorithm, r, epsilon): the issue's four at the paper's epsilon, then linear-time with
+# smaller samples and epsilon 1 (the paper's 0.01), outside the paper's settings.
+REPEATS = 2
+CONFIGS = [("const", 400, 0.1), ("const", 1000, 0.1), ("linear", 400, 0.1),
+           ("linear", 1000, 0.1), ("linear", 200, 0.1), ("linear", 100, 0.1),
+           ("linear", 400, 1.0), ("linear", 200, 1.0), ("linear", 100, 1.0)]
 
 
 def timed(fn, *args, **kwargs):
@@ -77,14 +90,17 @@ def decision_values(model, X):
 
 
 def kernel_part(train_data):
-    print("== 1. kernel expansion over all of a9a (n = %d), RBF g = 0.01" %
-          train_data.n_examples)
+    print("== 1. kernel expansion over all of a9a (n = %d), RBF g = 0.01; best of 3, seconds"
+          % train_data.n_examples)
     X, n = train_data.X, train_data.n_examples
     kernel = Kernel(2, gamma=0.01)
     rng = np.random.default_rng(0)
     rows = np.arange(n)
-    print(f"{'r':>6} {'Kernel.matrix':>14} {'numba dense':>12} {'numba index':>12} "
-          f"{'speed-up':>9} {'Meval/s':>8} {'max |diff|':>10}")
+    variants = {  # name: (bitsets, dense allowed, identical rows shared)
+        "bits": (True, True, True), "bits unshared": (True, True, False),
+        "dense": (False, True, True), "index": (False, False, True)}
+    print(f"{'r':>6} {'Kernel.matrix':>14} " + " ".join(f"{v:>13}" for v in variants)
+          + f" {'speed-up':>9} {'Meval/s':>8} {'max |diff|':>10}")
     for r in (400, 1000):
         basis = np.sort(rng.choice(n, r, replace=False))
         beta = rng.standard_normal(r)
@@ -96,24 +112,28 @@ def kernel_part(train_data):
                 out[lo:lo + 4096] = kernel.matrix(X[lo:lo + 4096], B, sq_norms_b=sq_b) @ beta
             return out
 
-        dense, sparse = RowKernel(X, kernel), RowKernel(X, kernel)
-        sparse.DENSE_BASIS_MAX = 0
-        times = {}
-        results = {}
-        for name, fn in (("scipy", scipy_numpy),
-                         ("dense", lambda: dense.times(rows, basis, beta)),
-                         ("index", lambda: sparse.times(rows, basis, beta))):
+        functions = {"scipy": scipy_numpy}
+        for name, (bits, dense, shared) in variants.items():
+            rk = RowKernel(X, kernel)
+            rk.BITSETS = bits
+            if not dense:
+                rk.DENSE_BASIS_MAX = 0
+            rk.has_duplicates = rk.has_duplicates and shared
+            functions[name] = (lambda rk: lambda: rk.times(rows, basis, beta))(rk)
+        times, results = {}, {}
+        for name, fn in functions.items():
             fn()  # warm (numba compile or cache load)
             best = math.inf
             for _ in range(3):
                 out, wall, _ = timed(fn)
                 best = min(best, wall)
             times[name], results[name] = best, out
-        diff = max(np.max(np.abs(results["dense"] - results["scipy"])),
-                   np.max(np.abs(results["index"] - results["scipy"])))
-        print(f"{r:>6} {times['scipy']:>13.3f}s {times['dense']:>11.3f}s "
-              f"{times['index']:>11.3f}s {times['scipy'] / times['dense']:>8.1f}x "
-              f"{n * r / times['dense'] / 1e6:>8.0f} {diff:>10.1e}")
+        diff = max(np.max(np.abs(results[v] - results["scipy"])) for v in variants)
+        fastest = min(times[v] for v in variants)
+        print(f"{r:>6} {times['scipy']:>14.3f} "
+              + " ".join(f"{times[v]:>13.4f}" for v in variants)
+              + f" {times['scipy'] / fastest:>8.1f}x {n * r / fastest / 1e6:>8.0f} "
+                f"{diff:>10.1e}")
 
 
 def search(train_data, quick):
@@ -153,37 +173,62 @@ def a9a_part(quick):
     n = train_data.n_examples
     C = C_light * n / 100
     print(f"== 2b. a9a (n = {n}) / a9a.t (n = {test_data.n_examples}): RBF gamma={gamma:g},"
-          f" C_light={C_light:g} (sampled_learn -c {C:.6g} -t 2 -g {gamma:g}), epsilon 0.1")
+          f" C_light={C_light:g} (sampled_learn -c {C:.6g} -t 2 -g {gamma:g})")
     from sklearn.svm import SVC
-    svc, svc_wall, svc_cpu = timed(SVC(C=C_light, gamma=gamma, cache_size=1000).fit,
-                                   train_data.X, train_data.y)
-    svc_error = 100 * np.mean(svc.predict(test_data.X) != test_data.y)
-    rows = [("SVC (libsvm)", "-", svc_wall, svc_cpu, svc_error, "-", "-",
-             int(svc.n_support_.sum()), "-")]
-    checked = False
-    for algorithm in ("const", "linear"):
-        for r in (400, 1000):
+    for algorithm in ("const", "linear"):  # load the numba cache outside the timings
+        train(train_data.subset(slice(0, 300)), SampledParams(
+            C=1.0, kernel=Kernel(2, gamma=gamma), algorithm=algorithm, sample_size=50))
+    # Two passes, each SVC then every configuration; the faster of the two times of each
+    # is used (the machine is shared: a single time can be off by 1.5x).
+    svc_times, times, rows = [], {}, []
+    for repeat in range(REPEATS):
+        svc, svc_wall, svc_cpu = timed(SVC(C=C_light, gamma=gamma, cache_size=1000).fit,
+                                       train_data.X, train_data.y)
+        svc_times.append((svc_wall, svc_cpu))
+        print(f"pass {repeat + 1}: SVC {svc_wall:.1f} s", end="", flush=True)
+        for config in CONFIGS:
+            algorithm, r, epsilon = config
             params = SampledParams(C=C, kernel=Kernel(2, gamma=gamma), algorithm=algorithm,
-                                   sample_size=r)
+                                   sample_size=r, epsilon=epsilon)
             (model, info), wall, cpu = timed(train, train_data, params)
-            scores = decision_values(model, test_data.X)
-            if not checked:  # the numba predictions are cp_classify's
-                reference = model.decision_function(test_data.X[:300])
-                assert np.allclose(scores[:300], reference, rtol=1e-9, atol=1e-9)
-                checked = True
-            error = 100 * np.mean(np.where(scores > 0, 1.0, -1.0) != test_data.y)
-            rows.append((f"sampled {algorithm}", r, wall, cpu, error,
-                         info.result.iterations, info.kernel_evaluations, info.n_sv,
-                         info.result.status))
-    print(f"{'method':<16} {'r':>5} {'wall s':>8} {'cpu s':>8} {'x SVC':>6} "
+            print(f", {wall:.1f}", end="", flush=True)
+            times.setdefault(config, []).append((wall, cpu))
+            if repeat == 0:  # the same seed gives the same model in every pass
+                rows.append((config, model, info))
+        print()
+    svc_wall, svc_cpu = min(svc_times)
+    svc_error = 100 * np.mean(svc.predict(test_data.X) != test_data.y)
+    checked = False
+    results = []
+    for config, model, info in rows:
+        scores = decision_values(model, test_data.X)
+        if not checked:  # the numba predictions are cp_classify's
+            reference = model.decision_function(test_data.X[:300])
+            assert np.allclose(scores[:300], reference, rtol=1e-9, atol=1e-9)
+            checked = True
+        error = 100 * np.mean(np.where(scores > 0, 1.0, -1.0) != test_data.y)
+        wall, cpu = min(times[config])
+        results.append((*config, wall, cpu, error, info))
+    print(f"{'method':<16} {'r':>5} {'eps':>4} {'wall s':>7} {'cpu s':>6} {'x SVC':>6} "
           f"{'test err %':>10} {'vs SVC':>7} {'iters':>6} {'kernel evals':>13} "
-          f"{'SVs':>6} status")
-    for name, r, wall, cpu, error, iters, evals, n_sv, status in rows:
-        speedup = "-" if name.startswith("SVC") else f"{svc_wall / wall:.1f}"
-        delta = "-" if name.startswith("SVC") else f"{error - svc_error:+.2f}"
-        evals = evals if isinstance(evals, str) else f"{evals:.3g}"
-        print(f"{name:<16} {r:>5} {wall:>8.1f} {cpu:>8.1f} {speedup:>6} {error:>10.2f} "
-              f"{delta:>7} {iters:>6} {evals:>13} {n_sv:>6} {status}")
+          f"{'computed':>9} {'QP s':>5} {'SVs':>6} {'goal':>4} status")
+    print(f"{'SVC (libsvm)':<16} {'-':>5} {'-':>4} {svc_wall:>7.1f} {svc_cpu:>6.1f} "
+          f"{'-':>6} {svc_error:>10.2f} {'-':>7} {'-':>6} {'-':>13} {'-':>9} {'-':>5} "
+          f"{int(svc.n_support_.sum()):>6}")
+    met = []
+    for algorithm, r, epsilon, wall, cpu, error, info in results:
+        speedup, delta = svc_wall / wall, error - svc_error
+        goal = speedup >= 10 and delta <= 0.5
+        if goal:
+            met.append(f"{algorithm} r={r} eps={epsilon:g}")
+        result = info.result
+        print(f"{'sampled ' + algorithm:<16} {r:>5} {epsilon:>4g} {wall:>7.2f} {cpu:>6.1f} "
+              f"{speedup:>6.1f} {error:>10.2f} {delta:>+7.2f} {result.iterations:>6} "
+              f"{info.kernel_evaluations:>13.3g} {info.kernel_values_computed:>9.3g} "
+              f"{result.seconds_qp:>5.2f} {info.n_sv:>6} {'yes' if goal else 'no':>4} "
+              f"{result.status}")
+    print("goal (>= 10x SVC's wall time, test error <= SVC's + 0.5): "
+          + ("met by " + ", ".join(met) if met else "not met by any row"))
 
 
 def slope(ns, values):

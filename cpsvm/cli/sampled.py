@@ -124,7 +124,9 @@ def _print_statistics(info, params, cpu, out):
       f"(of {r.cuts_added})")
     p(f"Number of iterations: {r.iterations}")
     p(f"Number of calls to 'find_most_violated_constraint': {r.oracle_calls}")
-    p(f"Number of kernel evaluations: {info.kernel_evaluations}")
+    p(f"Number of kernel evaluations: {info.kernel_evaluations} "
+      f"({info.kernel_values_computed} values computed: examples with identical features "
+      "share theirs)")
     p(f"Number of samples drawn: {info.draws}")
     p(f"Number of SV: {info.n_sv} (basis examples in the model; {info.n_cuts} cuts with "
       "alpha > 0)")

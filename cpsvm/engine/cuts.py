@@ -9,34 +9,79 @@ g = (1/n) Σ Δ_i(ŷ_i) δΨ_i(ŷ_i) (slack rescaling).
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from ..problems.base import MARGIN_RESCALING, violation
 
 
 class RowTable:
-    """A matrix grown one row at a time (capacity doubles) and filtered by a mask: the
-    per-cut data an oracle keeps in step with the working set."""
+    """Per-cut rows an oracle keeps in step with the working set (cut vectors, or a
+    kernel cut's inner products with every example). Each row sits in a slot of one
+    array that is reused once its cut is dropped, so removing cuts copies nothing
+    (compacting a T × n table on every removal took 7% of sampled_learn's time on a9a);
+    the products below read the kept slots in working-set order."""
 
     def __init__(self, width):
-        self._rows = np.empty((8, width))
-        self.size = 0
+        self._rows = np.zeros((8, width))
+        self.slots = []             # slot of each kept cut, in working-set order
+        self._free = []
+        self._high = 0              # slots ever used
+
+    @property
+    def size(self):
+        return len(self.slots)
 
     @property
     def rows(self) -> np.ndarray:
-        return self._rows[:self.size]
+        """The kept rows in working-set order (a copy)."""
+        return self._rows[self.slots]
 
     def append(self, row):
-        if self.size == len(self._rows):
-            grown = np.empty((2 * len(self._rows), self._rows.shape[1]))
-            grown[:self.size] = self.rows
-            self._rows = grown
-        self._rows[self.size] = row
-        self.size += 1
+        if self._free:
+            slot = self._free.pop()
+        else:
+            if self._high == len(self._rows):
+                grown = np.zeros((2 * len(self._rows), self._rows.shape[1]))
+                grown[:self._high] = self._rows[:self._high]
+                self._rows = grown
+            slot = self._high
+            self._high += 1
+        self._rows[slot] = row
+        self.slots.append(slot)
 
     def keep(self, mask):
-        kept = self.rows[np.asarray(mask, dtype=bool)]
-        self.size = len(kept)
-        self._rows[:self.size] = kept
+        for slot, kept in zip(self.slots, mask):
+            if not kept:
+                self._free.append(slot)
+        self.slots = [slot for slot, kept in zip(self.slots, mask) if kept]
+
+    def combine(self, alpha):
+        """Σ_k α_k·row_k (free slots get weight 0)."""
+        weights = np.zeros(self._high)
+        weights[self.slots] = alpha
+        return weights @ self._rows[:self._high]
+
+    def dot(self, vector):
+        """row_k · vector for the kept cuts, in working-set order."""
+        return (self._rows[:self._high] @ vector)[self.slots]
+
+    def columns_times(self, columns, beta):
+        """rows[:, columns] @ beta for the kept cuts, in working-set order."""
+        return _gather_times(self._rows, np.asarray(self.slots, dtype=np.int64),
+                             np.asarray(columns, dtype=np.int64), beta)
+
+
+@njit(cache=True)
+def _gather_times(table, slots, columns, beta):
+    """out[k] = Σ_j beta[j]·table[slots[k], columns[j]]."""
+    out = np.zeros(len(slots))
+    for k in range(len(slots)):
+        row = table[slots[k]]
+        total = 0.0
+        for j in range(len(columns)):
+            total += beta[j] * row[columns[j]]
+        out[k] = total
+    return out
 
 
 class LinearCutOracle:
@@ -56,7 +101,7 @@ class LinearCutOracle:
     def weights(self, alpha) -> np.ndarray:
         if self._table.size == 0:
             return np.zeros(self.problem.size_psi)
-        return alpha @ self.vectors
+        return self._table.combine(alpha)
 
     def _cut(self, labels, rows=None):
         n = self.problem.n_examples if rows is None else len(rows)
@@ -98,7 +143,7 @@ class LinearCutOracle:
         return losses, cuts
 
     def gram_row(self, g):
-        return self.vectors @ g, float(g @ g)
+        return self._table.dot(g), float(g @ g)
 
     def add(self, g):
         self._table.append(g)
@@ -141,7 +186,7 @@ class KernelCutOracle:
             self.kernel_evaluations = self.n * self.n
 
     def scores(self, alpha):
-        return alpha @ self._A.rows if self._A.size else np.zeros(self.n)
+        return self._A.combine(alpha) if self._A.size else np.zeros(self.n)
 
     def separate(self, alpha, threshold=None):
         margin = self.y * self.scores(alpha)
@@ -168,7 +213,7 @@ class KernelCutOracle:
 
     def gram_row(self, cut):
         flipped, beta, A_new = cut
-        return self._A.rows[:, flipped] @ beta, float(beta @ A_new[flipped])
+        return self._A.columns_times(flipped, beta), float(beta @ A_new[flipped])
 
     def add(self, cut):
         self._A.append(cut[2])
