@@ -7,6 +7,7 @@ clean. Any user error — bad option, malformed file — ends as one line
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 
@@ -14,6 +15,7 @@ import click
 from tqdm import tqdm
 
 from ..errors import InputError
+from ..kernels import Kernel
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "-?", "--help"], "max_content_width": 100}
 
@@ -147,6 +149,34 @@ def threads_option(*names):
     return click.option(*(names or ("--threads",)), "threads", type=int, default=None,
                         help="Threads for the separation oracle (default: all cores). "
                              "Results do not depend on it.")
+
+
+def kernel_options(r_note=""):
+    """SVMlight's kernel flags -t -d -g -s -r (one definition for every learner, so their
+    command lines agree), handed to the command as one ``kernel`` argument."""
+    options = [
+        click.option("-t", "kernel_type", type=int, default=0, show_default=True,
+                     help="Kernel: 0 linear, 1 polynomial (s a.b+r)^d, 2 RBF "
+                          "exp(-g|a-b|^2), 3 sigmoid tanh(s a.b+r)."),
+        click.option("-d", "degree", type=int, default=3, show_default=True,
+                     help="Polynomial degree."),
+        click.option("-g", "gamma", type=float, default=1.0, show_default=True,
+                     help="RBF gamma."),
+        click.option("-s", "coef_lin", type=float, default=1.0, show_default=True,
+                     help="s of the polynomial and sigmoid kernels."),
+        click.option("-r", "coef_const", type=float, default=1.0, show_default=True,
+                     help="r (c) of the polynomial and sigmoid kernels" + r_note + "."),
+    ]
+
+    def decorate(command):
+        @functools.wraps(command)
+        def with_kernel(*args, kernel_type, degree, gamma, coef_lin, coef_const, **kwargs):
+            return command(*args, kernel=Kernel(kernel_type, degree, gamma, coef_lin,
+                                                coef_const), **kwargs)
+        for option in reversed(options):
+            with_kernel = option(with_kernel)
+        return with_kernel
+    return decorate
 
 
 def train_and_save(prog, train, data, params, model_file, verbosity, trace_path,

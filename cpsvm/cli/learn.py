@@ -8,10 +8,9 @@ import sys
 import click
 
 from ..io.svmlight import read_svmlight
-from ..kernels import Kernel
 from ..solvers.one_slack import StructParams, train
-from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, train_and_save,
-                     note, run, set_threads, threads_option, verbosity_option)
+from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, kernel_options, note, run,
+                     set_threads, threads_option, train_and_save, verbosity_option)
 
 STOP_REASONS = {
     "converged": "the most violated constraint is violated by at most epsilon",
@@ -50,16 +49,7 @@ STOP_REASONS = {
               help="Stop after this many seconds of training (the model is still written).")
 @click.option("--max-idle", type=click.IntRange(min=1), default=50, show_default=True,
               help="Drop a cut whose dual variable stayed 0 for this many QPs.")
-@click.option("-t", "kernel_type", type=int, default=0, show_default=True,
-              help="Kernel: 0 linear, 1 polynomial (s a.b+r)^d, 2 RBF exp(-g|a-b|^2), "
-                   "3 sigmoid tanh(s a.b+r).")
-@click.option("-d", "degree", type=int, default=3, show_default=True,
-              help="Polynomial degree.")
-@click.option("-g", "gamma", type=float, default=1.0, show_default=True, help="RBF gamma.")
-@click.option("-s", "coef_lin", type=float, default=1.0, show_default=True,
-              help="s of the polynomial and sigmoid kernels.")
-@click.option("-r", "coef_const", type=float, default=1.0, show_default=True,
-              help="r (c) of the polynomial and sigmoid kernels.")
+@kernel_options()
 @click.option("--b", "bias", type=float, default=1.0, show_default=True,
               help="Value of the bias feature (SVMperf); 0 = no bias. Linear kernel only.")
 @click.option("--t", "basis_method", type=int, default=0, show_default=True,
@@ -86,9 +76,9 @@ STOP_REASONS = {
 @click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
 def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_iterations,
-            time_limit, max_idle, kernel_type, degree, gamma, coef_lin, coef_const, bias,
-            basis_method, basis_size, basis_file, preimage, problem, seed, threads,
-            trace_path, verbosity, qp_verbosity, example_file, model_file):
+            time_limit, max_idle, kernel, bias, basis_method, basis_size, basis_file,
+            preimage, problem, seed, threads, trace_path, verbosity, qp_verbosity,
+            example_file, model_file):
     """Learn a structural SVM from EXAMPLE_FILE and write MODEL_FILE.
 
     Binary targets (+1/-1) give an SVMperf-style linear or kernel model in SVMlight's
@@ -104,7 +94,7 @@ def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_it
     params = StructParams(
         C=C, epsilon=epsilon, algorithm=algorithm, rescaling=rescaling, loss_id=loss_id,
         max_iterations=max_iterations, max_idle=max_idle, cache_size=cache_size,
-        batch=batch, bias=bias, kernel=Kernel(kernel_type, degree, gamma, coef_lin, coef_const),
+        batch=batch, bias=bias, kernel=kernel,
         basis_method=basis_method, basis_size=basis_size, problem=problem, seed=seed,
         time_limit=time_limit)
     params.validate()

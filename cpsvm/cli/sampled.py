@@ -8,10 +8,10 @@ import sys
 import click
 
 from ..io.svmlight import read_svmlight
-from ..kernels import Kernel
 from ..solvers.sampled import ALGORITHMS, SampledParams, train
-from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, TrainingMonitor, train_and_save,
-                     note, run, set_threads, threads_option, verbosity_option)
+from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, TrainingMonitor, kernel_options,
+                     note, run, set_threads, threads_option, train_and_save,
+                     verbosity_option)
 from .learn import STOP_REASONS as CP_STOP_REASONS
 
 STOP_REASONS = {
@@ -53,16 +53,7 @@ class SampledMonitor(TrainingMonitor):
               help="Stop after this many seconds of training (the model is still written).")
 @click.option("--max-idle", type=int, default=20, show_default=True,
               help="Drop a cut whose dual variable stayed 0 for this many QPs.")
-@click.option("-t", "kernel_type", type=int, default=0, show_default=True,
-              help="Kernel: 0 linear, 1 polynomial (s a.b+r)^d, 2 RBF exp(-g|a-b|^2), "
-                   "3 sigmoid tanh(s a.b+r).")
-@click.option("-d", "degree", type=int, default=3, show_default=True,
-              help="Polynomial degree.")
-@click.option("-g", "gamma", type=float, default=1.0, show_default=True, help="RBF gamma.")
-@click.option("-s", "coef_lin", type=float, default=1.0, show_default=True,
-              help="s of the polynomial and sigmoid kernels.")
-@click.option("-r", "coef_const", type=float, default=1.0, show_default=True,
-              help="r (c) of the polynomial and sigmoid kernels (the sample size is --r).")
+@kernel_options(' (the sample size is --r)')
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the draws: the same seed gives the same model file.")
 @threads_option()
@@ -73,8 +64,8 @@ class SampledMonitor(TrainingMonitor):
 @click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
 def command(C, epsilon, algorithm, sample_size, patience, max_iterations, time_limit,
-            max_idle, kernel_type, degree, gamma, coef_lin, coef_const, seed, threads,
-            trace_path, verbosity, example_file, model_file):
+            max_idle, kernel, seed, threads, trace_path, verbosity, example_file,
+            model_file):
     """Learn a binary kernel SVM from EXAMPLE_FILE (targets +1/-1) with sampled cuts and
     write MODEL_FILE, an SVMlight kernel model (cp_classify and svm_classify read it).
     """
@@ -83,7 +74,7 @@ def command(C, epsilon, algorithm, sample_size, patience, max_iterations, time_l
     set_threads(threads)
     params = SampledParams(
         C=C, epsilon=epsilon, algorithm=algorithm, sample_size=sample_size,
-        patience=patience, kernel=Kernel(kernel_type, degree, gamma, coef_lin, coef_const),
+        patience=patience, kernel=kernel,
         max_iterations=max_iterations, max_idle=max_idle, seed=seed,
         time_limit=time_limit)
     params.validate()

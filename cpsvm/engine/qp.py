@@ -25,12 +25,12 @@ Three solvers are combined (see :func:`solve_dual`):
 * An exact primal active-set refinement: from a nearly optimal alpha it
   guesses the active constraints and solves their KKT system exactly,
   following null directions of a singular ``G`` explicitly.  It fixes what
-  the ridge and rounding left, typically in a few iterations.  Its steps on
-  faces with a safely definite Gram block (Cholesky, condition <= ~1e12) run
-  in numba; the eigendecomposition in Python handles the others.  In OCAS
-  on a9a (C = 1 / 10 / 100) the QP took 0.021 / 0.10 / 0.57 s in all, against
-  0.037 / 0.22 / 1.30 s for the same steps in numpy; with these steps tried
-  first on a warm start (before SMO), 0.011 / 0.06 / 0.32 s.
+  the ridge and rounding left, typically in a few iterations.  It runs in
+  numba: faces with a safely definite Gram block (condition <= ~1e12) by
+  Cholesky, the others by an eigendecomposition.  In OCAS on a9a (C = 1 / 10
+  / 100) the QP took 0.021 / 0.10 / 0.57 s in all, against 0.037 / 0.22 /
+  1.30 s for the same steps in numpy; with the definite steps tried first on
+  a warm start (before SMO), 0.011 / 0.06 / 0.32 s.
 * SMO (pairwise coordinate ascent with LIBSVM's second-order pair choice,
   one simplex per group with an explicit slack variable), compiled with
   numba.  It takes a warm start and never needs ``G`` to be definite, but
@@ -381,7 +381,7 @@ def _smo(G, h, groups, bounds, alpha, tol, max_iter):
 
 # A face's G_FF counts as safely definite when its Cholesky factor's diagonal spans
 # at most this ratio (condition number <= ~1e8): its solve is then accurate to ~1e-8
-# before the refinement below. Other faces go to the eigendecomposition in Python.
+# before the refinement below. Other faces take the eigendecomposition step.
 _DEFINITE_DIAGONAL_RATIO = 1e-6
 
 
@@ -394,15 +394,15 @@ def _group_sums(alpha, groups, n_groups):
 
 
 @njit(cache=True)
-def _active_set_kernel(G, h, groups, bounds, alpha, tol, max_iter):
-    """:func:`_active_set` (same steps, same choices) in numba, for faces whose G_FF
-    is safely definite: their system is solved by Cholesky, with the bound groups' sums
-    held through the Schur complement (EᵀG⁻¹E) θ = EᵀG⁻¹r_F. Returns (alpha,
-    iterations, done); done is False when a face was not safely definite, and the
-    caller goes on from alpha with the eigendecomposition."""
+def _active_set_kernel(G, h, groups, bounds, alpha, tol, max_iter, definite_only):
+    """The iterations of :func:`_active_set`, in place on alpha. A face whose G_FF is
+    safely definite is solved by Cholesky, the bound groups' sums held through the
+    Schur complement (EᵀG⁻¹E) θ = EᵀG⁻¹r_F; any other by the eigendecomposition of its
+    KKT matrix, following a null direction when the system is inconsistent. Returns
+    (alpha, iterations, done); with ``definite_only`` it stops at the first face that is
+    not definite, done False."""
     m = h.shape[0]
     n_groups = bounds.shape[0]
-    eps = np.finfo(np.float64).eps
     movable = np.empty(m, np.bool_)
     for k in range(m):
         movable[k] = bounds[groups[k]] > 0.0
@@ -459,22 +459,26 @@ def _active_set_kernel(G, h, groups, bounds, alpha, tol, max_iter):
             if definite:
                 diagonal = np.diag(L)
                 definite = diagonal.min() > _DEFINITE_DIAGONAL_RATIO * diagonal.max()
-            if not definite:
+            if not definite and definite_only:
                 return alpha, iteration - 1, False
             rhs = np.zeros((n_free, 1 + n_bound))
             for a in range(n_free):
                 rhs[a, 0] = h[F[a]] - G[F[a]] @ alpha
                 for b in range(n_bound):
                     rhs[a, 1 + b] = 1.0 if groups[F[a]] == B[b] else 0.0
-            solved = _cholesky_solve(L, rhs)
-            p = solved[:, 0].copy()
-            if n_bound:
-                Et = np.ascontiguousarray(rhs[:, 1:].T)
-                GiE = np.ascontiguousarray(solved[:, 1:])
-                theta = np.linalg.solve(Et @ GiE, Et @ p)
-                p -= GiE @ theta
-            # Ratio test: free alphas hitting 0, open groups hitting their bound.
             t = 1.0
+            if definite:
+                solved = _cholesky_solve(L, rhs)
+                p = solved[:, 0].copy()
+                if n_bound:
+                    Et = np.ascontiguousarray(rhs[:, 1:].T)
+                    GiE = np.ascontiguousarray(solved[:, 1:])
+                    theta = np.linalg.solve(Et @ GiE, Et @ p)
+                    p -= GiE @ theta
+            else:
+                p, t = _semidefinite_step(G_FF, rhs, n_free, n_bound,
+                                          _tolerance_kernel(G, h_scale, alpha))
+            # Ratio test: free alphas hitting 0, open groups hitting their bound.
             blocker_kind, blocker = 0, -1
             for a in range(n_free):
                 if p[a] < 0.0:
@@ -489,6 +493,8 @@ def _active_set_kernel(G, h, groups, bounds, alpha, tol, max_iter):
                     ratio = max(bounds[j] - sums[j], 0.0) / growth[j]
                     if ratio < t:
                         t, blocker_kind, blocker = ratio, 2, j
+            if not np.isfinite(t):
+                break  # numerically empty ray: give up, the caller checks KKT
             for a in range(n_free):
                 alpha[F[a]] = max(alpha[F[a]] + t * p[a], 0.0)
             if blocker_kind == 1:
@@ -502,9 +508,8 @@ def _active_set_kernel(G, h, groups, bounds, alpha, tol, max_iter):
         # Stationary on the current face: check the dropped constraints. (Only here
         # is all of r needed: O(m²), while a face step costs O(m·|F|) + O(|F|³).)
         support = np.flatnonzero(alpha)
-        G_support = G[:, support]
-        r[:] = h - G_support @ alpha[support]
-        tol_abs = 0.25 * (h_scale + 4.0 * m * eps * np.max(np.abs(G_support) @ alpha[support]))
+        r[:] = h - G[:, support] @ alpha[support]
+        tol_abs = _tolerance_kernel(G, h_scale, alpha)
         free_count = np.zeros(n_groups, np.int64)
         theta_sum = np.zeros(n_groups)
         for k in range(m):
@@ -541,6 +546,38 @@ def _active_set_kernel(G, h, groups, bounds, alpha, tol, max_iter):
 
 
 @njit(cache=True)
+def _tolerance_kernel(G, h_scale, alpha):
+    """A quarter of :func:`_tolerance` (the refinement's own target)."""
+    support = np.flatnonzero(alpha)
+    floor = 4.0 * G.shape[0] * np.finfo(np.float64).eps * \
+        np.max(np.abs(G[:, support]) @ alpha[support]) if len(support) else 0.0
+    return 0.25 * (h_scale + floor)
+
+
+@njit(cache=True)
+def _semidefinite_step(G_FF, rhs, n_free, n_bound, tol_abs):
+    """The face step (p, longest step length) when G_FF is singular or ill-conditioned:
+    the KKT matrix [G_FF sE; sE' 0] is symmetric, so its eigendecomposition gives the
+    least-squares solution; a right-hand side with a component in its null space means
+    the dual grows linearly along that null direction, which is followed (length ∞)."""
+    s = np.max(np.diag(G_FF))
+    s = s if s > 0.0 else 1.0  # all-zero cuts: any unit will do
+    size = n_free + n_bound
+    K = np.zeros((size, size))
+    K[:n_free, :n_free] = G_FF
+    K[:n_free, n_free:] = s * rhs[:, 1:]
+    K[n_free:, :n_free] = s * rhs[:, 1:].T
+    right = np.zeros(size)
+    right[:n_free] = rhs[:, 0]
+    eigenvalues, U = np.linalg.eigh(K)
+    null = np.abs(eigenvalues) <= 1e-12 * np.max(np.abs(eigenvalues))
+    coef = U.T @ right
+    if np.linalg.norm(coef[null]) > 0.1 * tol_abs:
+        return (U[:, null] @ coef[null])[:n_free], np.inf
+    return (U[:, ~null] @ (coef[~null] / eigenvalues[~null]))[:n_free], 1.0
+
+
+@njit(cache=True)
 def _snap(alpha, groups, bounds, at_bound):
     """Put bound groups exactly on their bound despite rounding drift; the new sums."""
     sums = _group_sums(alpha, groups, bounds.shape[0])
@@ -572,140 +609,20 @@ def _cholesky_solve(L, rhs):
     return Y
 
 
-def _active_set(G, h, groups, bounds, alpha, tol, max_iter):
+def _active_set(G, h, groups, bounds, alpha, tol, max_iter, definite_only=False):
     """Primal active-set method on the true (semidefinite) problem.
 
     Started from a nearly optimal feasible alpha, it guesses the active
     constraints (``alpha_k = 0``, group at bound) from it and then solves
     their equality-constrained subproblem exactly, so the answer is right to
     rounding once the active set is; from a good start that takes a few
-    iterations of an O((support + groups)^3) eigendecomposition.  Singular
-    G is handled explicitly: the subproblem's KKT matrix is symmetric, and a
-    right-hand side with a component in its null space means the objective
-    grows linearly along that null direction, which is then followed until
-    a constraint blocks.  Returns the final alpha and the iteration count.
-
-    Faces with a safely definite G_FF run in numba (:func:`_active_set_kernel`);
-    this loop takes over at the first face that is not.
+    iterations.  Singular G is handled explicitly (:func:`_semidefinite_step`).
+    Runs in numba (:func:`_active_set_kernel`).  Returns the final alpha, the
+    iteration count and whether it ran to the end (always, unless
+    ``definite_only`` stopped it at a face that is not definite).
     """
-    alpha, done_steps, done = _active_set_kernel(G, h, groups, bounds,
-                                                 np.array(alpha, dtype=np.float64), tol,
-                                                 max_iter)
-    if done:
-        return alpha, done_steps
-    max_iter -= done_steps
-    n_groups = bounds.shape[0]
-    movable = bounds[groups] > 0.0  # cuts of zero-bound groups stay at 0
-    alpha = np.where(movable, alpha, 0.0)
-    # The start's support, ignoring entries negligible within their group.
-    group_max = np.zeros(n_groups)
-    np.maximum.at(group_max, groups, alpha)
-    alpha[alpha <= 1e-14 * group_max[groups]] = 0.0
-    free = alpha > 0.0
-    sums = np.bincount(groups, weights=alpha, minlength=n_groups)
-    at_bound = (bounds > 0.0) & (bounds - sums <= 1e-9 * bounds) & (sums > 0.0)
-
-    def snap():
-        """Put bound groups exactly on their bound despite rounding drift
-        (a tiny alpha can carry a large relative error from the solve)."""
-        sums = np.bincount(groups, weights=alpha, minlength=n_groups)
-        at_bound[:] &= sums > 0.0
-        fix = np.where(at_bound, bounds / np.where(sums > 0.0, sums, 1.0), 1.0)
-        alpha[:] *= fix[groups]
-        return np.bincount(groups, weights=alpha, minlength=n_groups)
-
-    iteration = 0
-    refinements = 0
-    while iteration < max_iter:
-        iteration += 1
-        sums = snap()
-        r = h - G @ alpha
-        tol_abs = 0.25 * _tolerance(G, h, alpha, tol)
-
-        # The only free cut of a bound group is pinned at C_j: leaving it
-        # out of the system keeps n-slack problems (mostly bound support
-        # vectors) small.
-        free_count = np.bincount(groups[free], minlength=n_groups)
-        pinned = at_bound & (free_count == 1)
-        F = np.flatnonzero(free & ~pinned[groups])
-        B = np.flatnonzero(at_bound & ~pinned)
-        n_free, n_bound = F.shape[0], B.shape[0]
-        if n_free:
-            # KKT system of the subproblem over the free cuts, with the bound
-            # groups' sums held: [G_FF  sE; sE' 0] [p; theta/s] = [r_F; 0].
-            G_FF = G[np.ix_(F, F)]
-            s = np.max(np.diag(G_FF))
-            s = s if s > 0.0 else 1.0  # all-zero cuts: any unit will do
-            K = np.zeros((n_free + n_bound, n_free + n_bound))
-            K[:n_free, :n_free] = G_FF
-            E = s * (groups[F][:, None] == B[None, :])
-            K[:n_free, n_free:] = E
-            K[n_free:, :n_free] = E.T
-            rhs = np.concatenate([r[F], np.zeros(n_bound)])
-            eigenvalues, U = np.linalg.eigh(K)
-            null = np.abs(eigenvalues) <= 1e-12 * np.max(np.abs(eigenvalues))
-            coef = U.T @ rhs
-            if np.linalg.norm(coef[null]) > 0.1 * tol_abs:
-                # Inconsistent: D grows linearly along the null direction.
-                p = (U[:, null] @ coef[null])[:n_free]
-                t_max = np.inf
-            else:
-                p = (U[:, ~null] @ (coef[~null] / eigenvalues[~null]))[:n_free]
-                t_max = 1.0
-            # Ratio test: free alphas hitting 0, open groups hitting their bound.
-            t, blocker = t_max, None
-            shrinking = p < 0.0
-            if shrinking.any():
-                ratios = alpha[F][shrinking] / -p[shrinking]
-                k = int(np.argmin(ratios))
-                if ratios[k] < t:
-                    t, blocker = ratios[k], ("alpha", F[shrinking][k])
-            growth = np.bincount(groups[F], weights=p, minlength=n_groups)
-            opening = (growth > 0.0) & ~at_bound
-            if opening.any():
-                room = np.maximum(bounds - sums, 0.0)
-                candidates = np.flatnonzero(opening)
-                ratios = room[candidates] / growth[candidates]
-                k = int(np.argmin(ratios))
-                if ratios[k] < t:
-                    t, blocker = ratios[k], ("group", candidates[k])
-            if not np.isfinite(t):
-                break  # numerically empty ray: give up, the caller checks KKT
-            alpha[F] += t * p
-            alpha[F] = np.maximum(alpha[F], 0.0)
-            if blocker is not None:
-                kind, index = blocker
-                if kind == "alpha":
-                    alpha[index] = 0.0
-                    free[index] = False
-                else:
-                    at_bound[index] = True
-                continue
-            snap()
-            r = h - G @ alpha
-        # Stationary on the current face: check the dropped constraints.
-        free_count = np.bincount(groups[free], minlength=n_groups)
-        theta = np.zeros(n_groups)
-        theta_sum = np.bincount(groups[free], weights=r[free], minlength=n_groups)
-        theta[at_bound] = theta_sum[at_bound] / np.maximum(free_count[at_bound], 1)
-        gain = np.where(~free & movable, r - theta[groups], -np.inf)
-        k = int(np.argmax(gain)) if gain.size else 0
-        bound_gain = np.where(at_bound, -theta, -np.inf)
-        j = int(np.argmax(bound_gain))
-        residual = np.abs(r[free] - theta[groups[free]])
-        if residual.size and residual.max() > tol_abs and refinements < 3:
-            # The solve lost accuracy (ill-conditioned G_FF): iterative
-            # refinement, i.e. solve again for the remaining residual.
-            refinements += 1
-            continue
-        refinements = 0
-        if max(gain[k], bound_gain[j]) <= tol_abs:
-            break
-        if gain[k] >= bound_gain[j]:
-            free[k] = True  # alpha_k wants to grow
-        else:
-            at_bound[j] = False  # the group wants to shrink
-    return alpha, iteration
+    return _active_set_kernel(G, h, groups, bounds, np.array(alpha, dtype=np.float64), tol,
+                              max_iter, definite_only)
 
 
 # --------------------------------------------------------------------------
@@ -840,12 +757,9 @@ def solve_dual(G, h, groups, bounds, alpha0=None, *, tol=DEFAULT_TOL,
         elif stage == "smo":
             alpha, count = _smo(G, h, groups, bounds, alpha, tol, smo_cap)
             steps["smo"] += count
-        elif stage == "definite_active_set":
-            alpha, count, _ = _active_set_kernel(G, h, groups, bounds, alpha.copy(), tol,
-                                                 5 * m + 20)
-            steps["active_set"] += count
         else:
-            alpha, count = _active_set(G, h, groups, bounds, alpha, tol, 5 * m + 20)
+            alpha, count, _ = _active_set(G, h, groups, bounds, alpha, tol, 5 * m + 20,
+                                          definite_only=stage == "definite_active_set")
             steps["active_set"] += count
         stages.append(name)
         result = _result(G, h, groups, bounds, _project_feasible(alpha, groups, bounds),
