@@ -160,8 +160,9 @@ def test_bad_options(cli, samples, tmp_path, args, expected):
 
 
 @pytest.mark.parametrize("share", [0.2, 0.9])
-def test_cut_sum_over_few_or_most_violators(share):
-    """Most violators: the cut is the all-examples sum minus the others' — still Xᵀcoef."""
+def test_cut_sum_from_the_nearest_known_sum(share):
+    """The cut is a known sum (none, all examples', the previous cut's) plus the rows whose
+    coefficients differ from it — still Xᵀcoef, iteration after iteration."""
     from cpsvm.problems.binary import BinaryProblem
     from cpsvm.solvers.ocas import OcasOracle
     rng = np.random.default_rng(5)
@@ -170,8 +171,11 @@ def test_cut_sum_over_few_or_most_violators(share):
     problem = BinaryProblem(X, y, loss_scale=1.0, psi_scale=0.5)
     oracle = OcasOracle(problem, rng.exponential(size=300))
     violated = rng.random(300) < share
-    coef = np.where(violated, oracle.costs * oracle.margin * y, 0.0)
-    for _ in range(2):  # the second time from the all-examples sum kept by the first
-        got = oracle._violators_sum(coef, int(violated.sum()))
+    for _ in range(5):  # then a few rows change, as in late iterations
+        coef = np.where(violated, oracle.costs * oracle.margin * y, 0.0)
+        n_changed = int(np.count_nonzero(coef != oracle._cut_coef))
+        got = oracle._violators_sum(coef, int(violated.sum()), n_changed)
         np.testing.assert_allclose(got, X.T @ coef, rtol=1e-12, atol=1e-12)
+        flip = rng.choice(300, 4, replace=False)
+        violated[flip] = ~violated[flip]
     assert (oracle._all_coef is not None) == (share > 0.5)

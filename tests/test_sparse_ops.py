@@ -65,3 +65,39 @@ def test_rows_sum_by_class_is_the_crammer_singer_delta_psi(blocked):
             expected[from_class[i]] -= coef[i] * dense[i]
     got = rows.rows_sum(coef, to_class, from_class, k)
     np.testing.assert_allclose(got, expected.ravel(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("fill", [1.0, 0.8])   # every entry stored (a view), or copied
+def test_dense_blocks_equal_scipy_and_are_thread_independent(monkeypatch, fill):
+    monkeypatch.setattr(sparse_ops, "PARALLEL_MIN_NNZ", 1)
+    rng = np.random.default_rng(4)
+    dense = rng.standard_normal((203, 17)) * (rng.random((203, 17)) < fill)
+    X = sp.csr_matrix(dense) if fill < 1 else sp.csr_matrix(
+        (dense.ravel(), np.tile(np.arange(17), 203), np.arange(0, 203 * 17 + 1, 17)),
+        shape=(203, 17))
+    rows = RowBlocks(X)
+    assert rows.dense is not None and len(rows.blocks) == sparse_ops.N_BLOCKS
+    assert np.shares_memory(rows.dense, X.data) == (fill == 1.0)
+    w, W = rng.standard_normal(17), rng.standard_normal((4, 17))
+    coef = np.where(rng.random(203) < 0.5, rng.standard_normal(203), 0.0)
+    few = np.where(rng.random(203) < 0.1, rng.standard_normal(203), 0.0)
+    k, to_class = 3, rng.integers(0, 3, 203)
+    from_class = np.where(rng.random(203) < 0.5, rng.integers(0, 3, 203), -1)
+    results = []
+    for threads in (1, numba.config.NUMBA_NUM_THREADS):
+        numba.set_num_threads(threads)
+        results.append((rows.dot(w), rows.dot(W), rows.rows_sum(coef),
+                        rows.rows_sum(few),   # the selected-rows loop
+                        rows.rows_sum(coef, to_class, from_class, k)))
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    for a, b in zip(*results):
+        assert np.array_equal(a, b)
+    by_class = np.zeros((k, 17))
+    for i in range(203):
+        by_class[to_class[i]] += coef[i] * dense[i]
+        if from_class[i] >= 0:
+            by_class[from_class[i]] -= coef[i] * dense[i]
+    expected = (dense @ w, dense @ W.T, dense.T @ coef, dense.T @ few,
+                by_class.ravel())
+    for got, want in zip(results[0], expected):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

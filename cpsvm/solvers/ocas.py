@@ -179,14 +179,16 @@ def _subgradient_zero(A0, grad, at, jump):
 
 
 @njit(cache=True)
-def binary_move(y, costs, out_best, out_t, step, cut_lambda, loss, margin, coef):
+def binary_move(y, costs, out_best, out_t, step, cut_lambda, loss, margin, coef, previous):
     """After the line search: out_best += step·(out_t − out_best) in place. Returns the
     risk Σ costs_i·max(0, loss − margin·y_i·out_i) at the new w_b and the cut at
-    w_c = (1−λ)·w_b + λ·w_t: Σ costs_i·loss over its violators, their number, and in
-    ``coef`` the weight costs_i·margin·y_i of x_i in g (0 for the others)."""
+    w_c = (1−λ)·w_b + λ·w_t: Σ costs_i·loss over its violators, their number, in
+    ``coef`` the weight costs_i·margin·y_i of x_i in g (0 for the others), and in how
+    many rows ``coef`` differs from ``previous``."""
     risk = 0.0
     c = 0.0
     n_violated = 0
+    n_changed = 0
     for i in range(len(y)):   # selects, not branches (see binary_line_search)
         out_best[i] += step * (out_t[i] - out_best[i])
         risk += costs[i] * max(0.0, loss - margin * y[i] * out_best[i])
@@ -195,7 +197,8 @@ def binary_move(y, costs, out_best, out_t, step, cut_lambda, loss, margin, coef)
         c += costs[i] * loss if violated else 0.0
         coef[i] = costs[i] * margin * y[i] if violated else 0.0
         n_violated += 1 if violated else 0
-    return risk, c, n_violated
+        n_changed += 1 if coef[i] != previous[i] else 0
+    return risk, c, n_violated, n_changed
 
 
 class OcasOracle(LinearCutOracle):
@@ -223,6 +226,8 @@ class OcasOracle(LinearCutOracle):
         self.w_best = np.zeros(problem.size_psi)
         self.out_best = None
         self._all_coef = self._all_sum = None   # see _violators_sum
+        self._cut_coef = np.zeros(problem.n_examples)   # the last binary cut's coef and g
+        self._cut_sum = np.zeros(problem.size_psi)
         self.seconds = {"output": 0.0, "line_search": 0.0, "cut": 0.0}
 
     def outputs(self, w):
@@ -273,12 +278,13 @@ class OcasOracle(LinearCutOracle):
                                       self.loss, self.margin)
             self.w_best = self.w_best + step * direction
             coef = np.empty(len(out_t))
-            risk, c, n_violated = binary_move(y, self.costs, self.out_best, out_t, step,
-                                              self.cut_lambda, self.loss, self.margin, coef)
+            risk, c, n_violated, n_changed = binary_move(
+                y, self.costs, self.out_best, out_t, step, self.cut_lambda, self.loss,
+                self.margin, coef, self._cut_coef)
             self.primal = 0.5 * float(self.w_best @ self.w_best) + self.C * risk
             t2 = time.perf_counter()
             self.seconds["line_search"] += t2 - t1
-            g = self._violators_sum(coef, n_violated)
+            g = self._violators_sum(coef, n_violated, n_changed)
             self.oracle_calls += self.problem.n_examples
             self.seconds["cut"] += time.perf_counter() - t2
             return c, g
@@ -291,18 +297,25 @@ class OcasOracle(LinearCutOracle):
         self.seconds["line_search"] += time.perf_counter() - t1
         return self._cut_at((1 - mu) * self.out_best + mu * out_t)
 
-    def _violators_sum(self, coef, n_violated):
-        """Σ coef_i·x_i over the violators; when they are most of the data, as the sum
-        over all examples (computed once) minus the sum over the others."""
+    def _violators_sum(self, coef, n_violated, n_changed):
+        """Σ coef_i·x_i over the violators, as a known sum plus the rows where its
+        coefficients differ: the previous cut's (late iterations change few violators),
+        none, or all examples' (computed once, when most violate)."""
         rows = self.problem.rows
-        if 2 * n_violated <= len(coef):
-            return rows.rows_sum(coef)
-        if self._all_coef is None:
-            # The same products binary_move forms, so the others' coefficients are
-            # exactly 0 on the violators.
-            self._all_coef = self.costs * self.margin * self.problem.y
-            self._all_sum = rows.rows_sum(self._all_coef)
-        return self._all_sum - rows.rows_sum(self._all_coef - coef)
+        n = len(coef)
+        if n_changed <= min(n_violated, n - n_violated):
+            g = self._cut_sum + rows.rows_sum(coef - self._cut_coef)
+        elif 2 * n_violated <= n:
+            g = rows.rows_sum(coef)
+        else:
+            if self._all_coef is None:
+                # The same products binary_move forms, so the others' coefficients are
+                # exactly 0 on the violators.
+                self._all_coef = self.costs * self.margin * self.problem.y
+                self._all_sum = rows.rows_sum(self._all_coef)
+            g = self._all_sum - rows.rows_sum(self._all_coef - coef)
+        self._cut_coef, self._cut_sum = coef, g
+        return g
 
     def _cut_at(self, out):
         """The most violated cut where the outputs are ``out``."""
