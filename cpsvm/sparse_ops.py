@@ -73,33 +73,37 @@ def _dense_dot(dense, W, out):
 
 
 @njit(nogil=True, cache=True, fastmath={"contract"})
-def _add_dense_rows(dense, coef, to_class, from_class, width, out):
+def _add_dense_rows(dense, rows, coef, to_class, from_class, width, out):
     """:func:`_add_rows` for rows held densely."""
-    for i in range(dense.shape[0]):
+    by_class = len(to_class) > 0
+    for i in rows:
         c = coef[i]
-        if c != 0.0:
-            row = dense[i]
-            plus = out[to_class[i] * width:(to_class[i] + 1) * width]
+        row = dense[i]
+        plus = to_class[i] * width if by_class else 0
+        for j in range(width):
+            out[plus + j] += c * row[j]
+        if by_class and from_class[i] >= 0:
+            minus = from_class[i] * width
             for j in range(width):
-                plus[j] += c * row[j]
-            if from_class[i] >= 0:
-                minus = out[from_class[i] * width:(from_class[i] + 1) * width]
-                for j in range(width):
-                    minus[j] -= c * row[j]
+                out[minus + j] -= c * row[j]
 
 
 @njit(nogil=True, cache=True)
-def _add_rows(indptr, indices, data, coef, to_class, from_class, width, out):
-    """out += Σ_i coef_i·x_i in block to_class_i, minus in block from_class_i (if ≥ 0)."""
-    for i in range(len(indptr) - 1):
+def _add_rows(indptr, indices, data, rows, coef, to_class, from_class, width, out):
+    """out += Σ_{i in rows} coef_i·x_i in block to_class_i, minus in block from_class_i
+    (if ≥ 0); with empty class arrays out += Σ_{i in rows} coef_i·x_i."""
+    by_class = len(to_class) > 0
+    for i in rows:
         c = coef[i]
-        if c != 0.0:
-            plus = to_class[i] * width
-            minus = from_class[i] * width
-            for k in range(indptr[i], indptr[i + 1]):
-                out[plus + indices[k]] += c * data[k]
-                if minus >= 0:
-                    out[minus + indices[k]] -= c * data[k]
+        plus = to_class[i] * width if by_class else 0
+        minus = from_class[i] * width if by_class else -1
+        for k in range(indptr[i], indptr[i + 1]):
+            out[plus + indices[k]] += c * data[k]
+            if minus >= 0:
+                out[minus + indices[k]] -= c * data[k]
+
+
+_NO_CLASSES = np.zeros(0, np.int64)
 
 
 class RowBlocks:
@@ -159,35 +163,34 @@ class RowBlocks:
 
     def rows_sum(self, coef, to_class=None, from_class=None, n_classes=1):
         """Σ_i coef_i·x_i (Xᵀ @ coef). A cut sums its violators, often a small part of
-        the data: below SPARSE_COEF_SHARE non-zero coefficients a numba loop skips the
-        other rows, above it scipy's Xᵀ product over all rows is faster (dense rows:
-        always the numba loop).
+        the data: below SPARSE_COEF_SHARE non-zero coefficients a numba loop visits only
+        their rows (cut into as many chunks as X has blocks), above it scipy's Xᵀ product
+        over all rows is faster (dense rows: always the numba loop).
 
         With classes, a (n_classes·d) vector: coef_i·x_i is added in block to_class_i
         and subtracted in block from_class_i (none if < 0) — Σ_i coef_i·δΨ_i for
         Crammer-Singer (always the numba loop)."""
         n, width = self.X.shape
         coef = np.asarray(coef, dtype=np.float64)
+        rows = np.flatnonzero(coef)
         if to_class is None:
-            if self.dense is None and np.count_nonzero(coef) > SPARSE_COEF_SHARE * n:
+            if self.dense is None and len(rows) > SPARSE_COEF_SHARE * n:
                 def run(b):
                     lo, hi = self.bounds[b]
                     return self.transposed[b] @ coef[lo:hi]
                 return _add_in_order(_map(run, range(len(self.blocks))))
-            to_class, from_class = np.zeros(n, dtype=np.int64), np.full(n, -1, np.int64)
+            to_class = from_class = _NO_CLASSES
 
-        def run(b):
-            lo, hi = self.bounds[b]
-            block = self.blocks[b]
+        def run(chunk):
             out = np.zeros(n_classes * width)
             if self.dense is not None:
-                _add_dense_rows(block, coef[lo:hi], to_class[lo:hi], from_class[lo:hi],
-                                width, out)
+                _add_dense_rows(self.dense, chunk, coef, to_class, from_class, width, out)
             else:
-                _add_rows(block.indptr, block.indices, block.data, coef[lo:hi],
-                          to_class[lo:hi], from_class[lo:hi], width, out)
+                X = self.X
+                _add_rows(X.indptr, X.indices, X.data, chunk, coef, to_class, from_class,
+                          width, out)
             return out
-        return _add_in_order(_map(run, range(len(self.blocks))))
+        return _add_in_order(_map(run, np.array_split(rows, len(self.blocks))))
 
 
 def _share(empty, source):

@@ -717,6 +717,13 @@ def solve_dual(G, h, groups, bounds, alpha0=None, *, tol=DEFAULT_TOL,
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
     G, h, groups, bounds, alpha0 = _check_inputs(G, h, groups, bounds, alpha0)
+    return _solve_checked(G, h, groups, bounds, alpha0, tol, method, max_iter)
+
+
+def _solve_checked(G, h, groups, bounds, alpha0, tol, method, max_iter):
+    """:func:`solve_dual` on inputs known to be well formed (contiguous float64 / int64
+    arrays of matching shapes, finite): the working set keeps them so, and checking
+    them again was a fifth of a solve's time in OCAS on a9a."""
     m = h.shape[0]
     if max_iter is None:
         max_iter = 200 * m + 10_000
@@ -928,10 +935,9 @@ class CutWorkingSet:
     def solve(self):
         """Solve the master QP, warm-started from the current alpha."""
         n = self._size
-        result = solve_dual(
-            self._G[:n, :n], self._h[:n], self._groups[:n], self._bounds,
-            alpha0=self._alpha[:n], tol=self._tol, method=self._method,
-        )
+        result = _solve_checked(np.ascontiguousarray(self._G[:n, :n]), self._h[:n],
+                                self._groups[:n], self._bounds, self._alpha[:n], self._tol,
+                                self._method, None)
         self._alpha[:n] = result.alpha
         groups = self._groups[:n]
         group_sums = np.bincount(groups, weights=result.alpha, minlength=self._bounds.shape[0])

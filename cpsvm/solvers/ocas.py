@@ -8,8 +8,10 @@ Crammer-Singer loss (msvmocas), SVMlight's C convention — on the engine's 1-sl
   search along w_b → w_t (w_t the reduced problem's solution);
 * the new cut taken at w_c = (1−λ)·w_b + λ·w_t (λ = 0.1) instead of at w_t;
 * outputs ⟨w, x_i⟩ kept for w_b and w_t, so each iteration costs one pass over the
-  data for the outputs of w_t and one over the violators for the cut (both threaded
-  over fixed row blocks, :mod:`cpsvm.sparse_ops`).
+  data for the outputs of w_t and, for a binary cut, one over the examples whose
+  coefficient differs from the nearest known sum's — the previous cut's, late in
+  training a few (both threaded over fixed row blocks, :mod:`cpsvm.sparse_ops`; on
+  artificial 150k × 500 the cut took 4.1 s of 8.5 s summing all violators, 0.5 s so).
 
 Stopping is libocas's: F(w_b) − F_t(w_t) ≤ TolAbs or ≤ TolRel·|F(w_b)|, F(w_b) ≤
 QPBound, or the time limit. ``method=0`` is the plain cutting-plane algorithm (BMRM,
