@@ -17,8 +17,10 @@ Measures:
 2. scaling: OCAS time vs n (10k .. 1M) on the artificial generator at --scale-dim dims
    (500 x 1M dense would need ~12 GB with Xᵀ and minutes per run), at C = 1 and at
    C = 1e4/n (constant regularisation); log-log slopes by least squares.
-3. threads: the largest scaling set with numba.set_num_threads(1) vs (2): time split
-   (info.seconds), speedup, and whether w and the objective are bitwise identical.
+3. threads: the largest scaling set with numba.set_num_threads(1) vs (2), BLAS limited
+   to one thread as the commands run (OpenBLAS's own threads spinning beside numba's
+   made two threads slower than one): time split (info.seconds), speedup, and whether w
+   and the objective are bitwise identical.
 4. multiclass satimage, C_cs = 0.1: OCAS vs LinearSVC(multi_class="crammer_singer",
    tol=1e-8): Crammer-Singer objectives from the weights, times, test accuracy.
 5. whole process (median of --repeats): `ocas_learn -c 1 -r 0.001 a9a model` vs python -c
@@ -217,11 +219,13 @@ def scaling(a):
 
 
 def threads(ds, a):
+    from threadpoolctl import threadpool_limits
     print()
     res = {}
     for k in (1, 2, 1, 2):  # interleaved, best of 2 each
         numba.set_num_threads(k)
-        r = ocas(ds, 1.0, tol_rel=a.tol, time_limit=a.ocas_cap)
+        with threadpool_limits(1, user_api="blas"):   # as ocas_learn runs (-p k)
+            r = ocas(ds, 1.0, tol_rel=a.tol, time_limit=a.ocas_cap)
         if k in res:
             same = np.array_equal(res[k][0].w, r[0].w)
             print(f"  {k} thread(s): repeat {'same w' if same else 'DIFFERENT w'}, wall "
@@ -229,7 +233,7 @@ def threads(ds, a):
         res[k] = min(res.get(k, r), r, key=lambda x: x[2])
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     print(f"threads: OCAS on artificial {ds.n_examples}x{ds.n_features}, C=1 "
-          f"(numba threads; BLAS threads untouched)")
+          f"(numba threads; BLAS single-threaded, as ocas_learn sets it)")
     print(f"{'threads':>7s} {'iter':>5s} {'wall':>7s} {'total':>7s} {'output':>7s} {'cut':>7s} "
           f"{'ls':>6s} {'qp':>6s}")
     for k, (_, info, wall) in res.items():
