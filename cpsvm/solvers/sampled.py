@@ -547,8 +547,11 @@ def _popcount(x):
 
 
 @njit(cache=True, inline="always")
-def _row_bits(x_indptr, x_indices, i, feature_map, words, x_bits):
-    """x_bits[:words] <- bitset of row i's features that the basis uses."""
+def _shared_counts(x_indptr, x_indices, i, feature_map, block, x_bits, counts):
+    """counts[j] <- the number of used features that row i shares with basis example j,
+    for 0/1 features: popcounts of bitsets (``block``: words × width; ``x_bits``: scratch
+    of at least words)."""
+    words, width = block.shape
     n_features = len(feature_map)
     for w in range(words):
         x_bits[w] = 0
@@ -557,25 +560,27 @@ def _row_bits(x_indptr, x_indices, i, feature_map, words, x_bits):
         if f < n_features and feature_map[f] >= 0:
             bit = feature_map[f]
             x_bits[bit // 64] |= np.int64(1) << np.int64(bit % 64)
+    for j in range(width):
+        counts[j] = 0
+    for w in range(words):
+        word = np.uint64(x_bits[w])
+        if word == 0:
+            continue
+        column = block[w]
+        for j in range(width):
+            counts[j] += np.int64(_popcount(word & column[j]))
 
 
 @njit(cache=True)
-def _dots_bits(x_indptr, x_indices, rows, start, count, feature_map, block, values, x_bits):
-    """values[r, j] = x · b_j for 0/1 features: the number of used features the two share,
-    from bitsets (``block``: words × width; ``x_bits``: scratch of at least words)."""
-    words, width = block.shape
+def _dots_bits(x_indptr, x_indices, rows, start, count, feature_map, block, values, x_bits,
+               counts):
+    """values[r, j] = x · b_j for 0/1 features (:func:`_shared_counts`)."""
     for r in range(count):
-        _row_bits(x_indptr, x_indices, rows[start + r], feature_map, words, x_bits)
+        _shared_counts(x_indptr, x_indices, rows[start + r], feature_map, block, x_bits,
+                       counts)
         out = values[r]
-        for j in range(width):
-            out[j] = 0.0
-        for w in range(words):
-            word = np.uint64(x_bits[w])
-            if word == 0:
-                continue
-            column = block[w]
-            for j in range(width):
-                out[j] += np.float64(_popcount(word & column[j]))
+        for j in range(block.shape[1]):
+            out[j] = counts[j]
 
 
 @njit(cache=True)
@@ -584,20 +589,11 @@ def _times_bits(x_indptr, x_indices, rows, start, count, feature_map, block, x_s
     """:func:`_dots_bits`, the kernel looked up in ``table`` and the sum with β (mode
     _TIMES) in one pass per row, the shared-feature counts kept as integers (``b_sq``
     too): the same values and sums as the three steps, in half the time (a9a, RBF)."""
-    words, width = block.shape
+    width = block.shape[1]
     lane = np.zeros(8)
     for r in range(count):
         i = rows[start + r]
-        _row_bits(x_indptr, x_indices, i, feature_map, words, x_bits)
-        for j in range(width):
-            counts[j] = 0
-        for w in range(words):
-            word = np.uint64(x_bits[w])
-            if word == 0:
-                continue
-            column = block[w]
-            for j in range(width):
-                counts[j] += np.int64(_popcount(word & column[j]))
+        _shared_counts(x_indptr, x_indices, i, feature_map, block, x_bits, counts)
         for t in range(8):
             lane[t] = lanes[r, t]
         if rbf:   # |a-b|² = |a|² + |b|² - 2·shared
@@ -734,7 +730,7 @@ def _kernel_rows(x_indptr, x_indices, x_data, x_sq, rows, m, b_sq, feature_map, 
                     continue
                 if block_bits.shape[0]:
                     _dots_bits(x_indptr, x_indices, rows, start, count, feature_map,
-                               block_bits, values, rows_of)
+                               block_bits, values, rows_of, counts)
                 elif block_dense.shape[0]:
                     _dots_dense(x_indptr, x_indices, x_data, rows, start, count,
                                 feature_map, block_dense, values, rows_of, weights)
