@@ -165,18 +165,20 @@ class RowBlocks:
         _map(run, range(len(self.blocks)))
         return out
 
-    def rows_sum(self, coef, to_class=None, from_class=None, n_classes=1):
+    def rows_sum(self, coef, to_class=None, from_class=None, n_classes=1, rows=None):
         """Σ_i coef_i·x_i (Xᵀ @ coef). A cut sums its violators, often a small part of
         the data: below SPARSE_COEF_SHARE non-zero coefficients a numba loop visits only
-        their rows (cut into as many chunks as X has blocks), above it scipy's Xᵀ product
-        over all rows is faster (dense rows: always the numba loop).
+        their rows (cut into as many chunks as X has blocks; ``rows``, if given, lists
+        them), above it scipy's Xᵀ product over all rows is faster (dense rows: always
+        the numba loop).
 
         With classes, a (n_classes·d) vector: coef_i·x_i is added in block to_class_i
         and subtracted in block from_class_i (none if < 0) — Σ_i coef_i·δΨ_i for
         Crammer-Singer (always the numba loop)."""
         n, width = self.X.shape
         coef = np.asarray(coef, dtype=np.float64)
-        rows = np.flatnonzero(coef)
+        if rows is None:
+            rows = np.flatnonzero(coef)
         if to_class is None:
             if self.dense is None and len(rows) > SPARSE_COEF_SHARE * n:
                 def run(b):

@@ -181,12 +181,13 @@ def _subgradient_zero(A0, grad, at, jump):
 
 
 @njit(cache=True)
-def binary_move(y, costs, out_best, out_t, step, cut_lambda, loss, margin, coef, previous):
+def binary_move(y, costs, out_best, out_t, step, cut_lambda, loss, margin, coef, previous,
+                changed):
     """After the line search: out_best += step·(out_t − out_best) in place. Returns the
     risk Σ costs_i·max(0, loss − margin·y_i·out_i) at the new w_b and the cut at
     w_c = (1−λ)·w_b + λ·w_t: Σ costs_i·loss over its violators, their number, in
-    ``coef`` the weight costs_i·margin·y_i of x_i in g (0 for the others), and in how
-    many rows ``coef`` differs from ``previous``."""
+    ``coef`` the weight costs_i·margin·y_i of x_i in g (0 for the others), and in
+    ``changed[:n_changed]`` the rows where ``coef`` differs from ``previous``."""
     risk = 0.0
     c = 0.0
     n_violated = 0
@@ -199,6 +200,7 @@ def binary_move(y, costs, out_best, out_t, step, cut_lambda, loss, margin, coef,
         c += costs[i] * loss if violated else 0.0
         coef[i] = costs[i] * margin * y[i] if violated else 0.0
         n_violated += 1 if violated else 0
+        changed[n_changed] = i
         n_changed += 1 if coef[i] != previous[i] else 0
     return risk, c, n_violated, n_changed
 
@@ -218,6 +220,7 @@ class OcasOracle(LinearCutOracle):
         super().__init__(problem)
         self.costs = np.asarray(costs, dtype=np.float64)
         self.C = float(C)
+        self._C_costs = self.C * self.costs
         self.method = method
         self.cut_lambda = cut_lambda
         self.binary = isinstance(problem, BinaryProblem)
@@ -276,22 +279,22 @@ class OcasOracle(LinearCutOracle):
         B0 = float(self.w_best @ direction)
         y = self.problem.y
         if self.binary:
-            step = binary_line_search(A0, B0, y, self.out_best, out_t, self.C * self.costs,
+            step = binary_line_search(A0, B0, y, self.out_best, out_t, self._C_costs,
                                       self.loss, self.margin)
             self.w_best = self.w_best + step * direction
             coef = np.empty(len(out_t))
+            changed = np.empty(len(out_t), np.int64)
             risk, c, n_violated, n_changed = binary_move(
                 y, self.costs, self.out_best, out_t, step, self.cut_lambda, self.loss,
-                self.margin, coef, self._cut_coef)
+                self.margin, coef, self._cut_coef, changed)
             self.primal = 0.5 * float(self.w_best @ self.w_best) + self.C * risk
             t2 = time.perf_counter()
             self.seconds["line_search"] += t2 - t1
-            g = self._violators_sum(coef, n_violated, n_changed)
+            g = self._violators_sum(coef, n_violated, changed[:n_changed])
             self.oracle_calls += self.problem.n_examples
             self.seconds["cut"] += time.perf_counter() - t2
             return c, g
-        step = line_search(A0, B0, *self._class_lines(self.out_best, out_t),
-                           self.C * self.costs)
+        step = line_search(A0, B0, *self._class_lines(self.out_best, out_t), self._C_costs)
         self.w_best = self.w_best + step * direction
         self.out_best += step * (out_t - self.out_best)
         self.primal = self.objective(self.w_best, self.out_best)
@@ -299,14 +302,15 @@ class OcasOracle(LinearCutOracle):
         self.seconds["line_search"] += time.perf_counter() - t1
         return self._cut_at((1 - mu) * self.out_best + mu * out_t)
 
-    def _violators_sum(self, coef, n_violated, n_changed):
+    def _violators_sum(self, coef, n_violated, changed):
         """Σ coef_i·x_i over the violators, as a known sum plus the rows where its
-        coefficients differ: the previous cut's (late iterations change few violators),
-        none, or all examples' (computed once, when most violate)."""
+        coefficients differ: the previous cut's (late iterations change few violators;
+        ``changed`` lists the rows that did), none, or all examples' (computed once, when
+        most violate)."""
         rows = self.problem.rows
         n = len(coef)
-        if n_changed <= min(n_violated, n - n_violated):
-            g = self._cut_sum + rows.rows_sum(coef - self._cut_coef)
+        if len(changed) <= min(n_violated, n - n_violated):
+            g = self._cut_sum + rows.rows_sum(coef - self._cut_coef, rows=changed)
         elif 2 * n_violated <= n:
             g = rows.rows_sum(coef)
         else:
