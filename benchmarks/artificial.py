@@ -60,7 +60,9 @@ def to_csr(X):
     idx = np.int32 if n * d < 2**31 else np.int64
     indptr = np.arange(0, n * d + 1, d, dtype=idx)
     indices = np.tile(np.arange(d, dtype=np.int32), n).astype(idx, copy=False)
-    return sp.csr_matrix((X.reshape(-1), indices, indptr), shape=(n, d))
+    X = sp.csr_matrix((X.reshape(-1), indices, indptr), shape=(n, d))
+    X.has_canonical_format = True   # as built: spares scipy a pass over the indices
+    return X
 
 
 def load(n, d, seed=0, cache=True):

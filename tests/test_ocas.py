@@ -120,6 +120,29 @@ def test_bias_and_per_example_costs(tmp_path):
     assert model.b != 0.0
 
 
+@pytest.mark.parametrize("kind", ["binary", "multiclass"])
+def test_repeated_examples_are_one_with_their_costs_added(kind):
+    """Every example three times over at C is the data once at 3C (the objective is the
+    same function), and the merged training sees each example once."""
+    from cpsvm.solvers.ocas import merged_examples
+    rng = np.random.default_rng(8)
+    X = sp.csr_matrix(np.round(rng.standard_normal((60, 4)), 1))
+    y = np.where(rng.random(60) < 0.5, 1.0, -1.0) if kind == "binary" else \
+        rng.integers(1, 4, 60).astype(float)
+    tripled = Dataset(sp.vstack([X, X, X], format="csr"), np.tile(y, 3))
+    rows, costs, position = merged_examples(tripled.X, tripled.y, np.full(180, 0.5))
+    assert list(rows) == list(range(60)) and np.all(costs == 1.5)
+    assert np.array_equal(position, np.tile(np.arange(60), 3))
+    params = dict(tol_rel=0.0, tol_abs=1e-7)
+    once, _ = train(Dataset(X, y), OcasParams(C=1.5, **params))
+    thrice, info = train(tripled, OcasParams(C=0.5, **params))
+    objective = hinge_objective if kind == "binary" else crammer_singer_objective
+    w_once, w_thrice = (once.w, thrice.w) if kind == "binary" else (once.W, thrice.W)
+    assert objective(w_thrice, X, y, 1.5) == pytest.approx(objective(w_once, X, y, 1.5),
+                                                           rel=1e-6)
+    assert info.result.oracle_calls == 60 * info.result.iterations
+
+
 def test_cli_model_classifies_and_is_thread_independent(cli, samples, tmp_path):
     outputs = []
     for threads in (1, 2):

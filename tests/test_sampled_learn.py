@@ -141,13 +141,9 @@ def test_vectorized_exp_within_two_ulp_of_numpy():
     assert np.all((far >= 0) & (far <= 4e-308))
 
 
-def test_identical_rows_are_found():
-    from cpsvm.solvers.sampled import _first_identical_rows
+def test_identical_rows_share_kernel_values():
     X = sp.csr_matrix(np.array([[1.0, 0, 2.0], [0, 0, 0], [1.0, 0, 2.0], [1.0, 0, 2.5],
                                 [0, 0, 0], [0, 1.0, 0], [1.0, 0, 2.0]]))
-    first = _first_identical_rows(X.indptr.astype(np.int64), X.indices.astype(np.int32),
-                                  X.data.view(np.uint64))
-    assert list(first) == [0, 1, 0, 3, 1, 5, 0]
     rk = RowKernel(X, Kernel(2, gamma=0.5))
     assert list(rk.distinct) == [0, 1, 3, 5]
     np.testing.assert_allclose(rk.matrix(None, [6, 2, 0, 3]),

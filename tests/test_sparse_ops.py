@@ -101,3 +101,25 @@ def test_dense_blocks_equal_scipy_and_are_thread_independent(monkeypatch, fill):
                 by_class.ravel())
     for got, want in zip(results[0], expected):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_identical_rows_are_found_with_and_without_labels():
+    from cpsvm.sparse_ops import first_identical_rows
+    X = sp.csr_matrix(np.array([[1.0, 0, 2.0], [0, 0, 0], [1.0, 0, 2.0], [1.0, 0, 2.5],
+                                [0, 0, 0], [0, 1.0, 0], [1.0, 0, 2.0], [2.0, 0, 1.0]]))
+    assert list(first_identical_rows(X)) == [0, 1, 0, 3, 1, 5, 0, 7]
+    y = np.array([1.0, -1, -1, 1, -1, 1, 1, 1])
+    assert list(first_identical_rows(X, y)) == [0, 1, 2, 3, 1, 5, 0, 7]
+
+
+def test_identical_rows_against_a_dictionary_on_random_data():
+    from cpsvm.sparse_ops import first_identical_rows
+    rng = np.random.default_rng(9)
+    dense = (rng.random((500, 6)) < 0.3) * rng.integers(1, 3, (500, 6)).astype(float)
+    y = rng.integers(1, 3, 500).astype(float)
+    for labels in (None, y):
+        seen, expected = {}, []
+        for i, row in enumerate(dense):
+            key = (row.tobytes(), None if labels is None else labels[i])
+            expected.append(seen.setdefault(key, i))
+        assert list(first_identical_rows(sp.csr_matrix(dense), labels)) == expected

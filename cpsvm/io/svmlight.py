@@ -474,6 +474,7 @@ def parse_svmlight_bytes(raw: bytes, name: str, *, first_line=1, n_features=None
     if nnz <= _INT32_MAX and indices.dtype == np.int32:
         indptr = indptr.astype(np.int32)
     X = sp.csr_matrix((data, indices, indptr), shape=(n_rows, width), copy=False)
+    X.has_canonical_format = True   # checked while parsing; spares scipy a pass to find out
     comments = None
     if keep_comments:
         raw = buf.tobytes()

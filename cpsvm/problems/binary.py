@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..sparse_ops import RowBlocks
+from ..sparse_ops import RowBlocks, as_csr
 from .base import MARGIN_RESCALING, StructuredProblem
 
 LOSS_SCALE = 100.0
@@ -24,10 +24,11 @@ class BinaryProblem(StructuredProblem):
     loss, δΨ = y·x and Δ = 1, as libocas and SVMlight write it."""
 
     def __init__(self, X, y, bias=0.0, loss_scale=LOSS_SCALE, psi_scale=PSI_SCALE):
-        X = sp.csr_matrix(X, dtype=np.float64)
+        X = as_csr(X)
         if bias != 0:
             X = sp.hstack([X, np.full((X.shape[0], 1), float(bias))], format="csr")
-        X.sort_indices()
+        if not X.has_canonical_format:   # one pass to find out, if scipy does not know
+            X.sum_duplicates()
         self.X = X
         self.rows = RowBlocks(X)
         self.y = np.asarray(y, dtype=np.float64)

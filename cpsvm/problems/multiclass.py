@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
-from ..sparse_ops import RowBlocks
+from ..sparse_ops import RowBlocks, as_csr
 from .base import MARGIN_RESCALING, StructuredProblem
 
 LOSS_SCALE = 100.0
@@ -40,8 +40,9 @@ class MulticlassProblem(StructuredProblem):
     """``loss_scale`` 1 gives the plain Crammer-Singer loss (libocas's msvmocas)."""
 
     def __init__(self, X, y, n_classes=None, loss_scale=LOSS_SCALE):
-        X = sp.csr_matrix(X, dtype=np.float64)
-        X.sort_indices()
+        X = as_csr(X)
+        if not X.has_canonical_format:   # one pass to find out, if scipy does not know
+            X.sum_duplicates()
         self.X = X
         self.rows = RowBlocks(X)
         self.y = np.asarray(y).astype(np.int64)

@@ -36,6 +36,7 @@ from ..models import LinearModel, MulticlassModel
 from ..problems import choose_problem
 from ..problems.binary import BinaryProblem
 from ..problems.multiclass import MulticlassProblem, _separate
+from ..sparse_ops import first_identical_rows
 
 
 @dataclass
@@ -340,6 +341,19 @@ class OcasOracle(LinearCutOracle):
         return _separate(out, y, True, self.loss)
 
 
+def merged_examples(X, y, costs):
+    """Examples with the same features and label as one, their costs added: F(w) is the
+    same, and every pass over the examples is shorter (a fifth of a9a's examples repeat
+    another; OCAS took a fifth less time). Finding them costs a pass over X, about one
+    OCAS iteration's. Returns the rows kept, their costs and each example's position
+    among them."""
+    first = first_identical_rows(X, y)
+    kept = first == np.arange(len(first))
+    rows = np.flatnonzero(kept)
+    position = (np.cumsum(kept) - 1)[first]
+    return rows, np.bincount(position, weights=costs, minlength=len(rows)), position
+
+
 @dataclass
 class OcasInfo:
     problem: str
@@ -356,13 +370,14 @@ def train(dataset: Dataset, params: OcasParams, *, callback=None, should_stop=No
     costs = params.example_costs if params.example_costs is not None else np.full(n, params.C)
     if len(costs) != n or np.any(~(np.asarray(costs) > 0)):
         raise InputError(f"expected {n} per-example costs C_i > 0, got {len(costs)}")
+    if kind != "binary" and params.bias != 0:
+        raise InputError("a bias (-b) is supported for binary problems only")
+    rows, costs, position = merged_examples(dataset.X, dataset.y, costs)
+    X, y = (dataset.X[rows], dataset.y[rows]) if len(rows) < n else (dataset.X, dataset.y)
     if kind == "binary":
-        problem = BinaryProblem(dataset.X, dataset.y, bias=params.bias, loss_scale=1.0,
-                                psi_scale=0.5)
+        problem = BinaryProblem(X, y, bias=params.bias, loss_scale=1.0, psi_scale=0.5)
     else:
-        if params.bias != 0:
-            raise InputError("a bias (-b) is supported for binary problems only")
-        problem = MulticlassProblem(dataset.X, dataset.y, loss_scale=1.0)
+        problem = MulticlassProblem(X, y, loss_scale=1.0)
     oracle = OcasOracle(problem, costs, 1.0, params.method, params.cut_lambda)
     engine_params = CuttingPlaneParams(
         C=1.0, epsilon=-math.inf, max_iterations=params.max_iterations,
@@ -378,9 +393,10 @@ def train(dataset: Dataset, params: OcasParams, *, callback=None, should_stop=No
     if kind == "binary":
         weights, b = problem.split_weights(w)
         model = LinearModel(weights, b, n_train=n)
-        error = float(np.mean(np.sign(oracle.out_best) != dataset.y))
+        error = float(np.mean(np.sign(oracle.out_best[position]) != dataset.y))
     else:
         model = MulticlassModel(w.reshape(problem.n_classes, problem.n_features), n_train=n,
                                 loss_id=0)
-        error = float(np.mean(np.argmax(oracle.out_best, axis=1) + 1 != dataset.y))
+        predicted = np.argmax(oracle.out_best[position], axis=1) + 1
+        error = float(np.mean(predicted != dataset.y))
     return model, OcasInfo(kind, n, result, seconds, error)

@@ -27,7 +27,7 @@ from ..models import KernelModel, LinearModel, MulticlassModel
 from ..problems import MARGIN_RESCALING, choose_problem, load_user_problem
 from ..problems.binary import BinaryProblem
 from ..problems.multiclass import MulticlassProblem
-from .ocas import OcasOracle
+from .ocas import OcasOracle, merged_examples
 
 ALGORITHMS = (0, 2, 3, 4, 9)
 # The fastest correct -w (benchmarks/bench_cp_learn.py): for the built-in problems with
@@ -131,8 +131,9 @@ def train(dataset: Dataset, params: StructParams, *, callback=None, should_stop=
                                 oracle.kernel_evaluations)
 
     nystrom = None
+    costs = np.full(n, 1.0 / n)   # -w 9: each example's weight in the 1-slack risk
     if problem is None:
-        X = dataset.X
+        X, y = dataset.X, dataset.y
         if nonlinear:
             from ..approx import NystromMap
             nystrom = NystromMap(kernel, _basis(dataset, params))
@@ -140,15 +141,18 @@ def train(dataset: Dataset, params: StructParams, *, callback=None, should_stop=
                 notes.append(f"basis kernel matrix is singular: {nystrom.n_dropped} of "
                              f"{nystrom.basis.shape[0]} directions dropped")
             X = nystrom.transform(dataset.X)
+        if algorithm == 9:
+            rows, costs, _ = merged_examples(X, y, costs)
+            if len(rows) < n:
+                X, y = X[rows], y[rows]
         if kind == "binary":
-            problem = BinaryProblem(X, dataset.y, bias=0.0 if nonlinear else params.bias)
+            problem = BinaryProblem(X, y, bias=0.0 if nonlinear else params.bias)
         else:
-            problem = MulticlassProblem(X, dataset.y)
+            problem = MulticlassProblem(X, y)
     if algorithm == 9:
         # OCAS in the problem's scale: F(w) = ½|w|² + C·(1/n)·Σ ξ_i is the 1-slack primal;
         # a duality gap of C·ε gives the 1-slack ε guarantee.
-        n_train = problem.n_examples
-        oracle = OcasOracle(problem, np.full(n_train, 1.0 / n_train), params.C)
+        oracle = OcasOracle(problem, costs, params.C)
         engine_params.epsilon = -math.inf
         engine_params.tol_abs = params.C * params.epsilon
     else:

@@ -43,6 +43,7 @@ from ..errors import InputError
 from ..kernels import LINEAR, POLYNOMIAL, RBF, SIGMOID, Kernel, row_sq_norms
 from ..models import KernelModel
 from ..problems import check_binary_labels
+from ..sparse_ops import as_csr, first_identical_rows
 
 ALGORITHMS = ("const", "linear")
 LOSS_SCALE = 100.0        # Δ for a wrong label, as cpsvm.problems.binary
@@ -202,7 +203,7 @@ class RowKernel:
     BASIS_CHUNK = 1024          # basis examples per dense block (8 kB of values per row)
 
     def __init__(self, X, kernel: Kernel):
-        X = sp.csr_matrix(X, dtype=np.float64)
+        X = as_csr(X)
         self.X = X
         self.n = X.shape[0]
         self.indptr = X.indptr.astype(np.int64)
@@ -230,8 +231,7 @@ class RowKernel:
         self.feature_frequency = np.bincount(self.indices, minlength=X.shape[1]) \
             / max(1, X.shape[0])
         # representative[i]: the first row with the same features as row i.
-        self.representative = _first_identical_rows(self.indptr, self.indices,
-                                                    self.data.view(np.uint64))
+        self.representative = first_identical_rows(X)
         self.distinct = np.flatnonzero(self.representative == np.arange(self.n))
         self.has_duplicates = len(self.distinct) < self.n
         self._all_rows = np.arange(self.n)
@@ -397,50 +397,6 @@ def _fill_bits(indptr, indices, rows, feature_map, bits):
         for p in range(indptr[i], indptr[i + 1]):
             f = feature_map[indices[p]]
             bits[a // width, f // 64, a % width] |= np.uint64(1) << np.uint64(f % 64)
-
-
-@njit(cache=True)
-def _first_identical_rows(indptr, indices, data):
-    """For every row the first row with exactly the same entries (itself if none); ``data``
-    are the values' bit patterns."""
-    n = len(indptr) - 1
-    keys = np.empty(n, np.uint64)
-    for i in range(n):
-        h = np.uint64(1469598103934665603)
-        for p in range(indptr[i], indptr[i + 1]):
-            h = (h ^ np.uint64(indices[p])) * np.uint64(1099511628211)
-            h = (h ^ data[p]) * np.uint64(1099511628211)
-        keys[i] = h
-    order = np.argsort(keys, kind="mergesort")        # stable: ties in row order
-    out = np.arange(n)
-    start = 0
-    while start < n:
-        stop = start + 1
-        while stop < n and keys[order[stop]] == keys[order[start]]:
-            stop += 1
-        # Within a run of equal hashes, match each row to the first identical one.
-        for s in range(start + 1, stop):
-            i = order[s]
-            for t in range(start, s):
-                j = order[t]
-                if out[j] != j:
-                    continue
-                if _same_row(indptr, indices, data, i, j):
-                    out[i] = j
-                    break
-        start = stop
-    return out
-
-
-@njit(cache=True)
-def _same_row(indptr, indices, data, i, j):
-    if indptr[i + 1] - indptr[i] != indptr[j + 1] - indptr[j]:
-        return False
-    for p in range(indptr[i + 1] - indptr[i]):
-        if indices[indptr[i] + p] != indices[indptr[j] + p] or \
-                data[indptr[i] + p] != data[indptr[j] + p]:
-            return False
-    return True
 
 
 # exp(x) for x <= 0 as 2^k·p(r), x = k·ln 2 + r, |r| <= ln(2)/2: the degree-13 Taylor
