@@ -13,9 +13,10 @@ Measures:
    (F(w) - dual)/F(w). LinearSVC runs in a forked child so the caps are hard. Also
    DESIGN's measure, the time to an objective within 0.1% of the best one found, each
    solver at its loosest setting that reaches it (OCAS TolRel 0.01, 0.003, --tol;
-   LinearSVC tol 1e-1, 1e-2, ...).
+   LinearSVC tol 1e-1, 1e-2, ...). Runs of OCAS and LinearSVC that take under 1 s are
+   repeated, best of 3.
 2. scaling: OCAS time vs n (10k .. 1M) on the artificial generator at --scale-dim dims
-   (500 x 1M dense would need ~12 GB with Xᵀ and minutes per run), at C = 1 and at
+   (500 x 1M dense would need 6 GB of CSR arrays and minutes per run), at C = 1 and at
    C = 1e4/n (constant regularisation); log-log slopes by least squares.
 3. threads: the largest scaling set with numba.set_num_threads(1) vs (2), BLAS limited
    to one thread as the commands run (OpenBLAS's own threads spinning beside numba's
@@ -23,11 +24,14 @@ Measures:
    and the objective are bitwise identical.
 4. multiclass satimage, C_cs = 0.1: OCAS vs LinearSVC(multi_class="crammer_singer",
    tol=1e-8): Crammer-Singer objectives from the weights, times, test accuracy.
-5. whole process (median of --repeats): `ocas_learn -c 1 -r 0.001 a9a model` vs python -c
+5. peak memory of train() (C = 1): growth of VmHWM over the RSS before training, against
+   the bytes of the CSR arrays (DESIGN goal <= 2x), on the largest scaling set and on a9a,
+   each in a fresh process that loads its own copy.
+6. whole process (median of --repeats): `ocas_learn -c 1 -r 0.001 a9a model` vs python -c
    reading a9a with sklearn and fitting LinearSVC(C=1, loss="hinge", fit_intercept=False).
 
 Numba is warmed (small train() calls on slices of every data set, so with the same index
-dtypes) before anything is timed: compile time is excluded except in 5.
+dtypes) before anything is timed: compile time is excluded except in 6.
 numpy is imported before cpsvm, as in a user's script, so OpenBLAS keeps its default threads
 (cpsvm's OPENBLAS_NUM_THREADS=1 default only acts when cpsvm is imported first); --blas1
 sets OPENBLAS_NUM_THREADS=1 before numpy is imported, for a comparison run.
@@ -114,23 +118,73 @@ def svc(X, y, cap, **kw):
     return out
 
 
+def _peak_child(conn, data, kw):
+    """Loads its own copy of the data (a spawned process: numba's workqueue threads do not
+    survive fork), warms numba, then measures train() alone."""
+    def kb(field):
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith(field))
+    if isinstance(data, str):
+        ds = read_svmlight(DATA / data)
+    else:
+        X, y = artificial.load(*data)
+        ds = Dataset(X.copy(), y)   # in memory, not mapped from the cache file
+    train(ds.subset(slice(0, 500)), OcasParams(C=1.0, tol_rel=0.01))
+    with open("/proc/self/clear_refs", "w") as f:  # peak mark := current RSS (Linux >= 4.0)
+        f.write("5")
+    base = kb("VmRSS")
+    train(ds, OcasParams(**kw))
+    X = ds.X
+    conn.send(((kb("VmHWM") - base) * 1024, X.data.nbytes + X.indices.nbytes + X.indptr.nbytes))
+
+
+def peak_memory(datasets, a):
+    """Peak RSS growth of train() on each (name, data) over the CSR arrays' bytes; data is a
+    file name under shared/data or artificial.load's (n, d)."""
+    ctx = mp.get_context("spawn")
+    print(f"\npeak memory of OCAS train(), C=1, TolRel {a.tol:g} (a fresh process per set)")
+    ratios = {}
+    for name, data in datasets:
+        recv, send = ctx.Pipe(duplex=False)
+        p = ctx.Process(target=_peak_child,
+                        args=(send, data, dict(C=1.0, tol_rel=a.tol, time_limit=a.ocas_cap)))
+        p.start()
+        send.close()  # so that a child that dies ends recv() with EOFError
+        grown, csr = recv.recv()
+        p.join()
+        ratios[name] = grown / csr
+        print(f"  {name:16s} CSR {csr / 2**20:8.1f} MB, peak growth {grown / 2**20:8.1f} MB, "
+              f"ratio {ratios[name]:.3f}", flush=True)
+    return ratios
+
+
 def int32(X):
     return sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)),
                          shape=X.shape)
+
+
+def fastest(run, seconds_at):
+    """run(); a run under 1 s, where these machines' noise is a large part of the time,
+    twice more, keeping the fastest — the same for every solver compared."""
+    r = run()
+    if r is not None and r[seconds_at] < 1.0:
+        r = min([r] + [x for x in (run(), run()) if x is not None], key=lambda x: x[seconds_at])
+    return r
 
 
 def binary_rows(name, ds, Cs, a):
     X32, y = int32(ds.X), ds.y
     rows = []
     for C in Cs:
-        m1, i1, t1 = ocas(ds, C, tol_rel=a.tol, time_limit=a.ocas_cap)
+        m1, i1, t1 = fastest(lambda: ocas(ds, C, tol_rel=a.tol, time_limit=a.ocas_cap), 2)
         m0, i0, t0 = ocas(ds, C, tol_rel=a.tol, time_limit=a.cp_cap, method=0)
         f1, f0 = hinge_obj(ds.X, y, m1.w, C), hinge_obj(ds.X, y, m0.w, C)
         ref = svc(X32, y, a.svc_cap, C=C, loss="hinge", tol=1e-8)
         f_ref = hinge_obj(ds.X, y, ref[0].ravel(), C) if ref else math.inf
         eq, spent, fits = None, 0.0, []  # LinearSVC at equal objective
         for k in range(1, 9):
-            r = svc(X32, y, a.svc_cap - spent, C=C, loss="hinge", tol=10.0 ** -k)
+            r = fastest(lambda: svc(X32, y, a.svc_cap - spent, C=C, loss="hinge",
+                                    tol=10.0 ** -k), 1)
             if r is None:
                 break
             spent += r[1]
@@ -146,7 +200,7 @@ def binary_rows(name, ds, Cs, a):
         near_ocas = (a.tol, t1)
         for tol_rel in (0.01, 0.003):
             if tol_rel > a.tol:
-                m, _, t = ocas(ds, C, tol_rel=tol_rel, time_limit=a.ocas_cap)
+                m, _, t = fastest(lambda: ocas(ds, C, tol_rel=tol_rel, time_limit=a.ocas_cap), 2)
                 if hinge_obj(ds.X, y, m.w, C) <= target:
                     near_ocas = (tol_rel, t)
                     break
@@ -326,7 +380,7 @@ def main():
     for ds in (a9a, art, sat, Dataset(*artificial.load(10_000, a.scale_dim))):
         for method in (0, 1):
             train(ds.subset(slice(0, 500)), OcasParams(C=1.0, tol_rel=0.01, method=method))
-    print(f"numba warm-up (excluded from all timings but section 5): "
+    print(f"numba warm-up (excluded from all timings but section 6): "
           f"{time.perf_counter() - t:.1f} s", flush=True)
     rows = binary_rows("a9a", a9a, Cs, a) + binary_rows(f"artif{a.n // 1000}k", art, Cs, a)
     print_binary(rows, a)
@@ -334,6 +388,8 @@ def main():
     slopes, biggest = scaling(a)
     speed, same = threads(biggest, a)
     del biggest
+    n = a.scale_ns[-1]
+    memory = peak_memory([(f"artif{n // 1000}k", (n, a.scale_dim)), ("a9a", "a9a")], a)
     mc = multiclass(a)
     wp = whole_process(a)
     print("\ngoals")
@@ -363,6 +419,9 @@ def main():
         print(f"  scaling slope ({series}) {slope:.2f} (goal <= 1.1): "
               f"{'MET' if slope <= 1.1 else 'NOT MET'}")
     print(f"  1->2 threads speedup {speed:.2f}x; bitwise identical: {'yes' if same else 'NO'}")
+    for name, ratio in memory.items():
+        print(f"  {name}: peak memory growth / CSR bytes {ratio:.3f} (goal <= 2): "
+              f"{'MET' if ratio <= 2 else 'NOT MET'}")
     if mc is not None:
         print(f"  satimage OCAS/LinearSVC(CS) time {mc:.2f}")
     print(f"  whole process ocas_learn/sklearn {wp:.2f}")
