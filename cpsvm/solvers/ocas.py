@@ -143,9 +143,10 @@ def _subgradient_zero(A0, grad, at, jump):
     """Smallest λ ≥ 0 whose subdifferential A0·λ + grad + Σ_{at_p ≤ λ} jump_p (jumps ≥ 0,
     so monotone) contains 0. ``at``/``jump`` are reordered in place.
 
-    Found by selection instead of sorting (quickselect with three-way partitions,
-    O(len) expected): the step is usually among the first breakpoints of thousands.
-    Pivots are picked by position, so the result is deterministic.
+    Found by selection instead of sorting (quickselect, O(len) expected): the step is
+    usually among the first breakpoints of thousands. The partitions swap every element
+    instead of branching on it (half the time of a three-way partition's branches on
+    a9a's line searches). Pivots are picked by position, so the result is deterministic.
     """
     if grad >= 0.0:
         return 0.0
@@ -153,31 +154,29 @@ def _subgradient_zero(A0, grad, at, jump):
     while lo < hi:
         a, b, c = at[lo], at[(lo + hi) // 2], at[hi - 1]
         pivot = max(min(a, b), min(max(a, b), c))   # median of three
-        # Partition [lo, hi) into < pivot | == pivot | > pivot, summing the jumps.
-        lt, i, gt = lo, lo, hi
+        # [lo, hi) -> < pivot | >= pivot, summing the jumps below and at the pivot.
+        lt = lo
         below = 0.0
         equal = 0.0
-        while i < gt:
-            if at[i] < pivot:
-                below += jump[i]
-                at[lt], at[i] = at[i], at[lt]
-                jump[lt], jump[i] = jump[i], jump[lt]
-                lt += 1
-                i += 1
-            elif at[i] > pivot:
-                gt -= 1
-                at[gt], at[i] = at[i], at[gt]
-                jump[gt], jump[i] = jump[i], jump[gt]
-            else:
-                equal += jump[i]
-                i += 1
+        for i in range(lo, hi):
+            v, j = at[i], jump[i]
+            below += j if v < pivot else 0.0
+            equal += j if v == pivot else 0.0
+            at[i], jump[i] = at[lt], jump[lt]
+            at[lt], jump[lt] = v, j
+            lt += 1 if v < pivot else 0
         if A0 * pivot + grad + below >= 0.0:    # 0 is reached left of the pivot
             hi = lt
         elif A0 * pivot + grad + below + equal >= 0.0:
             return pivot
-        else:
+        else:                                   # right of it: drop those at the pivot
             grad += below + equal
-            lo = gt
+            lo = lt
+            for i in range(lt, hi):
+                v, j = at[i], jump[i]
+                at[i], jump[i] = at[lo], jump[lo]
+                at[lo], jump[lo] = v, j
+                lo += 1 if v == pivot else 0
     return -grad / A0 if A0 > 0.0 else 0.0
 
 
