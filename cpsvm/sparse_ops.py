@@ -277,12 +277,13 @@ def _first_in_runs(indptr, indices, data, sorted_keys, order, labels):
         # The rows of a run in order (insertion sort: runs are short, np.sort allocates).
         if stop - start > 64:
             order[start:stop] = np.sort(order[start:stop])
-        for s in range(start + 1, stop):
-            row, t = order[s], s
-            while t > start and order[t - 1] > row:
-                order[t] = order[t - 1]
-                t -= 1
-            order[t] = row
+        else:
+            for s in range(start + 1, stop):
+                row, t = order[s], s
+                while t > start and order[t - 1] > row:
+                    order[t] = order[t - 1]
+                    t -= 1
+                order[t] = row
         for s in range(start + 1, stop):
             i = order[s]
             for t in range(start, s):
