@@ -159,24 +159,34 @@ def _check_inputs(G, h, groups, bounds, alpha0):
     return G, h, groups, bounds, alpha0
 
 
+# The checks below run after every stage of every solve: in numba they cost a tenth of
+# the numpy version's dozen array calls (a third of OCAS's QP time on a9a).
+
+
+@njit(cache=True)
 def _project_feasible(alpha, groups, bounds):
     """Clip to ``alpha >= 0`` and scale groups down into their bounds.
 
-    Afterwards every group sum, as computed by ``np.bincount``, is ``<=`` its
-    bound exactly (no tolerance).
+    Afterwards every group sum, as computed in index order (:func:`_group_sums`), is
+    ``<=`` its bound exactly (no tolerance).
     """
     alpha = np.maximum(alpha, 0.0) + 0.0  # "+ 0.0" turns -0.0 into 0.0
     n_groups = bounds.shape[0]
     for _ in range(60):  # each pass shrinks offending groups; 1-2 passes suffice
-        sums = np.bincount(groups, weights=alpha, minlength=n_groups)
-        over = sums > bounds
-        if not over.any():
-            return alpha
+        sums = _group_sums(alpha, groups, n_groups)
         factor = np.ones(n_groups)
-        factor[over] = bounds[over] / sums[over]
-        # If the plain ratio left the sum one ulp over, shrink a little more.
-        factor[over & (factor >= 1.0)] = 1.0 - 4.0 * np.finfo(float).eps
-        alpha *= factor[groups]
+        over = False
+        for j in range(n_groups):
+            if sums[j] > bounds[j]:
+                over = True
+                factor[j] = bounds[j] / sums[j]
+                # If the plain ratio left the sum one ulp over, shrink a little more.
+                if factor[j] >= 1.0:
+                    factor[j] = 1.0 - 4.0 * np.finfo(np.float64).eps
+        if not over:
+            return alpha
+        for k in range(alpha.shape[0]):
+            alpha[k] *= factor[groups[k]]
     raise RuntimeError("could not scale alpha into its group bounds")  # pragma: no cover
 
 
@@ -189,26 +199,33 @@ def _tolerance(G, h, alpha, tol):
 
 def _evaluate(G, h, groups, bounds, alpha):
     """KKT violation, primal slacks, dual value and duality gap of alpha."""
-    n_groups = bounds.shape[0]
-    Galpha = G @ alpha
+    violation, xi, dual, gap = _evaluate_kernel(G, h, groups, bounds, alpha, BOUND_THRESHOLD)
+    return float(violation), xi, float(dual), float(gap)
+
+
+@njit(cache=True)
+def _evaluate_kernel(G, h, groups, bounds, alpha, bound_threshold):
+    """:func:`_evaluate`."""
+    m, n_groups = h.shape[0], bounds.shape[0]
+    Galpha = G @ alpha if m else np.zeros(0)
     r = h - Galpha
     r_max = np.full(n_groups, -np.inf)
-    np.maximum.at(r_max, groups, r)
+    for k in range(m):
+        r_max[groups[k]] = max(r_max[groups[k]], r[k])
     xi = np.maximum(r_max, 0.0)
-    sums = np.bincount(groups, weights=alpha, minlength=n_groups)
-    at_bound = bounds - sums <= BOUND_THRESHOLD * bounds
-    theta = np.where(at_bound, xi, 0.0)[groups]
+    sums = _group_sums(alpha, groups, n_groups)
     violation = 0.0
-    if r.size:
-        violation = max(np.max(r - theta), 0.0)  # r_k <= theta_j
-        active = alpha > 0.0
-        if active.any():  # r_k == theta_j on the support
-            violation = max(violation, np.max(np.abs(r[active] - theta[active])))
-    dual = float(h @ alpha - 0.5 * (alpha @ Galpha))
+    for k in range(m):
+        j = groups[k]
+        theta = xi[j] if bounds[j] - sums[j] <= bound_threshold * bounds[j] else 0.0
+        violation = max(violation, r[k] - theta)   # r_k <= theta_j
+        if alpha[k] > 0.0:                         # r_k == theta_j on the support
+            violation = max(violation, abs(r[k] - theta))
+    dual = h @ alpha - 0.5 * (alpha @ Galpha) if m else 0.0
     # P - D = sum_j (C_j xi_j - sum_{k in j} alpha_k r_k); summed this way it
     # avoids cancelling the large terms of P and D.
-    gap = float(bounds @ xi - alpha @ r)
-    return float(violation), xi, dual, max(gap, 0.0)
+    gap = bounds @ xi - (alpha @ r if m else 0.0)
+    return violation, xi, dual, max(gap, 0.0)
 
 
 def kkt_violation(G, h, groups, bounds, alpha):
