@@ -10,7 +10,7 @@ from sklearn.svm import LinearSVC
 from cpsvm.data import Dataset
 from cpsvm.io.model_file import read_model
 from cpsvm.io.svmlight import read_svmlight
-from cpsvm.solvers.ocas import OcasParams, line_search, train
+from cpsvm.solvers.ocas import OcasParams, binary_line_search, line_search, train
 from cpsvm.solvers.one_slack import StructParams, train as train_one_slack
 
 from conftest import crammer_singer_objective, hinge_objective
@@ -18,6 +18,21 @@ from conftest import crammer_singer_objective, hinge_objective
 
 def along_line(lam, A0, B0, intercepts, slopes, costs):
     return 0.5 * A0 * lam ** 2 + B0 * lam + costs @ np.max(intercepts + lam * slopes, axis=1)
+
+
+def assert_minimises(f, lam):
+    """f(lam) is the minimum over λ >= 0 found independently: a dense grid, then
+    golden-section refinement around its best point."""
+    assert lam >= 0.0
+    upper = max(4.0 * lam, 10.0)
+    grid = np.linspace(0.0, upper, 4001)
+    values = np.array([f(t) for t in grid])
+    j = int(np.argmin(values))
+    lo, hi = grid[max(j - 1, 0)], grid[min(j + 1, len(grid) - 1)]
+    refined = minimize_scalar(f, bounds=(lo, hi), method="bounded",
+                              options={"xatol": 1e-12}).fun if hi > lo else values[j]
+    best = min(values.min(), refined)
+    assert f(lam) <= best + 1e-9 * max(1.0, abs(best))
 
 
 @settings(max_examples=200, deadline=None)
@@ -32,18 +47,29 @@ def test_line_search_is_exact(seed, n, k, flat):
     if A0 == 0.0:  # keep the function bounded below: non-decreasing pieces
         B0, slopes = abs(B0), np.abs(slopes)
     lam = line_search(A0, B0, intercepts, slopes, costs)
-    assert lam >= 0.0
-    f = lambda t: along_line(t, A0, B0, intercepts, slopes, costs)  # noqa: E731
-    # Reference: a dense grid, then golden-section refinement around its best point.
-    upper = max(4.0 * lam, 10.0)
-    grid = np.linspace(0.0, upper, 4001)
-    values = np.array([f(t) for t in grid])
-    j = int(np.argmin(values))
-    lo, hi = grid[max(j - 1, 0)], grid[min(j + 1, len(grid) - 1)]
-    refined = minimize_scalar(f, bounds=(lo, hi), method="bounded",
-                              options={"xatol": 1e-12}).fun if hi > lo else values[j]
-    best = min(values.min(), refined)
-    assert f(lam) <= best + 1e-9 * max(1.0, abs(best))
+    assert_minimises(lambda t: along_line(t, A0, B0, intercepts, slopes, costs), lam)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([1, 7, 60, 3000]), st.booleans())
+def test_binary_line_search_is_exact(seed, n, ties):
+    """The hinge-loss search (from outputs, as OCAS calls it) on up to thousands of
+    breakpoints, so that its selection partitions more than once."""
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    out_from, out_to = rng.standard_normal(n), rng.standard_normal(n)
+    if ties:  # breakpoints and hinge corners that coincide
+        out_from, out_to = out_from.round(1), out_to.round(1)
+    costs = rng.exponential(size=n)
+    A0 = rng.exponential() * 10 ** rng.uniform(-2, 3)
+    B0 = -rng.exponential() * costs.sum()
+    lam = binary_line_search(A0, B0, y, out_from, out_to, costs)
+    # The same function as a maximum of two lines per example, for the reference.
+    intercepts = np.column_stack([np.zeros(n), 1.0 - y * out_from])
+    slopes = np.column_stack([np.zeros(n), -y * (out_to - out_from)])
+    assert_minimises(lambda t: along_line(t, A0, B0, intercepts, slopes, costs), lam)
+    assert lam == pytest.approx(line_search(A0, B0, intercepts, slopes, costs), rel=1e-9,
+                                abs=1e-12)
 
 
 @pytest.mark.parametrize("kind", ["binary", "multiclass"])
