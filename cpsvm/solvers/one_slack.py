@@ -142,9 +142,7 @@ def train(dataset: Dataset, params: StructParams, *, callback=None, should_stop=
                              f"{nystrom.basis.shape[0]} directions dropped")
             X = nystrom.transform(dataset.X)
         if algorithm == 9:
-            rows, costs, _ = merged_examples(X, y, costs)
-            if len(rows) < n:
-                X, y = X[rows], y[rows]
+            X, y, costs, _ = merged_examples(X, y, costs)
         if kind == "binary":
             problem = BinaryProblem(X, y, bias=0.0 if nonlinear else params.bias)
         else:
