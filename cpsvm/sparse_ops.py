@@ -279,7 +279,9 @@ def first_identical_rows(X, labels=None) -> np.ndarray:
     _map(lambda bounds: _row_hashes(X.indptr, X.indices, data, keys, *bounds), blocks)
     if labels is not None:
         keys ^= np.asarray(labels, dtype=np.float64).view(np.uint64) * np.uint64(_MIX)
-    return _first_by_table(X.indptr, X.indices, data, keys,
+    n = X.shape[0]
+    table = np.full(1 << int(2 * n).bit_length(), -1, np.int32 if n < 2**31 else np.int64)
+    return _first_by_table(X.indptr, X.indices, data, keys, table,
                            np.zeros(0) if labels is None else np.asarray(labels, np.float64))
 
 
@@ -302,16 +304,13 @@ def _row_hashes(indptr, indices, data, keys, lo, hi):
 
 
 @njit(cache=True)
-def _first_by_table(indptr, indices, data, keys, labels):
-    """Each row's first identical row, by an open-addressing table of the rows seen so
-    far keyed by ``keys``; rows with equal keys are compared entry by entry. One pass in
-    row order, O(n) expected (sorting the keys took 4x longer on a9a)."""
+def _first_by_table(indptr, indices, data, keys, table, labels):
+    """Each row's first identical row, by an open-addressing table (all -1, more than
+    twice as many slots as rows, a power of two) of the rows seen so far keyed by
+    ``keys``; rows with equal keys are compared entry by entry. One pass in row order,
+    O(n) expected (sorting the keys took 4x longer on a9a)."""
     n = len(keys)
-    size = 1
-    while size < 2 * n:
-        size *= 2
-    mask = np.uint64(size - 1)
-    table = np.full(size, -1, np.int64)
+    mask = np.uint64(len(table) - 1)
     out = np.arange(n)
     for i in range(n):
         slot = (keys[i] ^ (keys[i] >> np.uint64(29))) & mask

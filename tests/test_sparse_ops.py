@@ -123,3 +123,18 @@ def test_identical_rows_against_a_dictionary_on_random_data():
             key = (row.tobytes(), None if labels is None else labels[i])
             expected.append(seen.setdefault(key, i))
         assert list(first_identical_rows(sp.csr_matrix(dense), labels)) == expected
+
+
+def test_identical_rows_when_every_hash_collides():
+    """Equal keys only make candidates: rows are still compared entry by entry."""
+    from cpsvm.sparse_ops import _first_by_table
+    rng = np.random.default_rng(4)
+    X = sp.csr_matrix((rng.random((200, 5)) < 0.3).astype(float))
+    data = X.data.view(np.uint64)
+    keys = np.full(200, 12345, np.uint64)
+    seen, expected = {}, []
+    for i, row in enumerate(X.toarray()):
+        expected.append(seen.setdefault(row.tobytes(), i))
+    got = _first_by_table(X.indptr, X.indices, data, keys, np.full(512, -1, np.int32),
+                          np.zeros(0))
+    assert list(got) == expected
