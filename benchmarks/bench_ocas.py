@@ -161,7 +161,8 @@ def peak_memory(datasets, a):
         grown, csr = recv.recv()
         p.join()
         ratios[name] = grown / csr
-        print(f"  {name:16s} C={C:<8g} CSR {csr / 2**20:8.1f} MB, peak growth {grown / 2**20:8.1f} MB, "
+        print(f"  {name:16s} C={C:<8g} CSR {csr / 2**20:8.1f} MB, "
+              f"peak growth {grown / 2**20:8.1f} MB, "
               f"ratio {ratios[name]:.3f}", flush=True)
     return ratios
 

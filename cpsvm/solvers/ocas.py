@@ -187,8 +187,9 @@ def binary_move(y, costs, out_best, out_t, step, cut_lambda, loss, margin, coef,
     risk Σ costs_i·max(0, loss − margin·y_i·out_i) at the new w_b and the cut at
     w_c = (1−λ)·w_b + λ·w_t: Σ costs_i·loss over its violators, their number, in
     ``coef`` the weight costs_i·margin·y_i of x_i in g (0 for the others), and the number
-    of rows where ``coef`` differs from ``previous``. Selects instead of branches, and
-    sums in any order (fastmath), so that the loop vectorizes: 6x faster than in order."""
+    of rows where ``coef`` differs from ``previous`` (the caller lists them only when it
+    sums them). Selects instead of branches, and sums in any order (fastmath), so that
+    the loop vectorizes: 3.6x faster on a9a than summing in order."""
     risk = 0.0
     c = 0.0
     n_violated = 0
