@@ -15,7 +15,7 @@ Measures:
    DESIGN's measure, the time to an objective within 0.1% of the best one found, each
    solver at its loosest setting that reaches it (OCAS TolRel 0.01, 0.003, --tol;
    LinearSVC tol 1e-1, 1e-2, ...). Runs of OCAS and LinearSVC that take under 1 s are
-   repeated, best of 3.
+   repeated, best of 3 (LinearSVC's in its child process).
 2. scaling: OCAS time vs n (10k .. 1M) on the artificial data (--scale-dim 500 dims, as
    in the paper's Table 1) in two series: constant regularisation lambda = 1/(C*n), i.e.
    C = 1e4/n (SVMperf's C fixed; the setting of the linear-time claims, and of DESIGN's
@@ -109,10 +109,19 @@ def ocas(ds, C, **kw):
 
 
 def _svc_child(conn, X, y, kw):
-    t = time.perf_counter()
-    m = LinearSVC(fit_intercept=False, dual=True, max_iter=100_000, random_state=0,
-                  **kw).fit(X, y)
-    conn.send((m.coef_, time.perf_counter() - t, int(np.max(m.n_iter_))))
+    """A fit under 1 s is made twice more in the same child, the fastest kept, as OCAS's
+    runs are: a fork's first fit pays for first touches of memory (1.4x on a9a, C = 0.1)."""
+    best = None
+    for _ in range(3):
+        t = time.perf_counter()
+        m = LinearSVC(fit_intercept=False, dual=True, max_iter=100_000, random_state=0,
+                      **kw).fit(X, y)
+        seconds = time.perf_counter() - t
+        if best is None or seconds < best[1]:
+            best = (m.coef_, seconds, int(np.max(m.n_iter_)))
+        if seconds >= 1.0:
+            break
+    conn.send(best)
 
 
 def svc(X, y, cap, **kw):
@@ -186,7 +195,7 @@ def svc_until(X32, X, y, C, target, cap):
     together capped at cap s): [(tol, seconds, objective)] of the fits made."""
     spent, fits = 0.0, []
     for k in range(1, 9):
-        r = fastest(lambda: svc(X32, y, cap - spent, C=C, loss="hinge", tol=10.0 ** -k), 1)
+        r = svc(X32, y, cap - spent, C=C, loss="hinge", tol=10.0 ** -k)
         if r is None:
             break
         spent += r[1]
