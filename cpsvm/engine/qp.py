@@ -438,6 +438,7 @@ def _active_set_kernel(G, h, groups, bounds, alpha, tol, max_iter, definite_only
     r = np.empty(m)
     iteration = 0
     refinements = 0
+    trust_cholesky = True   # until a face it passed could not be solved accurately
     while iteration < max_iter:
         iteration += 1
         sums = _snap(alpha, groups, bounds, at_bound)
@@ -474,7 +475,8 @@ def _active_set_kernel(G, h, groups, bounds, alpha, tol, max_iter, definite_only
                     break
             if definite:
                 diagonal = np.diag(L)
-                definite = diagonal.min() > _DEFINITE_DIAGONAL_RATIO * diagonal.max()
+                definite = diagonal.min() > _DEFINITE_DIAGONAL_RATIO * diagonal.max() \
+                    and trust_cholesky
             if not definite and definite_only:
                 return alpha, iteration - 1, False
             rhs = np.zeros((n_free, 1 + n_bound))
@@ -552,6 +554,14 @@ def _active_set_kernel(G, h, groups, bounds, alpha, tol, max_iter, definite_only
             refinements += 1
             continue
         refinements = 0
+        if residual > tol_abs and trust_cholesky:
+            # Still inaccurate: a singular G_FF whose rounding passed the diagonal test
+            # (more free cuts than G's rank, duplicated cuts). Solve the faces from here on
+            # by the eigendecomposition, which handles it; found by test_qp's hypothesis.
+            if definite_only:
+                return alpha, iteration, False
+            trust_cholesky = False
+            continue
         if max(gain_best, bound_gain_best) <= tol_abs:
             break
         if gain_best >= bound_gain_best:
