@@ -1,11 +1,12 @@
 # make demo: set up .venv, install, train and classify on data/samples/.
 # make test: set up .venv with the test extras and run the whole suite.
+# make warm: compile (numba) and cache the kernels of every command, as a first run would.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 DEMO := build/demo
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench clean warm
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +29,21 @@ demo: $(VENV)/.installed
 	@echo "== multiclass (SVMmulticlass): cp_learn on data/samples/dna1k.train, cp_classify on dna500.test"
 	$(BIN)/cp_learn -v 0 -c 1000 data/samples/dna1k.train $(DEMO)/dna.model
 	$(BIN)/cp_classify -v 1 data/samples/dna500.test $(DEMO)/dna.model $(DEMO)/dna.predictions
+
+# One small run of each command path: numba compiles a kernel on its first use and caches
+# it beside the source (or in $$NUMBA_CACHE_DIR); later runs load it.
+warm: $(VENV)/.installed
+	@mkdir -p $(DEMO)
+	$(BIN)/ocas_learn -v 0 data/samples/a9a3k.train $(DEMO)/warm.ocas.model
+	$(BIN)/ocas_learn -v 0 -c 10 data/samples/dna1k.train $(DEMO)/warm.ocas-mc.model
+	$(BIN)/cp_learn -v 0 -c 30 data/samples/a9a3k.train $(DEMO)/warm.perf.model
+	$(BIN)/cp_learn -v 0 -c 1000 data/samples/dna1k.train $(DEMO)/warm.dna.model
+	$(BIN)/cp_learn -v 0 -c 30 -t 2 -g 0.05 -# 3 data/samples/a9a3k.train $(DEMO)/warm.rbf.model
+	$(BIN)/cp_learn -v 0 -c 30 -t 2 -g 0.05 --t 1 --k 50 data/samples/a9a3k.train $(DEMO)/warm.cpny.model
+	$(BIN)/sampled_learn -v 0 -c 30 -t 2 -g 0.05 -# 3 data/samples/a9a3k.train $(DEMO)/warm.sampled.model
+	$(BIN)/cp_classify -v 0 data/samples/a9a2k.test $(DEMO)/warm.perf.model $(DEMO)/warm.predictions
+	$(BIN)/cp_classify -v 0 data/samples/a9a2k.test $(DEMO)/warm.rbf.model $(DEMO)/warm.predictions
+	$(BIN)/cp_classify -v 0 data/samples/dna500.test $(DEMO)/warm.dna.model $(DEMO)/warm.predictions
 
 test: $(VENV)/.installed-test
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -q

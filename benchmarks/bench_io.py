@@ -9,13 +9,20 @@ Measures:
    untimed call each) on ../shared/data/a9a and on a synthetic file of >= --big-mb MB
    (cached under /tmp/cpsvm-bench), checking both readers return identical matrices.
 3. peak RSS growth of one read, each reader in its own subprocess (VmHWM, Linux).
+4. whole-process peak RSS and wall time (/usr/bin/time -v) of `ocas_learn -c C FILE` against
+   libocas's `svmocas -c C FILE` on the synthetic file (or --rss-file), alternated
+   --rss-repeats times; svmocas is looked up in $CPSVM_LIBOCAS_DIR, then on PATH, and the
+   comparison is skipped, saying so, when it or /usr/bin/time is absent (--skip-rss too).
+   The issue's figures are for --big-mb 396 (740k examples, 31M non-zeros) at C = 0.01.
 
-Usage: .venv/bin/python benchmarks/bench_io.py [--big-mb 200] [--repeats 3]
+Usage: .venv/bin/python benchmarks/bench_io.py [--big-mb 200] [--repeats 3] [--rss-C 0.01]
+       [--rss-file FILE] [--rss-repeats 1] [--skip-rss]
 """
 
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -160,10 +167,49 @@ def bench(path, repeats, tiny):
     return row
 
 
+def timed_peak(cmd):
+    """(wall seconds, peak RSS in MB) of one command under /usr/bin/time -v: its own peak,
+    not one inherited from this (large) process, as a direct child's ru_maxrss could be."""
+    run = subprocess.run(["/usr/bin/time", "-v", *map(str, cmd)], capture_output=True,
+                         text=True, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+    if run.returncode != 0:
+        raise RuntimeError(f"{cmd[0]} failed:\n{run.stderr[-2000:]}")
+    peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", run.stderr)[1])
+    clock = re.search(r"Elapsed \(wall clock\) time .*: (?:(\d+):)?(\d+):([\d.]+)", run.stderr)
+    h, m, sec = clock.groups()
+    return int(h or 0) * 3600 + int(m) * 60 + float(sec), peak * 1024 / MB
+
+
+def peak_rss_vs_svmocas(path, C, repeats):
+    """Lines comparing ocas_learn with svmocas on ``path``, whole process, alternated."""
+    where = os.environ.get("CPSVM_LIBOCAS_DIR")
+    svmocas = shutil.which("svmocas", path=where) if where else shutil.which("svmocas")
+    if svmocas is None:
+        return ["peak RSS vs svmocas: skipped, no svmocas (set CPSVM_LIBOCAS_DIR or PATH)"]
+    if not os.path.exists("/usr/bin/time"):
+        return ["peak RSS vs svmocas: skipped, no /usr/bin/time"]
+    out = WORK / "rss.model"
+    ocas_learn = [sys.executable, "-m", "cpsvm.cli.ocas", "-v", "0", "-c", C, path, out]
+    runs = {"svmocas": [], "ocas_learn": []}
+    for _ in range(repeats):
+        runs["svmocas"].append(timed_peak([svmocas, "-v", "0", "-c", C, path, out]))
+        runs["ocas_learn"].append(timed_peak(ocas_learn))
+    best = {k: (min(t for t, _ in v), max(p for _, p in v)) for k, v in runs.items()}
+    (t_ref, p_ref), (t, p) = best["svmocas"], best["ocas_learn"]
+    return [f"whole process on {path.name}, C = {C} (best time, highest peak of {repeats}):",
+            f"  svmocas     {t_ref:7.1f} s  peak RSS {p_ref:7.0f} MB",
+            f"  ocas_learn  {t:7.1f} s  peak RSS {p:7.0f} MB   ratios: time {t / t_ref:.2f}x, "
+            f"peak {p / p_ref:.2f}x (target <= 1.2x)"]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--big-mb", type=float, default=200)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--rss-C", default="0.01")
+    ap.add_argument("--rss-file", type=Path)
+    ap.add_argument("--rss-repeats", type=int, default=1)
+    ap.add_argument("--skip-rss", action="store_true")
     args = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     tiny = WORK / "tiny.svm"
@@ -206,6 +252,10 @@ def main():
     print(f"(best of {args.repeats} warm runs; ratio = cpsvm/sklearn throughput; dRSS = peak RSS "
           "growth of one read in its own process: peak minus RSS after warm-up on a tiny file)")
     print("\n".join(first_lines))
+    if args.skip_rss:
+        print("peak RSS vs svmocas: skipped (--skip-rss)")
+    else:
+        print("\n".join(peak_rss_vs_svmocas(args.rss_file or big, args.rss_C, args.rss_repeats)))
 
 
 if __name__ == "__main__":

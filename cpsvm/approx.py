@@ -14,6 +14,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from .errors import InputError
+from .kernel_rows import RowKernel, stacked
 from .kernels import Kernel
 
 
@@ -21,7 +22,9 @@ class NystromMap:
     def __init__(self, kernel: Kernel, basis, rtol: float = 1e-10):
         self.kernel = kernel
         self.basis = sp.csr_matrix(basis, dtype=np.float64)
-        K = kernel.matrix(self.basis, self.basis)
+        rows = RowKernel(self.basis, kernel)
+        everything = np.arange(self.basis.shape[0])
+        K = rows.matrix(everything, everything)
         eigenvalues, U = scipy.linalg.eigh(0.5 * (K + K.T))
         if eigenvalues[-1] <= 0:
             raise InputError("the basis kernel matrix is zero: choose other basis examples")
@@ -35,11 +38,11 @@ class NystromMap:
 
     def transform(self, X, block_rows: int = 4096) -> np.ndarray:
         """φ(x) for every row of X, dense (n, n_components)."""
-        X = sp.csr_matrix(X)
-        out = np.empty((X.shape[0], self.n_components))
-        for lo in range(0, X.shape[0], block_rows):
-            hi = min(lo + block_rows, X.shape[0])
-            out[lo:hi] = self.kernel.matrix(X[lo:hi], self.basis) @ self.projection
+        rows_of, x_rows, basis_rows = stacked(self.kernel, X, self.basis)
+        out = np.empty((len(x_rows), self.n_components))
+        for lo in range(0, len(x_rows), block_rows):
+            hi = min(lo + block_rows, len(x_rows))
+            out[lo:hi] = rows_of.matrix(x_rows[lo:hi], basis_rows) @ self.projection
         return out
 
     def expansion_coef(self, w) -> np.ndarray:

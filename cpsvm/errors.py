@@ -1,8 +1,11 @@
-"""The one exception type that reaches users as a single line on stderr."""
+"""The exception types that reach users as a single line on stderr."""
 
 
 class InputError(Exception):
-    """Malformed input or options: the message names file, line and what was expected."""
+    """Malformed input or options: the message names file, line and what was expected.
+
+    The commands exit with status 1 (an input error).
+    """
 
     def __init__(self, message, *, source=None, line=None):
         self.source = source
@@ -11,3 +14,10 @@ class InputError(Exception):
         if source is not None:
             prefix = f"{source}:{line}: " if line is not None else f"{source}: "
         super().__init__(prefix + message)
+
+
+class OptionError(InputError):
+    """A bad option value or combination (a usage error): the commands exit with status 2.
+
+    A subclass of InputError, so a library caller catching InputError catches it too.
+    """

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from .kernels import Kernel, row_sq_norms
+from .kernels import Kernel
 
 # Rows per block when a kernel model classifies: bounds the dense kernel block's memory.
 _KERNEL_BLOCK_ROWS = 2048
@@ -40,8 +40,13 @@ class LinearModel:
     def n_features(self) -> int:
         return len(self.w)
 
-    def decision_function(self, X) -> np.ndarray:
-        return fit_columns(X, self.n_features) @ self.w - self.b
+    def decision_function(self, X, progress=None, single_precision=False) -> np.ndarray:
+        """``progress`` and ``single_precision`` are KernelModel's; a linear model takes
+        them so that callers need not ask which one they hold (w·x is one product)."""
+        out = fit_columns(X, self.n_features) @ self.w - self.b
+        if progress is not None:
+            progress(X.shape[0])
+        return out
 
     def predict(self, X) -> np.ndarray:
         return np.where(self.decision_function(X) > 0, 1.0, -1.0)
@@ -65,20 +70,14 @@ class KernelModel:
     def decision_function(self, X, progress=None, single_precision=False) -> np.ndarray:
         """Decision values, computed in row blocks; ``progress(n_done)`` after each.
 
-        ``single_precision``: inner products in 32-bit floats as SVMlight computes them.
+        ``single_precision``: feature values rounded to 32-bit floats and inner products
+        formed as SVMlight forms them (see :mod:`cpsvm.kernel_rows`).
         """
+        from .kernel_rows import kernel_times
         X = fit_columns(X, self.n_features)
-        sv = self.support_vectors
-        if single_precision:
-            X, sv = X.astype(np.float32), sv.astype(np.float32)
-        sv_sq = row_sq_norms(sv)
-        out = np.empty(X.shape[0])
-        for lo in range(0, X.shape[0], _KERNEL_BLOCK_ROWS):
-            hi = min(lo + _KERNEL_BLOCK_ROWS, X.shape[0])
-            out[lo:hi] = self.kernel.matrix(X[lo:hi], sv, sq_norms_b=sv_sq,
-                                            single_precision=single_precision) @ self.coef
-            if progress is not None:
-                progress(hi - lo)
+        out = kernel_times(self.kernel, X, self.support_vectors, self.coef,
+                           single_precision=single_precision,
+                           block_rows=_KERNEL_BLOCK_ROWS, progress=progress)
         out -= self.b
         return out
 
@@ -120,3 +119,53 @@ class MulticlassModel:
     def predict(self, X) -> np.ndarray:
         # argmax takes the first of tied classes, as svm_multiclass_classify does.
         return np.argmax(self.decision_function(X), axis=1) + 1
+
+
+@dataclass
+class UserProblemModel:
+    """A user's problem (``--problem module:Class``) with its weights in Ψ space.
+
+    Predicting rebuilds the problem on the test data (``Class(dataset, **options)``, the
+    class imported by its ``module:Class`` spec) and calls its ``predict(w, X)``.
+    ``n_features`` is the training data's width: test rows are cut or padded to it.
+    """
+
+    spec: str
+    w: np.ndarray
+    n_train: int = 0
+    n_features: int = 0
+    options: dict = field(default_factory=dict)
+
+    @property
+    def size_psi(self) -> int:
+        return len(self.w)
+
+    def problem_class(self):
+        """The class the model names, imported (InputError if it cannot be)."""
+        from .errors import InputError
+        from .problems import ProblemSpecError, import_problem_class
+        try:
+            return import_problem_class(self.spec)
+        except ProblemSpecError as e:
+            raise InputError(f"the model's problem cannot be loaded: {e}") from None
+
+    def problem(self, dataset):
+        """The problem built on ``dataset`` (InputError if the class cannot be imported
+        or does not fit the model). Test rows are first cut or padded to the training
+        width, as SVMlight ignores test features above the model's."""
+        from .errors import InputError
+        from .problems import load_user_problem
+        self.problem_class()
+        if self.n_features:
+            dataset, _ = dataset.with_n_features(self.n_features)
+        problem = load_user_problem(self.spec, dataset, self.options)
+        if problem.size_psi != self.size_psi:
+            raise InputError(f"problem {self.spec!r} built on the test data has size_psi "
+                             f"{problem.size_psi}, the model's w has {self.size_psi} "
+                             "(its model_options() should record what fixes it)")
+        return problem, dataset
+
+    def predict(self, dataset) -> list:
+        """One prediction per example of ``dataset``, by the problem's ``predict``."""
+        problem, dataset = self.problem(dataset)
+        return list(problem.predict(self.w, dataset.X))

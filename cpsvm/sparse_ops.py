@@ -1,7 +1,8 @@
 """Products of a CSR matrix with dense vectors over all of its rows, threaded.
 
 The rows are cut into fixed blocks (their number depends on the matrix only) and the
-blocks run on a thread pool of ``numba.get_num_threads()`` workers (``--threads``);
+blocks run on a thread pool of ``numba.get_num_threads()`` workers, read at each call (a
+solver's ``n_threads``, :func:`cpsvm.engine.threads.thread_count`);
 partial sums are added in block order, so results do not depend on the thread count.
 A block's X @ w is scipy's (its sparsetools release the GIL, and their loop was 1.5-2×
 faster than the same loop in numba here); sums of a few selected rows are a numba
@@ -54,6 +55,8 @@ def _map(fn, items):
     if len(items) == 1 or workers == 1:
         return [fn(item) for item in items]
     if _pool is None or _pool._max_workers != workers:
+        if _pool is not None:   # the count changed (n_threads): retire the old workers
+            _pool.shutdown(wait=False)
         _pool = ThreadPoolExecutor(workers)
     return list(_pool.map(fn, items))
 

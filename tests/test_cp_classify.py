@@ -56,6 +56,25 @@ def test_multiclass_model(cli, samples, fixtures, tmp_path):
     assert f"Average loss on test set: {100 * wrong / 500:.4f}" in run.stdout
 
 
+def test_multiclass_label_0_lines_are_counted_aloud(cli, samples, fixtures, tmp_path):
+    # pendigits.t has classes 0..9: its 363 lines of class 0 were dropped from the error
+    # rate with a note on stderr only. The note now stands beside the figures.
+    lines = (samples / "dna500.test").read_text().splitlines()[:40]
+    relabelled = ["0" + line[line.index(" "):] if i % 4 == 0 else line
+                  for i, line in enumerate(lines)]
+    data, out = tmp_path / "d", tmp_path / "p"
+    data.write_text("\n".join(relabelled) + "\n")
+    run = cli("classify", data, fixtures / "dna.multiclass.model", out)
+    assert run.returncode == 0, run.stderr
+    assert len(out.read_text().splitlines()) == 40     # every line still predicted
+    assert "Note: 10 of 40 test examples have target 0" in run.stdout
+    assert "not scored" in run.stdout and "add 1" in run.stdout
+    assert "incorrect, 30 total)" in run.stdout.split("Note:")[1]
+    # With the predictions on stdout the note goes with the figures, to stderr.
+    run = cli("classify", data, fixtures / "dna.multiclass.model", "-")
+    assert len(run.stdout.splitlines()) == 40 and "Note: 10 of 40" in run.stderr
+
+
 def test_stdout_stdin_gzip_and_unlabelled(cli, tmp_path):
     model = tmp_path / "m"
     write_model(model, LinearModel(w=np.array([1.0, -2.0]), b=0.5))

@@ -18,7 +18,7 @@ from cpsvm.errors import InputError
 from cpsvm.io.model_file import read_model
 from cpsvm.io.svmlight import read_svmlight
 from cpsvm.kernels import Kernel
-from cpsvm.models import fit_columns
+from cpsvm.models import MulticlassModel, UserProblemModel, fit_columns
 from cpsvm.problems import PerExampleProblem
 from cpsvm.solvers.one_slack import StructParams, train
 
@@ -228,6 +228,10 @@ def test_user_problem_plugs_in():
                                                problem="test_cp_learn:PerExampleMulticlass"))
     assert info_user.problem == "user"
     assert info_user.result.primal == pytest.approx(info_builtin.result.primal, abs=50 * 1e-3)
+    # The problem decides its model: its own kind, predicting through the class.
+    assert isinstance(user, UserProblemModel) and isinstance(builtin, MulticlassModel)
+    assert user.spec == "test_cp_learn:PerExampleMulticlass" and user.size_psi == 9
+    assert user.predict(data) == list(builtin.predict(data.X))
 
 
 # -- command line ------------------------------------------------------------------------
@@ -290,6 +294,9 @@ def test_bad_options(cli, samples, tmp_path, args, data, expected):
 
 @pytest.mark.parametrize("text, expected", [
     ("1 1:1\n2 2:1\n0 1:1\n", ":3: expected class labels 1..k"),
+    # 0/1 labels (mushrooms, svmguide1): the line says what a binary problem needs.
+    ("0 1:1\n1 2:1\n1 1:1\n", ":1: expected class labels 1..k (integers), got target 0 "
+                              "(binary problems need targets +1/-1; 0/1 labels: map 0 to -1)"),
     ("1 1:1\n2 2:1\n1.5 1:1\n", ":3: expected class labels 1..k"),
     ("1 1:1\n1 2:1\n", "expected examples of both classes"),
 ])
@@ -299,6 +306,28 @@ def test_bad_labels(cli, tmp_path, text, expected):
     run = cli("learn", "-c", "1", data, model)
     assert run.returncode == 1 and expected in run.stderr and not model.exists()
     assert run.stderr.strip().count("\n") == 0
+
+
+def test_bias_with_a_kernel_is_refused_as_svmperf_does(cli, samples, tmp_path):
+    # svm_perf_learn -t 2 --b 1: "The value of option --b must be zero when kernels are used."
+    model = tmp_path / "m"
+    for args in (["-t", "2", "--b", "1"], ["-t", "1", "--b", "0.5"],
+                 ["-t", "2", "--t", "1", "--k", "20", "--b", "1"]):
+        run = cli("learn", "-c", "1", *args, samples / "a9a2k.test", model)
+        assert run.returncode == 2 and run.stderr.count("\n") == 1, run.stderr
+        assert "needs the linear kernel" in run.stderr and not model.exists()
+    # Left unset it is no bias with a kernel, and 1 with the linear kernel.
+    head = tmp_path / "d"
+    head.write_text("".join(open(samples / "a9a2k.test").readlines()[:200]))
+    for args, dim in ((["-t", "2", "-g", "0.05"], None), (["--b", "0", "-t", "2"], None),
+                      ([], 123)):
+        run = cli("learn", "-v", "0", "-c", "1", *args, head, model)
+        assert run.returncode == 0, run.stderr
+        restored = read_model(model)
+        if dim is None:
+            assert restored.b == 0.0 and restored.support_vectors.shape[1] <= 123
+        else:
+            assert restored.b != 0.0   # the bias feature's weight, folded into b
 
 
 def test_ctrl_c_writes_a_valid_model_and_exits_130(samples, tmp_path):

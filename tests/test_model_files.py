@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from cpsvm.errors import InputError
 from cpsvm.io.model_file import format_model, read_model, write_model
 from cpsvm.kernels import Kernel
-from cpsvm.models import KernelModel, LinearModel, MulticlassModel
+from cpsvm.models import KernelModel, LinearModel, MulticlassModel, UserProblemModel
 
 
 def test_written_linear_model_is_svmlight_compressed_form(tmp_path):
@@ -106,3 +106,76 @@ def test_unknown_or_garbled_model_files(tmp_path, first, expected):
     path.write_text(first)
     with pytest.raises(InputError, match=expected):
         read_model(path)
+
+
+# -- the user-problem kind and the table of kinds ------------------------------------------
+
+def _user_model():
+    w = np.zeros(12)
+    w[[0, 4, 11]] = [0.1 + 0.2, -1.0 / 3.0, 1e-300]
+    return UserProblemModel(spec="ordinal:OrdinalRegression", w=w, n_train=9, n_features=4,
+                            options={"n_levels": 3, "note": "a # in a string"})
+
+
+def test_user_problem_model_round_trip(tmp_path):
+    model = _user_model()
+    write_model(tmp_path / "u", model)
+    lines = (tmp_path / "u").read_text().splitlines()
+    assert lines[:6] == ["cpsvm user-problem model V1",
+                         "ordinal:OrdinalRegression # problem (module:Class)",
+                         '{"n_levels": 3, "note": "a # in a string"} # problem options (JSON)',
+                         "12 # size_psi", "4 # number of base features",
+                         "9 # number of training examples"]
+    assert lines[6] == ("1:0.30000000000000004 5:-0.3333333333333333 12:1e-300 "
+                        "# w (index:value, zero weights omitted)") and len(lines) == 7
+    again = read_model(tmp_path / "u")
+    assert isinstance(again, UserProblemModel)
+    assert (again.spec, again.n_train, again.n_features, again.options) == \
+        (model.spec, 9, 4, model.options)
+    np.testing.assert_array_equal(again.w, model.w)
+    assert format_model(again) == format_model(model)
+
+
+@pytest.mark.parametrize("n_lines, extra, line, expected", [
+    (3, "", 4, "expected 'size_psi', found the end"),
+    (6, "", 7, "expected the weight line"),
+    (6, "1:1 1:2\n", 7, "expected index:value with indices increasing in 1..12"),
+    (6, "13:1\n", 7, "increasing in 1..12"),
+    (6, "2:nan\n", 7, "finite values"),
+    (6, "1:1\n2:1\n", 8, "expected nothing after the weight line"),
+])
+def test_bad_user_problem_model_files(tmp_path, n_lines, extra, line, expected):
+    write_model(tmp_path / "u", _user_model())
+    kept = (tmp_path / "u").read_text().splitlines(keepends=True)[:n_lines]
+    path = tmp_path / "cut"
+    path.write_text("".join(kept) + extra)
+    with pytest.raises(InputError) as err:
+        read_model(path)
+    assert str(err.value).startswith(f"{path}:{line}: ") and expected in str(err.value)
+
+
+def test_bad_user_problem_header_values(tmp_path):
+    text = format_model(_user_model())
+    for old, new, line, expected in [
+            ("ordinal:OrdinalRegression #", "ordinal #", 2, "module:Class"),
+            ('{"n_levels": 3, "note": "a # in a string"}', "[3]", 3, "a JSON object"),
+            ("12 # size_psi", "x # size_psi", 4, r"'size_psi' \(int\)")]:
+        path = tmp_path / "bad"
+        path.write_text(text.replace(old, new))
+        with pytest.raises(InputError, match=expected) as err:
+            read_model(path)
+        assert str(err.value).startswith(f"{path}:{line}: ")
+
+
+def test_one_table_of_kinds():
+    """Every model class is written by exactly one kind, whose version line reads back."""
+    from cpsvm.io import model_file
+    seen = [cls for kind in model_file.MODEL_KINDS for cls in kind.writers]
+    assert sorted(c.__name__ for c in seen) == ["KernelModel", "LinearModel",
+                                                 "MulticlassModel", "UserProblemModel"]
+    assert len(seen) == len(set(seen))
+    for model in (LinearModel(w=np.ones(2)), MulticlassModel(np.ones((2, 2))), _user_model()):
+        kind = model_file.model_kind_of(model)
+        assert format_model(model).startswith(kind.first_lines[0])
+    with pytest.raises(TypeError, match="cannot write a str"):
+        format_model("not a model")

@@ -7,10 +7,14 @@ from hypothesis import given, settings, strategies as st
 from scipy.optimize import minimize_scalar
 from sklearn.svm import LinearSVC
 
+from cpsvm.conventions import (LOSS_SCALE, c_light_from_perf, multiclass_weight_scale,
+                               perf_from_c_light)
 from cpsvm.data import Dataset
+from cpsvm.errors import InputError
 from cpsvm.io.model_file import read_model
 from cpsvm.io.svmlight import read_svmlight
-from cpsvm.solvers.ocas import OcasParams, binary_line_search, line_search, train
+from cpsvm.engine.ocas import binary_line_search, line_search
+from cpsvm.solvers.ocas import OcasParams, train
 from cpsvm.solvers.one_slack import StructParams, train as train_one_slack
 
 from conftest import crammer_singer_objective, hinge_objective
@@ -95,10 +99,10 @@ def test_tiny_problems_ocas_equals_cutting_plane_and_one_slack(kind):
         assert value == pytest.approx(info.result.primal, rel=1e-12)
         objectives.append(value)
     # An independent route to the same optimum: cp_learn's 1-slack at the converted C.
-    c_struct = C * n / 100 if kind == "binary" else 100 * n * C
+    c_struct = perf_from_c_light(C, n) if kind == "binary" else LOSS_SCALE * n * C
     model, info = train_one_slack(data, StructParams(C=c_struct, epsilon=1e-6, bias=0.0))
     reference = hinge_objective(model.w, X, y, C) if kind == "binary" else \
-        crammer_singer_objective(model.W / 100, X, y, C)
+        crammer_singer_objective(model.W / multiclass_weight_scale(), X, y, C)
     assert objectives[0] == pytest.approx(reference, rel=1e-7, abs=1e-7)
     assert objectives[1] == pytest.approx(reference, rel=1e-7, abs=1e-7)
 
@@ -150,7 +154,7 @@ def test_bias_and_per_example_costs(tmp_path):
 def test_repeated_examples_are_one_with_their_costs_added(kind):
     """Every example three times over at C is the data once at 3C (the objective is the
     same function), and the merged training sees each example once."""
-    from cpsvm.solvers.ocas import merged_examples
+    from cpsvm.engine.ocas import merged_examples
     rng = np.random.default_rng(8)
     X = sp.csr_matrix(np.round(rng.standard_normal((60, 4)), 1))
     y = np.where(rng.random(60) < 0.5, 1.0, -1.0) if kind == "binary" else \
@@ -200,12 +204,35 @@ def test_cli_cost_file_and_first_n(cli, samples, tmp_path):
     (["-m", "2"], "-m 0"),
     (["-r", "-1"], ">= 0"),
     (["--lambda", "0"], "lambda"),
+    (["-s", "1"], "-s >= 2"),
+    (["-a", "0", "-r", "0"], "no stopping condition"),
     (["-x", "1"], "No such option"),
 ])
 def test_bad_options(cli, samples, tmp_path, args, expected):
+    """Usage errors: exit 2, one line, no model."""
     run = cli("ocas", *args, samples / "a9a3k.train", tmp_path / "m")
-    assert run.returncode != 0 and expected in run.stderr
+    assert run.returncode == 2 and expected in run.stderr
     assert run.stderr.count("\n") == 1 and not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("stops, ok", [
+    (dict(tol_abs=0.0, tol_rel=0.0), False),
+    (dict(tol_abs=0.0, tol_rel=0.0, qp_bound=0.0), False),
+    (dict(tol_abs=0.0, tol_rel=0.0, qp_bound=-5.0), False),
+    (dict(tol_abs=0.0, tol_rel=0.0, qp_bound=1.0), True),
+    (dict(tol_abs=0.0, tol_rel=0.0, time_limit=10.0), True),
+    (dict(tol_abs=1e-3, tol_rel=0.0), True),
+    (dict(tol_abs=0.0, tol_rel=1e-3), True),
+])
+def test_a_run_without_stopping_condition_is_refused(stops, ok):
+    """-a 0 -r 0 without -t and with QPBound <= 0 (F(w) > 0 never reaches it) would run
+    to the iteration limit: refused as libocas does, before any data is read."""
+    params = OcasParams(**stops)
+    if ok:
+        params.validate()
+    else:
+        with pytest.raises(InputError, match="no stopping condition"):
+            params.validate()
 
 
 @pytest.mark.parametrize("share", [0.2, 0.9])
@@ -213,7 +240,7 @@ def test_cut_sum_from_the_nearest_known_sum(share):
     """The cut is a known sum (none, all examples', the previous cut's) plus the rows whose
     coefficients differ from it — still Xᵀcoef, iteration after iteration."""
     from cpsvm.problems.binary import BinaryProblem
-    from cpsvm.solvers.ocas import OcasOracle
+    from cpsvm.engine.ocas import OcasOracle
     rng = np.random.default_rng(5)
     X = sp.random(300, 20, density=0.3, format="csr", random_state=rng)
     y = np.where(rng.random(300) < 0.5, 1.0, -1.0)
@@ -228,3 +255,194 @@ def test_cut_sum_from_the_nearest_known_sum(share):
         flip = rng.choice(300, 4, replace=False)
         violated[flip] = ~violated[flip]
     assert (oracle._all_coef is not None) == (share > 0.5)
+
+
+# -- cost: ----------------------------------------------------------------------------------
+
+def _cost_files(samples, tmp_path, n=300, seed=2):
+    """The first n examples of a9a3k with cost:k_i (k_i in 1..3) on each line, and the
+    same examples repeated k_i times; returns both paths and k."""
+    lines = (samples / "a9a3k.train").read_text().splitlines()[:n]
+    k = np.random.default_rng(seed).integers(1, 4, n)
+    weighted, repeated = tmp_path / "weighted", tmp_path / "repeated"
+    with_cost = []
+    for line, k_i in zip(lines, k):
+        target, _, features = line.partition(" ")
+        with_cost.append(f"{target} cost:{k_i} {features}")
+    weighted.write_text("\n".join(with_cost) + "\n")
+    repeated.write_text("".join((line + "\n") * int(k_i) for line, k_i in zip(lines, k)))
+    return weighted, repeated, k.astype(float)
+
+
+def _weighted_optimum(X, y, C_light, weights):
+    """½|w|² + C_light·Σ weights_i·hinge_i at liblinear's solution (sample_weight)."""
+    svc = LinearSVC(loss="hinge", fit_intercept=False, tol=1e-10, max_iter=10**7, C=C_light)
+    w = svc.fit(_int32(X), y, sample_weight=weights).coef_.ravel()
+    return weighted_hinge(w, X, y, C_light, weights)
+
+
+def weighted_hinge(w, X, y, C_light, weights):
+    return 0.5 * w @ w + C_light * weights @ np.maximum(0.0, 1.0 - y * (X @ w))
+
+
+def test_ocas_honours_cost(samples, tmp_path):
+    """cost:k trains as the example repeated k times, at liblinear's weighted optimum;
+    with -C FILE the costs multiply."""
+    weighted, repeated, k = _cost_files(samples, tmp_path)
+    data = read_svmlight(weighted)
+    assert np.array_equal(data.cost, k)
+    params = dict(C=0.5, tol_rel=0.0, tol_abs=1e-9)
+    model, info = train(data, OcasParams(**params))
+    ours = weighted_hinge(model.w, data.X, data.y, 0.5, k)
+    assert ours == pytest.approx(info.result.primal, rel=1e-12)
+    assert ours == pytest.approx(_weighted_optimum(data.X, data.y, 0.5, k), rel=1e-6)
+    model_r, _ = train(read_svmlight(repeated), OcasParams(**params))
+    assert weighted_hinge(model_r.w, data.X, data.y, 0.5, k) == pytest.approx(ours, rel=1e-7)
+    # -C FILE: C_i times cost_i.
+    c_i = np.random.default_rng(3).uniform(0.2, 2.0, data.n_examples)
+    model, info = train(data, OcasParams(example_costs=c_i, tol_rel=0.0, tol_abs=1e-9))
+    assert weighted_hinge(model.w, data.X, data.y, 1.0, c_i * k) == pytest.approx(
+        _weighted_optimum(data.X, data.y, 1.0, c_i * k), rel=1e-6)
+
+
+def test_ocas_multiclass_honours_cost(samples, tmp_path):
+    lines = (samples / "dna1k.train").read_text().splitlines()[:200]
+    k = np.random.default_rng(4).integers(1, 4, 200)
+    weighted, repeated = tmp_path / "w", tmp_path / "r"
+    weighted.write_text("".join(f"{t} cost:{k_i} {rest}\n" for (t, _, rest), k_i in
+                                zip((line.partition(" ") for line in lines), k)))
+    repeated.write_text("".join((line + "\n") * int(k_i) for line, k_i in zip(lines, k)))
+    data = read_svmlight(weighted)
+    params = dict(C=0.01, tol_rel=0.0, tol_abs=1e-5)
+    model, info = train(data, OcasParams(**params))
+    model_r, _ = train(read_svmlight(repeated), OcasParams(**params))
+    reference = read_svmlight(repeated)
+    # The weighted objective is the repeated file's Crammer-Singer objective.
+    ours = crammer_singer_objective(model.W, reference.X, reference.y, 0.01)
+    assert ours == pytest.approx(info.result.primal, rel=1e-9)
+    assert ours == pytest.approx(
+        crammer_singer_objective(model_r.W, reference.X, reference.y, 0.01), abs=2e-5)
+    unweighted, _ = train(Dataset(data.X, data.y), OcasParams(**params))
+    assert crammer_singer_objective(unweighted.W, reference.X, reference.y, 0.01) > \
+        ours * (1 + 1e-3)
+
+
+@pytest.mark.parametrize("cost", ["-2", "0"])
+def test_bad_cost_is_an_input_error(tmp_path, cost):
+    path = tmp_path / "d"
+    path.write_text(f"1 1:1\n-1 cost:{cost} 2:1\n")
+    data = read_svmlight(path)
+    with pytest.raises(InputError, match=r"d:2: expected cost: > 0"):
+        train(data, OcasParams())
+    with pytest.raises(InputError, match=r"d:2: expected cost: > 0"):
+        train_one_slack(data, StructParams(C=1.0))
+
+
+@pytest.mark.parametrize("algorithm", [0, 2, 3, 4, 9])
+def test_cp_learn_linear_honours_cost(samples, tmp_path, algorithm):
+    """cp_learn's linear paths: the objective ½|w|² + C_light·Σ cost_i·hinge_i, C_light =
+    C·100/n, at liblinear's weighted optimum (within the 1-slack ε, C·ε absolute)."""
+    weighted, repeated, k = _cost_files(samples, tmp_path, n=200)
+    data = read_svmlight(weighted)
+    C, eps = 2.0, 1e-4
+    C_light = c_light_from_perf(C, data.n_examples)
+    model, info = train_one_slack(data, StructParams(C=C, epsilon=eps, bias=0.0,
+                                                     algorithm=algorithm))
+    ours = weighted_hinge(model.w, data.X, data.y, C_light, k)
+    optimum = _weighted_optimum(data.X, data.y, C_light, k)
+    assert optimum - 1e-6 <= ours <= optimum + 2 * C * eps
+    if algorithm == 3:
+        # The repeated file (N lines) at C·N/n is the same objective.
+        rep = read_svmlight(repeated)
+        model_r, _ = train_one_slack(rep, StructParams(C=C * rep.n_examples / data.n_examples,
+                                                       epsilon=eps, bias=0.0, algorithm=3))
+        assert weighted_hinge(model_r.w, data.X, data.y, C_light, k) == pytest.approx(
+            optimum, abs=2 * C * eps)
+
+
+# -- threads and stop statuses --------------------------------------------------------------
+
+def test_threads_are_a_parameter_and_restored(samples):
+    import numba
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs 2 numba threads")
+    data = read_svmlight(samples / "a9a3k.train")
+    previous = numba.get_num_threads()
+    numba.set_num_threads(2)
+    try:
+        seen = []
+        model1, _ = train(data, OcasParams(n_threads=1),
+                          callback=lambda p: seen.append(numba.get_num_threads()))
+        assert set(seen) == {1} and numba.get_num_threads() == 2
+        seen.clear()
+        train_one_slack(data, StructParams(C=1.0, n_threads=1, algorithm=3),
+                        callback=lambda p: seen.append(numba.get_num_threads()))
+        assert set(seen) == {1} and numba.get_num_threads() == 2
+
+        def fail(progress):
+            raise RuntimeError("stop")
+        with pytest.raises(RuntimeError):
+            train(data, OcasParams(n_threads=1), callback=fail)
+        assert numba.get_num_threads() == 2
+        model2, _ = train(data, OcasParams(n_threads=2))
+        assert np.array_equal(model1.w, model2.w)
+    finally:
+        numba.set_num_threads(previous)
+
+
+def test_stop_statuses(samples):
+    """time_limit (also before the first iteration) and buffer_full: the model returned is
+    the one whose objective is reported."""
+    import time as _time
+    data = read_svmlight(samples / "a9a3k.train")
+    model, info = train(data, OcasParams(time_limit=1e-12))
+    assert info.result.status == "time_limit" and info.result.iterations == 0
+    assert np.all(model.w == 0) and info.result.primal == pytest.approx(data.n_examples)
+
+    def slow(progress):
+        _time.sleep(0.02)
+    model, info = train(data, OcasParams(time_limit=0.1, tol_rel=1e-9), callback=slow)
+    assert info.result.status == "time_limit" and 1 <= info.result.iterations < 20
+    assert hinge_objective(model.w, data.X, data.y, 1.0) == pytest.approx(info.result.primal,
+                                                                         rel=1e-12)
+    model, info = train(data, OcasParams(buffer_size=2, tol_rel=1e-9))
+    assert info.result.status == "buffer_full"
+    assert hinge_objective(model.w, data.X, data.y, 1.0) == pytest.approx(info.result.primal,
+                                                                         rel=1e-12)
+    # The engine's time limit through cp_learn's 1-slack solver.
+    model, info = train_one_slack(data, StructParams(C=1.0, epsilon=1e-9, algorithm=3,
+                                                     bias=0.0, time_limit=0.1),
+                                  callback=slow)
+    assert info.result.status == "time_limit" and 1 <= info.result.iterations < 20
+    C_light = c_light_from_perf(1.0, data.n_examples)
+    assert hinge_objective(model.w, data.X, data.y, C_light) == pytest.approx(
+        info.result.primal, rel=1e-9)
+
+
+def test_ctrl_c_writes_a_valid_model_and_exits_130(samples, tmp_path):
+    """A run that cannot end soon (large C, no tolerance, long time limit) interrupted
+    after its first iterations: the model so far is written, exit 130."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time as _time
+    from conftest import ROOT
+    model, trace = tmp_path / "m", tmp_path / "t.tsv"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cpsvm.cli.ocas", "-c", "100000", "-a", "0", "-r", "0",
+         "-t", "600", "--trace", str(trace), str(samples / "a9a3k.train"), str(model)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = _time.time() + 120
+    while _time.time() < deadline and proc.poll() is None and (
+            not trace.exists() or len(trace.read_text().splitlines()) < 5):
+        _time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "interrupted at iteration" in err and "Traceback" not in err
+    assert "Stopping condition: interrupted" in out
+    restored = read_model(model)
+    assert restored.w.shape[0] >= 122 and np.any(restored.w != 0)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []

@@ -1,6 +1,6 @@
 """sampled_learn against independent references: the exact 1-slack kernel solution of
 cp_learn's solver, the SVMlight objective recomputed from the model with
-Kernel.matrix, scikit-learn's SVC, and Kernel.matrix for the numba kernels."""
+Kernel.matrix and scikit-learn's SVC (the kernel rows: tests/test_kernel_rows.py)."""
 
 import os
 import signal
@@ -20,13 +20,9 @@ from cpsvm.io.svmlight import read_svmlight
 from cpsvm.kernels import Kernel
 from cpsvm.solvers.one_slack import StructParams
 from cpsvm.solvers.one_slack import train as train_exact
-from cpsvm.solvers.sampled import RowKernel, SampledParams, train
+from cpsvm.solvers.sampled import SampledParams, train
 
 from conftest import ROOT
-
-KERNELS = [Kernel(0), Kernel(1, 3, 0.5, 0.3, 1.0), Kernel(2, gamma=0.05),
-           Kernel(3, coef_lin=0.02, coef_const=-0.5)]
-
 
 @pytest.fixture(scope="module")
 def a9a():
@@ -51,114 +47,6 @@ def svmlight_objective(model, data, C):
     C_light = C * 100 / data.n_examples
     return 0.5 * model.coef @ sv_K @ model.coef \
         + C_light * np.maximum(0.0, 1.0 - data.y * scores).sum(), scores
-
-
-# -- kernels ------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("kernel", KERNELS, ids=lambda k: f"t{k.kind}")
-@pytest.mark.parametrize("path", ["bits", "dense", "index"])
-def test_row_kernel_matches_kernel_matrix(a9a, kernel, path):
-    """All three ways of holding the basis (a9a's features are 0/1: bitsets), with
-    repeated rows and basis examples (merged), against Kernel.matrix."""
-    data, _ = a9a
-    rk = RowKernel(data.X, kernel)
-    assert rk.binary and rk.has_duplicates
-    rk.BITSETS = path == "bits"
-    if path == "index":
-        rk.DENSE_BASIS_MAX = 0          # force the inverted index
-    rk.BASIS_CHUNK = 16                 # several blocks of basis examples
-    rng = np.random.default_rng(1)
-    rows, basis = rng.choice(data.n_examples, 300), rng.choice(data.n_examples, 70)
-    reference = kernel.matrix(data.X[rows], data.X[basis])
-    prepared = rk.basis(basis)
-    assert prepared.is_dense == (path != "index")
-    assert prepared.is_bits == (path == "bits")
-    np.testing.assert_allclose(rk.matrix(rows, basis), reference, rtol=1e-12, atol=1e-12)
-    beta = rng.standard_normal(len(basis))
-    np.testing.assert_allclose(rk.times(rows, basis, beta), reference @ beta, rtol=1e-10,
-                               atol=1e-10)
-    np.testing.assert_allclose(rk.times(basis, rows, beta[:1] * np.ones(len(rows))),
-                               reference.T @ (beta[:1] * np.ones(len(rows))), rtol=1e-10,
-                               atol=1e-10)
-    assert rk.evaluations == 3 * len(rows) * len(basis)
-    assert 0 < rk.computed < rk.evaluations      # repeated examples computed once
-
-
-@pytest.mark.parametrize("kernel", KERNELS, ids=lambda k: f"t{k.kind}")
-def test_row_kernel_real_valued_rows_in_several_batches_and_blocks(kernel):
-    """Distinct real-valued rows (no sharing), a row count that is not a multiple of the
-    batch or task size and a basis in several padded blocks."""
-    data = checkerboard(1001, 4)
-    rk = RowKernel(data.X, kernel)
-    assert not rk.binary and not rk.has_duplicates
-    rk.BASIS_CHUNK = 16
-    rng = np.random.default_rng(5)
-    rows, basis = rng.permutation(1001)[:777], rng.choice(1001, 37, replace=False)
-    reference = kernel.matrix(data.X[rows], data.X[basis])
-    np.testing.assert_allclose(rk.matrix(rows, basis), reference, rtol=1e-12, atol=1e-12)
-    beta = rng.standard_normal(len(basis))
-    np.testing.assert_allclose(rk.times(rows, basis, beta), reference @ beta, rtol=1e-10,
-                               atol=1e-10)
-    np.testing.assert_allclose(rk.times(None, basis, beta),
-                               kernel.matrix(data.X, data.X[basis]) @ beta, rtol=1e-10,
-                               atol=1e-10)
-    assert rk.computed == rk.evaluations
-
-
-def test_row_kernel_results_do_not_depend_on_the_thread_count(a9a):
-    import numba
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("one thread only")
-    data, _ = a9a
-    rng = np.random.default_rng(7)
-    basis, beta = rng.choice(data.n_examples, 90), rng.standard_normal(90)
-    results = []
-    before = numba.get_num_threads()
-    try:
-        for threads in (1, 2):
-            numba.set_num_threads(threads)
-            for bits in (True, False):
-                rk = RowKernel(data.X, Kernel(2, gamma=0.05))
-                rk.BITSETS = bits
-                results.append((rk.times(None, basis, beta).tobytes(),
-                                rk.matrix(np.arange(700), basis).tobytes()))
-    finally:
-        numba.set_num_threads(before)
-    assert results[0] == results[2] and results[1] == results[3]
-
-
-def test_vectorized_exp_within_two_ulp_of_numpy():
-    from cpsvm.solvers.sampled import _exp_nonpositive
-    x = np.concatenate([-np.logspace(-300, np.log10(708.0), 200001), [0.0, -0.0, -1e-320],
-                        -np.arange(0, 708.5, 0.5)])
-    values, scale = x.copy(), np.empty_like(x)
-    _exp_nonpositive(values, scale, len(x))
-    reference = np.exp(x)
-    assert np.all(np.abs(values - reference) <= 2 * np.spacing(reference))
-    assert values[200001] == values[200002] == 1.0
-    far = np.array([-708.5, -745.0, -1e6])      # clamped to exp(-708) ~ 3e-308
-    _exp_nonpositive(far, np.empty(3), 3)
-    assert np.all((far >= 0) & (far <= 4e-308))
-
-
-def test_identical_rows_share_kernel_values():
-    X = sp.csr_matrix(np.array([[1.0, 0, 2.0], [0, 0, 0], [1.0, 0, 2.0], [1.0, 0, 2.5],
-                                [0, 0, 0], [0, 1.0, 0], [1.0, 0, 2.0]]))
-    rk = RowKernel(X, Kernel(2, gamma=0.5))
-    assert list(rk.distinct) == [0, 1, 3, 5]
-    np.testing.assert_allclose(rk.matrix(None, [6, 2, 0, 3]),
-                               Kernel(2, gamma=0.5).matrix(X, X[[6, 2, 0, 3]]), rtol=1e-14)
-    assert rk.computed == 4 * 4
-
-
-def test_row_kernel_test_features_beyond_the_basis_are_ignored():
-    X = sp.csr_matrix(np.array([[1.0, 0, 0, 2.0], [0, 1.0, 0, 0], [3.0, 0, 0, 0]]))
-    kernel = Kernel(2, gamma=0.3)
-    for dense in (True, False):
-        rk = RowKernel(X, kernel)
-        rk.DENSE_BASIS_MAX = 1 << 24 if dense else 0
-        np.testing.assert_allclose(rk.matrix([0, 1, 2], [1, 2]),
-                                   kernel.matrix(X, X[[1, 2]]), rtol=1e-14)
 
 
 # -- the algorithms -----------------------------------------------------------------------

@@ -138,3 +138,23 @@ def test_identical_rows_when_every_hash_collides():
     got = _first_by_table(X.indptr, X.indices, data, keys, np.full(512, -1, np.int32),
                           np.zeros(0))
     assert list(got) == expected
+
+
+def test_the_pool_follows_the_thread_count_of_the_call():
+    """n_threads reaches the row blocks: with one thread every block runs in the caller's
+    thread, with two on the pool; the caller's count is restored either way."""
+    import threading
+
+    import numba
+
+    from cpsvm.engine.threads import thread_count
+    from cpsvm.sparse_ops import _map
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs 2 numba threads")
+    before = numba.get_num_threads()
+    me = threading.get_ident()
+    with thread_count(1):
+        assert set(_map(lambda _: threading.get_ident(), range(8))) == {me}
+    with thread_count(2):
+        assert me not in set(_map(lambda _: threading.get_ident(), range(8)))
+    assert numba.get_num_threads() == before

@@ -1,7 +1,10 @@
 """The SVMlight reader/writer against scikit-learn's loader and on malformed input."""
 
+import bz2
 import gzip
 import io
+import lzma
+import re
 import sys
 
 import numpy as np
@@ -11,8 +14,8 @@ from hypothesis import given, settings, strategies as st
 from sklearn.datasets import load_svmlight_file
 
 from cpsvm.errors import InputError
-from cpsvm.io.svmlight import (read_sequences, read_svmlight, write_sequences,
-                               write_svmlight)
+from cpsvm.io.svmlight import (parse_svmlight_bytes, read_sequences, read_svmlight,
+                               write_sequences, write_svmlight)
 
 
 def assert_same_csr(A, B):
@@ -144,6 +147,8 @@ def test_sequences(samples, tmp_path):
     ("1 2:1 2:1\n", 1, "strictly increasing"),
     ("1 1:nan\n", 1, "finite feature value"),
     ("1 1:inf\n", 1, "finite feature value"),
+    ("1 1:-Infinity\n", 1, "finite feature value"),
+    ("1 1:infxxxxx\n", 1, "expected a number after ':'"),
     ("1 1:1e999\n", 1, "finite number"),
     ("1 qid:x 1:1\n", 1, "integer qid"),
     ("1 qid:1.5 1:1\n", 1, "integer qid"),
@@ -182,3 +187,188 @@ def test_sequence_errors(tmp_path):
     f.write_text("1 qid:1 1:1\n1.5 qid:1 1:1\n")
     with pytest.raises(InputError, match=r":2: expected an integer tag"):
         read_sequences(f)
+
+
+# --- compressed input, recognised by magic bytes ------------------------------------------
+
+COMPRESSORS = {"gzip": gzip.compress, "bzip2": bz2.compress, "xz": lzma.compress}
+
+
+@pytest.mark.parametrize("kind", sorted(COMPRESSORS))
+def test_compressed_files_and_stdin(samples, tmp_path, monkeypatch, kind):
+    raw = (samples / "dna500.test").read_bytes()
+    packed = COMPRESSORS[kind](raw)
+    X, y = load_svmlight_file(str(samples / "dna500.test"), zero_based=False)
+    # Whatever the name says: a .txt, and a name claiming another compression.
+    for name in ("data.txt", "data.gz" if kind != "gzip" else "data.bz2"):
+        f = tmp_path / name
+        f.write_bytes(packed)
+        ds = read_svmlight(f, block_size=1000)
+        assert_same_csr(ds.X, X)
+        np.testing.assert_array_equal(ds.y, y)
+
+    class FakeStdin:
+        buffer = io.BytesIO(packed)
+    monkeypatch.setattr(sys, "stdin", FakeStdin)
+    ds = read_svmlight("-")
+    assert_same_csr(ds.X, X)
+    assert ds.source == "<stdin>"
+
+
+def test_concatenated_gzip_members(tmp_path):
+    f = tmp_path / "two.gz"
+    f.write_bytes(gzip.compress(b"1 1:1\n") + gzip.compress(b"-1 2:2\n"))
+    ds = read_svmlight(f)
+    np.testing.assert_array_equal(ds.X.toarray(), [[1, 0], [0, 2]])
+
+
+def corrupt(packed):
+    mid = len(packed) // 2
+    return packed[:mid] + bytes(b ^ 0x5A for b in packed[mid:mid + 64]) + packed[mid + 64:]
+
+
+@pytest.mark.parametrize("kind", sorted(COMPRESSORS))
+@pytest.mark.parametrize("damage", ["corrupt", "truncated"])
+def test_damaged_compressed_input(samples, tmp_path, kind, damage):
+    packed = COMPRESSORS[kind]((samples / "dna1k.train").read_bytes())
+    f = tmp_path / "bad.dat"
+    f.write_bytes(corrupt(packed) if damage == "corrupt" else packed[:len(packed) * 2 // 3])
+    with pytest.raises(InputError) as err:
+        read_svmlight(f)
+    message = str(err.value)
+    assert message.startswith(f"{f}: expected a valid {kind} stream")
+    assert "\n" not in message and len(message) < 300
+
+
+def test_corrupt_bz2_from_the_command_line(cli, samples, fixtures, tmp_path):
+    bad = tmp_path / "test.bz2"
+    bad.write_bytes(corrupt(COMPRESSORS["bzip2"]((samples / "a9a2k.test").read_bytes())))
+    run = cli("classify", bad, fixtures / "a9a3k.perf_linear.model", tmp_path / "pred")
+    assert run.returncode == 1
+    assert run.stderr.splitlines() == [run.stderr.strip()]
+    assert run.stderr.startswith(f"cp_classify: {bad}: expected a valid bzip2 stream")
+    assert not (tmp_path / "pred").exists()
+
+
+# --- parsing in blocks --------------------------------------------------------------------
+
+def mixed_text(seed, n_lines=300):
+    """Lines of every shape the grammar allows: comments, blank lines, qid/sid/cost, CRLF,
+    tabs, long lines, numbers beyond the exact fast path."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for i in range(n_lines):
+        r = rng.random()
+        if r < 0.05:
+            lines.append("# a comment line: 1:2 3:4")
+            continue
+        if r < 0.08:
+            lines.append(" \t")
+            continue
+        parts = [rng.choice(["1", "-1", "+1", "0", "2.5", "-0.125", "3.14159265358979323846"])]
+        if rng.random() < 0.3:
+            parts.append(f"qid:{rng.integers(0, 9)}")
+        if rng.random() < 0.2:
+            parts.append(f"sid:{rng.integers(1, 5)}")
+        if rng.random() < 0.2:
+            parts.append(f"cost:{rng.choice(['2', '0.5', '1.00000000000000000001'])}")
+        k = rng.integers(0, 400 if rng.random() < 0.05 else 12)
+        idx = np.sort(rng.choice(1000, size=k, replace=False)) + 1
+        for j in idx:
+            v = rng.choice([f"{rng.standard_normal():.6g}", "1", "0",
+                            f"{rng.standard_normal():.25f}", "1e-320", "7e22", "-3E+05"])
+            parts.append(f"{j}:{v}")
+        line = (" " if rng.random() < 0.5 else "\t").join(parts)
+        if rng.random() < 0.3:
+            line += f" # note {i}: x"
+        lines.append(line)
+    ends = rng.choice(["\n", "\r\n"], size=len(lines))
+    return "".join(l + e for l, e in zip(lines, ends))
+
+
+def assert_same_dataset(a, b):
+    assert_same_csr(a.X, b.X)
+    assert a.X.indices.dtype == b.X.indices.dtype and a.X.indptr.dtype == b.X.indptr.dtype
+    np.testing.assert_array_equal(a.y, b.y)
+    np.testing.assert_array_equal(a.line_numbers, b.line_numbers)
+    assert a.comments == b.comments
+    for key in ("qid", "sid", "cost"):
+        u, v = getattr(a, key), getattr(b, key)
+        assert (u is None) == (v is None), key
+        if u is not None:
+            np.testing.assert_array_equal(u, v)
+
+
+@pytest.fixture
+def tiny_capacities(monkeypatch):
+    """Start every array of the reader tiny, so that each of them grows many times."""
+    import cpsvm.io.svmlight as m
+    monkeypatch.setattr(m, "_INITIAL_ROWS", 1)
+    monkeypatch.setattr(m, "_INITIAL_NNZ", 1)
+    monkeypatch.setattr(m, "_INITIAL_BLOCK_ROWS", 1)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_blocks_equal_whole_buffer(tmp_path, seed, tiny_capacities):
+    text = mixed_text(seed)
+    if seed == 1:
+        text = text.rstrip("\r\n")       # a last line without its newline
+    f = tmp_path / "m.dat"
+    f.write_bytes(text.encode())
+    whole = parse_svmlight_bytes(text.encode(), str(f), keep_comments=True,
+                                 block_size=len(text) + 1)
+    for block_size in (1, 2, 3, 5, 17, 64, 1000, 1 << 20):
+        assert_same_dataset(read_svmlight(f, keep_comments=True, block_size=block_size), whole)
+    # Independent references: scikit-learn for X and y (without the tokens it lacks; its
+    # query ids skip lines without qid:), the text itself for qid, sid, cost and comments.
+    plain = tmp_path / "plain.dat"
+    plain.write_bytes(re.sub(r"(qid|sid|cost):\S+", "", text).encode())
+    X, y = load_svmlight_file(str(plain), zero_based=False, n_features=whole.n_features)
+    assert_same_csr(whole.X, X)
+    np.testing.assert_array_equal(whole.y, y)
+    lines = [l for l in text.replace("\r\n", "\n").split("\n")
+             if l.strip() and not l.startswith("#")]
+
+    def token(key, default, line):
+        m = re.search(key + r":(\S+)", line.split("#")[0])
+        return float(m.group(1)) if m else default
+    for key, default in (("qid", 0), ("sid", 0), ("cost", 1.0)):
+        np.testing.assert_array_equal(getattr(whole, key), [token(key, default, l) for l in lines])
+    assert whole.comments == [l.partition("#")[2].strip() for l in lines]
+
+
+def test_wide_indices_in_a_later_block(tmp_path, tiny_capacities):
+    f = tmp_path / "w.dat"
+    f.write_text("".join(f"1 {i + 1}:{i}\n" for i in range(50)) + "-1 2:1 3000000000:2\n")
+    ds = read_svmlight(f, block_size=16)
+    assert ds.X.indices.dtype == np.int64 and ds.X.shape == (51, 3000000000)
+    assert ds.X[50, 2999999999] == 2 and ds.X[49, 49] == 49
+    assert_same_dataset(ds, parse_svmlight_bytes(f.read_bytes(), str(f), block_size=1 << 20))
+
+
+@pytest.mark.parametrize("bad, expected", [
+    ("1 3:1 2:1", "strictly increasing"),
+    ("1 1:1e999", "finite number"),
+    ("2 qid:1 cost:1e999 1:1", "finite number"),
+    ("1e999 1:1", "finite number"),
+    ("1 4:" + "9" * 5000, "finite number"),
+    ("1 1:1 junk", "expected <index>:<value>"),
+])
+@pytest.mark.parametrize("block_size", [1, 10, 100, 1 << 20])
+def test_error_line_numbers_across_blocks(tmp_path, bad, expected, block_size):
+    good = "".join(f"+1 qid:2 {i % 7 + 1}:0.{i}\r\n" if i % 5 else "# c\n\n"
+                   for i in range(1, 120))
+    f = tmp_path / "e.dat"
+    f.write_text(good + bad + "\n" + "1 3:y\n", newline="")
+    with pytest.raises(InputError) as err:
+        read_svmlight(f, block_size=block_size)
+    assert str(err.value).startswith(f"{f}:{good.count(chr(10)) + 1}: ")
+    assert expected in str(err.value)
+
+
+def test_long_bad_token_is_shortened(tmp_path):
+    f = tmp_path / "long.dat"
+    f.write_text("1 1:1 " + "x" * 100000 + "\n")
+    with pytest.raises(InputError) as err:
+        read_svmlight(f)
+    assert len(str(err.value)) < 250 and "xxxx" in str(err.value)

@@ -6,18 +6,19 @@ import sys
 import time
 
 import click
-import numpy as np
 
 from ..errors import InputError
-from ..io.atomic import atomic_output
-from ..io.model_file import read_model
-from ..io.svmlight import read_svmlight
-from ..models import KernelModel, MulticlassModel
-from .common import CONTEXT_SETTINGS, note, progress, run, verbosity_option
+from .common import (CONTEXT_SETTINGS, note, progress, run, verbosity_option,
+                     version_option)
+
+# numpy, the readers and the models are imported inside the command
+# (cpsvm/cli/__init__.py).
+CLASSIFY_VERBOSITY = ("Verbosity 0..3: 0 silent but errors; 1 the figures; 2 also the "
+                      "reading and runtime lines (on stderr); 3 as 2.")
 
 
 @click.command("cp_classify", context_settings=CONTEXT_SETTINGS)
-@verbosity_option(default=2)
+@verbosity_option(default=2, help=CLASSIFY_VERBOSITY)
 @click.option("-f", "pred_format", type=click.IntRange(0, 1), default=1, show_default=True,
               help="Output format for binary models: 1 decision value per line; 0 "
                    "SVMlight V1.0 format 'd:+1 -d:-1'.")
@@ -25,6 +26,7 @@ from .common import CONTEXT_SETTINGS, note, progress, run, verbosity_option
               help="Compute with feature values in full double precision. By default they "
                    "are rounded to 32-bit floats as SVMlight stores them, so that decision "
                    "values match svm_classify's digit for digit.")
+@version_option("SVM-light V6.20's svm_classify (and svm_multiclass_classify V2.20)")
 @click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("output_file", required=False, default="svm_predictions",
@@ -38,43 +40,42 @@ def command(verbosity, pred_format, full_precision, example_file, model_file, ou
     SVMmulticlass. Binary models write one decision value per line and, when the
     targets are +1/-1, print accuracy and precision/recall as svm_classify does;
     target 0 marks an unlabelled example (predicted, not scored). Multiclass models
-    write '<class> <score_1> ... <score_k>' per line and print the zero/one error.
-    Test features above the model's highest feature index are ignored.
+    write '<class> <score_1> ... <score_k>' per line and print the zero/one error
+    (target 0 = class unknown: predicted, not scored, and the count said). A user
+    problem's model (cp_learn --problem module:Class) imports that class (from the
+    current directory or PYTHONPATH), writes its prediction per line and prints its
+    average loss. Test features above the model's highest feature index are ignored.
     """
     if example_file == "-" and model_file == "-":
         raise click.UsageError("only one of EXAMPLE_FILE and MODEL_FILE can be '-'")
+    import numpy as np
+    from ..io.atomic import atomic_output
+    from ..io.model_file import model_kind_of, read_model
+    from ..io.svmlight import read_svmlight
     # Figures go to stdout unless the predictions do; then to stderr, keeping the pipe clean.
     report = sys.stderr if output_file == "-" else sys.stdout
 
     model = read_model(model_file, float32_features=not full_precision)
     data = read_svmlight(example_file)
+    kind = _KINDS[model_kind_of(model).name]
+    kind.load(model)
     if verbosity >= 2:
-        n_sv = model.support_vectors.shape[0] if isinstance(model, KernelModel) else 1
-        note(f"Reading model...OK. ({n_sv} support vectors read)")
+        note(f"Reading model...OK. ({kind.describe(model)})")
     X = data.X
     if not full_precision:
         X = X.copy()
         X.data = X.data.astype(np.float32).astype(np.float64)
-    if X.shape[1] > model.n_features and verbosity >= 1:
-        ignored = X.nnz - X[:, :model.n_features].nnz
+    n_features = model.n_features
+    if n_features and X.shape[1] > n_features and verbosity >= 1:
+        ignored = X.nnz - X[:, :n_features].nnz
         if ignored:
             note(f"Note: {ignored} feature values above the model's highest feature index "
-                 f"({model.n_features}) ignored")
+                 f"({n_features}) ignored")
 
     started = time.process_time()
-    if isinstance(model, MulticlassModel):
-        _check_class_labels(data, model)
-        scores = model.decision_function(X)
-        predicted = np.argmax(scores, axis=1) + 1
-        lines = [f"{c} " + " ".join(f"{s:f}" for s in row) for c, row in zip(predicted, scores)]
-    else:
-        if isinstance(model, KernelModel):
-            with progress(X.shape[0], verbosity, "classifying", "ex") as bar:
-                decision = model.decision_function(X, progress=bar.update,
-                                                   single_precision=not full_precision)
-        else:
-            decision = model.decision_function(X)
-        lines = [_binary_line(d, pred_format) for d in decision]
+    lines, report_figures = kind.classify(model, data, X, verbosity=verbosity,
+                                          pred_format=pred_format,
+                                          full_precision=full_precision)
     runtime = time.process_time() - started
 
     with atomic_output(output_file) as out:
@@ -82,10 +83,79 @@ def command(verbosity, pred_format, full_precision, example_file, model_file, ou
     if verbosity >= 2:
         note(f"Runtime (without IO) in cpu-seconds: {runtime:.2f}")
     if verbosity >= 1:
-        if isinstance(model, MulticlassModel):
-            _report_multiclass(data.y, predicted, report)
-        else:
-            _report_binary(data.y, decision, report)
+        report_figures(report)
+
+
+# What cp_classify does with each model kind of cpsvm.io.model_file.MODEL_KINDS:
+# ``load(model)`` what the model needs beyond its file, ``describe(model)`` for the
+# "Reading model" line, and ``classify(model, data, X, ...)`` -> (one output line per
+# example, a function printing the figures to a stream).
+
+class _Binary:
+    """SVMlight/SVMperf models, linear or kernel: decision values, accuracy and P/R."""
+
+    @staticmethod
+    def load(model):
+        pass
+
+    @staticmethod
+    def describe(model):
+        sv = getattr(model, "support_vectors", None)
+        return f"{1 if sv is None else sv.shape[0]} support vectors read"
+
+    @staticmethod
+    def classify(model, data, X, *, verbosity, pred_format, full_precision):
+        with progress(X.shape[0], verbosity, "classifying", "ex") as bar:
+            decision = model.decision_function(X, progress=bar.update,
+                                               single_precision=not full_precision)
+        lines = [_binary_line(d, pred_format) for d in decision]
+        return lines, lambda out: _report_binary(data.y, decision, out)
+
+
+class _Multiclass:
+    """SVMmulticlass models: '<class> <score_1> ... <score_k>' lines, zero/one error."""
+
+    load = _Binary.load
+
+    @staticmethod
+    def describe(model):
+        return f"{model.n_classes} classes, {model.n_features} features"
+
+    @staticmethod
+    def classify(model, data, X, *, verbosity, pred_format, full_precision):
+        import numpy as np
+        _check_class_labels(data, model)
+        scores = model.decision_function(X)
+        predicted = np.argmax(scores, axis=1) + 1
+        lines = [f"{c} " + " ".join(f"{s:f}" for s in row)
+                 for c, row in zip(predicted, scores)]
+        return lines, lambda out: _report_multiclass(data.y, predicted, out)
+
+
+class _UserProblem:
+    """A user's problem: its class rebuilt on the test data predicts, one label a line;
+    its loss against the file's labels gives SVMstruct's average loss."""
+
+    @staticmethod
+    def load(model):
+        model.problem_class()   # a class that cannot be imported: said before anything else
+
+    @staticmethod
+    def describe(model):
+        return f"problem {model.spec}, size_psi {model.size_psi}"
+
+    @staticmethod
+    def classify(model, data, X, *, verbosity, pred_format, full_precision):
+        problem, fitted = model.problem(data)
+        predictions = list(problem.predict(model.w, fitted.X))
+        if len(predictions) != data.n_examples:
+            raise InputError(f"problem {model.spec!r} predicted {len(predictions)} labels "
+                             f"for {data.n_examples} examples", source=data.source)
+        lines = [problem.format_label(p) for p in predictions]
+        return lines, lambda out: _report_user_problem(problem, predictions, out)
+
+
+_KINDS = {"svmlight": _Binary, "multiclass": _Multiclass, "user-problem": _UserProblem}
 
 
 def _binary_line(d: float, pred_format: int) -> str:
@@ -96,6 +166,7 @@ def _binary_line(d: float, pred_format: int) -> str:
 
 
 def _check_class_labels(data, model):
+    import numpy as np
     bad = np.flatnonzero((data.y != np.round(data.y)) | (data.y < 0))
     if len(bad):
         i = int(bad[0])
@@ -104,13 +175,15 @@ def _check_class_labels(data, model):
 
 
 def _report_binary(y, decision, out):
+    import numpy as np
     labelled = y != 0
     if np.any(labelled & (np.abs(y) != 1)):
-        note("Note: targets other than +1/-1/0; no accuracy computed")
+        print("Note: targets other than +1/-1/0; no accuracy computed", file=out)
         return
     n_unlabelled = int(np.count_nonzero(~labelled))
     if n_unlabelled:
-        note(f"Note: {n_unlabelled} test examples are unlabeled (target 0), not scored")
+        print(f"Note: {n_unlabelled} test examples are unlabeled (target 0): predicted, "
+              "not scored", file=out)
     if not labelled.any():
         return
     positive, predicted_positive = y[labelled] > 0, decision[labelled] > 0
@@ -127,16 +200,40 @@ def _report_binary(y, decision, out):
 
 
 def _report_multiclass(y, predicted, out):
+    import numpy as np
     labelled = y != 0
     total = int(np.count_nonzero(labelled))
     if total < len(y):
-        note(f"Note: {len(y) - total} test examples are unlabeled (class 0), not scored")
+        # Said beside the figures, not only on stderr: an error rate over fewer lines than
+        # the file has must not pass unnoticed (0-based labels are a common cause).
+        print(f"Note: {len(y) - total} of {len(y)} test examples have target 0, which "
+              "SVMmulticlass reads as 'class unknown': predicted, not scored (classes are "
+              "1..k; for 0-based labels add 1)", file=out)
     if not total:
         return
     correct = int(np.count_nonzero(predicted[labelled] == y[labelled]))
     error = 100.0 * (total - correct) / total
     # svm_multiclass_classify's loss is the zero/one loss times 100, averaged.
     print(f"Average loss on test set: {error:.4f}", file=out)
+    print(f"Zero/one-error on test set: {error:.2f}% ({correct} correct, "
+          f"{total - correct} incorrect, {total} total)", file=out)
+
+
+def _report_user_problem(problem, predictions, out):
+    """SVMstruct's figures: the average of the problem's loss Δ(y_i, ŷ_i) against the
+    file's labels and the share of examples with a positive loss."""
+    import numpy as np
+    try:
+        losses = np.asarray(problem.losses(predictions), dtype=np.float64)
+    except NotImplementedError:
+        print("Note: the problem defines no loss: no figures computed", file=out)
+        return
+    total = len(losses)
+    if not total:
+        return
+    correct = int(np.count_nonzero(losses == 0))
+    error = 100.0 * (total - correct) / total
+    print(f"Average loss on test set: {float(np.mean(losses)):.4f}", file=out)
     print(f"Zero/one-error on test set: {error:.2f}% ({correct} correct, "
           f"{total - correct} incorrect, {total} total)", file=out)
 

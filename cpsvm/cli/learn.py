@@ -7,10 +7,11 @@ import sys
 
 import click
 
-from ..io.svmlight import read_svmlight
-from ..solvers.one_slack import StructParams, train
-from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, kernel_options, note, run,
-                     set_threads, threads_option, train_and_save, verbosity_option)
+from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, IntChoice, kernel_options, note,
+                     positive, run, set_threads, threads_option, train_and_save,
+                     validate_options, verbosity_option, version_option)
+
+# The reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
 
 STOP_REASONS = {
     "converged": "the most violated constraint is violated by at most epsilon",
@@ -22,21 +23,27 @@ STOP_REASONS = {
 
 
 @click.command("cp_learn", context_settings=CONTEXT_SETTINGS)
-@click.option("-c", "C", type=float, default=None,
+@click.option("-c", "C", type=positive("C"), required=True,
               help="Trade-off C (required). Binary: SVMperf's convention, "
                    "C_light = C*100/n. Multiclass: SVMmulticlass's, C_cs = C/(100*n).")
-@click.option("-e", "epsilon", type=float, default=0.1, show_default=True,
+@click.option("-e", "epsilon", type=positive("epsilon"), default=0.1, show_default=True,
               help="Tolerance: stop when the most violated constraint is violated by at "
                    "most this much.")
-@click.option("-w", "algorithm", type=int, default=9, show_default=True,
+@click.option("-w", "algorithm",
+              type=IntChoice(0, 1, 2, 3, 4, 9, expected="-w 0, 1, 2, 3, 4 or 9"), default=9,
+              show_default=True,
               help="Algorithm: 0 n-slack, 1 n-slack (as 0), 2 1-slack primal QP, 3 1-slack "
                    "dual, 4 1-slack dual with constraint cache, 9 (SVMperf's custom slot) "
                    "the fastest for the problem: 1-slack dual with OCAS's line search for "
                    "binary and multiclass linear models (and --t 1) with margin rescaling, "
                    "else 3 (4 for --problem module:Class).")
-@click.option("-o", "rescaling", type=int, default=2, show_default=True,
+@click.option("-o", "rescaling",
+              type=IntChoice(1, 2, expected="-o 1 (slack) or 2 (margin rescaling)"), default=2,
+              show_default=True,
               help="Loss rescaling: 1 slack rescaling, 2 margin rescaling.")
-@click.option("-l", "loss_id", type=int, default=0, show_default=True,
+@click.option("-l", "loss_id",
+              type=IntChoice(0, 2, expected="-l 0 (zero/one; -l 2, the same averaged)"),
+              default=0, show_default=True,
               help="Loss: 0 zero/one per example (x100; averaged it is SVMperf's error "
                    "rate, -l 2, also accepted).")
 @click.option("-k", "batch", type=click.IntRange(min=1), default=100, show_default=True,
@@ -50,9 +57,13 @@ STOP_REASONS = {
 @click.option("--max-idle", type=click.IntRange(min=1), default=50, show_default=True,
               help="Drop a cut whose dual variable stayed 0 for this many QPs.")
 @kernel_options()
-@click.option("--b", "bias", type=float, default=1.0, show_default=True,
-              help="Value of the bias feature (SVMperf); 0 = no bias. Linear kernel only.")
-@click.option("--t", "basis_method", type=int, default=0, show_default=True,
+@click.option("--b", "bias", type=float, default=None,
+              help="Value of the bias feature (SVMperf); 0 = no bias. Linear kernel only: "
+                   "default 1 with -t 0, none with a kernel (as SVMperf, which has no bias "
+                   "in its kernel expansion and refuses --b other than 0 with -t 1..3).")
+@click.option("--t", "basis_method",
+              type=IntChoice(0, 1, expected="--t 0 (exact) or --t 1 (random basis, Nyström)"),
+              default=0, show_default=True,
               help="Kernel approximation (SVMperf): 0 exact kernel expansion, 1 random "
                    "basis of --k examples (Nyström, SVMperf's CPNY), trained linearly.")
 @click.option("--k", "basis_size", type=click.IntRange(min=1), default=500,
@@ -64,7 +75,9 @@ STOP_REASONS = {
               help="SVMperf's CPSP preimage search: only 0 (none) is supported.")
 @click.option("--problem", default="auto", show_default=True,
               help="binary, multiclass, auto (binary if the targets are +-1, multiclass if "
-                   "1..k) or module:Class for your own StructuredProblem.")
+                   "1..k) or module:Class: your own subclass of "
+                   "cpsvm.problems.PerExampleProblem, imported from the current directory "
+                   "or PYTHONPATH (its model records module:Class for cp_classify).")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed for the random basis (--t 1).")
 @threads_option()
@@ -73,6 +86,7 @@ STOP_REASONS = {
 @verbosity_option(default=1)
 @click.option("-y", "qp_verbosity", type=click.IntRange(0, 3), default=0, show_default=True,
               help="SVMstruct's verbosity of the inner QP solver; accepted for compatibility, the QP prints nothing.")
+@version_option("SVM-struct V3.10, SVM-perf V3.00 and SVM-multiclass V2.20")
 @click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
 def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_iterations,
@@ -83,13 +97,16 @@ def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_it
 
     Binary targets (+1/-1) give an SVMperf-style linear or kernel model in SVMlight's
     format (svm_classify reads it); class labels 1..k a Crammer-Singer model in
-    SVMmulticlass's format. Classify with cp_classify.
+    SVMmulticlass's format; --problem module:Class a 'cpsvm user-problem model V1'.
+    Classify with cp_classify.
     """
     if C is None:
         raise click.UsageError("you have to specify a value for -c (C > 0)")
     if preimage != 0:
         raise click.UsageError(f"--i {preimage} (CPSP preimage search) is not supported; "
                                "use --i 0 with --t 1 --k K")
+    from ..io.svmlight import read_svmlight
+    from ..solvers.one_slack import StructParams, train
     set_threads(threads)
     params = StructParams(
         C=C, epsilon=epsilon, algorithm=algorithm, rescaling=rescaling, loss_id=loss_id,
@@ -97,7 +114,7 @@ def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_it
         batch=batch, bias=bias, kernel=kernel,
         basis_method=basis_method, basis_size=basis_size, problem=problem, seed=seed,
         time_limit=time_limit)
-    params.validate()
+    validate_options(params)
     data = read_svmlight(example_file)
     if basis_file is not None:
         params.basis_data = read_svmlight(basis_file)
@@ -119,7 +136,8 @@ def _print_statistics(info, params, cpu, out):
     r = info.result
     n = info.n_examples
     p = lambda s: print(s, file=out)  # noqa: E731
-    p(f"Problem: {info.problem}, algorithm -w {info.algorithm}, "
+    name = f"user ({params.problem})" if info.problem == "user" else info.problem
+    p(f"Problem: {name}, algorithm -w {info.algorithm}, "
       f"{'margin' if params.rescaling == 2 else 'slack'} rescaling")
     reason = STOP_REASONS[r.status]
     if info.algorithm == 9 and r.status == "converged":

@@ -6,14 +6,13 @@ import math
 import sys
 
 import click
-import numpy as np
 
 from ..errors import InputError
-from ..io.model_file import write_model
-from ..io.svmlight import read_bytes, read_svmlight, source_name
-from ..solvers.ocas import OcasParams, train
-from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, StopOnInterrupt, TrainingMonitor,
-                     note, run, set_threads, threads_option, verbosity_option)
+from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, Checked, IntChoice, StopOnInterrupt,
+                     TrainingMonitor, non_negative, note, positive, run, set_threads,
+                     threads_option, validate_options, verbosity_option, version_option)
+
+# numpy, the reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
 
 STOPPING = {
     "converged": None,  # worded from the tolerances below
@@ -26,6 +25,8 @@ STOPPING = {
 
 def read_costs(path) -> np.ndarray:
     """-C FILE: one positive number per line (blank lines skipped)."""
+    import numpy as np
+    from ..io.svmlight import read_bytes, source_name
     name = source_name(path)
     costs = []
     for line_no, line in enumerate(read_bytes(path).decode("utf-8", "replace").splitlines(), 1):
@@ -45,7 +46,7 @@ def read_costs(path) -> np.ndarray:
 
 
 @click.command("ocas_learn", context_settings=CONTEXT_SETTINGS)
-@click.option("-c", "C", type=float, default=1.0, show_default=True,
+@click.option("-c", "C", type=positive("C"), default=1.0, show_default=True,
               help="C of 1/2|w|^2 + C*sum(loss_i) (SVMlight's convention; multiclass: "
                    "Crammer-Singer's).")
 @click.option("-C", "cost_file", type=click.Path(dir_okay=False, allow_dash=True),
@@ -56,20 +57,25 @@ def read_costs(path) -> np.ndarray:
                    "(binary only).")
 @click.option("-n", "first_n", type=click.IntRange(min=1), default=None,
               help="Use only the first n examples.")
-@click.option("-m", "method", type=int, default=1, show_default=True,
+@click.option("-m", "method", type=IntChoice(0, 1, expected="-m 0 (cutting plane) or 1 (OCAS)"),
+              default=1, show_default=True,
               help="0 plain cutting plane (BMRM, as SVMperf), 1 OCAS.")
-@click.option("-s", "buffer_size", type=int, default=2000, show_default=True,
+@click.option("-s", "buffer_size", type=Checked(int, lambda v: v >= 2, "a cut buffer -s >= 2"),
+              default=2000,
+              show_default=True,
               help="Cutting-plane buffer size: cuts kept at most.")
 @threads_option("-p", "--threads")
-@click.option("-a", "tol_abs", type=float, default=0.0, show_default=True,
+@click.option("-a", "tol_abs", type=non_negative("TolAbs"), default=0.0, show_default=True,
               help="TolAbs: stop when Q_P - Q_D <= TolAbs.")
-@click.option("-r", "tol_rel", type=float, default=0.01, show_default=True,
+@click.option("-r", "tol_rel", type=non_negative("TolRel"), default=0.01, show_default=True,
               help="TolRel: stop when Q_P - Q_D <= |Q_P|*TolRel.")
 @click.option("-q", "qp_bound", type=float, default=0.0, show_default=True,
               help="QPBound: stop when Q_P <= QPBound.")
 @click.option("-t", "time_limit", type=float, default=math.inf,
               help="Maximal training time in seconds (reading excluded); default none.")
-@click.option("--lambda", "cut_lambda", type=float, default=0.1, show_default=True,
+@click.option("--lambda", "cut_lambda",
+              type=Checked(float, lambda v: 0 < v <= 1, "0 < lambda <= 1"),
+              default=0.1, show_default=True,
               help="Cut point w_c = (1-lambda)*w_best + lambda*w_t.")
 @click.option("-#", "max_iterations", type=click.IntRange(min=1), default=100000,
               show_default=True, help="Maximum number of iterations.")
@@ -81,6 +87,7 @@ def read_costs(path) -> np.ndarray:
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
               help="Write one TSV row per iteration (Q_P, Q_D, gap, ...).")
 @verbosity_option(default=1)
+@version_option("libocas's svmocas and msvmocas")
 @click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
 def command(C, cost_file, bias, first_n, method, buffer_size, threads, tol_abs, tol_rel,
@@ -92,12 +99,15 @@ def command(C, cost_file, bias, first_n, method, buffer_size, threads, tol_abs, 
     cp_classify and svm_classify read); class labels 1..k msvmocas's Crammer-Singer
     machine (an SVMmulticlass model).
     """
+    from ..io.model_file import write_model
+    from ..io.svmlight import read_svmlight, source_name
+    from ..solvers.ocas import OcasParams, train
     set_threads(threads)
     params = OcasParams(C=C, bias=bias, method=method, buffer_size=buffer_size,
                         tol_abs=tol_abs, tol_rel=tol_rel, qp_bound=qp_bound,
                         time_limit=time_limit, cut_lambda=cut_lambda,
                         max_iterations=max_iterations, problem=problem)
-    params.validate()
+    validate_options(params)
     data = read_svmlight(example_file)
     if first_n is not None and first_n < data.n_examples:
         data = data.subset(slice(0, first_n))
@@ -118,7 +128,7 @@ def command(C, cost_file, bias, first_n, method, buffer_size, threads, tol_abs, 
               f"   BufSize        : {buffer_size}\n   Method         : "
               f"{'OCAS' if method == 1 else 'standard cutting plane'}", file=report)
 
-    monitor = TrainingMonitor(verbosity, trace_path, "ocas_learn")
+    monitor = TrainingMonitor(verbosity, trace_path, "ocas_learn", style="ocas")
     try:
         with StopOnInterrupt() as stop:
             model, info = train(data, params, callback=monitor, should_stop=stop)

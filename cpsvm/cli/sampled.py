@@ -7,12 +7,13 @@ import sys
 
 import click
 
-from ..io.svmlight import read_svmlight
-from ..solvers.sampled import ALGORITHMS, SampledParams, train
-from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, TrainingMonitor, kernel_options,
-                     note, run, set_threads, threads_option, train_and_save,
-                     verbosity_option)
+from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, Checked, TrainingMonitor,
+                     kernel_options, note, positive, run, set_threads, threads_option,
+                     train_and_save, validate_options, verbosity_option, version_option)
 from .learn import STOP_REASONS as CP_STOP_REASONS
+
+# The reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
+ALGORITHMS = ("const", "linear")  # cpsvm.solvers.sampled.ALGORITHMS, without importing it
 
 STOP_REASONS = {
     **CP_STOP_REASONS,
@@ -30,28 +31,34 @@ class SampledMonitor(TrainingMonitor):
 
 
 @click.command("sampled_learn", context_settings=CONTEXT_SETTINGS)
-@click.option("-c", "C", type=float, default=None,
+@click.option("-c", "C", type=positive("C"), required=True,
               help="Trade-off C (required), SVMperf's convention as cp_learn: "
                    "C_light = C*100/n.")
-@click.option("-e", "epsilon", type=float, default=0.1, show_default=True,
+@click.option("-e", "epsilon", type=positive("epsilon"), default=0.3, show_default=True,
               help="Tolerance in cp_learn's units (loss 100 per error): stop when the "
                    "(sampled, for const) most violated constraint is violated by at most "
-                   "this much. 0.1 is the paper's 0.001 on the zero/one loss.")
+                   "this much. 0.3 is the paper's 0.003 on the zero/one loss (see SPEED "
+                   "AND ACCURACY in the man page).")
 @click.option("--algorithm", type=click.Choice(ALGORITHMS), default="linear",
               show_default=True,
               help="const: constant-time (Algorithm 2), cuts from r uniform draws; "
                    "linear: linear-time (Algorithm 3), exact argmax and stop test, cuts "
                    "from r draws among the examples with non-zero loss.")
-@click.option("--r", "--sample-size", "sample_size", type=int, default=400,
+@click.option("--r", "--sample-size", "sample_size",
+              type=Checked(int, lambda v: v >= 1, "a sample size --r >= 1"),
+              default=400,
               show_default=True, help="Sample size r: examples drawn for each cut.")
-@click.option("-p", "patience", type=int, default=4, show_default=True,
+@click.option("-p", "patience",
+              type=Checked(int, lambda v: v >= 1, "-p >= 1 (unviolated draws before stopping)"),
+              default=4, show_default=True,
               help="const: stop after this many sampled constraints in a row are not "
                    "violated by more than epsilon.")
-@click.option("-#", "max_iterations", type=int, default=100000, show_default=True,
+@click.option("-#", "max_iterations", type=click.IntRange(min=1), default=100000,
+              show_default=True,
               help="Maximum number of iterations.")
 @click.option("--max-time", "time_limit", type=float, default=float("inf"),
               help="Stop after this many seconds of training (the model is still written).")
-@click.option("--max-idle", type=int, default=20, show_default=True,
+@click.option("--max-idle", type=click.IntRange(min=1), default=20, show_default=True,
               help="Drop a cut whose dual variable stayed 0 for this many QPs.")
 @kernel_options(' (the sample size is --r)')
 @click.option("--seed", type=int, default=0, show_default=True,
@@ -61,6 +68,7 @@ class SampledMonitor(TrainingMonitor):
               help="Write one TSV row per iteration (primal, dual, gap, ..., "
                    "kernel_evaluations).")
 @verbosity_option(default=1)
+@version_option("SVM-perf V3.00's command line (Yu & Joachims' sampled cuts)")
 @click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
 def command(C, epsilon, algorithm, sample_size, patience, max_iterations, time_limit,
@@ -71,13 +79,15 @@ def command(C, epsilon, algorithm, sample_size, patience, max_iterations, time_l
     """
     if C is None:
         raise click.UsageError("you have to specify a value for -c (C > 0)")
+    from ..io.svmlight import read_svmlight
+    from ..solvers.sampled import SampledParams, train
     set_threads(threads)
     params = SampledParams(
         C=C, epsilon=epsilon, algorithm=algorithm, sample_size=sample_size,
         patience=patience, kernel=kernel,
         max_iterations=max_iterations, max_idle=max_idle, seed=seed,
         time_limit=time_limit)
-    params.validate()
+    validate_options(params)
     data = read_svmlight(example_file)
     info, cpu, report = train_and_save("sampled_learn", train, data, params, model_file,
                                        verbosity, trace_path, monitor=SampledMonitor(verbosity, trace_path, "sampled_learn"))
@@ -130,7 +140,8 @@ def _print_statistics(info, params, cpu, out):
     p(f"Runtime in cpu-seconds: {cpu:.2f} ({100 * r.seconds_qp / total:.2f}% for QP, "
       f"{100 * r.seconds_oracle / total:.2f}% for the oracle, {100 * other / total:.2f}% "
       "other; shares of wall time)")
-    c_light = params.C * 100.0 / info.n_examples
+    from ..conventions import c_light_from_perf
+    c_light = c_light_from_perf(params.C, info.n_examples)
     p(f"SVMlight scale: C_light = C*100/n = {c_light:.6g}; objective "
       f"1/2|w|^2 + C_light*sum(hinge) = {r.primal:.6f}{estimated}")
 

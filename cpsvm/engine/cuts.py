@@ -2,8 +2,9 @@
 
 ``LinearCutOracle`` keeps every cut as an explicit vector g in Ψ-space, so
 w = Σ α_k g_k is a dense vector. For the 1-slack formulation the cut at labelling ŷ is
-c = (1/n) Σ Δ_i(ŷ_i) and g = (1/n) Σ δΨ_i(ŷ_i) (margin rescaling) or
-g = (1/n) Σ Δ_i(ŷ_i) δΨ_i(ŷ_i) (slack rescaling).
+c = (1/n) Σ cost_i·Δ_i(ŷ_i) and g = (1/n) Σ cost_i·δΨ_i(ŷ_i) (margin rescaling) or
+g = (1/n) Σ cost_i·Δ_i(ŷ_i) δΨ_i(ŷ_i) (slack rescaling), cost_i SVMlight's ``cost:``
+factor of example i (1 by default).
 """
 
 from __future__ import annotations
@@ -11,18 +12,28 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..errors import InputError
 from ..problems.base import MARGIN_RESCALING, violation
 
 
 class RowTable:
     """Per-cut rows an oracle keeps in step with the working set (cut vectors, or a
-    kernel cut's inner products with every example). Each row sits in a slot of one
-    array that is reused once its cut is dropped, so removing cuts copies nothing
-    (compacting a T × n table on every removal took 7% of sampled_learn's time on a9a);
-    the products below read the kept slots in working-set order."""
+    kernel cut's inner products with every example). Each row sits in a slot that is
+    reused once its cut is dropped, so removing cuts copies nothing (compacting a T × n
+    table on every removal took 7% of sampled_learn's time on a9a); the products below
+    read the kept slots in working-set order.
+
+    The slots live in blocks of 8, 16, 32, ... rows, allocated uninitialised as they are
+    needed: growing never copies the rows kept so far, so the table's peak is the rows
+    it holds (a doubled copy of a table of n-wide rows was the peak of OCAS on a large
+    file)."""
+
+    FIRST_BLOCK = 8
 
     def __init__(self, width):
-        self._rows = np.zeros((8, width))
+        self.width = width
+        self._blocks = []           # block b holds slots _starts[b] .. _starts[b] + len - 1
+        self._starts = []
         self.slots = []             # slot of each kept cut, in working-set order
         self._free = []
         self._high = 0              # slots ever used
@@ -31,22 +42,41 @@ class RowTable:
     def size(self):
         return len(self.slots)
 
+    def _locate(self, slot):
+        b = 0
+        while b + 1 < len(self._starts) and self._starts[b + 1] <= slot:
+            b += 1
+        return b, slot - self._starts[b]
+
+    def _used_blocks(self):
+        """(block, its first slot, its used rows) for every block holding a used slot."""
+        for block, start in zip(self._blocks, self._starts):
+            if start >= self._high:
+                break
+            yield block, start, min(len(block), self._high - start)
+
     @property
     def rows(self) -> np.ndarray:
         """The kept rows in working-set order (a copy)."""
-        return self._rows[self.slots]
+        out = np.empty((len(self.slots), self.width))
+        for k, slot in enumerate(self.slots):
+            b, i = self._locate(slot)
+            out[k] = self._blocks[b][i]
+        return out
 
     def append(self, row):
         if self._free:
             slot = self._free.pop()
         else:
-            if self._high == len(self._rows):
-                grown = np.zeros((2 * len(self._rows), self._rows.shape[1]))
-                grown[:self._high] = self._rows[:self._high]
-                self._rows = grown
+            capacity = self._starts[-1] + len(self._blocks[-1]) if self._blocks else 0
+            if self._high == capacity:
+                size = 2 * len(self._blocks[-1]) if self._blocks else self.FIRST_BLOCK
+                self._blocks.append(np.empty((size, self.width)))
+                self._starts.append(capacity)
             slot = self._high
             self._high += 1
-        self._rows[slot] = row
+        b, i = self._locate(slot)
+        self._blocks[b][i] = row
         self.slots.append(slot)
 
     def keep(self, mask):
@@ -55,20 +85,36 @@ class RowTable:
                 self._free.append(slot)
         self.slots = [slot for slot, kept in zip(self.slots, mask) if kept]
 
-    def combine(self, alpha):
-        """Σ_k α_k·row_k (free slots get weight 0)."""
+    def _slot_weights(self, alpha):
         weights = np.zeros(self._high)
         weights[self.slots] = alpha
-        return weights @ self._rows[:self._high]
+        return weights
+
+    def combine(self, alpha):
+        """Σ_k α_k·row_k (free slots get weight 0)."""
+        weights = self._slot_weights(alpha)
+        total = np.zeros(self.width)
+        for block, start, used in self._used_blocks():
+            total += weights[start:start + used] @ block[:used]
+        return total
 
     def dot(self, vector):
         """row_k · vector for the kept cuts, in working-set order."""
-        return (self._rows[:self._high] @ vector)[self.slots]
+        products = np.empty(self._high)
+        for block, start, used in self._used_blocks():
+            products[start:start + used] = block[:used] @ vector
+        return products[self.slots]
 
     def columns_times(self, columns, beta):
         """rows[:, columns] @ beta for the kept cuts, in working-set order."""
-        return _gather_times(self._rows, np.asarray(self.slots, dtype=np.int64),
-                             np.asarray(columns, dtype=np.int64), beta)
+        slots = np.asarray(self.slots, dtype=np.int64)
+        columns = np.asarray(columns, dtype=np.int64)
+        out = np.empty(len(slots))
+        for block, start, used in self._used_blocks():
+            here = np.flatnonzero((slots >= start) & (slots < start + used))
+            if len(here):
+                out[here] = _gather_times(block, slots[here] - start, columns, beta)
+        return out
 
 
 @njit(cache=True)
@@ -84,14 +130,40 @@ def _gather_times(table, slots, columns, beta):
     return out
 
 
+def checked_costs(costs, source=None, line_of=None):
+    """SVMlight's per-example ``cost:`` factors as float64 (None stays None), refusing a
+    factor that is not a finite positive number: InputError naming the example's line
+    (``line_of(i)``) in ``source``."""
+    if costs is None:
+        return None
+    costs = np.asarray(costs, dtype=np.float64)
+    bad = ~((costs > 0) & np.isfinite(costs))
+    if np.any(bad):
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"expected cost: > 0, got cost:{costs[i]:g}", source=source,
+                         line=None if line_of is None else line_of(i))
+    return costs
+
+
 class LinearCutOracle:
-    def __init__(self, problem, rescaling=MARGIN_RESCALING, cache_size=0):
+    """``costs``: each example's factor cost_i (SVMlight's ``cost:``), or None for 1.
+    A problem with a ``cut(w, weights, rescaling)`` method (binary: one pass of the hinge
+    kernel) gives the exact cut directly; otherwise it is built from the labelling of
+    ``separate``."""
+
+    def __init__(self, problem, rescaling=MARGIN_RESCALING, cache_size=0, costs=None):
         self.problem = problem
         self.rescaling = rescaling
         self.cache_size = cache_size
         self.cache = []            # most recent labellings from the exact oracle
         self.oracle_calls = 0
         self._table = RowTable(problem.size_psi)
+        n = problem.n_examples
+        self.cost_factors = None if costs is None else np.asarray(costs, dtype=np.float64)
+        if self.cost_factors is not None and self.cost_factors.shape != (n,):
+            raise ValueError(f"expected {n} example costs, got {self.cost_factors.shape}")
+        # Each example's weight in the 1-slack sums: cost_i/n.
+        self._cut_weights = np.full(n, 1.0 / n) if costs is None else self.cost_factors / n
 
     @property
     def vectors(self) -> np.ndarray:
@@ -103,15 +175,21 @@ class LinearCutOracle:
             return np.zeros(self.problem.size_psi)
         return self._table.combine(alpha)
 
-    def _cut(self, labels, rows=None):
-        n = self.problem.n_examples if rows is None else len(rows)
-        losses = self.problem.losses(labels, rows)
-        weights = np.full(n, 1.0 / n) if self.rescaling == MARGIN_RESCALING else losses / n
-        return float(np.mean(losses)), self.problem.delta_psi_sum(weights, labels, rows)
+    def _cut(self, labels):
+        losses = self.problem.losses(labels)
+        weights = self._cut_weights
+        c = float(weights @ losses)
+        if self.rescaling != MARGIN_RESCALING:
+            weights = weights * losses
+        return c, self.problem.delta_psi_sum(weights, labels)
 
     def separate(self, alpha, threshold=None):
-        labels = self.problem.separate(self.weights(alpha), self.rescaling)
+        w = self.weights(alpha)
         self.oracle_calls += self.problem.n_examples
+        direct = getattr(self.problem, "cut", None)
+        if direct is not None and not self.cache_size:
+            return direct(w, self._cut_weights, self.rescaling)
+        labels = self.problem.separate(w, self.rescaling)
         if self.cache_size:
             self.cache.append(labels)
             del self.cache[:-self.cache_size]
@@ -132,15 +210,18 @@ class LinearCutOracle:
         return (c, g) if c - float(w @ g) > threshold else None
 
     def separate_rows(self, alpha, rows):
-        """n-slack: one cut (Δ_i, δΨ_i) per example of ``rows`` at the current w."""
+        """n-slack: one cut (cost_i·Δ_i, cost_i·δΨ_i) per example of ``rows`` at the
+        current w (the slack cost_i·ξ_i: its bound C/n is each example's)."""
         labels = self.problem.separate(self.weights(alpha), self.rescaling, rows)
         self.oracle_calls += len(rows)
         losses = self.problem.losses(labels, rows)
+        costs = np.ones(len(rows)) if self.cost_factors is None \
+            else self.cost_factors[np.asarray(rows)]
         cuts = []
         for j, i in enumerate(rows):
-            weight = 1.0 if self.rescaling == MARGIN_RESCALING else losses[j]
+            weight = costs[j] * (1.0 if self.rescaling == MARGIN_RESCALING else losses[j])
             cuts.append(self.problem.delta_psi_sum([weight], labels[j:j + 1], [i]))
-        return losses, cuts
+        return costs * losses, cuts
 
     def gram_row(self, g):
         return self._table.dot(g), float(g @ g)
@@ -157,55 +238,83 @@ class KernelCutOracle:
 
     A cut is g = Σ_i β_i φ(x_i) over the examples it flips; it is kept as β and as
     A = K β, its inner products with every example, so that scores w·φ(x_i) = Σ_k α_k A_k
-    need no kernel evaluation and the new Gram row is β_newᵀ A_k. Each new cut costs
-    n·|flipped| kernel evaluations. Scales follow :mod:`cpsvm.problems.binary`.
+    need no kernel evaluation and the new Gram row is β_newᵀ A_k. Scales follow
+    :mod:`cpsvm.problems.binary`; ``costs`` (SVMlight's ``cost:``, default 1) multiply
+    each example's weight 1/n in the cut. An example's β is the same in every cut that
+    flips it, so a new cut is the previous one plus the examples that changed sides:
+    n·min(|flipped|, |changed|) kernel evaluations (:class:`cpsvm.kernel_rows.RowKernel`).
     """
 
     # Up to this many examples the whole kernel matrix is computed once and kept.
     FULL_MATRIX_MAX = 4000
+    # A cut built from the previous one carries its rounding; past this many in a row
+    # the next one is computed afresh.
+    MAX_UPDATES = 32
 
-    def __init__(self, X, y, kernel, rescaling=MARGIN_RESCALING, loss_scale=100.0,
-                 psi_scale=50.0, block_rows=4096):
-        import scipy.sparse as sp
-        from ..kernels import row_sq_norms
-        self.X = sp.csr_matrix(X, dtype=np.float64)
+    def __init__(self, X, y, kernel, rescaling=MARGIN_RESCALING, loss_scale=None,
+                 psi_scale=None, costs=None):
+        from ..conventions import LOSS_SCALE, PSI_SCALE
+        from ..kernel_rows import RowKernel
+        loss_scale = LOSS_SCALE if loss_scale is None else loss_scale
+        psi_scale = PSI_SCALE if psi_scale is None else psi_scale
         self.y = np.asarray(y, dtype=np.float64)
+        self.n = len(self.y)
+        self.rows = RowKernel(X, kernel)
         self.kernel = kernel
         self.rescaling = rescaling
         self.loss_scale, self.psi_scale = loss_scale, psi_scale
-        self.block_rows = block_rows
-        self.n = self.X.shape[0]
-        self.sq_norms = row_sq_norms(self.X)
+        self.costs = np.ones(self.n) if costs is None else np.asarray(costs, np.float64)
+        # Each example's coefficient in a cut that flips it.
+        weight = 1.0 if rescaling == MARGIN_RESCALING else loss_scale
+        self.coef = weight * 2.0 * psi_scale * self.y * self.costs / self.n
         self.oracle_calls = 0
-        self.kernel_evaluations = 0
         self._A = RowTable(self.n)
         self._betas = []
+        self._last = None           # (flipped mask, A, updates in a row) of the last cut
         self.full_matrix = None
         if self.n <= self.FULL_MATRIX_MAX:
-            self.full_matrix = kernel.matrix(self.X, self.X)
-            self.kernel_evaluations = self.n * self.n
+            everything = np.arange(self.n)
+            self.full_matrix = self.rows.matrix(everything, everything)
+
+    @property
+    def kernel_evaluations(self) -> int:
+        return self.rows.evaluations
 
     def scores(self, alpha):
         return self._A.combine(alpha) if self._A.size else np.zeros(self.n)
 
+    def _kernel_times(self, basis, coef):
+        """K[:, basis] @ coef."""
+        if self.full_matrix is not None:
+            return self.full_matrix[:, basis] @ coef
+        return self.rows.times(None, basis, coef)
+
     def separate(self, alpha, threshold=None):
-        margin = self.y * self.scores(alpha)
-        threshold = 1.0 if self.rescaling == MARGIN_RESCALING else 1.0 / self.loss_scale
-        flipped = np.flatnonzero(margin < threshold)
+        from .hinge import hinge_violators
+        margin_threshold = 1.0 if self.rescaling == MARGIN_RESCALING \
+            else 1.0 / self.loss_scale
+        # Flipped: y·score below the threshold (a = threshold, b = 1).
+        flipped, _ = hinge_violators(self.y, self.scores(alpha), margin_threshold, 1.0)
         self.oracle_calls += self.n
-        weight = 1.0 if self.rescaling == MARGIN_RESCALING else self.loss_scale
-        beta = weight * 2.0 * self.psi_scale * self.y[flipped] / self.n
-        A_new = np.zeros(self.n)
-        if len(flipped) and self.full_matrix is not None:
-            A_new = self.full_matrix[:, flipped] @ beta
-        elif len(flipped):
-            basis = self.X[flipped]
-            for lo in range(0, self.n, self.block_rows):
-                hi = min(lo + self.block_rows, self.n)
-                A_new[lo:hi] = self.kernel.matrix(self.X[lo:hi], basis,
-                                                  sq_norms_b=self.sq_norms[flipped]) @ beta
-            self.kernel_evaluations += self.n * len(flipped)
-        c = self.loss_scale * len(flipped) / self.n
+        beta = self.coef[flipped]
+        mask = np.zeros(self.n, dtype=bool)
+        mask[flipped] = True
+        A_new, updates = np.zeros(self.n), 0
+        if self._last is not None:
+            last_mask, last_A, updates = self._last
+            changed = np.flatnonzero(mask != last_mask)
+            if len(changed) < len(flipped) and updates < self.MAX_UPDATES:
+                sign = np.where(mask[changed], 1.0, -1.0)
+                A_new = last_A + self._kernel_times(changed, sign * self.coef[changed])
+                updates += 1
+            else:
+                self._last = None
+        if self._last is None:
+            updates = 0
+            if len(flipped):
+                A_new = self._kernel_times(flipped, beta)
+        self._last = (mask, A_new, updates)
+        c = self.loss_scale * float(np.sum(self.costs[flipped])) / self.n
         return c, (flipped, beta, A_new)
 
     def separate_cached(self, alpha, threshold):

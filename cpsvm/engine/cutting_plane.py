@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .qp import CutWorkingSet
+from .threads import thread_count
 
 
 @dataclass
@@ -55,6 +56,7 @@ class CuttingPlaneParams:
     tol_rel: float = -math.inf    # ... or <= tol_rel·|primal|   sampled cuts give no bound)
     qp_bound: float = -math.inf   # ... or primal <= qp_bound
     max_cuts: int = 10 ** 9       # working-set capacity (libocas's cut buffer)
+    n_threads: int | None = None  # numba threads for the run (None: the caller's count)
 
 
 @dataclass
@@ -69,6 +71,8 @@ class Progress:
     working_set: int
     oracle_calls: int
     seconds: float
+    seconds_qp: float = 0.0      # so far, in the master QP (for -v 3)
+    seconds_oracle: float = 0.0  # so far, in the separation oracle
 
 
 @dataclass
@@ -109,7 +113,13 @@ def _xi(ws: CutWorkingSet, alpha) -> float:
 def one_slack(oracle, params: CuttingPlaneParams, *, callback=None, should_stop=None,
               working_set=None) -> CuttingPlaneResult:
     """Run the 1-slack cutting-plane algorithm until the most violated cut is violated
-    by at most ε beyond the working set's slack (or a limit is hit)."""
+    by at most ε beyond the working set's slack (or a limit is hit), with
+    ``params.n_threads`` threads."""
+    with thread_count(params.n_threads):
+        return _one_slack(oracle, params, callback, should_stop, working_set)
+
+
+def _one_slack(oracle, params, callback, should_stop, working_set):
     started = time.perf_counter()
     ws = working_set if working_set is not None else CutWorkingSet([params.C])
     alpha = np.zeros(0)
@@ -119,11 +129,9 @@ def one_slack(oracle, params: CuttingPlaneParams, *, callback=None, should_stop=
     cuts_added, iteration, status = 0, 0, "max_iterations"
     satisfied = 0  # consecutive separations within ε
     while iteration < params.max_iterations:
-        if time.perf_counter() - started > params.time_limit:
-            status = "time_limit"
-            break
-        if should_stop is not None and should_stop():
-            status = "interrupted"
+        stopped = _limit_reached(started, params, should_stop)
+        if stopped:
+            status = stopped
             break
         iteration += 1
         t0 = time.perf_counter()
@@ -146,14 +154,15 @@ def one_slack(oracle, params: CuttingPlaneParams, *, callback=None, should_stop=
             best_primal = getattr(oracle, "primal", best_primal)
             if ws.size and _gap_closed(best_primal, dual, params):
                 status = "converged"
-                _report(callback, iteration, best_primal, dual, violation, ws, oracle, started)
+                _report(callback, iteration, best_primal, dual, violation, ws, oracle,
+                        started, t_qp, t_oracle)
                 break
             if violation <= params.epsilon:
                 satisfied += 1
                 if satisfied >= params.patience:
                     status = "converged"
                     _report(callback, iteration, best_primal, dual, violation, ws, oracle,
-                            started)
+                            started, t_qp, t_oracle)
                     break
                 if c - w_dot_g - xi_ws <= params.epsilon:
                     continue  # a sampled cut that cuts nothing: sample again
@@ -181,14 +190,18 @@ def one_slack(oracle, params: CuttingPlaneParams, *, callback=None, should_stop=
         alpha = np.array(ws.alpha, dtype=np.float64)
         dual = float(result.dual)
         xi_ws = _xi(ws, alpha)
-        _report(callback, iteration, best_primal, dual, violation, ws, oracle, started)
-    if status != "converged" and ws.size:
-        # The QP moved w after the last separation: measure the returned w's slack.
+        _report(callback, iteration, best_primal, dual, violation, ws, oracle, started,
+                t_qp, t_oracle)
+    if status != "converged":
+        # The QP moved w after the last separation, or a limit stopped the run before
+        # the first one (w = 0): measure the returned w's slack.
         c, cut = oracle.separate(alpha, math.inf)
         cross, _ = oracle.gram_row(cut)
         excess = getattr(oracle, "exact_excess", None)
-        xi_exact = max(0.0, c - float(cross @ alpha) if excess is None else excess)
-    primal = _objective(ws, alpha) + params.C * xi_exact if ws.size else best_primal
+        w_dot_g = float(cross @ alpha) if len(alpha) else 0.0
+        xi_exact = max(0.0, c - w_dot_g if excess is None else excess)
+    primal = _objective(ws, alpha) + params.C * xi_exact if ws.size or status != "converged" \
+        else best_primal
     primal = getattr(oracle, "primal", primal)
     return CuttingPlaneResult(
         alpha=alpha, status=status, iterations=iteration, primal=primal, dual=dual,
@@ -198,18 +211,29 @@ def one_slack(oracle, params: CuttingPlaneParams, *, callback=None, should_stop=
         seconds_total=time.perf_counter() - started)
 
 
+def _limit_reached(started, params, should_stop):
+    """'time_limit' or 'interrupted' if the run must stop before its next step, else None."""
+    if time.perf_counter() - started > params.time_limit:
+        return "time_limit"
+    if should_stop is not None and should_stop():
+        return "interrupted"
+    return None
+
+
 def _gap_closed(primal, dual, params) -> bool:
     gap = primal - dual
     return gap <= params.tol_abs or gap <= params.tol_rel * abs(primal) \
         or primal <= params.qp_bound
 
 
-def _report(callback, iteration, primal, dual, violation, ws, oracle, started):
+def _report(callback, iteration, primal, dual, violation, ws, oracle, started_at,
+            t_qp=0.0, t_oracle=0.0):
     if callback is not None:
         callback(Progress(iteration=iteration, primal=primal, dual=dual, gap=primal - dual,
                           violation=violation, working_set=ws.size,
                           oracle_calls=oracle.oracle_calls,
-                          seconds=time.perf_counter() - started))
+                          seconds=time.perf_counter() - started_at, seconds_qp=t_qp,
+                          seconds_oracle=t_oracle))
 
 
 def n_slack(oracle, n_examples: int, params: CuttingPlaneParams, *, batch: int = 100,
@@ -221,6 +245,11 @@ def n_slack(oracle, n_examples: int, params: CuttingPlaneParams, *, batch: int =
     The oracle additionally provides ``separate_rows(alpha, rows) -> (c, cuts)``, one
     cut per row, and ``xi`` is the mean slack, so objectives compare with 1-slack's.
     """
+    with thread_count(params.n_threads):
+        return _n_slack(oracle, n_examples, params, batch, callback, should_stop)
+
+
+def _n_slack(oracle, n_examples, params, batch, callback, should_stop):
     started = time.perf_counter()
     ws = CutWorkingSet(np.full(n_examples, params.C / n_examples))
     alpha = np.zeros(0)
@@ -232,11 +261,9 @@ def n_slack(oracle, n_examples: int, params: CuttingPlaneParams, *, batch: int =
         added_in_pass = 0
         slack_sum = 0.0
         for start in range(0, n_examples, batch):
-            if time.perf_counter() - started > params.time_limit:
-                status = "time_limit"
-                break
-            if should_stop is not None and should_stop():
-                status = "interrupted"
+            stopped = _limit_reached(started, params, should_stop)
+            if stopped:
+                status = stopped
                 break
             rows = np.arange(start, min(n_examples, start + batch))
             t0 = time.perf_counter()
@@ -263,7 +290,7 @@ def n_slack(oracle, n_examples: int, params: CuttingPlaneParams, *, batch: int =
                 added_in_pass += added
         xi = slack_sum / n_examples
         _report(callback, iteration, _objective(ws, alpha) + params.C * xi, dual,
-                float(added_in_pass), ws, oracle, started)
+                float(added_in_pass), ws, oracle, started, t_qp, t_oracle)
         if status in ("time_limit", "interrupted"):
             break
         if added_in_pass == 0:

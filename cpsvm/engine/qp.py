@@ -491,7 +491,7 @@ def _active_set_kernel(G, h, groups, bounds, alpha, tol, max_iter, definite_only
                 if n_bound:
                     Et = np.ascontiguousarray(rhs[:, 1:].T)
                     GiE = np.ascontiguousarray(solved[:, 1:])
-                    theta = np.linalg.solve(Et @ GiE, Et @ p)
+                    theta = _lu_solve(Et @ GiE, Et @ p)
                     p -= GiE @ theta
             else:
                 p, t = _semidefinite_step(G_FF, rhs, n_free, n_bound,
@@ -526,7 +526,7 @@ def _active_set_kernel(G, h, groups, bounds, alpha, tol, max_iter, definite_only
         # Stationary on the current face: check the dropped constraints. (Only here
         # is all of r needed: O(m²), while a face step costs O(m·|F|) + O(|F|³).)
         support = np.flatnonzero(alpha)
-        r[:] = h - G[:, support] @ alpha[support]
+        r = h - G[:, support] @ alpha[support]
         tol_abs = 0.25 * _tolerance_kernel(G, h_scale, alpha)   # the refinement's target
         free_count = np.zeros(n_groups, np.int64)
         theta_sum = np.zeros(n_groups)
@@ -592,17 +592,52 @@ def _semidefinite_step(G_FF, rhs, n_free, n_bound, tol_abs):
     s = s if s > 0.0 else 1.0  # all-zero cuts: any unit will do
     size = n_free + n_bound
     K = np.zeros((size, size))
-    K[:n_free, :n_free] = G_FF
-    K[:n_free, n_free:] = s * rhs[:, 1:]
-    K[n_free:, :n_free] = s * rhs[:, 1:].T
     right = np.zeros(size)
-    right[:n_free] = rhs[:, 0]
+    # Loops, not slice assignments: those compile numba's shape-mismatch error path.
+    for a in range(n_free):
+        for b in range(n_free):
+            K[a, b] = G_FF[a, b]
+        for b in range(n_bound):
+            K[a, n_free + b] = s * rhs[a, 1 + b]
+            K[n_free + b, a] = s * rhs[a, 1 + b]
+        right[a] = rhs[a, 0]
     eigenvalues, U = np.linalg.eigh(K)
     null = np.abs(eigenvalues) <= 1e-12 * np.max(np.abs(eigenvalues))
     coef = U.T @ right
     if np.linalg.norm(coef[null]) > 0.1 * tol_abs:
         return (U[:, null] @ coef[null])[:n_free], np.inf
     return (U[:, ~null] @ (coef[~null] / eigenvalues[~null]))[:n_free], 1.0
+
+
+@njit(cache=True)
+def _lu_solve(A, b):
+    """x with A x = b for a small square A: LU with partial pivoting, as LAPACK's gesv
+    (np.linalg.solve in numba compiles several seconds of error handling)."""
+    n = A.shape[0]
+    M = A.copy()
+    x = b.copy()
+    for c in range(n):
+        pivot = c
+        for a in range(c + 1, n):
+            if abs(M[a, c]) > abs(M[pivot, c]):
+                pivot = a
+        if M[pivot, c] == 0.0:
+            raise np.linalg.LinAlgError("Matrix is singular to machine precision.")
+        if pivot != c:
+            for b2 in range(n):
+                M[c, b2], M[pivot, b2] = M[pivot, b2], M[c, b2]
+            x[c], x[pivot] = x[pivot], x[c]
+        for a in range(c + 1, n):
+            f = M[a, c] / M[c, c]
+            for b2 in range(c + 1, n):
+                M[a, b2] -= f * M[c, b2]
+            x[a] -= f * x[c]
+    for a in range(n - 1, -1, -1):
+        acc = x[a]
+        for b2 in range(a + 1, n):
+            acc -= M[a, b2] * x[b2]
+        x[a] = acc / M[a, a]
+    return x
 
 
 @njit(cache=True)

@@ -1,40 +1,114 @@
-"""Write-then-rename outputs: a failed or interrupted run never leaves a partial file."""
+"""Outputs written so that a failed or interrupted run never leaves a partial file.
+
+A regular file (or a path that does not exist yet) is written to a temporary file in the
+same directory and renamed over it when the block succeeds. Anything else the path can
+name — a character or block device such as /dev/null, a named pipe, a socket, /dev/fd/N
+or bash's ``>(...)`` — is opened and written directly: renaming over it would replace the
+device or pipe with a regular file (and needs a writable /dev).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import secrets
+import stat
 import sys
-import tempfile
+
+_MAX_SYMLINKS = 40   # as the kernel's ELOOP limit
 
 
 @contextlib.contextmanager
 def atomic_output(path):
     """Text stream for ``path`` that replaces it only when the block succeeds.
 
-    ``"-"`` writes to standard output directly. Numbers are formatted by Python itself,
-    never by the C locale, so a decimal comma can never appear.
+    ``"-"`` writes to standard output directly, as does any path that is not a regular
+    file (see the module docstring). A symbolic link to a regular file keeps being a link:
+    its target is replaced. Numbers are formatted by Python itself, never by the C
+    locale, so a decimal comma can never appear.
     """
     if path == "-":
         yield sys.stdout
         sys.stdout.flush()
         return
     path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
-                               dir=directory)
+    target = _replaceable_target(path)
+    if target is None:
+        with open(path, "w", encoding="utf-8", newline="\n") as f:
+            yield f
+        return
+    try:
+        fd, tmp = _create_temporary(target)
+    except OSError as e:
+        if e.errno not in (errno.EACCES, errno.EPERM, errno.EROFS) \
+                or not os.access(target, os.W_OK):
+            raise OSError(e.errno, e.strerror, path) from None  # name the output, not the temp
+        fd = None
+    if fd is None:
+        # A writable file in a directory where no file can be created: written in place,
+        # as SVMlight would, rather than not at all.
+        with open(target, "w", encoding="utf-8", newline="\n") as f:
+            yield f
+        return
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             yield f
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+def _replaceable_target(path: str):
+    """The path to replace atomically, or None when ``path`` must be written directly.
+
+    Symbolic links are followed by hand so that a link into /proc (/dev/fd/N is one, and
+    /proc/self/fd/N a "magic" link the kernel resolves to the open file itself) is seen:
+    such a path is written through, never replaced.
+    """
+    current = os.path.abspath(path)
+    for _ in range(_MAX_SYMLINKS):
+        parent = os.path.realpath(os.path.dirname(current))
+        if parent == "/proc" or parent.startswith("/proc/"):
+            return None
+        current = os.path.join(parent, os.path.basename(current))
+        try:
+            st = os.lstat(current)
+        except FileNotFoundError:
+            return current          # a new file (possibly the target of a dangling link)
+        except OSError:
+            return None             # let open() report it
+        if stat.S_ISLNK(st.st_mode):
+            current = os.path.join(parent, os.readlink(current))
+            continue
+        return current if stat.S_ISREG(st.st_mode) else None
+    return None                     # a loop of links: open() reports ELOOP
+
+
+def _create_temporary(target: str):
+    """A new file beside ``target``, created with mode 0o666 so that the kernel applies the
+    process umask (the process's umask is never read or changed). When ``target`` exists
+    its permission bits are kept, as writing it in place would keep them."""
+    directory, base = os.path.split(target)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        tmp = os.path.join(directory, f".{base}.{secrets.token_hex(6)}.tmp")
+        try:
+            fd = os.open(tmp, flags, 0o666)
+            break
+        except FileExistsError:
+            continue
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        return fd, tmp
+    try:
+        os.fchmod(fd, mode)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return fd, tmp

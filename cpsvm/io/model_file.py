@@ -5,23 +5,34 @@ Binary models are written as SVMlight models (version line exactly
 SVMperf's compressed form, one "support vector" with coefficient 1 holding w.
 Multiclass models use SVMmulticlass's layout: its header, then w of all classes
 stacked (class y's block at offset (y-1)·d) as the single support vector.
+A user's problem (``--problem module:Class``) has a cpsvm kind of its own: the version
+line ``cpsvm user-problem model V1``, the problem's ``module:Class``, its options (JSON),
+size_psi, the training data's number of features and examples, then w as one line of
+``index:value`` pairs (see man cp_learn).
+
+Every kind is one entry of ``MODEL_KINDS`` (version line, reader, a writer per model
+class): reading dispatches on the first line, writing on the model's class.
 
 Numbers are written with ``repr`` so that write → read is exact; writes are atomic.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InputError
 from ..kernels import Kernel
-from ..models import KernelModel, LinearModel, MulticlassModel, fit_columns
+from ..models import KernelModel, LinearModel, MulticlassModel, UserProblemModel, fit_columns
 from .atomic import atomic_output
 from .svmlight import format_example, parse_svmlight_bytes, read_bytes, source_name
 
 SVMLIGHT_VERSION = "SVM-light Version V6.20"
 MULTICLASS_VERSION = "SVM-multiclass Version V2.20"
+USER_PROBLEM_VERSION = "cpsvm user-problem model V1"
 
 # Header fields after the version line: (what the file's comment says, type).
 _KERNEL_FIELDS = [
@@ -41,41 +52,18 @@ _MULTICLASS_FIELDS = [
     ("number of base features", int),
     ("loss function", int),
 ] + _KERNEL_FIELDS
+_USER_FIELDS = [
+    ("problem (module:Class)", str),
+    ("problem options (JSON)", dict),
+    ("size_psi", int),
+    ("number of base features", int),
+    ("number of training examples", int),
+]
 _SV_HEADER_COMMENT = "threshold b, each following line is a SV (starting with alpha*y)"
 
 
-def _model_kind(first_line: str):
-    """The header fields for a model file's version line, or None if unknown."""
-    if first_line.startswith(("SVM-light Version V6.", "SVM-light Version V5.")):
-        return "svmlight", _KERNEL_FIELDS
-    if first_line.startswith("SVM-multiclass Version V2."):
-        return "multiclass", _MULTICLASS_FIELDS
-    return None, None
-
-
-def read_model(source, *, float32_features=False):
-    """Read a model file written by cpsvm, SVMlight V5/V6, SVMperf or SVMmulticlass V2.
-
-    Returns a :class:`LinearModel` (SVMlight models with the linear kernel, SVMperf's
-    compressed models), :class:`KernelModel` or :class:`MulticlassModel`.
-    ``float32_features`` rounds the support vectors' feature values to 32-bit floats, as
-    SVMlight stores them (its FVAL type), before a linear model's w is summed from them;
-    with test features rounded alike, decision values then match ``svm_classify``'s.
-    """
-    name = source_name(source)
-    raw = read_bytes(source)
-    first, _, _ = raw.partition(b"\n")
-    version = first.decode("utf-8", "replace").strip()
-    kind, fields = _model_kind(version)
-    if kind is None:
-        if version.startswith("SVM-HMM"):
-            raise InputError(f"SVM-hmm sequence models ({version!r}) are not supported yet",
-                             source=name, line=1)
-        shown = version[:60] if version else "an empty file"
-        raise InputError("expected a model file starting 'SVM-light Version V6.xx' or "
-                         f"'SVM-multiclass Version V2.xx', got {shown!r}",
-                         source=name, line=1)
-    lines = raw.split(b"\n", len(fields) + 1)
+def _read_header(lines, fields, name):
+    """The typed values of header lines 2.. (``value # comment``), per ``fields``."""
     header = {}
     for k, (label, typ) in enumerate(fields):
         line_no = k + 2
@@ -84,12 +72,37 @@ def read_model(source, *, float32_features=False):
             raise InputError(f"expected '{label}', found the end of the file "
                              "(truncated model file?)", source=name, line=line_no)
         text = lines[k + 1].decode("utf-8", "replace")
+        if typ is dict:
+            header[label] = _json_value(text, label, name, line_no)
+            continue
         value_text = text.split("#", 1)[0].strip()
         try:
             header[label] = value_text if typ is str else typ(value_text)
         except ValueError:
             raise InputError(f"expected '{label}' ({typ.__name__}), got {text.strip()!r}",
                              source=name, line=line_no) from None
+    return header
+
+
+def _json_value(text, label, name, line_no):
+    """A JSON object at the start of ``text``, then only a ``# comment``."""
+    import json
+    try:
+        value, end = json.JSONDecoder().raw_decode(text.strip())
+    except ValueError:
+        value, end = None, 0
+    rest = text.strip()[end:].strip()
+    if not isinstance(value, dict) or (rest and not rest.startswith("#")):
+        raise InputError(f"expected '{label}' (a JSON object), got {text.strip()!r}",
+                         source=name, line=line_no)
+    return value
+
+
+def _read_svmlight_kind(kind, raw, name, float32_features):
+    """SVMlight V5/V6 (and SVMperf) models, and SVMmulticlass V2 ones (same layout)."""
+    fields = _MULTICLASS_FIELDS if kind == "multiclass" else _KERNEL_FIELDS
+    lines = raw.split(b"\n", len(fields) + 1)
+    header = _read_header(lines, fields, name)
     body = lines[len(fields) + 1] if len(lines) > len(fields) + 1 else b""
     first_sv_line = len(fields) + 2
     n_sv = header["number of support vectors plus 1"] - 1
@@ -136,6 +149,161 @@ def read_model(source, *, float32_features=False):
     return model.to_linear() if kernel.is_linear else model
 
 
+def _read_svmlight(raw, name, float32_features):
+    return _read_svmlight_kind("svmlight", raw, name, float32_features)
+
+
+def _read_multiclass(raw, name, float32_features):
+    return _read_svmlight_kind("multiclass", raw, name, float32_features)
+
+
+def _read_user_problem(raw, name, float32_features):
+    lines = raw.split(b"\n", len(_USER_FIELDS) + 1)
+    header = _read_header(lines, _USER_FIELDS, name)
+    line_no = len(_USER_FIELDS) + 2
+    size_psi = header["size_psi"]
+    if size_psi < 1:
+        raise InputError(f"expected size_psi >= 1, got {size_psi}", source=name, line=5)
+    spec = header["problem (module:Class)"]
+    if spec.count(":") != 1 or not all(spec.split(":")):
+        raise InputError(f"expected the problem as module:Class, got {spec!r}",
+                         source=name, line=2)
+    body = lines[len(_USER_FIELDS) + 1].decode("utf-8", "replace") \
+        if len(lines) > len(_USER_FIELDS) + 1 else ""
+    rows = body.split("\n")
+    if not rows or rows[0].strip() == "" and len(rows) == 1:
+        raise InputError("expected the weight line (index:value ...), found the end of the "
+                         "file (truncated model file?)", source=name, line=line_no)
+    if any(r.strip() for r in rows[1:]):
+        raise InputError("expected nothing after the weight line, found more lines",
+                         source=name, line=line_no + 1)
+    w = np.zeros(size_psi)
+    last = 0
+    for token in rows[0].split("#", 1)[0].split():
+        index, colon, value = token.partition(":")
+        try:
+            j, v = int(index), float(value)
+        except ValueError:
+            j, v = -1, 0.0
+        if not colon or j <= last or j > size_psi or not np.isfinite(v):
+            raise InputError(f"expected index:value with indices increasing in 1..{size_psi}"
+                             f" and finite values, got {token!r}", source=name, line=line_no)
+        w[j - 1], last = v, j
+    return UserProblemModel(spec=spec, w=w, n_train=header["number of training examples"],
+                            n_features=header["number of base features"],
+                            options=header["problem options (JSON)"])
+
+
+def _format_user_problem(model) -> list:
+    import json
+    options = json.dumps(model.options, sort_keys=True, allow_nan=False)
+    return [USER_PROBLEM_VERSION,
+            f"{model.spec} # problem (module:Class)",
+            f"{options} # problem options (JSON)",
+            f"{model.size_psi} # size_psi",
+            f"{model.n_features} # number of base features",
+            f"{model.n_train} # number of training examples",
+            format_example(*_nonzero(np.asarray(model.w, dtype=np.float64)))
+            + " # w (index:value, zero weights omitted)"]
+
+
+def _format_linear(model) -> list:
+    lines = [SVMLIGHT_VERSION] + _kernel_header(Kernel(), model.n_features, model.n_train,
+                                                1, model.b)
+    lines.append(_sv_line(1.0, *_nonzero(np.asarray(model.w, dtype=np.float64))))
+    return lines
+
+
+def _format_kernel(model) -> list:
+    sv = sp.csr_matrix(model.support_vectors)
+    sv.sort_indices()
+    lines = [SVMLIGHT_VERSION] + _kernel_header(model.kernel, model.n_features,
+                                                model.n_train, sv.shape[0], model.b)
+    comments = model.sv_comments or [""] * sv.shape[0]
+    for i in range(sv.shape[0]):
+        lo, hi = sv.indptr[i], sv.indptr[i + 1]
+        lines.append(_sv_line(model.coef[i], sv.indices[lo:hi], sv.data[lo:hi],
+                              comment=comments[i]))
+    return lines
+
+
+def _format_multiclass(model) -> list:
+    k, d = model.W.shape
+    lines = [MULTICLASS_VERSION, f"{k} # number of classes",
+             f"{d} # number of base features", f"{model.loss_id} # loss function"]
+    # SVMmulticlass sizes its joint feature space k·d + 1.
+    lines += _kernel_header(Kernel(), k * d + 1, model.n_train, 1, 0.0)
+    lines.append(_sv_line(1.0, *_nonzero(np.ravel(model.W)), prefix="qid:0"))
+    return lines
+
+
+@dataclass(frozen=True)
+class ModelKind:
+    """One kind of model file: the first lines that announce it, its reader, and a writer
+    for each model class it holds. A new kind is one more entry of MODEL_KINDS."""
+
+    name: str
+    first_lines: tuple        # prefixes of the version line that mean this kind
+    read: Callable            # (raw bytes, file name, float32_features) -> model
+    writers: dict             # model class -> (model -> lines of text)
+
+
+MODEL_KINDS = [
+    ModelKind("svmlight", ("SVM-light Version V6.", "SVM-light Version V5."), _read_svmlight,
+              {LinearModel: _format_linear, KernelModel: _format_kernel}),
+    ModelKind("multiclass", ("SVM-multiclass Version V2.",), _read_multiclass,
+              {MulticlassModel: _format_multiclass}),
+    ModelKind("user-problem", (USER_PROBLEM_VERSION,), _read_user_problem,
+              {UserProblemModel: _format_user_problem}),
+]
+# Kinds written by tools whose issue has not landed yet: refused by name.
+_PLANNED_KINDS = {"SVM-HMM": "SVM-hmm sequence models"}
+
+
+def model_kind_of(model) -> ModelKind:
+    """The kind a model object is written as (by its class: one table lookup)."""
+    for kind in MODEL_KINDS:
+        if type(model) in kind.writers:
+            return kind
+    raise TypeError(f"cannot write a {type(model).__name__} as a model file")
+
+
+def _kind_of_version(version: str):
+    for kind in MODEL_KINDS:
+        if version.startswith(kind.first_lines):
+            return kind
+    return None
+
+
+def read_model(source, *, float32_features=False):
+    """Read a model file of any kind in MODEL_KINDS: written by cpsvm, SVMlight V5/V6,
+    SVMperf or SVMmulticlass V2.
+
+    Returns a :class:`LinearModel` (SVMlight models with the linear kernel, SVMperf's
+    compressed models), :class:`KernelModel`, :class:`MulticlassModel` or
+    :class:`UserProblemModel`. ``float32_features`` rounds the support vectors' feature
+    values to 32-bit floats, as SVMlight stores them (its FVAL type), before a linear
+    model's w is summed from them; with test features rounded alike, decision values
+    then match ``svm_classify``'s.
+    """
+    name = source_name(source)
+    raw = read_bytes(source)
+    first, _, _ = raw.partition(b"\n")
+    version = first.decode("utf-8", "replace").strip()
+    kind = _kind_of_version(version)
+    if kind is None:
+        for prefix, what in _PLANNED_KINDS.items():
+            if version.startswith(prefix):
+                raise InputError(f"{what} ({version!r}) are not supported yet",
+                                 source=name, line=1)
+        shown = version[:60] if version else "an empty file"
+        expected = " or ".join(f"'{k.first_lines[0]}xx'" if k.first_lines[0].endswith(".")
+                               else f"'{k.first_lines[0]}'" for k in MODEL_KINDS)
+        raise InputError(f"expected a model file starting {expected}, got {shown!r}",
+                         source=name, line=1)
+    return kind.read(raw, name, float32_features)
+
+
 def _number(v) -> str:
     v = float(v)
     if not np.isfinite(v):
@@ -172,30 +340,7 @@ def _nonzero(w):
 
 def format_model(model) -> str:
     """The text of a model file (see the module docstring for the layouts)."""
-    if isinstance(model, LinearModel):
-        lines = [SVMLIGHT_VERSION] + _kernel_header(Kernel(), model.n_features, model.n_train,
-                                                    1, model.b)
-        lines.append(_sv_line(1.0, *_nonzero(np.asarray(model.w, dtype=np.float64))))
-    elif isinstance(model, KernelModel):
-        sv = sp.csr_matrix(model.support_vectors)
-        sv.sort_indices()
-        lines = [SVMLIGHT_VERSION] + _kernel_header(model.kernel, model.n_features,
-                                                    model.n_train, sv.shape[0], model.b)
-        comments = model.sv_comments or [""] * sv.shape[0]
-        for i in range(sv.shape[0]):
-            lo, hi = sv.indptr[i], sv.indptr[i + 1]
-            lines.append(_sv_line(model.coef[i], sv.indices[lo:hi], sv.data[lo:hi],
-                                  comment=comments[i]))
-    elif isinstance(model, MulticlassModel):
-        k, d = model.W.shape
-        lines = [MULTICLASS_VERSION, f"{k} # number of classes",
-                 f"{d} # number of base features", f"{model.loss_id} # loss function"]
-        # SVMmulticlass sizes its joint feature space k·d + 1.
-        lines += _kernel_header(Kernel(), k * d + 1, model.n_train, 1, 0.0)
-        lines.append(_sv_line(1.0, *_nonzero(np.ravel(model.W)), prefix="qid:0"))
-    else:
-        raise TypeError(f"cannot write a {type(model).__name__} as a model file")
-    return "\n".join(lines) + "\n"
+    return "\n".join(model_kind_of(model).writers[type(model)](model)) + "\n"
 
 
 def write_model(path, model) -> None:

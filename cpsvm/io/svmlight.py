@@ -5,17 +5,22 @@ Line grammar (SVMlight V6): ``<target> [qid:<n>] [sid:<n>] [cost:<f>] <index>:<v
 and lines starting with ``#`` are skipped. The SVM-hmm sequence format is the same with
 one token per line, ``qid`` naming the sequence.
 
-The whole file is read into one byte buffer and parsed in a single compiled pass into
-preallocated CSR arrays, so memory is the file plus the arrays and no Python object is
-made per line or token. Numbers with more digits than the exact fast path covers are
-handed back by position and converted with Python's ``float`` (correctly rounded, as
+The text is read in blocks of a few megabytes cut at line ends, each parsed by one
+compiled pass straight into the CSR arrays, which grow in place (see ``_Column``): memory
+is the matrix plus one block, never the whole text beside it, and no Python object is
+made per line or token. gzip, bzip2 and xz input is recognised by its magic bytes and
+decompressed block by block. Numbers with more digits than the exact fast path covers
+are handed back by position and converted with Python's ``float`` (correctly rounded, as
 ``strtod``), so values equal what scikit-learn's loader returns bit for bit.
 """
 
 from __future__ import annotations
 
-import gzip
+import contextlib
+import io
+import mmap
 import os
+import stat
 import sys
 
 import numpy as np
@@ -38,7 +43,11 @@ _ERR_BIGINDEX = 8
 _ERR_LABEL_NONFINITE = 9
 _ERR_SID = 10
 _ERR_COST = 11
-_NEED_WIDE_INDICES = 12
+# Not errors: the line did not fit; the caller makes room and resumes there.
+_NEED_ROWS = 12
+_NEED_NNZ = 13
+_NEED_BLOCK_ROWS = 14
+_NEED_WIDE_INDICES = 15
 
 # Kinds of slow-path numbers: where the exactly converted value goes.
 _SLOW_DATA = 0
@@ -65,19 +74,6 @@ def _is_token_end(c):
 
 
 @njit(cache=True)
-def _count_capacity(buf):
-    """Upper bounds: lines (newlines + 1) and index:value pairs (colons)."""
-    lines = 1
-    colons = 0
-    for c in buf:
-        if c == _NL:
-            lines += 1
-        elif c == _COLON:
-            colons += 1
-    return lines, colons
-
-
-@njit(cache=True)
 def _lower(c):
     return c + 32 if 65 <= c <= 90 else c
 
@@ -101,7 +97,10 @@ def _parse_float(buf, pos, end):
             return 0.0, 3
         if (word_len == 3 or word_len == 8) and _lower(buf[i]) == 105 \
                 and _lower(buf[i + 1]) == 110 and _lower(buf[i + 2]) == 102:
-            return 0.0, 3
+            if word_len == 3 or (_lower(buf[i + 3]) == 105 and _lower(buf[i + 4]) == 110
+                                 and _lower(buf[i + 5]) == 105 and _lower(buf[i + 6]) == 116
+                                 and _lower(buf[i + 7]) == 121):   # inf, infinity
+                return 0.0, 3
         return 0.0, 2
     mantissa = np.uint64(0)
     n_sig = 0          # significant digits accumulated in mantissa
@@ -200,12 +199,15 @@ def _key_is(buf, start, end, a, b, c, d):
         and buf[start + 3] == d
 
 
-@njit(cache=True)
+# Inlined into the parser: called with constant kinds, numba compiled a copy per value.
+@njit(cache=True, inline="always")
 def _record_slow(slow, n_slow, kind, slot, start, end):
     """Remember a number for exact conversion later; ``slow`` rows: kind, slot, start, end."""
     if n_slow == slow.shape[0]:
         grown = np.empty((2 * slow.shape[0], 4), np.int64)
-        grown[:n_slow] = slow
+        for i in range(n_slow):  # not grown[:n_slow] = slow: its shape check's message
+            for j in range(4):   # formatting took most of the parser's first compile
+                grown[i, j] = slow[i, j]
         slow = grown
     slow[n_slow, 0] = kind
     slow[n_slow, 1] = slot
@@ -215,26 +217,34 @@ def _record_slow(slow, n_slow, kind, slot, start, end):
 
 
 @njit(cache=True)
-def _parse_buffer(buf, zero_based, first_line, indptr, indices, data, y, qid, sid, cost,
-                  comment_start, comment_end, line_no):
-    """Parse the whole buffer into the preallocated arrays.
+def _parse_block(buf, pos, line, zero_based, row, nnz, row0, indptr, indices, data, y,
+                 line_no, qid, sid, cost, comment_start, comment_end):
+    """Parse the lines of buf[pos:] into the arrays, from example ``row`` and non-zero
+    ``nnz`` on; ``line`` numbers the line at ``pos``.
 
-    Returns (status, n_rows, nnz, seen, err_line, err_pos, slow, n_slow): ``seen`` has
-    bit 1 for qid, 2 for sid, 4 for cost tokens; ``slow`` the numbers to convert exactly.
+    indptr (one longer), y and line_no are indexed by example, indices and data by
+    non-zero; qid, sid, cost and the comment bounds (positions in buf) by ``row - row0``,
+    the example's place in this block. Stops at the end of buf, at an error, or before a
+    line that does not fit (_NEED_ROWS, _NEED_NNZ, _NEED_BLOCK_ROWS, _NEED_WIDE_INDICES):
+    then pos, line, row and nnz are those of the start of that line, to resume there.
+
+    Returns (status, pos, line, row, nnz, seen, err_pos, slow, n_slow): ``seen`` has
+    bit 1 for qid, 2 for sid, 4 for cost tokens; ``slow`` the numbers to convert exactly,
+    as rows (kind, slot, start, end) with start/end positions in buf.
     """
     n = len(buf)
     index_limit = np.iinfo(indices.dtype).max
+    rows_cap = len(y)
+    block_cap = len(qid)
+    nnz_cap = len(data)
     slow = np.empty((16, 4), np.int64)
     n_slow = 0
-    pos = 0
-    line = first_line
-    row = 0
-    nnz = 0
     seen = 0
     status = 0
     err_pos = 0
-    indptr[0] = 0
-    while pos < n and status == 0:
+    indptr[row] = nnz
+    while pos < n:
+        line_start = pos
         while pos < n and _is_blank(buf[pos]):
             pos += 1
         if pos >= n:
@@ -247,6 +257,15 @@ def _parse_buffer(buf, zero_based, first_line, indptr, indices, data, y, qid, si
             while pos < n and buf[pos] != _NL:
                 pos += 1
             continue
+        if row >= rows_cap:
+            status = _NEED_ROWS
+        elif row - row0 >= block_cap:
+            status = _NEED_BLOCK_ROWS
+        if status != 0:
+            pos = line_start
+            break
+        slow_at_start = n_slow
+        seen_at_start = seen
         # Target.
         tok_end = pos
         while tok_end < n and not _is_token_end(buf[tok_end]):
@@ -257,25 +276,27 @@ def _parse_buffer(buf, zero_based, first_line, indptr, indices, data, y, qid, si
             break
         if st == 1:
             slow, n_slow = _record_slow(slow, n_slow, _SLOW_LABEL, row, pos, tok_end)
+        b = row - row0
         y[row] = value
-        qid[row] = 0
-        sid[row] = 0
-        cost[row] = 1.0
-        comment_start[row] = -1
-        comment_end[row] = -1
         line_no[row] = line
+        qid[b] = 0
+        sid[b] = 0
+        cost[b] = 1.0
+        comment_start[b] = -1
+        comment_end[b] = -1
         pos = tok_end
         prev_index = -1
+        row_nnz = nnz
         while True:
             while pos < n and _is_blank(buf[pos]):
                 pos += 1
             if pos >= n or buf[pos] == _NL:
                 break
             if buf[pos] == _HASH:
-                comment_start[row] = pos + 1
+                comment_start[b] = pos + 1
                 while pos < n and buf[pos] != _NL:
                     pos += 1
-                comment_end[row] = pos
+                comment_end[b] = pos
                 break
             tok_start = pos
             colon = -1
@@ -298,17 +319,23 @@ def _parse_buffer(buf, zero_based, first_line, indptr, indices, data, y, qid, si
                         status = _ERR_INDEX0
                         break
                     index -= 1
+                elif index == _INT64_MAX:   # the width, index + 1, must fit too
+                    status = _ERR_BIGINDEX
+                    break
                 if index <= prev_index:
                     status = _ERR_ORDER
                     break
-                if index > index_limit:
-                    status = _NEED_WIDE_INDICES
-                    break
-                prev_index = index
                 value, st = _parse_float(buf, colon + 1, tok_end)
                 if st >= 2:
                     status = _ERR_VALUE if st == 2 else _ERR_NONFINITE
                     break
+                if index > index_limit:
+                    status = _NEED_WIDE_INDICES
+                    break
+                if nnz >= nnz_cap:
+                    status = _NEED_NNZ
+                    break
+                prev_index = index
                 if st == 1:
                     slow, n_slow = _record_slow(slow, n_slow, _SLOW_DATA, nnz, colon + 1,
                                                 tok_end)
@@ -320,14 +347,14 @@ def _parse_buffer(buf, zero_based, first_line, indptr, indices, data, y, qid, si
                 if st != 0:
                     status = _ERR_QID
                     break
-                qid[row] = v
+                qid[b] = v
                 seen |= 1
             elif _key_is(buf, tok_start, colon, 115, 105, 100, 0):  # sid
                 v, st = _parse_int(buf, colon + 1, tok_end, True)
                 if st != 0:
                     status = _ERR_SID
                     break
-                sid[row] = v
+                sid[b] = v
                 seen |= 2
             elif _key_is(buf, tok_start, colon, 99, 111, 115, 116):  # cost
                 value, st = _parse_float(buf, colon + 1, tok_end)
@@ -335,9 +362,9 @@ def _parse_buffer(buf, zero_based, first_line, indptr, indices, data, y, qid, si
                     status = _ERR_COST
                     break
                 if st == 1:
-                    slow, n_slow = _record_slow(slow, n_slow, _SLOW_COST, row, colon + 1,
+                    slow, n_slow = _record_slow(slow, n_slow, _SLOW_COST, b, colon + 1,
                                                 tok_end)
-                cost[row] = value
+                cost[b] = value
                 seen |= 4
             else:
                 status = _ERR_TOKEN
@@ -345,156 +372,480 @@ def _parse_buffer(buf, zero_based, first_line, indptr, indices, data, y, qid, si
         if status == 0:
             row += 1
             indptr[row] = nnz
-    return status, row, nnz, seen, line, err_pos, slow, n_slow
+        else:
+            if status >= _NEED_ROWS:     # resume at this line once there is room
+                pos, nnz, n_slow, seen = line_start, row_nnz, slow_at_start, seen_at_start
+            break
+    return status, pos, line, row, nnz, seen, err_pos, slow, n_slow
 
 
 _MESSAGES = {
-    _ERR_LABEL: "expected a numeric target at the start of the line, got {tok!r}",
-    _ERR_LABEL_NONFINITE: "expected a finite target, got {tok!r}",
-    _ERR_TOKEN: "expected <index>:<value> (or qid:/sid:/cost:), got {tok!r}",
-    _ERR_VALUE: "expected a number after ':' in {tok!r}",
-    _ERR_NONFINITE: "expected a finite feature value, got {tok!r}",
+    _ERR_LABEL: "expected a numeric target at the start of the line, got {tok}",
+    _ERR_LABEL_NONFINITE: "expected a finite target, got {tok}",
+    _ERR_TOKEN: "expected <index>:<value> (or qid:/sid:/cost:), got {tok}",
+    _ERR_VALUE: "expected a number after ':' in {tok}",
+    _ERR_NONFINITE: "expected a finite feature value, got {tok}",
     _ERR_INDEX0: "expected feature indices >= 1 (1-based file; use the zero-based option "
-                 "for 0-based data), got {tok!r}",
-    _ERR_ORDER: "expected strictly increasing feature indices, got {tok!r} after a larger "
+                 "for 0-based data), got {tok}",
+    _ERR_ORDER: "expected strictly increasing feature indices, got {tok} after a larger "
                 "or equal index",
-    _ERR_QID: "expected an integer qid, got {tok!r}",
-    _ERR_BIGINDEX: "expected a feature index below 2^63, got {tok!r}",
-    _ERR_SID: "expected an integer sid, got {tok!r}",
-    _ERR_COST: "expected a finite number after cost:, got {tok!r}",
+    _ERR_QID: "expected an integer qid, got {tok}",
+    _ERR_BIGINDEX: "expected a feature index below 2^63 (2^63 - 1 if 0-based), got {tok}",
+    _ERR_SID: "expected an integer sid, got {tok}",
+    _ERR_COST: "expected a finite number after cost:, got {tok}",
 }
 
+_SHOWN_CHARS = 60   # of a bad token in a message (a line can be megabytes of garbage)
 
-def _token_at(buf: bytes, pos: int) -> str:
+
+def _shown(raw: bytes) -> str:
+    text = raw.decode("utf-8", "replace")
+    if len(text) > _SHOWN_CHARS:
+        return repr(text[:_SHOWN_CHARS]) + f" ({len(raw)} bytes)"
+    return repr(text)
+
+
+def _token_at(buf, pos: int) -> str:
     end = pos
     n = len(buf)
-    while end < n and buf[end] not in b" \t\r\n#\x0b\x0c":
+    while end < n and buf[end] not in b" \t\r\n#\x0b\x0c" and end - pos <= 4 * _SHOWN_CHARS:
         end += 1
-    return bytes(buf[pos:end]).decode("utf-8", "replace")
+    return _shown(bytes(buf[pos:end]))
+
+
+# ---------------------------------------------------------------------------------------
+# Input streams: files, standard input, compressed data (recognised by magic bytes).
+
+def _gzip(f):
+    import gzip
+    import zlib
+    return gzip.GzipFile(fileobj=f, mode="rb"), (OSError, EOFError, zlib.error)
+
+
+def _bzip2(f):
+    import bz2
+    return bz2.BZ2File(f, "rb"), (OSError, EOFError)
+
+
+def _xz(f):
+    import lzma
+    return lzma.LZMAFile(f, "rb"), (OSError, EOFError, lzma.LZMAError)
+
+
+# Magic bytes, name in messages, opener: (decompressing stream, the errors it raises on
+# corrupt or truncated data). Imported when needed: most inputs are plain text.
+_COMPRESSED = ((b"\x1f\x8b", "gzip", _gzip), (b"BZh", "bzip2", _bzip2),
+               (b"\xfd7zXZ\x00", "xz", _xz))
+_MAGIC_BYTES = 6
 
 
 def source_name(source) -> str:
     return "<stdin>" if source in ("-", None) else os.fspath(source)
 
 
-def read_bytes(source) -> bytes:
-    """The whole content of ``source``: a path, ``-`` for stdin, ``.gz`` decompressed."""
-    name = source_name(source)
-    if source == "-":
-        raw = sys.stdin.buffer.read()
-    else:
+class _Prefixed(io.RawIOBase):
+    """A stream whose first bytes were already read (to look at them): those, then the rest."""
+
+    def __init__(self, prefix: bytes, stream):
+        self._prefix = prefix
+        self._stream = stream
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        if self._prefix:
+            n = min(len(b), len(self._prefix))
+            b[:n] = self._prefix[:n]
+            self._prefix = self._prefix[n:]
+            return n
+        return self._stream.readinto(b)
+
+
+class _Input:
+    """An open input: ``readinto`` fills a buffer with (decompressed) bytes, 0 at the end;
+    every failure becomes an InputError naming the source."""
+
+    def __init__(self, source):
+        self.name = source_name(source)
+        self._owned = None
+        self.compression = None
         try:
-            with open(source, "rb") as f:
-                raw = f.read()
+            if source == "-":
+                raw = sys.stdin.buffer
+            else:
+                raw = self._owned = open(source, "rb", buffering=0)
+            head = self._read_head(raw)
+            if self._owned is not None and raw.seekable():
+                raw.seek(0)
+                stream = raw
+            else:
+                stream = _Prefixed(head, raw)
         except FileNotFoundError:
-            raise InputError("no such file", source=name) from None
+            raise InputError("no such file", source=self.name) from None
         except IsADirectoryError:
-            raise InputError("expected a file, got a directory", source=name) from None
+            raise InputError("expected a file, got a directory", source=self.name) from None
         except OSError as e:
-            raise InputError(f"cannot read: {e.strerror}", source=name) from None
-    if raw[:2] == b"\x1f\x8b":
+            self.close()
+            raise InputError(f"cannot read: {e.strerror or e}", source=self.name) from None
+        self._errors = (OSError,)
+        self.size = None    # of the text, when known before reading it
+        if self._owned is not None and stream is raw:
+            with contextlib.suppress(OSError):
+                st = os.fstat(raw.fileno())
+                if stat.S_ISREG(st.st_mode):
+                    self.size = st.st_size
+        for magic, kind, opener in _COMPRESSED:
+            if head.startswith(magic):
+                self.compression = kind
+                self.size = None
+                stream, self._errors = opener(stream)
+                break
+        self._stream = stream
+
+    @staticmethod
+    def _read_head(raw) -> bytes:
+        head = b""
+        while len(head) < _MAGIC_BYTES:
+            more = raw.read(_MAGIC_BYTES - len(head))
+            if not more:
+                break
+            head += more
+        return head
+
+    def readinto(self, b) -> int:
         try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as e:
-            raise InputError(f"expected a valid gzip stream ({e})", source=name) from None
-    return raw
+            return self._stream.readinto(b) or 0
+        except self._errors as e:
+            if self.compression is None:
+                raise InputError(f"cannot read: {getattr(e, 'strerror', None) or e}",
+                                 source=self.name) from None
+            raise InputError(f"expected a valid {self.compression} stream ({e})",
+                             source=self.name) from None
+
+    def read_all(self) -> bytes:
+        chunks = []
+        buf = bytearray(1 << 20)
+        view = memoryview(buf)
+        while True:
+            n = self.readinto(view)
+            if not n:
+                return b"".join(chunks)
+            chunks.append(bytes(view[:n]))
+
+    def close(self):
+        if self._owned is not None:
+            self._owned.close()
+            self._owned = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def read_bytes(source) -> bytes:
+    """The whole content of ``source``: a path or ``-`` for stdin, decompressed when it is
+    gzip, bzip2 or xz data (recognised by its first bytes, whatever its name)."""
+    with _Input(source) as f:
+        return f.read_all()
+
+
+def _blocks(readinto, block_size):
+    """Consecutive pieces of a stream, each ending just after a newline (the last one at the
+    end of the stream): views into one buffer, valid until the next piece is asked for.
+    A line longer than the buffer grows it."""
+    buf = np.empty(max(int(block_size), 1), np.uint8)
+    filled = 0
+    while True:
+        view = memoryview(buf)
+        at_end = False
+        while filled < len(buf):
+            n = readinto(view[filled:])
+            if not n:
+                at_end = True
+                break
+            filled += n
+        del view
+        if at_end:
+            if filled:
+                yield buf[:filled]
+            return
+        cut = _after_last_newline(buf, filled)
+        if cut == 0:
+            grown = np.empty(2 * len(buf), np.uint8)
+            grown[:filled] = buf[:filled]
+            buf = grown
+            continue
+        yield buf[:cut]
+        rest = filled - cut
+        buf[:rest] = buf[cut:filled]
+        filled = rest
+
+
+def _after_last_newline(buf, end) -> int:
+    """1 + the position of the last newline in buf[:end], 0 when there is none."""
+    window = 1 << 16
+    view = memoryview(buf)
+    hi = end
+    while hi > 0:
+        lo = max(0, hi - window)
+        k = view[lo:hi].tobytes().rfind(b"\n")
+        if k >= 0:
+            return lo + k + 1
+        hi = lo
+    return 0
+
+
+# ---------------------------------------------------------------------------------------
+# Arrays that grow without being copied.
+
+class _Column:
+    """A 1-D array that grows in place: its memory is a private anonymous map, enlarged by
+    mremap (no copy, and untouched capacity takes no memory), and finally shrunk to the
+    length used. The matrix being built is thus never held twice, as it would be while
+    an ordinary array is copied into a larger one."""
+
+    def __init__(self, dtype, capacity):
+        self.dtype = np.dtype(dtype)
+        self._map = None
+        self.array = None
+        self._allocate(max(int(capacity), 1))
+
+    def _allocate(self, capacity, keep=0):
+        nbytes = capacity * self.dtype.itemsize
+        old, old_map = self.array, self._map
+        self.array = None
+        if old_map is not None and _RESIZABLE:
+            del old
+            try:
+                old_map.resize(nbytes)
+                self.array = np.frombuffer(old_map, self.dtype)
+                return
+            except (SystemError, OSError, ValueError, BufferError):
+                old = np.frombuffer(old_map, self.dtype)
+        new_map = _anonymous_map(nbytes)
+        self.array = np.frombuffer(new_map, self.dtype) if new_map is not None \
+            else np.empty(capacity, self.dtype)
+        if keep:
+            self.array[:keep] = old[:keep]
+        self._map = new_map   # the old memory goes with its last view
+
+    def reserve(self, needed, used):
+        """Room for at least ``needed`` entries, keeping the first ``used``."""
+        if needed > len(self.array):
+            self._allocate(max(needed, 2 * len(self.array)), used)
+
+    def finish(self, n):
+        """The first n entries as an array of exactly that length (the rest released)."""
+        if n == len(self.array):
+            out = self.array
+        elif self._map is not None and _RESIZABLE and n > 0:
+            self.array = None
+            try:
+                self._map.resize(n * self.dtype.itemsize)
+                out = np.frombuffer(self._map, self.dtype)
+            except (SystemError, OSError, ValueError, BufferError):
+                out = np.frombuffer(self._map, self.dtype)[:n].copy()
+        else:
+            out = self.array[:n].copy()
+        self.array = self._map = None
+        return out
+
+    def astype(self, dtype, used):
+        """The same first ``used`` entries converted to ``dtype`` (e.g. wider indices)."""
+        widened = _Column(dtype, len(self.array))
+        widened.array[:used] = self.array[:used]
+        return widened
+
+
+def _anonymous_map(nbytes):
+    if not _RESIZABLE:
+        return None
+    return mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+
+
+_RESIZABLE = hasattr(mmap, "MAP_PRIVATE") and hasattr(mmap, "MAP_ANONYMOUS") \
+    and sys.platform.startswith("linux")
+
+
+# ---------------------------------------------------------------------------------------
+# Reading.
+
+BLOCK_SIZE = 4 << 20   # bytes of text parsed at a time: the memory beside the matrix
+# First capacities (they double as needed): examples, non-zeros, examples of one block.
+_INITIAL_ROWS = 1 << 16
+_INITIAL_NNZ = 1 << 20
+_INITIAL_BLOCK_ROWS = 1 << 12
 
 
 def read_svmlight(source, *, n_features=None, zero_based=False, keep_comments=False,
-                  allow_empty=False) -> Dataset:
+                  allow_empty=False, block_size=BLOCK_SIZE) -> Dataset:
     """Read an SVMlight/LIBSVM file into a :class:`Dataset`.
 
     Parameters
     ----------
-    source : path, ``"-"`` for standard input, or a ``.gz`` file (detected by content).
+    source : path or ``"-"`` for standard input; gzip, bzip2 and xz data are
+        decompressed (recognised by their first bytes, not by the name).
     n_features : width of X; an index at or beyond it is an error (as scikit-learn).
         Default: the highest index in the file.
     zero_based : indices start at 0 instead of SVMlight's 1.
     keep_comments : keep the text after ``#`` of every example line.
     allow_empty : return an empty dataset instead of failing when the file holds no
         example.
+    block_size : bytes of text read and parsed at a time. The text is never held whole:
+        memory is the arrays built plus one block.
 
     Raises :class:`~cpsvm.errors.InputError` naming file and line on malformed input.
     """
-    return parse_svmlight_bytes(read_bytes(source), source_name(source),
-                                n_features=n_features, zero_based=zero_based,
-                                keep_comments=keep_comments, allow_empty=allow_empty)
+    with _Input(source) as f:
+        if f.size is not None:      # a small file needs no buffer larger than itself
+            block_size = min(block_size, f.size + 1)
+        return _parse_stream(f.readinto, f.name, first_line=1, n_features=n_features,
+                             zero_based=zero_based, keep_comments=keep_comments,
+                             allow_empty=allow_empty, block_size=block_size)
 
 
 def parse_svmlight_bytes(raw: bytes, name: str, *, first_line=1, n_features=None,
-                         zero_based=False, keep_comments=False, allow_empty=False
-                         ) -> Dataset:
+                         zero_based=False, keep_comments=False, allow_empty=False,
+                         block_size=BLOCK_SIZE) -> Dataset:
     """Parse SVMlight text already in memory; ``first_line`` numbers its first line."""
-    buf = np.frombuffer(raw, dtype=np.uint8)
-    rows_cap, nnz_cap = _count_capacity(buf)
-    for index_dtype in (np.int32, np.int64):
-        indptr = np.empty(rows_cap + 1, np.int64)
-        indices = np.empty(nnz_cap, index_dtype)
-        data = np.empty(nnz_cap, np.float64)
-        y = np.empty(rows_cap, np.float64)
-        qid = np.empty(rows_cap, np.int64)
-        sid = np.empty(rows_cap, np.int64)
-        cost = np.empty(rows_cap, np.float64)
-        comment_start = np.empty(rows_cap, np.int64)
-        comment_end = np.empty(rows_cap, np.int64)
-        line_no = np.empty(rows_cap, np.int64)
-        status, n_rows, nnz, seen, err_line, err_pos, slow, n_slow = _parse_buffer(
-            buf, bool(zero_based), first_line, indptr, indices, data, y, qid, sid, cost,
-            comment_start, comment_end, line_no)
-        if status != _NEED_WIDE_INDICES:
-            break
-    if status != 0:
-        raise InputError(_MESSAGES[status].format(tok=_token_at(buf, err_pos)),
-                         source=name, line=err_line)
-    if n_rows == 0 and not allow_empty:
+    return _parse_stream(io.BytesIO(raw).readinto, name, first_line=first_line,
+                         n_features=n_features, zero_based=zero_based,
+                         keep_comments=keep_comments, allow_empty=allow_empty,
+                         block_size=min(block_size, len(raw) + 1))
+
+
+class _Extras:
+    """qid, sid and cost: built only once a line has carried the token."""
+
+    DEFAULTS = ((1, "qid", np.int64, 0), (2, "sid", np.int64, 0), (4, "cost", np.float64, 1.0))
+
+    def __init__(self):
+        self.columns = {}
+
+    def add_block(self, seen, row0, row, scratch):
+        for bit, key, dtype, default in self.DEFAULTS:
+            col = self.columns.get(key)
+            if col is None:
+                if not seen & bit:
+                    continue
+                col = self.columns[key] = _Column(dtype, max(2 * row, 1024))
+                col.array[:row0] = default
+            col.reserve(row, row0)
+            col.array[row0:row] = scratch[key][:row - row0]
+
+    def finish(self, n_rows):
+        return {key: col.finish(n_rows) for key, col in self.columns.items()}
+
+
+def _parse_stream(readinto, name, *, first_line, n_features, zero_based, keep_comments,
+                  allow_empty, block_size) -> Dataset:
+    zero_based = bool(zero_based)
+    indptr = _Column(np.int64, _INITIAL_ROWS + 1)
+    y = _Column(np.float64, _INITIAL_ROWS)
+    line_no = _Column(np.int64, _INITIAL_ROWS)
+    indices = _Column(np.int32, _INITIAL_NNZ)
+    data = _Column(np.float64, _INITIAL_NNZ)
+    scratch = {}
+    extras = _Extras()
+    comments = [] if keep_comments else None
+    row = nnz = 0
+    line = first_line
+    block_rows = _INITIAL_BLOCK_ROWS
+
+    def new_scratch(size):
+        scratch.update(qid=np.empty(size, np.int64), sid=np.empty(size, np.int64),
+                       cost=np.empty(size, np.float64),
+                       comment_start=np.empty(size, np.int64),
+                       comment_end=np.empty(size, np.int64))
+    new_scratch(block_rows)
+
+    for block in _blocks(readinto, block_size):
+        row0 = row
+        pos = 0
+        block_seen = 0
+        while True:
+            rows_cap = min(len(y.array), len(line_no.array), len(indptr.array) - 1)
+            status, pos, line, row, nnz, seen, err_pos, slow, n_slow = _parse_block(
+                block, pos, line, zero_based, row, nnz, row0, indptr.array, indices.array,
+                data.array, y.array[:rows_cap], line_no.array, scratch["qid"],
+                scratch["sid"], scratch["cost"], scratch["comment_start"],
+                scratch["comment_end"])
+            block_seen |= seen
+            if n_slow:
+                _convert_slow(block, slow[:n_slow], name, row0, data.array, y.array,
+                              scratch["cost"], indptr.array, line_no.array, row)
+            if status == 0:
+                break
+            if status == _NEED_ROWS:
+                grow_to = 2 * len(y.array)
+                for col in (y, line_no):
+                    col.reserve(grow_to, row)
+                indptr.reserve(grow_to + 1, row + 1)
+            elif status == _NEED_NNZ:
+                for col in (indices, data):
+                    col.reserve(2 * len(col.array), nnz)
+            elif status == _NEED_BLOCK_ROWS:
+                old = {k: v[:row - row0] for k, v in scratch.items()}
+                block_rows *= 2
+                new_scratch(block_rows)
+                for k, v in old.items():
+                    scratch[k][:len(v)] = v
+                del old
+            elif status == _NEED_WIDE_INDICES:
+                indices = indices.astype(np.int64, nnz)
+            else:
+                raise InputError(_MESSAGES[status].format(tok=_token_at(block, err_pos)),
+                                 source=name, line=line)
+        extras.add_block(block_seen, row0, row, scratch)
+        if keep_comments:
+            starts, ends = scratch["comment_start"], scratch["comment_end"]
+            for b in range(row - row0):
+                s = starts[b]
+                comments.append(block[s:ends[b]].tobytes().decode("utf-8", "replace").strip()
+                                if s >= 0 else "")
+    if row == 0 and not allow_empty:
         raise InputError("expected at least one example, found none", source=name)
 
-    raw = buf.tobytes() if n_slow else None
-    targets = {_SLOW_DATA: data, _SLOW_LABEL: y, _SLOW_COST: cost}
-    for kind, slot, start, end in slow[:n_slow]:
-        value = float(raw[start:end])
-        if not np.isfinite(value):  # e.g. 1e999: well formed but overflows
-            row = slot if kind != _SLOW_DATA else \
-                np.searchsorted(indptr[:n_rows + 1], slot, "right") - 1
-            raise InputError(f"expected a finite number, got {raw[start:end].decode()!r}",
-                             source=name, line=int(line_no[row]))
-        targets[int(kind)][slot] = value
-
-    indices = _trim(indices, nnz)
-    data = _trim(data, nnz)
+    line_numbers = line_no.finish(row)
+    indptr = indptr.finish(row + 1)
+    indices = indices.finish(nnz)
+    data = data.finish(nnz)
+    y = y.finish(row)
+    found = extras.finish(row)
     width = int(indices.max()) + 1 if nnz else 0
     if n_features is not None:
         if width > n_features:
-            row = int(np.searchsorted(indptr[:n_rows + 1], int(np.argmax(indices)), "right")) - 1
+            where = int(np.searchsorted(indptr, int(np.argmax(indices)), "right")) - 1
             raise InputError(f"expected feature indices below the given dimension "
                              f"{n_features}, found {width - (1 if zero_based else 0)}",
-                             source=name, line=int(line_no[row]))
+                             source=name, line=int(line_numbers[where]))
         width = n_features
-    indptr = indptr[:n_rows + 1]
     if nnz <= _INT32_MAX and indices.dtype == np.int32:
         indptr = indptr.astype(np.int32)
-    X = sp.csr_matrix((data, indices, indptr), shape=(n_rows, width), copy=False)
+    X = sp.csr_matrix((data, indices, indptr), shape=(row, width), copy=False)
     X.has_canonical_format = True   # checked while parsing; spares scipy a pass to find out
-    comments = None
-    if keep_comments:
-        raw = buf.tobytes()
-        comments = [raw[s:e].decode("utf-8", "replace").strip() if s >= 0 else ""
-                    for s, e in zip(comment_start[:n_rows], comment_end[:n_rows])]
-    return Dataset(
-        X=X,
-        y=_trim(y, n_rows),
-        qid=_trim(qid, n_rows) if seen & 1 else None,
-        comments=comments,
-        cost=_trim(cost, n_rows) if seen & 4 else None,
-        sid=_trim(sid, n_rows) if seen & 2 else None,
-        source=name,
-        line_numbers=_trim(line_no, n_rows),
-    )
+    return Dataset(X=X, y=y, qid=found.get("qid"), comments=comments, cost=found.get("cost"),
+                   sid=found.get("sid"), source=name, line_numbers=line_numbers)
 
 
-def _trim(a, n):
-    """The first n entries, copied when that frees most of a larger buffer."""
-    return a if len(a) == n else a[:n].copy()
+def _convert_slow(block, slow, name, row0, data, y, cost, indptr, line_no, n_rows):
+    """Numbers outside the parser's exact fast path, converted by Python's ``float``
+    (correctly rounded, as strtod)."""
+    targets = {_SLOW_DATA: data, _SLOW_LABEL: y, _SLOW_COST: cost}
+    for kind, slot, start, end in slow:
+        text = block[start:end].tobytes()
+        value = float(text)
+        if not np.isfinite(value):  # e.g. 1e999: well formed but overflows
+            if kind == _SLOW_DATA:
+                row = int(np.searchsorted(indptr[:n_rows + 1], slot, "right")) - 1
+            else:
+                row = slot + row0 if kind == _SLOW_COST else slot
+            raise InputError(f"expected a finite number, got {_shown(text)}",
+                             source=name, line=int(line_no[row]))
+        targets[int(kind)][slot] = value
 
 
 def read_sequences(source, *, n_features=None, zero_based=False, for_training=True

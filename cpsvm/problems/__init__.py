@@ -1,29 +1,54 @@
-"""Structured problems and how a dataset picks one."""
+"""Structured problems: a registry of names, the label checks, and users' own classes.
+
+``--problem`` takes a registered name (``binary``, ``multiclass``), ``auto`` (binary if
+every target is ±1, else multiclass) or ``module:Class`` (a user's subclass of
+:class:`PerExampleProblem`). :func:`resolve_problem` checks that spec before any data
+is read; :func:`choose_problem` then checks the data's labels against the problem.
+The registry holds only names and builders: the problem modules (and numba) are
+imported when a problem is built, not when a name is checked.
+"""
 
 from __future__ import annotations
 
 import importlib
+import os
+import sys
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, OptionError
 from .base import MARGIN_RESCALING, SLACK_RESCALING, PerExampleProblem, StructuredProblem
 
 __all__ = ["MARGIN_RESCALING", "SLACK_RESCALING", "PerExampleProblem", "StructuredProblem",
-           "choose_problem", "check_binary_labels", "check_multiclass_labels",
-           "load_user_problem"]
+           "ProblemEntry", "ProblemSpecError", "register_problem", "problem_entry",
+           "problem_names", "resolve_problem", "choose_problem", "check_binary_labels",
+           "check_multiclass_labels", "import_problem_class", "load_user_problem"]
 
 
-def _first_bad(dataset, bad, what):
+class ProblemSpecError(OptionError):
+    """A --problem value that names no problem: a usage error (exit 2) for the commands."""
+
+
+# -- label checks --------------------------------------------------------------------------
+
+def _first_bad(dataset, bad, what, hint=""):
     i = int(np.flatnonzero(bad)[0])
-    raise InputError(f"expected {what}, got target {dataset.y[i]:g}", source=dataset.source,
-                     line=dataset.line_of(i))
+    raise InputError(f"expected {what}, got target {dataset.y[i]:g}{hint}",
+                     source=dataset.source, line=dataset.line_of(i))
+
+
+def _zero_one(y) -> bool:
+    return bool(np.all((y == 0) | (y == 1)))
 
 
 def check_binary_labels(dataset):
     y = dataset.y
-    if np.any(np.abs(y) != 1):
-        _first_bad(dataset, np.abs(y) != 1, "binary targets +1 or -1")
+    bad = np.abs(y) != 1
+    if np.any(bad):
+        hint = " (binary problems need targets +1/-1: map 0 to -1)" if _zero_one(y) else ""
+        _first_bad(dataset, bad, "binary targets +1 or -1", hint)
     if np.all(y == y[0]):
         raise InputError(f"expected examples of both classes, all targets are {y[0]:+g}",
                          source=dataset.source)
@@ -33,34 +58,147 @@ def check_multiclass_labels(dataset):
     y = dataset.y
     bad = (y != np.round(y)) | (y < 1)
     if np.any(bad):
-        _first_bad(dataset, bad, "class labels 1..k (integers)")
+        hint = ""
+        if _zero_one(y):
+            hint = " (binary problems need targets +1/-1; 0/1 labels: map 0 to -1)"
+        elif np.all(y == np.round(y)) and y.min() == 0:
+            hint = " (multiclass labels start at 1; 0-based labels: add 1 to each)"
+        _first_bad(dataset, bad, "class labels 1..k (integers)", hint)
     if np.all(y == y[0]):
         raise InputError(f"expected at least two classes, all targets are {y[0]:g}",
                          source=dataset.source)
 
 
+# -- the registry --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ProblemEntry:
+    """A registered problem: how to check a dataset's labels and build it on features.
+
+    ``build(X, y, bias=...)`` returns the StructuredProblem (its ``to_model`` decides the
+    model kind); ``bias`` is SVMperf's --b, ignored by problems without one.
+    """
+
+    name: str
+    description: str
+    check_labels: Callable
+    build: Callable
+
+
+def _build_binary(X, y, bias=0.0):
+    from .binary import BinaryProblem
+    return BinaryProblem(X, y, bias=bias)
+
+
+def _build_multiclass(X, y, bias=0.0):
+    from .multiclass import MulticlassProblem
+    return MulticlassProblem(X, y)
+
+
+_REGISTRY: dict[str, ProblemEntry] = {}
+# Names of the problems whose issues have not landed yet: refused with a clear line.
+_PLANNED = {"hmm": "SVM-hmm sequence tagging", "cfg": "SVM-cfg parsing"}
+
+
+def register_problem(entry: ProblemEntry) -> None:
+    _REGISTRY[entry.name] = entry
+
+
+def problem_names() -> list:
+    return list(_REGISTRY)
+
+
+def problem_entry(name: str) -> ProblemEntry:
+    return _REGISTRY[name]
+
+
+register_problem(ProblemEntry("binary", "targets +1/-1 (SVMperf, SVMlight model)",
+                              check_binary_labels, _build_binary))
+register_problem(ProblemEntry("multiclass", "class labels 1..k (SVMmulticlass model)",
+                              check_multiclass_labels, _build_multiclass))
+
+
+def _choices() -> str:
+    return ", ".join(["auto"] + problem_names()) + " or module:Class"
+
+
+def import_problem_class(spec: str):
+    """The class named by ``module:Class`` (imported from sys.path: the current directory
+    when run as a command, and PYTHONPATH); ProblemSpecError if it cannot be."""
+    module_name, colon, class_name = spec.partition(":")
+    if not colon or not module_name or not class_name:
+        raise ProblemSpecError(f"expected {_choices()}, got {spec!r}")
+    # `python -m` puts the current directory on sys.path, an installed console script
+    # does not: look there too (after PYTHONPATH), and leave sys.path as it was.
+    cwd = os.getcwd()
+    added = "" not in sys.path and cwd not in sys.path
+    if added:
+        sys.path.append(cwd)
+    try:
+        target = importlib.import_module(module_name)
+        for part in class_name.split("."):
+            target = getattr(target, part)
+    except ImportError as e:
+        raise ProblemSpecError(f"cannot import problem {spec!r}: {e} (modules are found "
+                               "in the current directory and on PYTHONPATH)") from None
+    except AttributeError:
+        raise ProblemSpecError(f"cannot import problem {spec!r}: module {module_name!r} "
+                               f"has no {class_name!r}") from None
+    except Exception as e:   # the user's module failed while importing: say how, in a line
+        raise ProblemSpecError(f"cannot import problem {spec!r}: importing {module_name!r} "
+                               f"raised {type(e).__name__}: {e}") from None
+    finally:
+        if added:
+            sys.path.remove(cwd)
+    if not (isinstance(target, type) and issubclass(target, StructuredProblem)):
+        raise ProblemSpecError(f"problem {spec!r} is not a class derived from "
+                               "cpsvm.problems.PerExampleProblem")
+    return target
+
+
+def resolve_problem(spec: str) -> str:
+    """Check a --problem value before any data is read; returns it, stripped.
+
+    Registered names and ``auto`` pass; ``module:Class`` must import; anything else
+    raises ProblemSpecError naming the choices.
+    """
+    spec = (spec or "").strip()
+    if spec == "auto" or spec in _REGISTRY:
+        return spec
+    if spec in _PLANNED:
+        raise ProblemSpecError(f"problem {spec!r} ({_PLANNED[spec]}) is not available yet; "
+                               f"expected {_choices()}")
+    if ":" not in spec:
+        raise ProblemSpecError(f"unknown problem {spec!r}: expected {_choices()}")
+    import_problem_class(spec)
+    return spec
+
+
 def choose_problem(dataset, requested: str) -> str:
-    """'binary' or 'multiclass' for ``requested`` = auto/binary/multiclass, checking labels."""
+    """The registered name for ``requested`` (auto or a name), after checking the labels."""
+    requested = (requested or "").strip()
+    if requested != "auto" and requested not in _REGISTRY:
+        *first, last = ["auto"] + problem_names()
+        names = f"{', '.join(first)} or {last}"
+        what = f" ({_PLANNED[requested]}) is not available yet" if requested in _PLANNED \
+            else ""
+        raise ProblemSpecError(f"problem {requested!r}{what}: expected {names}")
     if requested == "auto":
         requested = "binary" if np.all(np.abs(dataset.y) == 1) else "multiclass"
-    if requested == "binary":
-        check_binary_labels(dataset)
-    elif requested == "multiclass":
-        check_multiclass_labels(dataset)
+    _REGISTRY[requested].check_labels(dataset)
     return requested
 
 
-def load_user_problem(spec: str, dataset):
+def load_user_problem(spec: str, dataset, options=None):
     """Instantiate ``module:Class`` with the dataset: a user's StructuredProblem."""
-    module_name, _, class_name = spec.partition(":")
-    try:
-        cls = getattr(importlib.import_module(module_name), class_name)
-    except (ImportError, AttributeError) as e:
-        raise InputError(f"cannot load problem {spec!r}: {e}") from None
-    problem = cls(dataset)
-    missing = [m for m in ("separate", "losses", "margins", "delta_psi_sum", "true_labels")
+    cls = import_problem_class(spec)
+    problem = cls(dataset, **(options or {}))
+    missing = [m for m in ("separate", "losses", "margins", "delta_psi_sum", "true_labels",
+                           "predict", "to_model")
                if not callable(getattr(problem, m, None))]
     if missing or not hasattr(problem, "size_psi"):
         raise InputError(f"problem {spec!r} lacks {', '.join(missing) or 'size_psi'}: "
                          "subclass cpsvm.problems.PerExampleProblem")
+    # The training data's width: cp_classify gives the problem test rows of this width.
+    problem._cpsvm_n_features = dataset.n_features
     return problem

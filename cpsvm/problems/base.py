@@ -11,7 +11,9 @@ Writing δΨ_i(ŷ) = Ψ(x_i, y_i) − Ψ(x_i, ŷ):
 * ``losses(labels, rows)`` — Δ_i(ŷ_i);
 * ``margins(w, labels, rows)`` — w·δΨ_i(ŷ_i);
 * ``delta_psi_sum(weights, labels, rows)`` — Σ_i weights_i δΨ_i(ŷ_i), a dense vector;
-* ``predict(w, X)`` — inference, argmax_y w·Ψ(x, y), for new examples.
+* ``predict(w, X)`` — inference, argmax_y w·Ψ(x, y), for new examples;
+* ``to_model(w, n_train, loss_id)`` — the trained model (a class of :mod:`cpsvm.models`):
+  each problem decides which model kind, and so which model file, its w becomes.
 
 ``rows`` (an index array or None for all) lets the n-slack solver work on batches.
 A user problem subclasses :class:`PerExampleProblem`, which provides the batched
@@ -54,6 +56,10 @@ class StructuredProblem:
     def delta_psi_sum(self, weights, labels, rows=None) -> np.ndarray:
         raise NotImplementedError
 
+    def to_model(self, w, n_train: int = 0, loss_id: int = 0):
+        """The model that predicts with the solution ``w`` (see cpsvm.models)."""
+        raise NotImplementedError
+
     def pick(self, candidates, choice):
         """Labelling taking, for example i, candidates[choice[i]]'s label of i."""
         if isinstance(candidates[0], np.ndarray):
@@ -64,9 +70,16 @@ class StructuredProblem:
 class PerExampleProblem(StructuredProblem):
     """Adapter for problems written one example at a time (e.g. a user's own).
 
-    Subclasses set ``n_examples`` and ``size_psi`` and implement ``psi(i, y)`` (dense
-    or scipy-sparse vector of length size_psi), ``true_label(i)``, ``loss(i, ybar)``,
-    ``most_violated(i, w, rescaling)`` and ``classify(x, w)``.
+    Subclasses take the dataset in their constructor (``Class(dataset)``, or
+    ``Class(dataset, **model_options())`` when cp_classify rebuilds them on a test file),
+    set ``n_examples`` and ``size_psi`` and implement ``psi(i, y)`` (dense or
+    scipy-sparse vector of length size_psi), ``true_label(i)``, ``loss(i, ybar)``,
+    ``most_violated(i, w, rescaling)`` and ``classify(x, w)`` (``x``: the example's
+    feature row, a 1-D dense array). Optional: a batched ``predict(w, X)``,
+    ``model_options()`` (a JSON-able dict the model file keeps and cp_classify passes back
+    to the constructor, e.g. the number of classes seen in training) and
+    ``format_label(y)`` (the text of a prediction in cp_classify's output).
+    Their model is a :class:`cpsvm.models.UserProblemModel` recording ``module:Class``.
     """
 
     def _rows(self, rows):
@@ -98,4 +111,22 @@ class PerExampleProblem(StructuredProblem):
         return total
 
     def predict(self, w, X):
-        return [self.classify(X[i], w) for i in range(X.shape[0])]
+        dense = hasattr(X, "toarray")
+        return [self.classify(X[i].toarray().ravel() if dense else np.asarray(X[i]), w)
+                for i in range(X.shape[0])]
+
+    def model_options(self) -> dict:
+        return {}
+
+    def format_label(self, y) -> str:
+        if isinstance(y, (float, np.floating)) and float(y).is_integer():
+            return str(int(y))
+        return str(y.item() if isinstance(y, np.generic) else y)
+
+    def to_model(self, w, n_train: int = 0, loss_id: int = 0):
+        from ..models import UserProblemModel
+        cls = type(self)
+        return UserProblemModel(spec=f"{cls.__module__}:{cls.__qualname__}",
+                                w=np.asarray(w, dtype=np.float64).copy(), n_train=n_train,
+                                n_features=getattr(self, "_cpsvm_n_features", 0),
+                                options=dict(self.model_options()))

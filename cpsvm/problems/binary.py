@@ -12,11 +12,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..conventions import LOSS_SCALE, PSI_SCALE
+from ..engine.hinge import hinge_cut, hinge_labels
 from ..sparse_ops import RowBlocks, as_csr
 from .base import MARGIN_RESCALING, StructuredProblem
-
-LOSS_SCALE = 100.0
-PSI_SCALE = 50.0
 
 
 class BinaryProblem(StructuredProblem):
@@ -42,17 +41,36 @@ class BinaryProblem(StructuredProblem):
     def _y(self, rows):
         return self.y if rows is None else self.y[rows]
 
+    @property
+    def flip_gain(self) -> float:
+        """Flipping y_i costs Δ and earns w·δΨ_i = flip_gain·y_i·⟨w, x_i⟩."""
+        return 2.0 * self.psi_scale
+
     def true_labels(self):
         return self.y
 
+    def _threshold(self, rescaling):
+        """y·⟨w, x⟩ below which a label flips: Δ/flip_gain (margin rescaling), where
+        Δ − w·δΨ > 0, or 1/flip_gain (slack rescaling), where Δ·(1 − w·δΨ) > 0."""
+        return (self.loss_scale if rescaling == MARGIN_RESCALING else 1.0) / self.flip_gain
+
     def separate(self, w, rescaling, rows=None):
-        y = self._y(rows)
-        functional_margin = y * self.scores(w, rows)
-        # Flipping costs Δ and earns w·δΨ = 2·psi_scale·y·w·x.
-        flip_gain = 2.0 * self.psi_scale
-        threshold = self.loss_scale / flip_gain if rescaling == MARGIN_RESCALING \
-            else 1.0 / flip_gain
-        return np.where(functional_margin < threshold, -y, y)
+        return hinge_labels(self._y(rows), self.scores(w, rows), self._threshold(rescaling),
+                            1.0)
+
+    def cut(self, w, weights, rescaling):
+        """The most violated 1-slack cut at w over all examples, weighted:
+        c = Σ weights_i·Δ_i(ŷ_i) and g = Σ weights_i·δΨ_i(ŷ_i) (margin rescaling; slack
+        rescaling weights δΨ_i by Δ_i too), in one pass of the hinge kernel — the
+        labelling of :meth:`separate` without forming it."""
+        # In the threshold form (a = threshold, b = 1) each violator adds costs_i·a to c
+        # and costs_i·y_i to its coefficient.
+        scale = self.flip_gain if rescaling == MARGIN_RESCALING \
+            else self.flip_gain * self.loss_scale
+        coef = np.empty(self.n_examples)
+        _, c, _ = hinge_cut(self.y, self.scores(w), scale * np.asarray(weights, np.float64),
+                            self._threshold(rescaling), 1.0, coef)
+        return c, self.rows.rows_sum(coef)
 
     def losses(self, labels, rows=None):
         return self.loss_scale * (labels != self._y(rows))
@@ -76,3 +94,9 @@ class BinaryProblem(StructuredProblem):
     def predict(self, w, X):
         weights, b = self.split_weights(w)
         return np.where(X @ weights - b > 0, 1.0, -1.0)
+
+    def to_model(self, w, n_train: int = 0, loss_id: int = 0):
+        """An SVMlight linear model (SVMperf's compressed form)."""
+        from ..models import LinearModel
+        weights, b = self.split_weights(w)
+        return LinearModel(weights, b, n_train=n_train)

@@ -9,35 +9,18 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit, prange
 
+from ..conventions import LOSS_SCALE
+from ..engine.hinge import multiclass_most_violated
 from ..sparse_ops import RowBlocks, as_csr
 from .base import MARGIN_RESCALING, StructuredProblem
 
-LOSS_SCALE = 100.0
-
-
-@njit(parallel=True, cache=True)
-def _separate(scores, y, margin_rescaling, loss_scale):
-    """Per row, the label maximising the violation; the true label on ties."""
-    n, k = scores.shape
-    out = np.empty(n, np.int64)
-    for i in prange(n):
-        yi = y[i] - 1
-        best, best_value = yi, 0.0
-        for c in range(k):
-            if c == yi:
-                continue
-            gap = scores[i, yi] - scores[i, c]
-            value = loss_scale - gap if margin_rescaling else loss_scale * (1.0 - gap)
-            if value > best_value:
-                best, best_value = c, value
-        out[i] = best + 1
-    return out
-
 
 class MulticlassProblem(StructuredProblem):
-    """``loss_scale`` 1 gives the plain Crammer-Singer loss (libocas's msvmocas)."""
+    """``flip_gain`` None: not a binary hinge (see :mod:`cpsvm.engine.ocas`);
+    ``loss_scale`` 1 gives the plain Crammer-Singer loss (libocas's msvmocas)."""
+
+    flip_gain = None
 
     def __init__(self, X, y, n_classes=None, loss_scale=LOSS_SCALE):
         X = as_csr(X)
@@ -64,8 +47,8 @@ class MulticlassProblem(StructuredProblem):
 
     def separate(self, w, rescaling, rows=None):
         _, y = self._sub(rows)
-        return _separate(self.scores(w, rows), y, rescaling == MARGIN_RESCALING,
-                         self.loss_scale)
+        return multiclass_most_violated(self.scores(w, rows), y,
+                                        rescaling == MARGIN_RESCALING, self.loss_scale)
 
     def losses(self, labels, rows=None):
         _, y = self._sub(rows)
@@ -97,3 +80,9 @@ class MulticlassProblem(StructuredProblem):
     def predict(self, w, X):
         s = sp.csr_matrix(X) @ w.reshape(self.n_classes, -1).T
         return np.argmax(s, axis=1) + 1
+
+    def to_model(self, w, n_train: int = 0, loss_id: int = 0):
+        """An SVMmulticlass model, one weight row per class."""
+        from ..models import MulticlassModel
+        return MulticlassModel(w.reshape(self.n_classes, self.n_features), n_train=n_train,
+                               loss_id=loss_id)

@@ -2,16 +2,8 @@
 
 Minimises F(w) = ½|w|² + Σ_i C_i·loss_i(w) — the hinge loss (svmocas) or the
 Crammer-Singer loss (msvmocas), SVMlight's C convention — on the engine's 1-slack loop
-(same master QP, same cuts). What OCAS adds lives in its oracle:
-
-* a best-so-far point w_b with monotonically decreasing F(w_b), moved by an exact line
-  search along w_b → w_t (w_t the reduced problem's solution);
-* the new cut taken at w_c = (1−λ)·w_b + λ·w_t (λ = 0.1) instead of at w_t;
-* outputs ⟨w, x_i⟩ kept for w_b and w_t, so each iteration costs one pass over the
-  data for the outputs of w_t and, for a binary cut, one over the examples whose
-  coefficient differs from the nearest known sum's — the previous cut's, late in
-  training a few (both threaded over fixed row blocks, :mod:`cpsvm.sparse_ops`; on
-  artificial 150k × 500 the cut took 4.1 s of 8.5 s summing all violators, 0.5 s so).
+(same master QP, same cuts) with OCAS's oracle (:mod:`cpsvm.engine.ocas`). C_i is C (or
+the -C file's) times the example's SVMlight ``cost:``.
 
 Stopping is libocas's: F(w_b) − F_t(w_t) ≤ TolAbs or ≤ TolRel·|F(w_b)|, F(w_b) ≤
 QPBound, or the time limit. ``method=0`` is the plain cutting-plane algorithm (BMRM,
@@ -25,19 +17,17 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
-from numba import njit
 
 from ..data import Dataset
-from ..engine.cuts import LinearCutOracle
+from ..engine.cuts import checked_costs
 from ..engine.cutting_plane import CuttingPlaneParams, one_slack
+from ..engine.ocas import OcasOracle, merged_examples
 from ..engine.qp import CutWorkingSet
+from ..engine.threads import thread_count
 from ..errors import InputError
-from ..models import LinearModel, MulticlassModel
 from ..problems import choose_problem
 from ..problems.binary import BinaryProblem
-from ..problems.multiclass import MulticlassProblem, _separate
-from ..sparse_ops import first_identical_rows
+from ..problems.multiclass import MulticlassProblem
 
 
 @dataclass
@@ -54,6 +44,7 @@ class OcasParams:
     cut_lambda: float = 0.1
     max_iterations: int = 100000
     problem: str = "auto"
+    n_threads: int | None = None              # None: as the caller's numba setting
 
     def validate(self):
         if not self.C > 0:
@@ -66,298 +57,13 @@ class OcasParams:
             raise InputError("expected TolAbs (-a) and TolRel (-r) >= 0")
         if not 0 < self.cut_lambda <= 1:
             raise InputError(f"expected 0 < --lambda <= 1, got {self.cut_lambda:g}")
+        # F(w) > 0 for every w (some example has a loss at w = 0, and w ≠ 0 adds ½|w|²):
+        # a QPBound ≤ 0 never stops the run.
         if self.tol_abs == 0 and self.tol_rel == 0 and self.time_limit == math.inf \
-                and self.qp_bound == -math.inf:
-            raise InputError("no stopping condition: give -a, -r, -q or -t")
-
-
-@njit(cache=True)
-def line_search(A0, B0, intercepts, slopes, costs):
-    """argmin over λ ≥ 0 of ½A0·λ² + B0·λ + Σ_i costs_i · max_j (intercepts_ij + λ·slopes_ij).
-
-    Exact (Appendix A of the paper, generalised to a max of k lines per example): each
-    example's upper envelope on [0, ∞) is traced into breakpoints and slope jumps, and
-    the monotone subdifferential is searched for 0 (:func:`_subgradient_zero`).
-    O(n·k²) for the envelopes.
-    """
-    n, k = intercepts.shape
-    bp_at = np.empty(n * max(k - 1, 1))
-    bp_jump = np.empty(n * max(k - 1, 1))
-    n_bp = 0
-    grad = B0
-    for i in range(n):
-        # The line on top at λ = 0+: largest intercept, then largest slope.
-        cur = 0
-        for j in range(1, k):
-            if intercepts[i, j] > intercepts[i, cur] or (
-                    intercepts[i, j] == intercepts[i, cur] and slopes[i, j] > slopes[i, cur]):
-                cur = j
-        grad += costs[i] * slopes[i, cur]
-        at = 0.0
-        while True:
-            nxt = -1
-            best_at = np.inf
-            for j in range(k):
-                if slopes[i, j] > slopes[i, cur]:
-                    cross = (intercepts[i, cur] - intercepts[i, j]) / (slopes[i, j] - slopes[i, cur])
-                    if cross < at:
-                        cross = at
-                    if cross < best_at or (cross == best_at and slopes[i, j] > slopes[i, nxt]):
-                        best_at, nxt = cross, j
-            if nxt < 0:
-                break
-            bp_at[n_bp] = best_at
-            bp_jump[n_bp] = costs[i] * (slopes[i, nxt] - slopes[i, cur])
-            n_bp += 1
-            cur, at = nxt, best_at
-    return _subgradient_zero(A0, grad, bp_at[:n_bp], bp_jump[:n_bp])
-
-
-@njit(cache=True)
-def binary_line_search(A0, B0, y, out_from, out_to, costs, loss=1.0, margin=1.0):
-    """:func:`line_search` for the hinge loss, lines read off the outputs directly: example
-    i contributes costs_i·max(0, a_i + λ·s_i), a_i = loss − margin·y_i·out_from_i,
-    s_i = −margin·y_i·(out_to_i − out_from_i) — one breakpoint at most."""
-    n = len(y)
-    bp_at = np.empty(n)
-    bp_jump = np.empty(n)
-    n_bp = 0
-    grad = B0
-    # Written with selects instead of branches: the signs are data-dependent, and
-    # mispredicted branches made this loop 3.6x slower (benchmarks/bench_ocas.py).
-    for i in range(n):
-        a = loss - margin * y[i] * out_from[i]
-        s = -margin * y[i] * (out_to[i] - out_from[i])
-        cost_slope = costs[i] * s
-        on_hinge = (a > 0.0) | ((a == 0.0) & (s > 0.0))   # at λ = 0+
-        grad += cost_slope if on_hinge else 0.0
-        # It leaves the hinge (s < 0) or reaches it (s > 0) at λ = −a/s.
-        crosses = (s < 0.0) if on_hinge else (s > 0.0)
-        bp_at[n_bp] = -a / s if s != 0.0 else 0.0
-        bp_jump[n_bp] = abs(cost_slope)
-        n_bp += 1 if crosses else 0
-    return _subgradient_zero(A0, grad, bp_at[:n_bp], bp_jump[:n_bp])
-
-
-@njit(cache=True)
-def _subgradient_zero(A0, grad, at, jump):
-    """Smallest λ ≥ 0 whose subdifferential A0·λ + grad + Σ_{at_p ≤ λ} jump_p (jumps ≥ 0,
-    so monotone) contains 0. ``at``/``jump`` are reordered in place.
-
-    Found by selection instead of sorting (quickselect, O(len) expected): the step is
-    usually among the first breakpoints of thousands. The partitions swap every element
-    instead of branching on it (half the time of a three-way partition's branches on
-    a9a's line searches). Pivots are picked by position, so the result is deterministic.
-    """
-    if grad >= 0.0:
-        return 0.0
-    lo, hi = 0, len(at)   # unresolved breakpoints; grad includes every jump left of lo
-    while lo < hi:
-        a, b, c = at[lo], at[(lo + hi) // 2], at[hi - 1]
-        pivot = max(min(a, b), min(max(a, b), c))   # median of three
-        # [lo, hi) -> < pivot | >= pivot, summing the jumps below and at the pivot.
-        lt = lo
-        below = 0.0
-        equal = 0.0
-        for i in range(lo, hi):
-            v, j = at[i], jump[i]
-            below += j if v < pivot else 0.0
-            equal += j if v == pivot else 0.0
-            at[i], jump[i] = at[lt], jump[lt]
-            at[lt], jump[lt] = v, j
-            lt += 1 if v < pivot else 0
-        if A0 * pivot + grad + below >= 0.0:    # 0 is reached left of the pivot
-            hi = lt
-        elif A0 * pivot + grad + below + equal >= 0.0:
-            return pivot
-        else:                                   # right of it: drop those at the pivot
-            grad += below + equal
-            lo = lt
-            for i in range(lt, hi):
-                v, j = at[i], jump[i]
-                at[i], jump[i] = at[lo], jump[lo]
-                at[lo], jump[lo] = v, j
-                lo += 1 if v == pivot else 0
-    return -grad / A0 if A0 > 0.0 else 0.0
-
-
-@njit(cache=True, fastmath={"reassoc", "contract"})
-def binary_move(y, costs, out_best, out_t, step, cut_lambda, loss, margin, coef, previous):
-    """After the line search: out_best += step·(out_t − out_best) in place. Returns the
-    risk Σ costs_i·max(0, loss − margin·y_i·out_i) at the new w_b and the cut at
-    w_c = (1−λ)·w_b + λ·w_t: Σ costs_i·loss over its violators, their number, in
-    ``coef`` the weight costs_i·margin·y_i of x_i in g (0 for the others), and the number
-    of rows where ``coef`` differs from ``previous`` (the caller lists them only when it
-    sums them). Selects instead of branches, and sums in any order (fastmath), so that
-    the loop vectorizes: 3.6x faster on a9a than summing in order."""
-    risk = 0.0
-    c = 0.0
-    n_violated = 0
-    n_changed = 0
-    for i in range(len(y)):
-        out_best[i] += step * (out_t[i] - out_best[i])
-        risk += costs[i] * max(0.0, loss - margin * y[i] * out_best[i])
-        out_cut = (1.0 - cut_lambda) * out_best[i] + cut_lambda * out_t[i]
-        violated = loss - margin * y[i] * out_cut > 0.0
-        c += costs[i] * loss if violated else 0.0
-        coef[i] = costs[i] * margin * y[i] if violated else 0.0
-        n_violated += 1 if violated else 0
-        n_changed += 1 if coef[i] != previous[i] else 0
-    return risk, c, n_violated, n_changed
-
-
-class OcasOracle(LinearCutOracle):
-    """Cuts for the engine's loop, taken where OCAS says (see the module docstring); the
-    cut vectors are kept as by the linear oracle it extends.
-
-    Minimises F(w) = ½|w|² + C·Σ_i costs_i·ξ_i(w), ξ_i the margin-rescaled slack of
-    ``problem`` (a BinaryProblem or MulticlassProblem) in its own scale; the engine runs
-    with the same C and gets cuts c = Σ costs_i·Δ_i, g = Σ costs_i·δΨ_i. libocas:
-    loss_scale 1 (and psi_scale ½), costs C_i, C = 1. SVMperf / SVMmulticlass scale
-    (cp_learn -w 9): the problems' defaults, costs 1/n and their C.
-    """
-
-    def __init__(self, problem, costs, C=1.0, method=1, cut_lambda=0.1):
-        super().__init__(problem)
-        self.costs = np.asarray(costs, dtype=np.float64)
-        self.C = float(C)
-        self._C_costs = self.C * self.costs
-        self.method = method
-        self.cut_lambda = cut_lambda
-        self.binary = isinstance(problem, BinaryProblem)
-        self.loss = problem.loss_scale
-        # Flipping y_i earns margin·y_i·⟨w, x_i⟩ (binary: δΨ = 2·psi_scale·y·x).
-        self.margin = 2.0 * problem.psi_scale if self.binary else 1.0
-        self.primal = math.inf
-        self.w_best = np.zeros(problem.size_psi)
-        self.out_best = None
-        self._all_coef = self._all_sum = None   # see _violators_sum
-        self._cut_coef = np.zeros(problem.n_examples)   # the last binary cut's coef and g
-        self._cut_sum = np.zeros(problem.size_psi)
-        self.seconds = {"output": 0.0, "line_search": 0.0, "cut": 0.0}
-
-    def outputs(self, w):
-        """⟨w, x_i⟩ for binary (n,), every class's score for multiclass (n, k)."""
-        return self.problem.scores(w)
-
-    def _class_lines(self, out_from, out_to):
-        """Multiclass: each example's slack along out_from + λ(out_to − out_from) as a max
-        of k lines (the true class's line is 0)."""
-        y = self.problem.y
-        idx = np.arange(len(y)), y - 1
-        delta = out_to - out_from
-        intercepts = out_from - out_from[idx][:, None] + self.loss
-        intercepts[idx] = 0.0
-        slopes = delta - delta[idx][:, None]
-        return intercepts, slopes
-
-    def objective(self, w, out):
-        y = self.problem.y
-        if self.binary:
-            slack = np.maximum(0.0, self.loss - self.margin * y * out)
-        else:
-            idx = np.arange(len(y)), y - 1
-            margins = out - out[idx][:, None] + self.loss
-            margins[idx] = 0.0
-            slack = margins.max(axis=1)
-        return 0.5 * float(w @ w) + self.C * float(self.costs @ slack)
-
-    def separate(self, alpha, threshold=None):
-        t0 = time.perf_counter()
-        w_t = self.weights(alpha)
-        out_t = self.outputs(w_t)
-        t1 = time.perf_counter()
-        self.seconds["output"] += t1 - t0
-        if self.out_best is None or self.method == 0:
-            # First iteration (w_t = 0), or plain cutting plane: the cut is taken at w_t.
-            f_t = self.objective(w_t, out_t)
-            if f_t < self.primal:
-                self.primal, self.w_best, self.out_best = f_t, w_t, out_t.copy()
-            self.seconds["line_search"] += time.perf_counter() - t1
-            return self._cut_at(out_t)
-        direction = w_t - self.w_best
-        A0 = float(direction @ direction)
-        B0 = float(self.w_best @ direction)
-        y = self.problem.y
-        if self.binary:
-            step = binary_line_search(A0, B0, y, self.out_best, out_t, self._C_costs,
-                                      self.loss, self.margin)
-            self.w_best = self.w_best + step * direction
-            coef = np.empty(len(out_t))
-            risk, c, n_violated, n_changed = binary_move(
-                y, self.costs, self.out_best, out_t, step, self.cut_lambda, self.loss,
-                self.margin, coef, self._cut_coef)
-            self.primal = 0.5 * float(self.w_best @ self.w_best) + self.C * risk
-            t2 = time.perf_counter()
-            self.seconds["line_search"] += t2 - t1
-            g = self._violators_sum(coef, n_violated, n_changed)
-            self.oracle_calls += self.problem.n_examples
-            self.seconds["cut"] += time.perf_counter() - t2
-            return c, g
-        step = line_search(A0, B0, *self._class_lines(self.out_best, out_t), self._C_costs)
-        self.w_best = self.w_best + step * direction
-        self.out_best += step * (out_t - self.out_best)
-        self.primal = self.objective(self.w_best, self.out_best)
-        mu = self.cut_lambda
-        self.seconds["line_search"] += time.perf_counter() - t1
-        return self._cut_at((1 - mu) * self.out_best + mu * out_t)
-
-    def _violators_sum(self, coef, n_violated, n_changed):
-        """Σ coef_i·x_i over the violators, as a known sum plus the rows where its
-        coefficients differ: the previous cut's (late iterations change few violators;
-        ``n_changed`` rows did), none, or all examples' (computed once, when most
-        violate)."""
-        rows = self.problem.rows
-        n = len(coef)
-        if n_changed <= min(n_violated, n - n_violated):
-            changed = np.flatnonzero(coef != self._cut_coef)
-            g = self._cut_sum + rows.rows_sum(coef - self._cut_coef, rows=changed)
-        elif 2 * n_violated <= n:
-            g = rows.rows_sum(coef)
-        else:
-            if self._all_coef is None:
-                # The same products binary_move forms, so the others' coefficients are
-                # exactly 0 on the violators.
-                self._all_coef = self.costs * self.margin * self.problem.y
-                self._all_sum = rows.rows_sum(self._all_coef)
-            g = self._all_sum - rows.rows_sum(self._all_coef - coef)
-        self._cut_coef, self._cut_sum = coef, g
-        return g
-
-    def _cut_at(self, out):
-        """The most violated cut where the outputs are ``out``."""
-        t0 = time.perf_counter()
-        labels = self._most_violated(out)
-        self.oracle_calls += self.problem.n_examples
-        c = float(self.costs @ self.problem.losses(labels))
-        g = self.problem.delta_psi_sum(self.costs, labels)
-        self.seconds["cut"] += time.perf_counter() - t0
-        return c, g
-
-    def _most_violated(self, out):
-        y = self.problem.y
-        if self.binary:
-            return np.where(self.loss - self.margin * y * out > 0.0, -y, y)
-        return _separate(out, y, True, self.loss)
-
-
-def merged_examples(X, y, costs):
-    """Examples with the same features and label as one, their costs added: F(w) is the
-    same, and every pass over the examples is shorter (a fifth of a9a's examples repeat
-    another; OCAS took a fifth less time). Finding them costs a pass over X, about one
-    OCAS iteration's. Returns the kept examples' X and y (the inputs themselves if none
-    repeats), their costs and each example's position among them."""
-    first = first_identical_rows(X, y)
-    kept = first == np.arange(len(first))
-    position = (np.cumsum(kept) - 1)[first]
-    costs = np.bincount(position, weights=costs, minlength=position.max(initial=-1) + 1)
-    if kept.all():
-        return X, y, costs, position
-    rows = np.flatnonzero(kept)
-    X_kept = X[rows]
-    if sp.issparse(X):   # whole rows in order: as canonical as X (spares a check pass)
-        X_kept.has_canonical_format = X.has_canonical_format
-    return X_kept, y[rows], costs, position
+                and not self.qp_bound > 0:
+            raise InputError("no stopping condition: give -a, -r, -q > 0 or -t")
+        if self.n_threads is not None and self.n_threads < 1:
+            raise InputError(f"expected a thread count >= 1, got {self.n_threads}")
 
 
 @dataclass
@@ -370,12 +76,30 @@ class OcasInfo:
 
 
 def train(dataset: Dataset, params: OcasParams, *, callback=None, should_stop=None):
+    """Train on ``dataset`` with ``params.n_threads`` threads (the caller's count is
+    restored on return)."""
     params.validate()
+    with thread_count(params.n_threads):
+        return _train(dataset, params, callback, should_stop)
+
+
+def example_costs(dataset: Dataset, params: OcasParams) -> np.ndarray:
+    """C_i of every example: -C's (or C) times the file's ``cost:`` factor."""
+    n = dataset.n_examples
+    if params.example_costs is not None:
+        costs = np.asarray(params.example_costs, dtype=np.float64)
+        if len(costs) != n or np.any(~(costs > 0)):
+            raise InputError(f"expected {n} per-example costs C_i > 0, got {len(costs)}")
+    else:
+        costs = np.full(n, float(params.C))
+    factors = checked_costs(dataset.cost, dataset.source, dataset.line_of)
+    return costs if factors is None else costs * factors
+
+
+def _train(dataset, params, callback, should_stop):
     kind = choose_problem(dataset, params.problem)
     n = dataset.n_examples
-    costs = params.example_costs if params.example_costs is not None else np.full(n, params.C)
-    if len(costs) != n or np.any(~(np.asarray(costs) > 0)):
-        raise InputError(f"expected {n} per-example costs C_i > 0, got {len(costs)}")
+    costs = example_costs(dataset, params)
     if kind != "binary" and params.bias != 0:
         raise InputError("a bias (-b) is supported for binary problems only")
     X, y, costs, position = merged_examples(dataset.X, dataset.y, costs)
@@ -394,14 +118,8 @@ def train(dataset: Dataset, params: OcasParams, *, callback=None, should_stop=No
                        working_set=CutWorkingSet([1.0]))
     seconds = dict(oracle.seconds, qp=result.seconds_qp,
                    total=time.perf_counter() - started)
-    w = oracle.w_best
-    if kind == "binary":
-        weights, b = problem.split_weights(w)
-        model = LinearModel(weights, b, n_train=n)
-        error = float(np.mean(np.sign(oracle.out_best[position]) != dataset.y))
-    else:
-        model = MulticlassModel(w.reshape(problem.n_classes, problem.n_features), n_train=n,
-                                loss_id=0)
-        predicted = np.argmax(oracle.out_best[position], axis=1) + 1
-        error = float(np.mean(predicted != dataset.y))
+    model = problem.to_model(oracle.w_best, n_train=n)
+    outputs = oracle.out_best[position]
+    predicted = np.sign(outputs) if kind == "binary" else np.argmax(outputs, axis=1) + 1
+    error = float(np.mean(predicted != dataset.y))
     return model, OcasInfo(kind, n, result, seconds, error)

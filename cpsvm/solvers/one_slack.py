@@ -17,17 +17,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..data import Dataset
-from ..engine.cuts import KernelCutOracle, LinearCutOracle
+from ..engine.cuts import KernelCutOracle, LinearCutOracle, checked_costs
 from ..engine.cutting_plane import CuttingPlaneParams, n_slack, one_slack
+from ..engine.ocas import OcasOracle, merged_examples
 from ..engine.primal_qp import PrimalCutWorkingSet
 from ..engine.qp import CutWorkingSet
+from ..engine.threads import thread_count
 from ..errors import InputError
 from ..kernels import Kernel
-from ..models import KernelModel, LinearModel, MulticlassModel
-from ..problems import MARGIN_RESCALING, choose_problem, load_user_problem
-from ..problems.binary import BinaryProblem
-from ..problems.multiclass import MulticlassProblem
-from .ocas import OcasOracle, merged_examples
+from ..models import KernelModel
+from ..problems import (MARGIN_RESCALING, choose_problem, load_user_problem, problem_entry,
+                        resolve_problem)
 
 ALGORITHMS = (0, 2, 3, 4, 9)
 # The fastest correct -w (benchmarks/bench_cp_learn.py): for the built-in problems with
@@ -49,7 +49,7 @@ class StructParams:
     max_idle: int = 50
     cache_size: int = 5
     batch: int = 100
-    bias: float = 1.0
+    bias: float | None = None         # --b: None = 1 for the linear kernel, 0 with a kernel
     kernel: Kernel = field(default_factory=Kernel)
     basis_method: int = 0             # SVMperf --t: 0 exact, 1 random basis (Nyström)
     basis_size: int = 500             # --k
@@ -57,6 +57,7 @@ class StructParams:
     problem: str = "auto"
     seed: int = 0
     time_limit: float = math.inf
+    n_threads: int | None = None      # numba threads for the run (None: the caller's)
 
     def validate(self):
         if not self.C > 0:
@@ -76,6 +77,11 @@ class StructParams:
                              "--t 1 (random basis, Nyström)")
         if self.basis_method == 1 and self.basis_size < 1:
             raise InputError(f"expected --k >= 1 basis functions, got {self.basis_size}")
+        if self.bias and not self.kernel.is_linear:
+            # SVMperf refuses it too: its kernel expansion has no bias term.
+            raise InputError(f"--b {self.bias:g} needs the linear kernel: with -t "
+                             f"{self.kernel.kind} there is no bias (give --b 0 or leave it)")
+        self.problem = resolve_problem(self.problem)
 
 
 @dataclass
@@ -91,12 +97,20 @@ class TrainInfo:
 
 
 def train(dataset: Dataset, params: StructParams, *, callback=None, should_stop=None):
+    """The model and TrainInfo; the whole run (merging, features, engine) uses
+    ``params.n_threads`` numba threads and leaves the caller's count as it was."""
+    with thread_count(params.n_threads):
+        return _train(dataset, params, callback=callback, should_stop=should_stop)
+
+
+def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop=None):
     params.validate()
     if ":" in params.problem:
         kind, problem = "user", load_user_problem(params.problem, dataset)
     else:
         kind = choose_problem(dataset, params.problem)
         problem = None
+    bias = params.bias if params.bias is not None else float(params.kernel.is_linear)
     kernel = params.kernel
     nonlinear = not kernel.is_linear
     algorithm = params.algorithm
@@ -112,7 +126,8 @@ def train(dataset: Dataset, params: StructParams, *, callback=None, should_stop=
         raise InputError("kernels (-t 1..3) are supported for binary problems only")
     engine_params = CuttingPlaneParams(
         C=params.C, epsilon=params.epsilon, max_iterations=params.max_iterations,
-        max_idle=params.max_idle, time_limit=params.time_limit, use_cache=algorithm == 4)
+        max_idle=params.max_idle, time_limit=params.time_limit, use_cache=algorithm == 4,
+        n_threads=params.n_threads)
     n = dataset.n_examples
 
     if nonlinear and params.basis_method == 0:
@@ -120,7 +135,9 @@ def train(dataset: Dataset, params: StructParams, *, callback=None, should_stop=
             notes.append(f"-w {algorithm} with a kernel: using -w 3 (1-slack dual)")
             algorithm = 3
             engine_params.use_cache = False
-        oracle = KernelCutOracle(dataset.X, dataset.y, kernel, params.rescaling)
+        oracle = KernelCutOracle(dataset.X, dataset.y, kernel, params.rescaling,
+                                 costs=checked_costs(dataset.cost, dataset.source,
+                                                     dataset.line_of))
         result = one_slack(oracle, engine_params, callback=callback, should_stop=should_stop)
         coef = oracle.expansion(result.alpha)
         support = np.flatnonzero(coef)
@@ -131,7 +148,11 @@ def train(dataset: Dataset, params: StructParams, *, callback=None, should_stop=
                                 oracle.kernel_evaluations)
 
     nystrom = None
-    costs = np.full(n, 1.0 / n)   # -w 9: each example's weight in the 1-slack risk
+    # Each example's cost: factor (SVMlight's, 1 if none) and, for -w 9, its weight
+    # cost_i/n in the 1-slack risk.
+    cost_factors = None if problem is not None else \
+        checked_costs(dataset.cost, dataset.source, dataset.line_of)
+    costs = (np.ones(n) if cost_factors is None else cost_factors) / n
     if problem is None:
         X, y = dataset.X, dataset.y
         if nonlinear:
@@ -143,10 +164,7 @@ def train(dataset: Dataset, params: StructParams, *, callback=None, should_stop=
             X = nystrom.transform(dataset.X)
         if algorithm == 9:
             X, y, costs, _ = merged_examples(X, y, costs)
-        if kind == "binary":
-            problem = BinaryProblem(X, y, bias=0.0 if nonlinear else params.bias)
-        else:
-            problem = MulticlassProblem(X, y)
+        problem = problem_entry(kind).build(X, y, bias=bias)
     if algorithm == 9:
         # OCAS in the problem's scale: F(w) = ½|w|² + C·(1/n)·Σ ξ_i is the 1-slack primal;
         # a duality gap of C·ε gives the 1-slack ε guarantee.
@@ -155,7 +173,7 @@ def train(dataset: Dataset, params: StructParams, *, callback=None, should_stop=
         engine_params.tol_abs = params.C * params.epsilon
     else:
         oracle = LinearCutOracle(problem, params.rescaling,
-                                 params.cache_size if algorithm == 4 else 0)
+                                 params.cache_size if algorithm == 4 else 0, cost_factors)
     if algorithm == 0:
         result = n_slack(oracle, problem.n_examples, engine_params, batch=params.batch,
                          callback=callback, should_stop=should_stop)
@@ -171,14 +189,8 @@ def train(dataset: Dataset, params: StructParams, *, callback=None, should_stop=
             result, xi=(result.primal - 0.5 * float(w @ w)) / params.C)
     if nystrom is not None:
         model = KernelModel(nystrom.basis, nystrom.expansion_coef(w), 0.0, kernel, n_train=n)
-    elif kind == "binary":
-        weights, b = problem.split_weights(w)
-        model = LinearModel(weights, b, n_train=n)
-    elif kind == "multiclass":
-        model = MulticlassModel(w.reshape(problem.n_classes, problem.n_features), n_train=n,
-                                loss_id=params.loss_id)
     else:
-        model = LinearModel(w, 0.0, n_train=n)
+        model = problem.to_model(w, n_train=n, loss_id=params.loss_id)
     info = TrainInfo(kind, algorithm, n, result, float(np.linalg.norm(w)),
                      int(np.count_nonzero(result.alpha)), notes)
     return model, info

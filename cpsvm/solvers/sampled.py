@@ -20,11 +20,13 @@ g = Σ_j β_j φ(x_j) over a few *basis examples* j:
   violated — cheap, the draws are scored from A — or the exact cut is satisfied. The
   new cut's row of A costs n·r kernel evaluations; its Gram row is read from A.
 
+SVMlight's ``cost:`` factors multiply each example's weight: its term of c and its β
+(a drawn example stands for its cost, as in the exact cut).
+
 With r ≥ n (const) or r ≥ |I| (linear) the cuts are exact and both algorithms are the
 exact 1-slack algorithm. Kernel evaluations — the paper's measure of work — are
-counted. Kernels between sparse rows are computed in numba, threaded over rows (see
-:class:`RowKernel`); on a9a (RBF, n = 32561, r = 400) they are nine tenths of the
-training time, the master QP ~5%.
+counted. Kernel rows come from :class:`cpsvm.kernel_rows.RowKernel`; on a9a (RBF,
+n = 32561, r = 400) they are nine tenths of the training time, the master QP ~5%.
 """
 
 from __future__ import annotations
@@ -34,20 +36,21 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit, prange
 
 from ..data import Dataset
-from ..engine.cuts import RowTable
+from ..engine.cuts import RowTable, checked_costs
 from ..engine.cutting_plane import CuttingPlaneParams, Progress, one_slack
+from ..conventions import LOSS_SCALE, PSI_SCALE
+from ..engine.hinge import hinge_violators
+from ..engine.threads import thread_count
 from ..errors import InputError
-from ..kernels import LINEAR, POLYNOMIAL, RBF, SIGMOID, Kernel, row_sq_norms
+from ..kernel_rows import RowKernel
+from ..kernels import Kernel
 from ..models import KernelModel
 from ..problems import check_binary_labels
-from ..sparse_ops import as_csr, first_identical_rows
 
 ALGORITHMS = ("const", "linear")
-LOSS_SCALE = 100.0        # Δ for a wrong label, as cpsvm.problems.binary
-DELTA_PSI_SCALE = 100.0   # |δΨ| / |φ(x)| for a flipped label (2 · PSI_SCALE)
+DELTA_PSI_SCALE = 2.0 * PSI_SCALE   # |δΨ| / |φ(x)| for a flipped label
 # Algorithm 3 redraws a sample that is not violated; draws are scored from the table A
 # (no kernel evaluation), so many are affordable. Past this, the most violated is used.
 MAX_DRAWS = 1000
@@ -58,11 +61,11 @@ class SampledParams:
     """Options of :func:`train` (the ``sampled_learn`` flags).
 
     ``epsilon`` is in the engine's units, cp_learn's ``-e``: the loss is 100 per wrong
-    example, so ε = 0.1 is the paper's ε = 0.001 on the zero/one loss.
+    example, so ε = 0.3 is the paper's ε = 0.003 on the zero/one loss.
     """
 
     C: float
-    epsilon: float = 0.1
+    epsilon: float = 0.3             # sampled_learn's default (its man page says why)
     algorithm: str = "linear"        # "const" (Algorithm 2) or "linear" (Algorithm 3)
     sample_size: int = 400           # r
     patience: int = 4                # p: const stops after p unviolated draws in a row
@@ -71,6 +74,7 @@ class SampledParams:
     max_idle: int = 20               # drop a cut whose α stayed 0 for this many QPs
     seed: int = 0
     time_limit: float = math.inf
+    n_threads: int | None = None     # numba threads for the run (None: the caller's)
 
     def validate(self):
         if not self.C > 0:
@@ -118,14 +122,22 @@ def train(dataset: Dataset, params: SampledParams, *, callback=None, should_stop
 
     ``callback`` receives a :class:`SampledProgress` after every iteration;
     ``should_stop()`` returning True ends training after the current iteration (the
-    model so far is returned, status "interrupted").
+    model so far is returned, status "interrupted"). The run uses ``params.n_threads``
+    numba threads and leaves the caller's count as it was.
     """
+    with thread_count(params.n_threads):
+        return _train(dataset, params, callback=callback, should_stop=should_stop)
+
+
+def _train(dataset: Dataset, params: SampledParams, *, callback=None, should_stop=None):
     params.validate()
     check_binary_labels(dataset)
     rng = np.random.default_rng(params.seed)
     const = params.algorithm == "const"
     oracle_class = ConstantTimeOracle if const else LinearTimeOracle
-    oracle = oracle_class(dataset.X, dataset.y, params.kernel, params.sample_size, rng)
+    oracle = oracle_class(dataset.X, dataset.y, params.kernel, params.sample_size, rng,
+                          costs=checked_costs(dataset.cost, dataset.source,
+                                              dataset.line_of))
     engine_params = CuttingPlaneParams(
         C=params.C, epsilon=params.epsilon, max_iterations=params.max_iterations,
         max_idle=params.max_idle, time_limit=params.time_limit, use_cache=False,
@@ -163,547 +175,6 @@ def train(dataset: Dataset, params: SampledParams, *, callback=None, should_stop
     return model, info
 
 
-# -- kernels between sparse rows ----------------------------------------------------------
-
-_TIMES, _MATRIX = 0, 1     # what _kernel_rows does with each row's values
-
-
-class RowKernel:
-    """Kernel values between rows of one CSR matrix, counted.
-
-    Every kernel value is formed, used and forgotten in one numba pass over a batch of
-    rows (:func:`_kernel_rows`, threads take fixed ranges of rows): the inner products
-    with the basis, the kernel (RBF from squared norms, its exp vectorized, see
-    :func:`_exp_nonpositive`; looked up in :attr:`table` for 0/1 features) and the sum
-    with the coefficients, while the values are still in the L1 cache; no n×r matrix is
-    ever stored. The basis is held
-
-    * as bitsets when every feature value is 1 (one-hot/binary data such as a9a): x·b is
-      the number of features the two share, a popcount of 64 features at a time;
-    * densely, features used × examples in blocks of :attr:`BASIS_CHUNK` examples, when
-      the basis' features are few: one contiguous pass per eight features of x;
-    * or as an inverted index (feature → basis examples having it: sparse,
-      high-dimensional data).
-
-    Examples with identical features share their kernel values: rows are computed once per
-    distinct feature vector and copied, and basis examples that coincide are merged (their
-    coefficients added), so categorical data such as a9a (a quarter of its rows repeat
-    another's) costs less. :attr:`evaluations` counts the kernel evaluations of the
-    algorithm (rows × basis examples, the paper's measure); :attr:`computed` the values
-    actually formed.
-
-    Every row's values and sums are formed in a fixed order, so the results do not depend
-    on the number of threads. Measured against :meth:`Kernel.matrix` in
-    ``benchmarks/bench_sampled.py`` (a9a, RBF: ~20x its speed on two cores).
-    """
-
-    DENSE_BASIS_MAX = 1 << 24   # largest dense features × basis array (128 MB)
-    BITSETS = True              # 0/1 features: inner products as popcounts of bitsets
-    SCATTER_COST = 4.0          # an inverted-index update costs ~4 dense ones (a9a)
-    BASIS_CHUNK = 1024          # basis examples per dense block (8 kB of values per row)
-
-    def __init__(self, X, kernel: Kernel):
-        X = as_csr(X)
-        self.X = X
-        self.n = X.shape[0]
-        self.indptr = X.indptr.astype(np.int64)
-        self.indices = X.indices.astype(np.int32)
-        self.data = np.ascontiguousarray(X.data)
-        self.sq_norms = row_sq_norms(X)
-        # All values 1 (one-hot / binary features, as a9a): x·b counts common features.
-        self.binary = X.nnz > 0 and bool(np.all(self.data == 1.0))
-        self.kernel = kernel
-        # With 0/1 features a·b and |a-b|² are integers up to twice the longest row: the
-        # kernel at each (computed as Kernel.matrix computes it) is looked up instead of
-        # evaluated, which halved the time of RBF rows on a9a (the exp was half of it).
-        self.table = np.zeros(0)
-        if self.binary and not kernel.is_linear:
-            longest = int(np.max(np.diff(self.indptr)))
-            if kernel.kind == RBF:   # argument |a-b|² = 0 + m - 2·0
-                m = np.arange(2 * longest + 1, dtype=np.float64)
-                self.table = kernel.from_dots(np.zeros((1, len(m))), np.zeros(1), m)[0]
-            else:                    # argument a·b
-                self.table = kernel.from_dots(
-                    np.arange(longest + 1, dtype=np.float64)[None, :], None, None)[0]
-        self.evaluations = 0
-        self.computed = 0
-        # How often each feature occurs: predicts the cost of a dense vs sparse basis.
-        self.feature_frequency = np.bincount(self.indices, minlength=X.shape[1]) \
-            / max(1, X.shape[0])
-        # representative[i]: the first row with the same features as row i.
-        self.representative = first_identical_rows(X)
-        self.distinct = np.flatnonzero(self.representative == np.arange(self.n))
-        self.has_duplicates = len(self.distinct) < self.n
-        self._all_rows = np.arange(self.n)
-        if self.has_duplicates:
-            self._distinct_index = np.full(self.n, -1, np.int64)
-            self._distinct_index[self.distinct] = np.arange(len(self.distinct))
-
-    # -- what is computed -------------------------------------------------------------
-
-    def times(self, rows, basis_rows, beta) -> np.ndarray:
-        """Σ_j β_j k(x_row, x_basis_j) for every row (``rows=None``: all rows)."""
-        self._count(rows, basis_rows)
-        rows, spread = self._distinct_rows(rows)
-        basis_rows, beta = self._merged_basis(basis_rows, np.asarray(beta, np.float64))
-        out = np.zeros((len(rows), 1))
-        if len(basis_rows):
-            self._run(_TIMES, rows, basis_rows, out, beta=beta)
-        out = out[:, 0]
-        return out if spread is None else out[spread]
-
-    def matrix(self, rows, basis_rows) -> np.ndarray:
-        """The kernel matrix block K[rows, basis_rows]."""
-        self._count(rows, basis_rows)
-        rows, spread = self._distinct_rows(rows)
-        basis_rows = np.asarray(basis_rows, dtype=np.int64)
-        out = np.zeros((len(rows), len(basis_rows)))
-        if len(basis_rows):
-            self._run(_MATRIX, rows, basis_rows, out)
-        return out if spread is None else out[spread]
-
-    # -- how ----------------------------------------------------------------------------
-
-    def _count(self, rows, basis_rows):
-        self.evaluations += (self.n if rows is None else len(rows)) * len(basis_rows)
-
-    def _distinct_rows(self, rows):
-        """(rows to compute, positions to copy them to) — each distinct row once."""
-        if rows is None:
-            if not self.has_duplicates:
-                return self._all_rows, None
-            return self.distinct, self._distinct_index[self.representative]
-        rows = np.asarray(rows, dtype=np.int64)
-        if not self.has_duplicates:
-            return rows, None
-        distinct, spread = np.unique(self.representative[rows], return_inverse=True)
-        return distinct, spread.ravel()
-
-    def _merged_basis(self, basis_rows, beta):
-        """Basis examples with identical features merged, their coefficients added."""
-        basis_rows = np.asarray(basis_rows, dtype=np.int64)
-        if not self.has_duplicates or len(basis_rows) == 0:
-            return basis_rows, beta
-        merged, position = np.unique(self.representative[basis_rows], return_inverse=True)
-        if len(merged) == len(basis_rows) and np.all(merged == basis_rows):
-            return basis_rows, beta
-        return merged, np.bincount(position.ravel(), weights=beta, minlength=len(merged))
-
-    def basis(self, rows) -> "_Basis":
-        """The examples ``rows`` prepared as the right-hand side of kernel rows."""
-        rows = np.asarray(rows, dtype=np.int64)
-        count = _feature_counts(self.indptr, self.indices, rows, self.X.shape[1])
-        used = np.flatnonzero(count)
-        m = len(rows)
-        dense_work = m * float(np.sum(self.feature_frequency[used]))
-        sparse_work = float(self.feature_frequency @ count)
-        words = -(-len(used) // 64)
-        bitsets = self.BITSETS and self.binary and m * words <= dense_work
-        if bitsets or (len(used) * m <= self.DENSE_BASIS_MAX and
-                       dense_work <= self.SCATTER_COST * sparse_work):
-            # Blocks of `width` examples, the last one padded with zero columns.
-            width = min(self.BASIS_CHUNK, -(-m // 8) * 8)
-            n_blocks = -(-m // width)
-            feature_map = np.full(self.X.shape[1], -1, np.int64)
-            feature_map[used] = np.arange(len(used))
-            sq_norms = np.zeros(n_blocks * width)
-            sq_norms[:m] = self.sq_norms[rows]
-            sq_norms = sq_norms.reshape(n_blocks, width)
-            if bitsets:
-                # Bit f % 64 of word f // 64 set if the example has used feature f.
-                bits = np.zeros((n_blocks, words, width), np.uint64)
-                _fill_bits(self.indptr, self.indices, rows, feature_map, bits)
-                return _Basis(m, width, sq_norms, feature_map, _NO_BLOCKS, bits, _NO_INDEX,
-                              _NO_INDEX, _NO_DATA)
-            dense = np.zeros((n_blocks, len(used), width))
-            _fill_dense(self.indptr, self.indices, self.data, rows, feature_map, dense)
-            return _Basis(m, width, sq_norms, feature_map, dense, _NO_BITS, _NO_INDEX,
-                          _NO_INDEX, _NO_DATA)
-        Bt = sp.csr_matrix(self.X[rows].T)
-        Bt.sort_indices()
-        return _Basis(m, m, self.sq_norms[rows].reshape(1, m), _NO_INDEX, _NO_BLOCKS,
-                      _NO_BITS, Bt.indptr.astype(np.int64), Bt.indices.astype(np.int64),
-                      np.ascontiguousarray(Bt.data))
-
-    def _run(self, mode, rows, basis_rows, out, beta=None):
-        basis = self.basis(basis_rows)
-        self.computed += len(rows) * basis.size
-        if beta is None:
-            beta = np.zeros((1, 0))
-        else:
-            padded = np.zeros(basis.sq_norms.size)
-            padded[:basis.size] = beta
-            beta = padded.reshape(basis.sq_norms.shape)
-        k = self.kernel
-        _kernel_rows(self.indptr, self.indices, self.data, self.sq_norms,
-                     np.ascontiguousarray(rows, dtype=np.int64), basis.size,
-                     basis.sq_norms, basis.feature_map, basis.dense, basis.bits,
-                     basis.bt_indptr,
-                     basis.bt_indices, basis.bt_data, k.kind, k.degree, float(k.gamma),
-                     float(k.coef_lin), float(k.coef_const), self.table, mode, beta, out)
-
-
-_NO_INDEX = np.zeros(0, np.int64)
-_NO_DATA = np.zeros(0)
-_NO_BLOCKS = np.zeros((1, 0, 0))      # one empty block: [0] is a valid (0, 0) view
-_NO_BITS = np.zeros((1, 0, 0), np.uint64)
-
-
-@dataclass
-class _Basis:
-    size: int                          # basis examples
-    width: int                         # values formed per block
-    sq_norms: np.ndarray               # (blocks, width), zero-padded
-    feature_map: np.ndarray            # dense: feature -> row of a block (-1: absent)
-    dense: np.ndarray                  # dense: (blocks, features used, width)
-    bits: np.ndarray                   # bitsets: (blocks, words, width) uint64
-    bt_indptr: np.ndarray              # sparse: Bᵀ in CSR (one block)
-    bt_indices: np.ndarray
-    bt_data: np.ndarray
-
-    @property
-    def is_dense(self) -> bool:
-        """Dense blocks or bitsets (else the inverted index)."""
-        return self.dense.size > 0 or self.bits.size > 0
-
-    @property
-    def is_bits(self) -> bool:
-        return self.bits.size > 0
-
-
-@njit(cache=True)
-def _feature_counts(indptr, indices, rows, n_features):
-    count = np.zeros(n_features, np.int64)
-    for i in rows:
-        for p in range(indptr[i], indptr[i + 1]):
-            count[indices[p]] += 1
-    return count
-
-
-@njit(cache=True)
-def _fill_dense(indptr, indices, data, rows, feature_map, dense):
-    width = dense.shape[2]
-    for a in range(len(rows)):
-        i = rows[a]
-        for p in range(indptr[i], indptr[i + 1]):
-            dense[a // width, feature_map[indices[p]], a % width] = data[p]
-
-
-@njit(cache=True)
-def _fill_bits(indptr, indices, rows, feature_map, bits):
-    width = bits.shape[2]
-    for a in range(len(rows)):
-        i = rows[a]
-        for p in range(indptr[i], indptr[i + 1]):
-            f = feature_map[indices[p]]
-            bits[a // width, f // 64, a % width] |= np.uint64(1) << np.uint64(f % 64)
-
-
-# exp(x) for x <= 0 as 2^k·p(r), x = k·ln 2 + r, |r| <= ln(2)/2: the degree-13 Taylor
-# polynomial errs by < 1e-17 there; measured within 1 ulp of numpy's exp over [-708, 0].
-_INV_LN2 = 1.4426950408889634
-_LN2_HI = 6.93147180369123816490e-01   # ln 2 split so that k·_LN2_HI is exact
-_LN2_LO = 1.90821492927058770002e-10
-_ROUND = 6755399441055744.0            # 1.5·2^52: x + _ROUND - _ROUND rounds x to an integer
-_ROUND_BITS = int(np.float64(_ROUND).view(np.int64))
-_EXP_MIN = -708.0                      # exp below this is under 3.3e-308: clamped there
-
-
-@njit(cache=True, fastmath={"contract"})
-def _exp_nonpositive(values, scale, size):
-    """values[:size] <- exp(values[:size]) for values <= 0, in loops the compiler
-    vectorizes (libm's exp is called one value at a time; numpy's cannot be called here).
-    ``scale`` is scratch of the same length."""
-    for j in range(size):
-        x = values[j]
-        x = x if x > _EXP_MIN else _EXP_MIN
-        t = x * _INV_LN2 + _ROUND
-        k = t - _ROUND
-        r = (x - k * _LN2_HI) - k * _LN2_LO
-        values[j] = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6 + r * (1.0 / 24 + r * (
-            1.0 / 120 + r * (1.0 / 720 + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (
-                1.0 / 362880 + r * (1.0 / 3628800 + r * (1.0 / 39916800 + r * (
-                    1.0 / 479001600 + r * (1.0 / 6227020800)))))))))))))
-        scale[j] = t
-    bits = scale.view(np.int64)
-    for j in range(size):
-        # t's low mantissa bits hold k: 2^k has the exponent field k + 1023.
-        bits[j] = (bits[j] - _ROUND_BITS + 1023) << 52
-    for j in range(size):
-        values[j] *= scale[j]
-
-
-# A batch of rows is processed together, one helper call per step for all of them: the
-# fixed cost of a row (calls, loop set-up) was ~150 ns, as much as 150 kernel values.
-_BATCH = 8
-_ROWS_PER_TASK = 256
-
-
-@njit(cache=True, fastmath={"contract"})
-def _dots_dense(x_indptr, x_indices, x_data, rows, start, count, feature_map, block, values,
-                rows_of, weights):
-    """values[r, j] = x_rows[start + r] · b_j for the examples of one dense basis block.
-
-    The block's rows for x's features are added eight (then four, two, one) at a time:
-    one pass over the values per eight features instead of one per feature (1.5x faster
-    on a9a). ``rows_of`` and ``weights`` are scratch as long as the longest row."""
-    width = block.shape[1]
-    n_features = len(feature_map)
-    for r in range(count):
-        i = rows[start + r]
-        out = values[r]
-        used = 0
-        for p in range(x_indptr[i], x_indptr[i + 1]):
-            f = x_indices[p]
-            if f < n_features and feature_map[f] >= 0:
-                rows_of[used] = feature_map[f]
-                weights[used] = x_data[p]
-                used += 1
-        for j in range(width):
-            out[j] = 0.0
-        s = 0
-        while s + 8 <= used:
-            c0, c1, c2, c3 = block[rows_of[s]], block[rows_of[s + 1]], \
-                block[rows_of[s + 2]], block[rows_of[s + 3]]
-            c4, c5, c6, c7 = block[rows_of[s + 4]], block[rows_of[s + 5]], \
-                block[rows_of[s + 6]], block[rows_of[s + 7]]
-            v0, v1, v2, v3 = weights[s], weights[s + 1], weights[s + 2], weights[s + 3]
-            v4, v5, v6, v7 = weights[s + 4], weights[s + 5], weights[s + 6], weights[s + 7]
-            for j in range(width):
-                out[j] = out[j] + v0 * c0[j] + v1 * c1[j] + v2 * c2[j] + v3 * c3[j] \
-                    + v4 * c4[j] + v5 * c5[j] + v6 * c6[j] + v7 * c7[j]
-            s += 8
-        if s + 4 <= used:
-            c0, c1, c2, c3 = block[rows_of[s]], block[rows_of[s + 1]], \
-                block[rows_of[s + 2]], block[rows_of[s + 3]]
-            v0, v1, v2, v3 = weights[s], weights[s + 1], weights[s + 2], weights[s + 3]
-            for j in range(width):
-                out[j] = out[j] + v0 * c0[j] + v1 * c1[j] + v2 * c2[j] + v3 * c3[j]
-            s += 4
-        if s + 2 <= used:
-            c0, c1 = block[rows_of[s]], block[rows_of[s + 1]]
-            v0, v1 = weights[s], weights[s + 1]
-            for j in range(width):
-                out[j] = out[j] + v0 * c0[j] + v1 * c1[j]
-            s += 2
-        if s < used:
-            c0, v0 = block[rows_of[s]], weights[s]
-            for j in range(width):
-                out[j] += v0 * c0[j]
-
-
-@njit(cache=True, inline="always")
-def _popcount(x):
-    """Set bits of a uint64 (the compiler turns this idiom into popcnt instructions)."""
-    pairs, nibbles = np.uint64(0x3333333333333333), np.uint64(0x0F0F0F0F0F0F0F0F)
-    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    x = (x & pairs) + ((x >> np.uint64(2)) & pairs)
-    x = (x + (x >> np.uint64(4))) & nibbles
-    return (x * np.uint64(0x0101010101010101)) >> np.uint64(56)
-
-
-@njit(cache=True, inline="always")
-def _shared_counts(x_indptr, x_indices, i, feature_map, block, x_bits, counts):
-    """counts[j] <- the number of used features that row i shares with basis example j,
-    for 0/1 features: popcounts of bitsets (``block``: words × width; ``x_bits``: scratch
-    of at least words)."""
-    words, width = block.shape
-    n_features = len(feature_map)
-    for w in range(words):
-        x_bits[w] = 0
-    for p in range(x_indptr[i], x_indptr[i + 1]):
-        f = x_indices[p]
-        if f < n_features and feature_map[f] >= 0:
-            bit = feature_map[f]
-            x_bits[bit // 64] |= np.int64(1) << np.int64(bit % 64)
-    for j in range(width):
-        counts[j] = 0
-    for w in range(words):
-        word = np.uint64(x_bits[w])
-        if word == 0:
-            continue
-        column = block[w]
-        for j in range(width):
-            counts[j] += np.int64(_popcount(word & column[j]))
-
-
-@njit(cache=True)
-def _dots_bits(x_indptr, x_indices, rows, start, count, feature_map, block, values, x_bits,
-               counts):
-    """values[r, j] = x · b_j for 0/1 features (:func:`_shared_counts`)."""
-    for r in range(count):
-        _shared_counts(x_indptr, x_indices, rows[start + r], feature_map, block, x_bits,
-                       counts)
-        out = values[r]
-        for j in range(block.shape[1]):
-            out[j] = counts[j]
-
-
-@njit(cache=True)
-def _times_bits(x_indptr, x_indices, rows, start, count, feature_map, block, x_sq, b_sq,
-                rbf, table, block_beta, counts, x_bits, lanes):
-    """:func:`_dots_bits`, the kernel looked up in ``table`` and the sum with β (mode
-    _TIMES) in one pass per row, the shared-feature counts kept as integers (``b_sq``
-    too): the same values and sums as the three steps, in half the time (a9a, RBF)."""
-    width = block.shape[1]
-    lane = np.zeros(8)
-    for r in range(count):
-        i = rows[start + r]
-        _shared_counts(x_indptr, x_indices, i, feature_map, block, x_bits, counts)
-        for t in range(8):
-            lane[t] = lanes[r, t]
-        if rbf:   # |a-b|² = |a|² + |b|² - 2·shared
-            sq_a = np.int64(x_sq[i])
-            for j in range(width):
-                lane[j & 7] += block_beta[j] * table[sq_a + b_sq[j] - 2 * counts[j]]
-        else:     # a·b = shared
-            for j in range(width):
-                lane[j & 7] += block_beta[j] * table[counts[j]]
-        for t in range(8):
-            lanes[r, t] = lane[t]
-
-
-@njit(cache=True, fastmath={"contract"})
-def _dots_sparse(x_indptr, x_indices, x_data, rows, start, count, bt_indptr, bt_indices,
-                 bt_data, values):
-    """values[r, j] = x · b_j, the basis as an inverted index (Bᵀ in CSR)."""
-    n_features = len(bt_indptr) - 1
-    for r in range(count):
-        i = rows[start + r]
-        out = values[r]
-        for j in range(len(out)):
-            out[j] = 0.0
-        for p in range(x_indptr[i], x_indptr[i + 1]):
-            f = x_indices[p]
-            if f < n_features:
-                value = x_data[p]
-                for q in range(bt_indptr[f], bt_indptr[f + 1]):
-                    out[bt_indices[q]] += value * bt_data[q]
-
-
-@njit(cache=True)
-def _apply_kernel(kind, values, count, x_sq, rows, start, b_sq, degree, gamma, coef_lin,
-                  coef_const, table, flat_values, flat_scale):
-    """Inner products -> kernel values in place, for the first ``count`` rows of
-    ``values`` (Kernel.from_dots' order of operations). ``flat_values`` is ``values``
-    viewed as one dimension, ``flat_scale`` scratch as long. A non-empty ``table`` holds
-    the kernel at every integer argument (0/1 features, see RowKernel.table)."""
-    width = values.shape[1]
-    if table.shape[0] and kind == RBF:
-        for r in range(count):
-            sq_a = x_sq[rows[start + r]]
-            out = values[r]
-            for j in range(width):
-                out[j] = table[np.int64(sq_a + b_sq[j] - 2.0 * out[j])]
-    elif table.shape[0]:
-        for q in range(count * width):
-            flat_values[q] = table[np.int64(flat_values[q])]
-    elif kind == RBF:
-        for r in range(count):
-            sq_a = x_sq[rows[start + r]]
-            out = values[r]
-            for j in range(width):
-                # Rounding can make |a-b|² slightly negative.
-                d = -2.0 * out[j] + sq_a + b_sq[j]
-                out[j] = -gamma * (d if d > 0.0 else 0.0)
-        _exp_nonpositive(flat_values, flat_scale, count * width)
-    elif kind == POLYNOMIAL:
-        for q in range(count * width):
-            flat_values[q] = (coef_lin * flat_values[q] + coef_const) ** degree
-    elif kind == SIGMOID:
-        for q in range(count * width):
-            flat_values[q] = math.tanh(coef_lin * flat_values[q] + coef_const)
-
-
-@njit(cache=True)
-def _use_values(mode, values, count, start, c, m, block_beta, lanes, out):
-    """What _kernel_rows does with the values of rows start..start+count, block c."""
-    width = values.shape[1]
-    lo = c * width
-    if mode == _TIMES:
-        # Eight partial sums per row in a fixed pattern: vectorized, thread-independent.
-        lane = np.zeros(8)
-        for r in range(count):
-            row = values[r]
-            for t in range(8):
-                lane[t] = lanes[r, t]
-            for j in range(width):
-                lane[j & 7] += block_beta[j] * row[j]
-            for t in range(8):
-                lanes[r, t] = lane[t]
-    else:
-        for r in range(count):
-            row = values[r]
-            a = start + r
-            for j in range(min(width, m - lo)):
-                out[a, lo + j] = row[j]
-
-
-@njit(parallel=True, cache=True)
-def _kernel_rows(x_indptr, x_indices, x_data, x_sq, rows, m, b_sq, feature_map, dense,
-                 bits, bt_indptr, bt_indices, bt_data, kind, degree, gamma, coef_lin,
-                 coef_const, table, mode, beta, out):
-    """For each row x_a of ``rows`` the kernel values with the m basis examples b_j, then
-    mode _TIMES: out[a, 0] = Σ_j beta_j k(x_a, b_j); _MATRIX: out[a, j] = k(x_a, b_j).
-
-    The basis is ``dense`` blocks (blocks × features used × width; ``feature_map`` maps
-    a feature to its row), ``bits`` (blocks × words × width, 0/1 features) or, when both
-    are empty (shape (1, 0, 0)), the inverted index Bᵀ; ``b_sq`` and ``beta`` are
-    (blocks × width), zero-padded. Threads take fixed ranges of rows, formed _BATCH at
-    a time; each row's values and sums are computed in the same order whatever the
-    threads, so results do not depend on their number.
-    """
-    width = b_sq.shape[1]
-    n_blocks = b_sq.shape[0]
-    n_rows = len(rows)
-    longest = 0
-    for a in range(n_rows):
-        longest = max(longest, x_indptr[rows[a] + 1] - x_indptr[rows[a]])
-    # At most _ROWS_PER_TASK rows a task, and at least 16 tasks when there are enough rows
-    # (a few hundred draws must still keep every thread busy).
-    per_task = min(_ROWS_PER_TASK, max(_BATCH, -(-n_rows // (16 * _BATCH)) * _BATCH))
-    n_tasks = (n_rows + per_task - 1) // per_task
-    b_sq_counts = b_sq.astype(np.int64)   # 0/1 features: squared norms are counts
-    for task in prange(n_tasks):
-        values = np.empty((_BATCH, width))
-        flat_values = values.reshape(_BATCH * width)
-        flat_scale = np.empty(_BATCH * width)
-        rows_of = np.empty(max(longest, bits.shape[1]), np.int64)
-        weights = np.empty(longest)
-        counts = np.empty(width, np.int64)
-        lanes = np.empty((_BATCH, 8))
-        stop = min(n_rows, (task + 1) * per_task)
-        for start in range(task * per_task, stop, _BATCH):
-            count = min(_BATCH, stop - start)
-            lanes[:] = 0.0
-            for c in range(n_blocks):
-                block_bits = bits[min(c, len(bits) - 1)]
-                block_dense = dense[min(c, len(dense) - 1)]
-                if block_bits.shape[0] and table.shape[0] and mode == _TIMES:
-                    _times_bits(x_indptr, x_indices, rows, start, count, feature_map,
-                                block_bits, x_sq, b_sq_counts[c], kind == RBF, table, beta[c],
-                                counts, rows_of, lanes)
-                    continue
-                if block_bits.shape[0]:
-                    _dots_bits(x_indptr, x_indices, rows, start, count, feature_map,
-                               block_bits, values, rows_of, counts)
-                elif block_dense.shape[0]:
-                    _dots_dense(x_indptr, x_indices, x_data, rows, start, count,
-                                feature_map, block_dense, values, rows_of, weights)
-                else:
-                    _dots_sparse(x_indptr, x_indices, x_data, rows, start, count, bt_indptr,
-                                 bt_indices, bt_data, values)
-                _apply_kernel(kind, values, count, x_sq, rows, start, b_sq[c], degree,
-                              gamma, coef_lin, coef_const, table, flat_values, flat_scale)
-                _use_values(mode, values, count, start, c, m, beta[min(c, len(beta) - 1)],
-                            lanes, out)
-            if mode == _TIMES:
-                for r in range(count):
-                    total = 0.0
-                    for t in range(8):
-                        total += lanes[r, t]
-                    out[start + r, 0] = total
-
 
 def _draw_sorted(rng, population: int, size: int) -> np.ndarray:
     """``size`` distinct positions of ``range(population)``, uniformly, in order."""
@@ -724,10 +195,11 @@ class ConstantTimeOracle:
     time on a9a).
     """
 
-    def __init__(self, X, y, kernel, sample_size, rng):
+    def __init__(self, X, y, kernel, sample_size, rng, costs=None):
         self.kernel = RowKernel(X, kernel)
         self.y = np.asarray(y, dtype=np.float64)
         self.n = len(self.y)
+        self.costs = np.ones(self.n) if costs is None else np.asarray(costs, np.float64)
         self.sample_size = min(sample_size, self.n)
         self.rng = rng
         self.cuts = []              # (basis rows, β) per kept cut
@@ -760,10 +232,12 @@ class ConstantTimeOracle:
         scores = np.zeros(len(drawn))
         if self.cuts:
             scores = self.kernel.times(drawn, *self.expansion(alpha))
-        flipped = self.y[drawn] * scores < 1.0
+        # Flipped: margin y·score below 1 (a = 1, b = 1).
+        flipped, _ = hinge_violators(self.y[drawn], scores, 1.0, 1.0)
         basis_rows = drawn[flipped]
-        beta = DELTA_PSI_SCALE * self.y[basis_rows] / len(drawn)
-        c = LOSS_SCALE * len(basis_rows) / len(drawn)
+        cost = self.costs[basis_rows]
+        beta = DELTA_PSI_SCALE * cost * self.y[basis_rows] / len(drawn)
+        c = LOSS_SCALE * float(np.sum(cost)) / len(drawn)
         return c, (basis_rows, beta)
 
     def separate_cached(self, alpha, threshold):
@@ -805,10 +279,11 @@ class LinearTimeOracle:
     violations nor the Gram row G_k,new = Σ_j β_j A_kj (§4.2).
     """
 
-    def __init__(self, X, y, kernel, sample_size, rng):
+    def __init__(self, X, y, kernel, sample_size, rng, costs=None):
         self.kernel = RowKernel(X, kernel)
         self.y = np.asarray(y, dtype=np.float64)
         self.n = len(self.y)
+        self.costs = np.ones(self.n) if costs is None else np.asarray(costs, np.float64)
         self.sample_size = sample_size
         self.rng = rng
         self._A = RowTable(self.n)
@@ -821,12 +296,13 @@ class LinearTimeOracle:
         return self._A.combine(alpha) if self._A.size else np.zeros(self.n)
 
     def separate(self, alpha, threshold):
-        margin = self.y * self.scores(alpha)
         self.oracle_calls += self.n
-        violators = np.flatnonzero(margin < 1.0)        # I: non-zero loss
-        hinge = 1.0 - margin[violators]
+        # I: non-zero loss, margin y·score below 1 (a = 1, b = 1); hinge 1 − margin.
+        violators, hinge = hinge_violators(self.y, self.scores(alpha), 1.0, 1.0)
+        cost = self.costs[violators]
+        hinge = cost * hinge                             # each example's weighted hinge
         n_violators = len(violators)
-        c = LOSS_SCALE * n_violators / self.n
+        c = LOSS_SCALE * float(np.sum(cost)) / self.n
         self.exact_excess = LOSS_SCALE * float(np.sum(hinge)) / self.n   # c′ − w·g′
         if n_violators <= self.sample_size:
             basis_rows = violators                       # the exact cut
@@ -845,7 +321,7 @@ class LinearTimeOracle:
                 if excess > threshold:
                     break
             basis_rows = violators[best]
-        beta = DELTA_PSI_SCALE * scale * self.y[basis_rows]
+        beta = DELTA_PSI_SCALE * scale * self.costs[basis_rows] * self.y[basis_rows]
         # The new row of A only matters if the cut can enter the working set.
         A_new = self._row(basis_rows, beta) if self.exact_excess > threshold else None
         return c, (basis_rows, beta, A_new)

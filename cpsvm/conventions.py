@@ -1,0 +1,33 @@
+"""The C conventions and loss scales of the tools cpsvm follows, in one place.
+
+SVMperf / SVMstruct binary and SVMmulticlass score a wrong label with a loss of 100
+(``LOSS_SCALE``); the binary joint feature map is Ψ(x, y) = 50·y·x (``PSI_SCALE``), so
+that a flipped label moves w·δΨ by 100·y·w·x. Their ``-c`` relates to SVMlight's
+(½|w|² + C_light·Σ hinge) and to Crammer-Singer's (½|w|² + C_cs·Σ ξ) as below; libocas
+uses SVMlight's convention with a loss of 1.
+"""
+
+from __future__ import annotations
+
+LOSS_SCALE = 100.0     # Δ(y, ŷ) for a wrong label (SVMperf, SVMstruct, SVMmulticlass)
+PSI_SCALE = 50.0       # binary Ψ(x, y) = PSI_SCALE·y·x: a flip moves it by 2·PSI_SCALE·y·x
+
+
+def c_light_from_perf(C: float, n: int) -> float:
+    """SVMlight's C of SVMperf's (``cp_learn``, ``sampled_learn``): C·100/n."""
+    return C * LOSS_SCALE / n
+
+
+def perf_from_c_light(c_light: float, n: int) -> float:
+    """SVMperf's C of SVMlight's: C_light·n/100."""
+    return c_light * n / LOSS_SCALE
+
+
+def c_cs_from_multiclass(C: float, n: int) -> float:
+    """Crammer-Singer's C of SVMmulticlass's (``cp_learn`` multiclass): C/(100·n)."""
+    return C / (LOSS_SCALE * n)
+
+
+def multiclass_weight_scale() -> float:
+    """SVMmulticlass's w is this many times the Crammer-Singer one (the loss scale)."""
+    return LOSS_SCALE

@@ -1,0 +1,103 @@
+"""The house rules on imports, read from the source of every module (ast), and an import
+of cpsvm that leaves the process as it found it."""
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "cpsvm"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imported_names(path: Path, source: str | None = None):
+    """Every module the file imports (anywhere in it, lazy imports too), absolute; for
+    ``from X import a`` both X and X.a (a may be a submodule). ``source`` stands in for
+    the file's text."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    text = path.read_text() if source is None else source
+    for node in ast.walk(ast.parse(text, str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module
+            yield node.lineno, target
+            for alias in node.names:
+                yield node.lineno, f"{target}.{alias.name}"
+
+
+def within(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def modules(folder):
+    return sorted((PACKAGE / folder).rglob("*.py"))
+
+
+def test_the_reader_resolves_relative_and_lazy_imports():
+    """What the rules below read: relative imports resolved against the module's package,
+    imports inside functions included, ``from . import x`` seen as the module x."""
+    engine = PACKAGE / "engine" / "probe.py"
+    solver = PACKAGE / "solvers" / "probe.py"
+    lazy = "def f():\n    from ..io.svmlight import read_svmlight\n    import tqdm\n"
+    assert {n for _, n in imported_names(engine, lazy)} >= {"cpsvm.io.svmlight", "tqdm"}
+    assert "cpsvm.solvers.ocas" in {n for _, n in imported_names(solver, "from . import ocas")}
+    assert "cpsvm.solvers.ocas" in {n for _, n in imported_names(solver, "from .ocas import x")}
+    init = PACKAGE / "engine" / "__init__.py"
+    assert "cpsvm.engine.hinge" in {n for _, n in imported_names(init, "from .hinge import h")}
+
+
+@pytest.mark.parametrize("path", modules("engine"), ids=lambda p: p.name)
+def test_engine_imports_no_io_cli_click_or_tqdm(path):
+    forbidden = ("cpsvm.io", "cpsvm.cli", "click", "tqdm")
+    bad = [(line, name) for line, name in imported_names(path)
+           if any(within(name, f) for f in forbidden)]
+    assert bad == [], f"{module_name(path)} imports {bad}"
+
+
+@pytest.mark.parametrize("path", modules("solvers"), ids=lambda p: p.name)
+def test_no_solver_imports_another(path):
+    me = module_name(path)
+    others = {module_name(p) for p in modules("solvers") if p.name != "__init__.py"} - {me}
+    bad = [(line, name) for line, name in imported_names(path)
+           if any(within(name, other) for other in others)]
+    assert bad == [], f"{me} imports {bad}"
+
+
+def test_import_cpsvm_changes_nothing_in_the_process():
+    """A fresh interpreter: importing cpsvm leaves os.environ as it was and does not load
+    numba (whose threading layer and thread count are process-wide)."""
+    code = (
+        "import json, os, sys\n"
+        "before = dict(os.environ)\n"
+        "import cpsvm\n"
+        "after = dict(os.environ)\n"
+        "print(json.dumps({'changed': sorted(k for k in set(before) | set(after)\n"
+        "                                    if before.get(k) != after.get(k)),\n"
+        "                  'numba': 'numba' in sys.modules}))\n")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_NUM_THREADS", "NUMBA_THREADING_LAYER")}
+    env["PYTHONPATH"] = str(ROOT)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout.strip().splitlines()[-1])
+    assert report == {"changed": [], "numba": False}

@@ -1,0 +1,200 @@
+"""The problem registry and users' own problems, end to end from the shell with the
+worked example of examples/ (cp_learn --problem ordinal:OrdinalRegression, cp_classify)."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from cpsvm.data import Dataset
+from cpsvm.errors import InputError, OptionError
+from cpsvm.io.model_file import read_model
+from cpsvm.io.svmlight import read_svmlight
+from cpsvm.models import UserProblemModel
+from cpsvm.problems import (ProblemSpecError, choose_problem, import_problem_class,
+                            problem_names, resolve_problem)
+
+from conftest import ROOT, SAMPLES
+
+EXAMPLES = ROOT / "examples"
+
+
+def run(module, *args, pythonpath=(), cwd=None):
+    """A command as a user runs it: a child process with the checkout (and
+    ``pythonpath``) on PYTHONPATH, in ``cwd``."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([*map(str, pythonpath), str(ROOT)]))
+    return subprocess.run([sys.executable, "-m", f"cpsvm.cli.{module}", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
+
+
+def one_line(result):
+    return result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+# -- the registry -------------------------------------------------------------------------
+
+def test_registered_names_and_refusals():
+    assert problem_names()[:2] == ["binary", "multiclass"]
+    for name in ("auto", "binary", "multiclass", " binary "):
+        assert resolve_problem(name) == name.strip()
+    for bad, expected in [("foo", "unknown problem 'foo'"), ("hmm", "not available yet"),
+                          ("cfg", "not available yet"), ("", "unknown problem"),
+                          ("nosuchmodule_xyz:P", "No module named"),
+                          ("os:nosuch", "has no 'nosuch'"),
+                          ("os:path", "not a class derived"), (":X", "module:Class")]:
+        with pytest.raises(ProblemSpecError, match=expected):
+            resolve_problem(bad)
+    # The learners of built-in problems only (ocas_learn) take no module:Class.
+    data = Dataset(sp.csr_matrix(np.ones((2, 1))), np.array([1.0, -1.0]))
+    assert choose_problem(data, "auto") == "binary"
+    for bad, expected in [("ordinal:OrdinalRegression", "expected auto, binary or multiclass"),
+                          ("hmm", "not available yet"), ("foo", "'foo'")]:
+        with pytest.raises(ProblemSpecError, match=expected):
+            choose_problem(data, bad)
+    # A usage error for the commands (exit 2), and still an InputError for library callers.
+    assert issubclass(ProblemSpecError, OptionError) and issubclass(OptionError, InputError)
+
+
+def test_user_module_found_in_the_current_directory_and_sys_path_restored(monkeypatch):
+    # An installed console script has neither '' nor the current directory on sys.path.
+    monkeypatch.chdir(EXAMPLES)
+    stripped = [p for p in sys.path if p not in ("", str(EXAMPLES), os.getcwd())]
+    monkeypatch.setattr(sys, "path", stripped)
+    monkeypatch.delitem(sys.modules, "ordinal", raising=False)
+    cls = import_problem_class("ordinal:OrdinalRegression")
+    assert cls.__name__ == "OrdinalRegression"
+    assert sys.path == stripped
+
+
+@pytest.mark.parametrize("y, expected", [
+    ([0, 1, 1, 0], "binary problems need targets +1/-1; 0/1 labels: map 0 to -1"),
+    ([0, 3, 1, 2], "multiclass labels start at 1; 0-based labels: add 1"),
+    ([1, 2, -1, 2], "expected class labels 1..k"),
+])
+def test_label_errors_say_what_the_problems_need(y, expected):
+    # The check that cp_learn and ocas_learn share.
+    data = Dataset(sp.csr_matrix(np.ones((4, 2))), np.array(y, dtype=float),
+                   source="d", line_numbers=np.arange(1, 5))
+    with pytest.raises(InputError, match="got target") as err:
+        choose_problem(data, "auto")
+    assert expected in str(err.value) and str(err.value).startswith("d:")
+
+
+def test_binary_named_with_zero_one_labels_says_map_0_to_minus_1():
+    data = Dataset(sp.csr_matrix(np.ones((3, 1))), np.array([1.0, 0.0, 1.0]), source="d",
+                   line_numbers=np.arange(1, 4))
+    with pytest.raises(InputError, match=r"d:2: expected binary targets \+1 or -1, got "
+                                         r"target 0 \(binary problems need targets "
+                                         r"\+1/-1: map 0 to -1\)"):
+        choose_problem(data, "binary")
+
+
+# -- cp_learn refuses what names no problem, before reading the data ---------------------
+
+@pytest.mark.parametrize("spec, expected", [
+    ("foo", "unknown problem 'foo': expected auto, binary, multiclass or module:Class"),
+    ("hmm", "'hmm' (SVM-hmm sequence tagging) is not available yet"),
+    ("nosuchmodule_xyz:Problem", "cannot import problem"),
+    ("ordinal:NoSuchClass", "has no 'NoSuchClass'"),
+    ("os:path", "not a class derived from cpsvm.problems.PerExampleProblem"),
+])
+def test_bad_problem_is_a_usage_error_before_reading(tmp_path, spec, expected):
+    model = tmp_path / "m"
+    missing = tmp_path / "no-such-data"     # never opened: the spec is checked first
+    result = run("learn", "-c", "1", "--problem", spec, missing, model,
+                 pythonpath=[EXAMPLES])
+    assert result.returncode == 2, result.stderr
+    assert one_line(result) and expected in result.stderr
+    assert "no-such-data" not in result.stderr and not model.exists()
+
+
+def test_hmm_on_a_sequence_file_is_refused(tmp_path):
+    # Before: exit 0, "Problem: hmm" and a binary SVMlight model over the tokens.
+    model = tmp_path / "m"
+    result = run("learn", "-c", "1", "--problem", "hmm", SAMPLES / "ewt60.hmm.train", model)
+    assert result.returncode == 2 and one_line(result) and "not available yet" in result.stderr
+    assert not model.exists()
+
+
+# -- the worked example, end to end -------------------------------------------------------
+
+def _w_of(model_path):
+    """w from the model file's last line, parsed here independently of the reader."""
+    lines = model_path.read_text().splitlines()
+    size = int(lines[3].split("#")[0])
+    w = np.zeros(size)
+    for token in lines[6].split("#")[0].split():
+        j, v = token.split(":")
+        w[int(j) - 1] = float(v)
+    return w
+
+
+@pytest.fixture(scope="module")
+def ordinal_model(tmp_path_factory):
+    """The README's cp_learn command, run once for this module's tests."""
+    tmp = tmp_path_factory.mktemp("ordinal")
+    model = tmp / "ordinal.model"
+    learn = run("learn", "-c", "100", "--problem", "ordinal:OrdinalRegression",
+                EXAMPLES / "ordinal.train", model, pythonpath=[EXAMPLES], cwd=tmp)
+    assert learn.returncode == 0, learn.stderr
+    assert "Problem: user (ordinal:OrdinalRegression)" in learn.stdout
+    return model
+
+
+def test_ordinal_example_end_to_end(ordinal_model, tmp_path):
+    model, predictions = ordinal_model, tmp_path / "ordinal.predictions"
+    header = model.read_text().splitlines()[:6]
+    # Before: "SVM-light Version V6.20", a binary model of the Ψ-space weights.
+    assert header[0] == "cpsvm user-problem model V1"
+    assert header[1].startswith("ordinal:OrdinalRegression #")
+    assert header[2].startswith('{"n_levels": 5} #') and header[3].startswith("20 #")
+
+    classify = run("classify", EXAMPLES / "ordinal.test", model, predictions,
+                   pythonpath=[EXAMPLES], cwd=tmp_path)
+    assert classify.returncode == 0, classify.stderr
+    test = read_svmlight(EXAMPLES / "ordinal.test")
+    predicted = np.array([int(line) for line in predictions.read_text().splitlines()])
+    assert len(predicted) == test.n_examples == 60
+    # The class's prediction: argmax over the 5 blocks of w, recomputed here.
+    W = _w_of(model).reshape(5, 4)
+    assert np.array_equal(predicted, np.argmax(test.X.toarray() @ W.T, axis=1) + 1)
+    # Its loss (the absolute error) averaged against the file's labels.
+    mae = np.mean(np.abs(predicted - test.y))
+    wrong = int(np.count_nonzero(predicted != test.y))
+    assert f"Average loss on test set: {mae:.4f}" in classify.stdout
+    assert f"Zero/one-error on test set: {100 * wrong / 60:.2f}% ({60 - wrong} correct, " \
+           f"{wrong} incorrect, 60 total)" in classify.stdout
+    # It learned something: far better than always predicting the median level.
+    assert mae < 0.5 * np.mean(np.abs(np.median(test.y) - test.y))
+
+
+def test_test_file_without_the_top_level_uses_the_models_levels(ordinal_model, tmp_path):
+    # model_options() keeps k = 5: a test file whose labels stop at 2 still classifies.
+    model = ordinal_model
+    test = tmp_path / "t"
+    test.write_text("1 1:-0.9 2:0.9 4:1\n2 1:-0.3 2:0.3 4:1\n")
+    out = tmp_path / "p"
+    result = run("classify", test, model, out, pythonpath=[EXAMPLES])
+    assert result.returncode == 0, result.stderr
+    assert len(out.read_text().splitlines()) == 2
+    restored = read_model(model)
+    assert isinstance(restored, UserProblemModel) and restored.options == {"n_levels": 5}
+    assert restored.predict(read_svmlight(test)) == [int(v) for v in out.read_text().split()]
+
+
+def test_model_whose_class_cannot_be_imported(ordinal_model, tmp_path):
+    model = ordinal_model
+    out = tmp_path / "p"
+    # Neither PYTHONPATH nor the current directory holds ordinal.py.
+    result = run("classify", EXAMPLES / "ordinal.test", model, out, cwd=tmp_path)
+    assert result.returncode == 1 and one_line(result), result.stderr
+    assert "the model's problem cannot be loaded" in result.stderr
+    assert "No module named 'ordinal'" in result.stderr and "PYTHONPATH" in result.stderr
+    assert not out.exists()
+    # From the example's directory it is found without PYTHONPATH.
+    result = run("classify", EXAMPLES / "ordinal.test", model, out, cwd=EXAMPLES)
+    assert result.returncode == 0, result.stderr
+    assert len(out.read_text().splitlines()) == 60
