@@ -317,3 +317,15 @@ def test_struct_verbosity_levels(name, args, data, tmp_path):
     timed = [s for s in detailed.stderr.splitlines() if STRUCT_LINE.match(s)]
     assert timed and all(re.search(r"time=[\d.]+s \(QP [\d.]+s, oracle [\d.]+s\)$", s)
                          for s in timed), timed[:2]
+
+
+def test_a_file_that_is_no_model_is_refused_before_anything_heavy_loads(tmp_path):
+    bad = tmp_path / "bad.model"
+    bad.write_text("SVM-perf model, honest\n1 # kernel type\n")
+    code = FAST.format(module="classify", cases=[[str(SAMPLES / "a9a2k.test"), str(bad),
+                                                   str(tmp_path / "out")]], heavy=HEAVY)
+    run = python(code)
+    result = [line for line in run.stderr.splitlines() if line.startswith("RESULT")]
+    assert result and result[0].endswith("] 1 []"), run.stderr
+    assert f"{bad}:1: expected a model file" in run.stderr
+    assert not (tmp_path / "out").exists()

@@ -35,7 +35,7 @@ def command(verbosity, pred_format, full_precision, example_file, model_file, ou
     """Classify EXAMPLE_FILE with MODEL_FILE, writing OUTPUT_FILE (default
     svm_predictions; '-' for stdout).
 
-    Reads SVMlight/LIBSVM example files ('-' for stdin, .gz transparently) and the model
+    Reads SVMlight/LIBSVM example files ('-' for stdin; gzip, bzip2, xz transparently) and the model
     files of cp_learn, ocas_learn, sampled_learn, asset_learn, SVMlight V6, SVMperf and
     SVMmulticlass. Binary models write one decision value per line and, when the
     targets are +1/-1, print accuracy and precision/recall as svm_classify does;
@@ -48,14 +48,16 @@ def command(verbosity, pred_format, full_precision, example_file, model_file, ou
     """
     if example_file == "-" and model_file == "-":
         raise click.UsageError("only one of EXAMPLE_FILE and MODEL_FILE can be '-'")
-    import numpy as np
-    from ..io.atomic import atomic_output
     from ..io.model_file import model_kind_of, read_model
-    from ..io.svmlight import read_svmlight
     # Figures go to stdout unless the predictions do; then to stderr, keeping the pipe clean.
     report = sys.stderr if output_file == "-" else sys.stdout
 
+    # First: a file that is no model is refused before numpy, scipy or numba load.
     model = read_model(model_file, float32_features=not full_precision)
+    import numpy as np
+
+    from ..io.atomic import atomic_output
+    from ..io.svmlight import read_svmlight
     data = read_svmlight(example_file)
     kind = _KINDS[model_kind_of(model).name]
     kind.load(model)

@@ -295,24 +295,6 @@ class TrainingMonitor:
             self.trace.close()
 
 
-def set_threads(n):
-    """--threads n for the rest of the command (None: numba's default, all cores).
-
-    The count is restored when the command's click context closes, so a command run
-    in-process (main(argv) from Python) leaves the caller's count as it was.
-    """
-    if n is None:
-        return
-    if n < 1:
-        raise OptionError(f"expected --threads >= 1, got {n}")
-    import numba
-    previous = numba.get_num_threads()
-    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
-    ctx = click.get_current_context(silent=True)
-    if ctx is not None:
-        ctx.call_on_close(lambda: numba.set_num_threads(previous))
-
-
 def threads_option(*names):
     return click.option(*(names or ("--threads",)), "threads",
                         type=Checked(int, lambda v: v >= 1, "--threads >= 1"), default=None,
@@ -383,3 +365,19 @@ def train_and_save(prog, train, data, params, model_file, verbosity, trace_path,
     cpu = time.process_time() - started
     write_model(model_file, model)
     return info, cpu, report
+
+
+def runtime_line(cpu: float, result) -> str:
+    """SVMstruct's runtime line, with the shares of the QP, the oracle and the rest."""
+    other = max(result.seconds_total - result.seconds_qp - result.seconds_oracle, 0.0)
+    total = max(result.seconds_total, 1e-12)
+    return (f"Runtime in cpu-seconds: {cpu:.2f} ({100 * result.seconds_qp / total:.2f}% for "
+            f"QP, {100 * result.seconds_oracle / total:.2f}% for the oracle, "
+            f"{100 * other / total:.2f}% other; shares of wall time)")
+
+
+def svmlight_scale_line(C: float, n: int, primal: float) -> str:
+    """A binary objective restated in SVMlight's convention (C_light = C·100/n)."""
+    from ..conventions import c_light_from_perf
+    return (f"SVMlight scale: C_light = C*100/n = {c_light_from_perf(C, n):.6g}; objective "
+            f"1/2|w|^2 + C_light*sum(hinge) = {primal:.6f}")

@@ -8,8 +8,8 @@ import sys
 import click
 
 from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, IntChoice, kernel_options, note,
-                     positive, run, set_threads, threads_option, train_and_save,
-                     validate_options, verbosity_option, version_option)
+                     positive, run, runtime_line, svmlight_scale_line, threads_option,
+                     train_and_save, validate_options, verbosity_option, version_option)
 
 # The reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
 
@@ -107,11 +107,10 @@ def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_it
                                "use --i 0 with --t 1 --k K")
     from ..io.svmlight import read_svmlight
     from ..solvers.one_slack import StructParams, train
-    set_threads(threads)
     params = StructParams(
         C=C, epsilon=epsilon, algorithm=algorithm, rescaling=rescaling, loss_id=loss_id,
         max_iterations=max_iterations, max_idle=max_idle, cache_size=cache_size,
-        batch=batch, bias=bias, kernel=kernel,
+        batch=batch, bias=bias, kernel=kernel, n_threads=threads,
         basis_method=basis_method, basis_size=basis_size, problem=problem, seed=seed,
         time_limit=time_limit)
     validate_options(params)
@@ -157,19 +156,13 @@ def _print_statistics(info, params, cpu, out):
     p(f"Value of slack variable (global): xi={r.xi:.5f}")
     if info.kernel_evaluations:
         p(f"Number of kernel evaluations: {info.kernel_evaluations}")
-    other = max(r.seconds_total - r.seconds_qp - r.seconds_oracle, 0.0)
-    total = max(r.seconds_total, 1e-12)
-    p(f"Runtime in cpu-seconds: {cpu:.2f} ({100 * r.seconds_qp / total:.2f}% for QP, "
-      f"{100 * r.seconds_oracle / total:.2f}% for the oracle, {100 * other / total:.2f}% "
-      "other; shares of wall time)")
+    p(runtime_line(cpu, r))
     if info.problem == "binary":
-        c_light = params.C * 100.0 / n
-        p(f"SVMlight scale: C_light = C*100/n = {c_light:.6g}; objective "
-          f"1/2|w|^2 + C_light*sum(hinge) = {r.primal:.6f}")
+        p(svmlight_scale_line(params.C, n, r.primal))
     elif info.problem == "multiclass":
-        c_cs = params.C / (100.0 * n)
-        p(f"Crammer-Singer scale: C_cs = C/(100*n) = {c_cs:.6g}; objective "
-          f"(w/100) = {r.primal / 1e4:.6f}")
+        from ..conventions import LOSS_SCALE, c_cs_from_multiclass
+        p(f"Crammer-Singer scale: C_cs = C/(100*n) = {c_cs_from_multiclass(params.C, n):.6g};"
+          f" objective (w/100) = {r.primal / LOSS_SCALE ** 2:.6f}")
 
 
 def main(argv=None):

@@ -9,7 +9,7 @@ import click
 
 from ..errors import InputError
 from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, Checked, IntChoice, StopOnInterrupt,
-                     TrainingMonitor, non_negative, note, positive, run, set_threads,
+                     TrainingMonitor, non_negative, note, positive, run,
                      threads_option, validate_options, verbosity_option, version_option)
 
 # numpy, the reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
@@ -26,7 +26,7 @@ STOPPING = {
 def read_costs(path) -> np.ndarray:
     """-C FILE: one positive number per line (blank lines skipped)."""
     import numpy as np
-    from ..io.svmlight import read_bytes, source_name
+    from ..io.streams import read_bytes, source_name
     name = source_name(path)
     costs = []
     for line_no, line in enumerate(read_bytes(path).decode("utf-8", "replace").splitlines(), 1):
@@ -100,13 +100,14 @@ def command(C, cost_file, bias, first_n, method, buffer_size, threads, tol_abs, 
     machine (an SVMmulticlass model).
     """
     from ..io.model_file import write_model
-    from ..io.svmlight import read_svmlight, source_name
+    from ..io.streams import source_name
+    from ..io.svmlight import read_svmlight
     from ..solvers.ocas import OcasParams, train
-    set_threads(threads)
     params = OcasParams(C=C, bias=bias, method=method, buffer_size=buffer_size,
                         tol_abs=tol_abs, tol_rel=tol_rel, qp_bound=qp_bound,
                         time_limit=time_limit, cut_lambda=cut_lambda,
-                        max_iterations=max_iterations, problem=problem)
+                        max_iterations=max_iterations, problem=problem,
+                        n_threads=threads)
     validate_options(params)
     data = read_svmlight(example_file)
     if first_n is not None and first_n < data.n_examples:

@@ -8,8 +8,9 @@ import sys
 import click
 
 from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, Checked, TrainingMonitor,
-                     kernel_options, note, positive, run, set_threads, threads_option,
-                     train_and_save, validate_options, verbosity_option, version_option)
+                     kernel_options, note, positive, run, runtime_line, svmlight_scale_line,
+                     threads_option, train_and_save, validate_options, verbosity_option,
+                     version_option)
 from .learn import STOP_REASONS as CP_STOP_REASONS
 
 # The reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
@@ -81,10 +82,9 @@ def command(C, epsilon, algorithm, sample_size, patience, max_iterations, time_l
         raise click.UsageError("you have to specify a value for -c (C > 0)")
     from ..io.svmlight import read_svmlight
     from ..solvers.sampled import SampledParams, train
-    set_threads(threads)
     params = SampledParams(
         C=C, epsilon=epsilon, algorithm=algorithm, sample_size=sample_size,
-        patience=patience, kernel=kernel,
+        patience=patience, kernel=kernel, n_threads=threads,
         max_iterations=max_iterations, max_idle=max_idle, seed=seed,
         time_limit=time_limit)
     validate_options(params)
@@ -135,15 +135,8 @@ def _print_statistics(info, params, cpu, out):
     p(f"Value of slack variable (on working set): xi={r.xi_working_set:.5f}")
     p(f"Value of slack variable ({'sampled' if info.primal_is_estimate else 'global'}): "
       f"xi={r.xi:.5f}")
-    other = max(r.seconds_total - r.seconds_qp - r.seconds_oracle, 0.0)
-    total = max(r.seconds_total, 1e-12)
-    p(f"Runtime in cpu-seconds: {cpu:.2f} ({100 * r.seconds_qp / total:.2f}% for QP, "
-      f"{100 * r.seconds_oracle / total:.2f}% for the oracle, {100 * other / total:.2f}% "
-      "other; shares of wall time)")
-    from ..conventions import c_light_from_perf
-    c_light = c_light_from_perf(params.C, info.n_examples)
-    p(f"SVMlight scale: C_light = C*100/n = {c_light:.6g}; objective "
-      f"1/2|w|^2 + C_light*sum(hinge) = {r.primal:.6f}{estimated}")
+    p(runtime_line(cpu, r))
+    p(svmlight_scale_line(params.C, info.n_examples, r.primal) + estimated)
 
 
 def main(argv=None):

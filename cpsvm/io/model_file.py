@@ -18,17 +18,16 @@ Numbers are written with ``repr`` so that write → read is exact; writes are at
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
-import numpy as np
-import scipy.sparse as sp
-
 from ..errors import InputError
-from ..kernels import Kernel
-from ..models import KernelModel, LinearModel, MulticlassModel, UserProblemModel, fit_columns
 from .atomic import atomic_output
-from .svmlight import format_example, parse_svmlight_bytes, read_bytes, source_name
+from .streams import read_bytes, source_name
+
+# numpy, scipy, the models and the SVMlight parser are imported by the readers and writers
+# that use them: a file whose first line names no kind is refused without them.
 
 SVMLIGHT_VERSION = "SVM-light Version V6.20"
 MULTICLASS_VERSION = "SVM-multiclass Version V2.20"
@@ -100,6 +99,11 @@ def _json_value(text, label, name, line_no):
 
 def _read_svmlight_kind(kind, raw, name, float32_features):
     """SVMlight V5/V6 (and SVMperf) models, and SVMmulticlass V2 ones (same layout)."""
+    import numpy as np
+
+    from ..kernels import Kernel
+    from ..models import KernelModel, MulticlassModel, fit_columns
+    from .svmlight import parse_svmlight_bytes
     fields = _MULTICLASS_FIELDS if kind == "multiclass" else _KERNEL_FIELDS
     lines = raw.split(b"\n", len(fields) + 1)
     header = _read_header(lines, fields, name)
@@ -158,6 +162,9 @@ def _read_multiclass(raw, name, float32_features):
 
 
 def _read_user_problem(raw, name, float32_features):
+    import numpy as np
+
+    from ..models import UserProblemModel
     lines = raw.split(b"\n", len(_USER_FIELDS) + 1)
     header = _read_header(lines, _USER_FIELDS, name)
     line_no = len(_USER_FIELDS) + 2
@@ -196,6 +203,8 @@ def _read_user_problem(raw, name, float32_features):
 
 def _format_user_problem(model) -> list:
     import json
+
+    import numpy as np
     options = json.dumps(model.options, sort_keys=True, allow_nan=False)
     return [USER_PROBLEM_VERSION,
             f"{model.spec} # problem (module:Class)",
@@ -203,11 +212,14 @@ def _format_user_problem(model) -> list:
             f"{model.size_psi} # size_psi",
             f"{model.n_features} # number of base features",
             f"{model.n_train} # number of training examples",
-            format_example(*_nonzero(np.asarray(model.w, dtype=np.float64)))
+            _features(*_nonzero(np.asarray(model.w, dtype=np.float64)))
             + " # w (index:value, zero weights omitted)"]
 
 
 def _format_linear(model) -> list:
+    import numpy as np
+
+    from ..kernels import Kernel
     lines = [SVMLIGHT_VERSION] + _kernel_header(Kernel(), model.n_features, model.n_train,
                                                 1, model.b)
     lines.append(_sv_line(1.0, *_nonzero(np.asarray(model.w, dtype=np.float64))))
@@ -215,6 +227,7 @@ def _format_linear(model) -> list:
 
 
 def _format_kernel(model) -> list:
+    import scipy.sparse as sp
     sv = sp.csr_matrix(model.support_vectors)
     sv.sort_indices()
     lines = [SVMLIGHT_VERSION] + _kernel_header(model.kernel, model.n_features,
@@ -228,6 +241,9 @@ def _format_kernel(model) -> list:
 
 
 def _format_multiclass(model) -> list:
+    import numpy as np
+
+    from ..kernels import Kernel
     k, d = model.W.shape
     lines = [MULTICLASS_VERSION, f"{k} # number of classes",
              f"{d} # number of base features", f"{model.loss_id} # loss function"]
@@ -245,16 +261,16 @@ class ModelKind:
     name: str
     first_lines: tuple        # prefixes of the version line that mean this kind
     read: Callable            # (raw bytes, file name, float32_features) -> model
-    writers: dict             # model class -> (model -> lines of text)
+    writers: dict             # model class name -> (model -> lines of text)
 
 
 MODEL_KINDS = [
     ModelKind("svmlight", ("SVM-light Version V6.", "SVM-light Version V5."), _read_svmlight,
-              {LinearModel: _format_linear, KernelModel: _format_kernel}),
+              {"LinearModel": _format_linear, "KernelModel": _format_kernel}),
     ModelKind("multiclass", ("SVM-multiclass Version V2.",), _read_multiclass,
-              {MulticlassModel: _format_multiclass}),
+              {"MulticlassModel": _format_multiclass}),
     ModelKind("user-problem", (USER_PROBLEM_VERSION,), _read_user_problem,
-              {UserProblemModel: _format_user_problem}),
+              {"UserProblemModel": _format_user_problem}),
 ]
 # Kinds written by tools whose issue has not landed yet: refused by name.
 _PLANNED_KINDS = {"SVM-HMM": "SVM-hmm sequence models"}
@@ -263,7 +279,7 @@ _PLANNED_KINDS = {"SVM-HMM": "SVM-hmm sequence models"}
 def model_kind_of(model) -> ModelKind:
     """The kind a model object is written as (by its class: one table lookup)."""
     for kind in MODEL_KINDS:
-        if type(model) in kind.writers:
+        if type(model).__name__ in kind.writers:
             return kind
     raise TypeError(f"cannot write a {type(model).__name__} as a model file")
 
@@ -306,13 +322,13 @@ def read_model(source, *, float32_features=False):
 
 def _number(v) -> str:
     v = float(v)
-    if not np.isfinite(v):
+    if not math.isfinite(v):
         raise ValueError(f"refusing to write a non-finite number ({v}) into a model file")
     text = repr(v)  # shortest text that reads back to the same double
     return text[:-2] if text.endswith(".0") else text
 
 
-def _kernel_header(kernel: Kernel, dim: int, n_train: int, n_sv: int, b: float) -> list:
+def _kernel_header(kernel, dim: int, n_train: int, n_sv: int, b: float) -> list:
     return [
         f"{kernel.kind} # kernel type",
         f"{kernel.degree} # kernel parameter -d ",
@@ -328,19 +344,25 @@ def _kernel_header(kernel: Kernel, dim: int, n_train: int, n_sv: int, b: float) 
 
 
 def _sv_line(coef: float, indices, values, prefix="", comment="") -> str:
-    features = format_example(indices, values)
+    features = _features(indices, values)
     parts = [_number(coef)] + ([prefix] if prefix else []) + ([features] if features else [])
     return " ".join(parts) + " #" + comment
 
 
 def _nonzero(w):
+    import numpy as np
     idx = np.flatnonzero(w)
     return idx, w[idx]
 
 
+def _features(indices, values) -> str:
+    from .svmlight import format_example
+    return format_example(indices, values)
+
+
 def format_model(model) -> str:
     """The text of a model file (see the module docstring for the layouts)."""
-    return "\n".join(model_kind_of(model).writers[type(model)](model)) + "\n"
+    return "\n".join(model_kind_of(model).writers[type(model).__name__](model)) + "\n"
 
 
 def write_model(path, model) -> None:

@@ -16,11 +16,8 @@ are handed back by position and converted with Python's ``float`` (correctly rou
 
 from __future__ import annotations
 
-import contextlib
 import io
 import mmap
-import os
-import stat
 import sys
 
 import numpy as np
@@ -30,6 +27,7 @@ from numba import njit
 from ..data import Dataset, SequenceDataset
 from ..errors import InputError
 from .atomic import atomic_output
+from .streams import InputStream
 
 # Parser status codes (0 = ok).
 _ERR_LABEL = 1
@@ -413,145 +411,6 @@ def _token_at(buf, pos: int) -> str:
     return _shown(bytes(buf[pos:end]))
 
 
-# ---------------------------------------------------------------------------------------
-# Input streams: files, standard input, compressed data (recognised by magic bytes).
-
-def _gzip(f):
-    import gzip
-    import zlib
-    return gzip.GzipFile(fileobj=f, mode="rb"), (OSError, EOFError, zlib.error)
-
-
-def _bzip2(f):
-    import bz2
-    return bz2.BZ2File(f, "rb"), (OSError, EOFError)
-
-
-def _xz(f):
-    import lzma
-    return lzma.LZMAFile(f, "rb"), (OSError, EOFError, lzma.LZMAError)
-
-
-# Magic bytes, name in messages, opener: (decompressing stream, the errors it raises on
-# corrupt or truncated data). Imported when needed: most inputs are plain text.
-_COMPRESSED = ((b"\x1f\x8b", "gzip", _gzip), (b"BZh", "bzip2", _bzip2),
-               (b"\xfd7zXZ\x00", "xz", _xz))
-_MAGIC_BYTES = 6
-
-
-def source_name(source) -> str:
-    return "<stdin>" if source in ("-", None) else os.fspath(source)
-
-
-class _Prefixed(io.RawIOBase):
-    """A stream whose first bytes were already read (to look at them): those, then the rest."""
-
-    def __init__(self, prefix: bytes, stream):
-        self._prefix = prefix
-        self._stream = stream
-
-    def readable(self):
-        return True
-
-    def readinto(self, b):
-        if self._prefix:
-            n = min(len(b), len(self._prefix))
-            b[:n] = self._prefix[:n]
-            self._prefix = self._prefix[n:]
-            return n
-        return self._stream.readinto(b)
-
-
-class _Input:
-    """An open input: ``readinto`` fills a buffer with (decompressed) bytes, 0 at the end;
-    every failure becomes an InputError naming the source."""
-
-    def __init__(self, source):
-        self.name = source_name(source)
-        self._owned = None
-        self.compression = None
-        try:
-            if source == "-":
-                raw = sys.stdin.buffer
-            else:
-                raw = self._owned = open(source, "rb", buffering=0)
-            head = self._read_head(raw)
-            if self._owned is not None and raw.seekable():
-                raw.seek(0)
-                stream = raw
-            else:
-                stream = _Prefixed(head, raw)
-        except FileNotFoundError:
-            raise InputError("no such file", source=self.name) from None
-        except IsADirectoryError:
-            raise InputError("expected a file, got a directory", source=self.name) from None
-        except OSError as e:
-            self.close()
-            raise InputError(f"cannot read: {e.strerror or e}", source=self.name) from None
-        self._errors = (OSError,)
-        self.size = None    # of the text, when known before reading it
-        if self._owned is not None and stream is raw:
-            with contextlib.suppress(OSError):
-                st = os.fstat(raw.fileno())
-                if stat.S_ISREG(st.st_mode):
-                    self.size = st.st_size
-        for magic, kind, opener in _COMPRESSED:
-            if head.startswith(magic):
-                self.compression = kind
-                self.size = None
-                stream, self._errors = opener(stream)
-                break
-        self._stream = stream
-
-    @staticmethod
-    def _read_head(raw) -> bytes:
-        head = b""
-        while len(head) < _MAGIC_BYTES:
-            more = raw.read(_MAGIC_BYTES - len(head))
-            if not more:
-                break
-            head += more
-        return head
-
-    def readinto(self, b) -> int:
-        try:
-            return self._stream.readinto(b) or 0
-        except self._errors as e:
-            if self.compression is None:
-                raise InputError(f"cannot read: {getattr(e, 'strerror', None) or e}",
-                                 source=self.name) from None
-            raise InputError(f"expected a valid {self.compression} stream ({e})",
-                             source=self.name) from None
-
-    def read_all(self) -> bytes:
-        chunks = []
-        buf = bytearray(1 << 20)
-        view = memoryview(buf)
-        while True:
-            n = self.readinto(view)
-            if not n:
-                return b"".join(chunks)
-            chunks.append(bytes(view[:n]))
-
-    def close(self):
-        if self._owned is not None:
-            self._owned.close()
-            self._owned = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
-def read_bytes(source) -> bytes:
-    """The whole content of ``source``: a path or ``-`` for stdin, decompressed when it is
-    gzip, bzip2 or xz data (recognised by its first bytes, whatever its name)."""
-    with _Input(source) as f:
-        return f.read_all()
-
-
 def _blocks(readinto, block_size):
     """Consecutive pieces of a stream, each ending just after a newline (the last one at the
     end of the stream): views into one buffer, valid until the next piece is asked for.
@@ -699,7 +558,7 @@ def read_svmlight(source, *, n_features=None, zero_based=False, keep_comments=Fa
 
     Raises :class:`~cpsvm.errors.InputError` naming file and line on malformed input.
     """
-    with _Input(source) as f:
+    with InputStream(source) as f:
         if f.size is not None:      # a small file needs no buffer larger than itself
             block_size = min(block_size, f.size + 1)
         return _parse_stream(f.readinto, f.name, first_line=1, n_features=n_features,

@@ -64,6 +64,9 @@ class OcasParams:
             raise InputError("no stopping condition: give -a, -r, -q > 0 or -t")
         if self.n_threads is not None and self.n_threads < 1:
             raise InputError(f"expected a thread count >= 1, got {self.n_threads}")
+        if self.problem not in ("auto", "binary", "multiclass"):
+            raise InputError(f"expected --problem auto, binary or multiclass (OCAS trains "
+                             f"linear SVMs), got {self.problem!r}")
 
 
 @dataclass
