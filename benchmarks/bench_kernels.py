@@ -10,12 +10,13 @@ Three parts, in one run, every comparison interleaved (A, B, A, B, ...):
    product with β; kept as Kernel.matrix, the tests' reference). Numba threads: all;
    BLAS threads: as OPENBLAS_NUM_THREADS (1 unless set, as the commands run).
 2. `cp_learn -t 2 -g 1 -c 1000` (C_light = 10) on the dense stand-in, whole process:
-   the baseline's command (/work/baseline/.venv/bin/cp_learn) against this checkout's;
+   the baseline's command ($CPSVM_BASELINE_BIN/cp_learn: the bin directory of an
+   installed earlier checkout, skipped when unset) against this checkout's;
    seconds and the kernel evaluations each prints.
 3. `cp_classify a9a.t MODEL` whole process with an RBF model of about 2,000 SVs
    (`cp_learn -t 2 -g 0.05 -c 20` on the first 5,000 lines of a9a, made here unless
-   --model names one): SVMlight's svm_classify ($CPSVM_SVMLIGHT_DIR, default
-   /work/tools/bin; skipped, saying so, when absent), the baseline's cp_classify and
+   --model names one): SVMlight's svm_classify (in $CPSVM_SVMLIGHT_DIR; skipped, saying
+   so, when absent), the baseline's cp_classify and
    this checkout's; median of --repeats. Then decision_function in process (SVMlight's
    float32 arithmetic, as cp_classify computes) against the computation before.
 
@@ -51,9 +52,10 @@ from cpsvm.kernel_rows import RowKernel  # noqa: E402
 from cpsvm.kernels import Kernel  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data"
-BASELINE = REPO.parent / "baseline" / ".venv" / "bin"
+# Unset variables name nothing: those runs are skipped, saying so.
+BASELINE = Path(os.environ.get("CPSVM_BASELINE_BIN", "/nonexistent"))
 HERE = REPO / ".venv" / "bin"
-TOOLS = Path(os.environ.get("CPSVM_SVMLIGHT_DIR", "/work/tools/bin"))
+TOOLS = Path(os.environ.get("CPSVM_SVMLIGHT_DIR", "/nonexistent"))
 
 
 def dense_stand_in(path: Path, n=10_000, d=22, seed=0):
