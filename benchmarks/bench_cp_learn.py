@@ -28,6 +28,9 @@ Usage: .venv/bin/python benchmarks/bench_cp_learn.py [--slice 2000] [--time-limi
 import argparse
 import math
 import os
+# The library leaves numba's threading layer to the process; the commands choose
+# workqueue (cpsvm.cli.common.configure_process), and so does this measure of them.
+os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
 import resource
 import statistics
 import subprocess

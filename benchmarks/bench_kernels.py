@@ -52,10 +52,21 @@ from cpsvm.kernel_rows import RowKernel  # noqa: E402
 from cpsvm.kernels import Kernel  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data"
-# Unset variables name nothing: those runs are skipped, saying so.
-BASELINE = Path(os.environ.get("CPSVM_BASELINE_BIN", "/nonexistent"))
 HERE = REPO / ".venv" / "bin"
-TOOLS = Path(os.environ.get("CPSVM_SVMLIGHT_DIR", "/nonexistent"))
+
+
+def from_env(variable: str, name: str) -> Path | None:
+    """The file ``name`` in the directory $variable, or None when the variable is unset or
+    the file absent (those runs are skipped, saying so)."""
+    directory = os.environ.get(variable)
+    if not directory:
+        print(f"  {name}: skipped, {variable} is not set")
+        return None
+    path = Path(directory) / name
+    if not path.exists():
+        print(f"  {name}: skipped, {path} absent")
+        return None
+    return path
 
 
 def dense_stand_in(path: Path, n=10_000, d=22, seed=0):
@@ -137,11 +148,11 @@ def run(cmd, cwd=None):
 def part_learn(dense):
     print("\ncp_learn -t 2 -g 1 -c 1000 (C_light = 10) on the dense stand-in, whole process")
     with tempfile.TemporaryDirectory() as tmp:
-        for label, bin_dir in (("baseline", BASELINE), ("now", HERE)):
-            if not (bin_dir / "cp_learn").exists():
-                print(f"  {label}: {bin_dir / 'cp_learn'} absent, skipped")
+        for label, cp_learn in (("baseline", from_env("CPSVM_BASELINE_BIN", "cp_learn")),
+                                ("now", HERE / "cp_learn")):
+            if cp_learn is None:
                 continue
-            seconds, out = run([bin_dir / "cp_learn", "-c", "1000", "-t", "2", "-g", "1",
+            seconds, out = run([cp_learn, "-c", "1000", "-t", "2", "-g", "1",
                                 dense, Path(tmp) / f"{label}.model"])
             evaluations = int(re.search(r"kernel evaluations: (\d+)", out).group(1))
             primal = re.search(r"pval=([\d.]+)", out).group(1)
@@ -154,11 +165,10 @@ def part_classify(model_path, repeats):
     model = read_model(model_path)
     print(f"\ncp_classify a9a.t with an RBF model of {model.support_vectors.shape[0]} SVs, "
           f"whole process, median of {repeats}")
-    commands = {"svm_classify": [TOOLS / "svm_classify"],
-                "baseline cp_classify": [BASELINE / "cp_classify"],
-                "cp_classify": [HERE / "cp_classify"]}
-    commands = {k: v for k, v in commands.items() if Path(v[0]).exists() or
-                print(f"  {k}: {v[0]} absent, skipped")}
+    commands = {"svm_classify": from_env("CPSVM_SVMLIGHT_DIR", "svm_classify"),
+                "baseline cp_classify": from_env("CPSVM_BASELINE_BIN", "cp_classify"),
+                "cp_classify": HERE / "cp_classify"}
+    commands = {k: [v] for k, v in commands.items() if v is not None}
     times = {k: [] for k in commands}
     outputs = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -208,12 +218,12 @@ print(best)
 
 def baseline_decision_seconds(model_path, test, repeats):
     """The baseline's KernelModel.decision_function, timed in its own interpreter."""
-    python = BASELINE / "python"
-    if not python.exists():
+    python = from_env("CPSVM_BASELINE_BIN", "python")
+    if python is None:
         return None
     # From the baseline's checkout: `python -c` imports cpsvm from the working directory.
     _, out = run([python, "-c", BASELINE_SNIPPET, Path(model_path).resolve(), test, repeats],
-                 cwd=BASELINE.parent.parent)
+                 cwd=python.parent.parent)
     return float(out.split()[-1])
 
 

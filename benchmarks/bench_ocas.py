@@ -51,6 +51,9 @@ Usage: .venv/bin/python benchmarks/bench_ocas.py [--n 150000] [--Cs 0.1,1,10,100
 """
 
 import os
+# The library leaves numba's threading layer to the process; the commands choose
+# workqueue (cpsvm.cli.common.configure_process), and so does this measure of them.
+os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
 import sys
 
 if "--blas1" in sys.argv:

@@ -22,9 +22,9 @@ class NystromMap:
     def __init__(self, kernel: Kernel, basis, rtol: float = 1e-10):
         self.kernel = kernel
         self.basis = sp.csr_matrix(basis, dtype=np.float64)
-        rows = RowKernel(self.basis, kernel)
+        rk = RowKernel(self.basis, kernel)
         everything = np.arange(self.basis.shape[0])
-        K = rows.matrix(everything, everything)
+        K = rk.matrix(everything, everything)
         eigenvalues, U = scipy.linalg.eigh(0.5 * (K + K.T))
         if eigenvalues[-1] <= 0:
             raise InputError("the basis kernel matrix is zero: choose other basis examples")
@@ -38,11 +38,11 @@ class NystromMap:
 
     def transform(self, X, block_rows: int = 4096) -> np.ndarray:
         """φ(x) for every row of X, dense (n, n_components)."""
-        rows_of, x_rows, basis_rows = stacked(self.kernel, X, self.basis)
+        rk, x_rows, basis_rows = stacked(self.kernel, X, self.basis)
         out = np.empty((len(x_rows), self.n_components))
         for lo in range(0, len(x_rows), block_rows):
             hi = min(lo + block_rows, len(x_rows))
-            out[lo:hi] = rows_of.matrix(x_rows[lo:hi], basis_rows) @ self.projection
+            out[lo:hi] = rk.matrix(x_rows[lo:hi], basis_rows) @ self.projection
         return out
 
     def expansion_coef(self, w) -> np.ndarray:

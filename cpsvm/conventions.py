@@ -18,16 +18,6 @@ def c_light_from_perf(C: float, n: int) -> float:
     return C * LOSS_SCALE / n
 
 
-def perf_from_c_light(c_light: float, n: int) -> float:
-    """SVMperf's C of SVMlight's: C_light·n/100."""
-    return c_light * n / LOSS_SCALE
-
-
 def c_cs_from_multiclass(C: float, n: int) -> float:
     """Crammer-Singer's C of SVMmulticlass's (``cp_learn`` multiclass): C/(100·n)."""
     return C / (LOSS_SCALE * n)
-
-
-def multiclass_weight_scale() -> float:
-    """SVMmulticlass's w is this many times the Crammer-Singer one (the loss scale)."""
-    return LOSS_SCALE

@@ -42,8 +42,8 @@ class RowKernel:
     ``numba.get_num_threads()`` threads, each BLAS call single-threaded: BLAS threads
     of its own beside them would also be the master QP's, whose small calls they slow.
     Otherwise every kernel value is formed, used and forgotten in one numba pass over a
-    batch of rows (:func:`_kernel_rows`, threads take fixed ranges of rows): the inner products
-    with the basis, the kernel (RBF from squared norms, its exp vectorized, see
+    batch of rows (:func:`_kernel_rows`, threads take fixed ranges of rows): the inner
+    products with the basis, the kernel (RBF from squared norms, its exp vectorized, see
     :func:`_exp_nonpositive`; looked up in :attr:`table` for 0/1 features) and the sum
     with the coefficients, while the values are still in the L1 cache; no n×r matrix is
     ever stored. The basis is held
@@ -64,7 +64,7 @@ class RowKernel:
 
     Every row's values and sums are formed in a fixed order, so the results do not depend
     on the number of threads. Measured against :meth:`Kernel.matrix` in
-    ``benchmarks/bench_sampled.py`` (a9a, RBF: ~20x its speed on two cores).
+    ``benchmarks/bench_sampled.py`` and ``benchmarks/bench_kernels.py``.
     """
 
     DENSE_BASIS_MAX = 1 << 24   # largest dense features × basis array (128 MB)
@@ -86,17 +86,19 @@ class RowKernel:
         self.indptr = X.indptr.astype(np.int64)
         self.indices = X.indices.astype(np.int32)
         self.data = np.ascontiguousarray(X.data)
+        longest = int(np.max(np.diff(self.indptr), initial=0))   # values in the longest row
         # SVMlight's arithmetic needs its own products unless every product of two
         # values and every sum of them is exact, in float32 and in double alike.
-        self.single = single_precision and not _exact_products(self.data,
-                                                              int(np.max(np.diff(
-                                                                  self.indptr), initial=0)))
+        self.single = single_precision and not _exact_products(self.data, longest)
         self.sq_norms = row_sq_norms(X, single_precision=self.single)
         # All values 1 (one-hot / binary features, as a9a): x·b counts common features.
         self.binary = X.nnz > 0 and bool(np.all(self.data == 1.0))
         self.kernel = kernel
+        # How often each feature occurs: predicts the cost of a dense vs sparse basis.
+        occurrences = np.bincount(self.indices, minlength=X.shape[1])
+        self.feature_frequency = occurrences / max(1, X.shape[0])
         self.dense = None
-        used = np.unique(self.indices)
+        used = np.flatnonzero(occurrences)
         if (self.BLAS and not self.single and not self.binary and self.n and len(used)
                 and X.nnz >= self.BLAS_MIN_DENSITY * self.n * len(used)
                 and self.n * len(used) <= self.BLAS_MAX_ENTRIES):
@@ -105,10 +107,9 @@ class RowKernel:
         self._prepared = None       # (basis rows, dense basis) of the last BLAS call
         # With 0/1 features a·b and |a-b|² are integers up to twice the longest row: the
         # kernel at each (computed as Kernel.matrix computes it) is looked up instead of
-        # evaluated, which halved the time of RBF rows on a9a (the exp was half of it).
+        # evaluated, which saves RBF rows their exp, a large part of their cost.
         self.table = np.zeros(0)
         if self.binary and not kernel.is_linear:
-            longest = int(np.max(np.diff(self.indptr)))
             if kernel.kind == RBF:   # argument |a-b|² = 0 + m - 2·0
                 m = np.arange(2 * longest + 1, dtype=np.float64)
                 self.table = kernel.from_dots(np.zeros((1, len(m))), np.zeros(1), m)[0]
@@ -117,9 +118,6 @@ class RowKernel:
                     np.arange(longest + 1, dtype=np.float64)[None, :], None, None)[0]
         self.evaluations = 0
         self.computed = 0
-        # How often each feature occurs: predicts the cost of a dense vs sparse basis.
-        self.feature_frequency = np.bincount(self.indices, minlength=X.shape[1]) \
-            / max(1, X.shape[0])
         # representative[i]: the first row with the same features as row i.
         self.representative = first_identical_rows(X)
         self.distinct = np.flatnonzero(self.representative == np.arange(self.n))
@@ -451,7 +449,7 @@ def _exp_nonpositive(values, scale, size):
 
 
 # A batch of rows is processed together, one helper call per step for all of them: the
-# fixed cost of a row (calls, loop set-up) was ~150 ns, as much as 150 kernel values.
+# fixed cost of a row (calls, loop set-up) is that of many kernel values.
 _BATCH = 8
 _ROWS_PER_TASK = 256
 
@@ -462,8 +460,8 @@ def _dots_dense(x_indptr, x_indices, x_data, rows, start, count, feature_map, bl
     """values[r, j] = x_rows[start + r] · b_j for the examples of one dense basis block.
 
     The block's rows for x's features are added eight (then four, two, one) at a time:
-    one pass over the values per eight features instead of one per feature (1.5x faster
-    on a9a). ``rows_of`` and ``weights`` are scratch as long as the longest row."""
+    one pass over the values per eight features instead of one per feature.
+    ``rows_of`` and ``weights`` are scratch as long as the longest row."""
     width = block.shape[1]
     n_features = len(feature_map)
     for r in range(count):
@@ -561,7 +559,7 @@ def _times_bits(x_indptr, x_indices, rows, start, count, feature_map, block, x_s
                 rbf, table, block_beta, counts, x_bits, lanes):
     """:func:`_dots_bits`, the kernel looked up in ``table`` and the sum with β (mode
     _TIMES) in one pass per row, the shared-feature counts kept as integers (``b_sq``
-    too): the same values and sums as the three steps, in half the time (a9a, RBF)."""
+    too): the same values and sums as the three steps, no values stored in between."""
     width = block.shape[1]
     lane = np.zeros(8)
     for r in range(count):
@@ -694,9 +692,9 @@ def _kernel_rows(x_indptr, x_indices, x_data, x_sq, rows, m, b_sq, feature_map, 
     a feature to its row), ``bits`` (blocks × words × width, 0/1 features) or, when both
     are empty (shape (1, 0, 0)), the inverted index Bᵀ; ``b_sq`` and ``beta`` are
     (blocks × width), zero-padded. ``single``: products rounded to float32 (SVMlight's
-    arithmetic; not with bitsets, whose products are exact). Threads take fixed ranges of rows, formed _BATCH at
-    a time; each row's values and sums are computed in the same order whatever the
-    threads, so results do not depend on their number.
+    arithmetic; not with bitsets, whose products are exact). Threads take fixed ranges
+    of rows, formed _BATCH at a time; each row's values and sums are computed in the
+    same order whatever the threads, so results do not depend on their number.
     """
     width = b_sq.shape[1]
     n_blocks = b_sq.shape[0]

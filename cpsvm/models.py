@@ -14,7 +14,7 @@ import scipy.sparse as sp
 
 from .kernels import Kernel
 
-# Rows per block when a kernel model classifies: bounds the dense kernel block's memory.
+# Rows per block when a kernel model classifies: the granularity of its progress reports.
 _KERNEL_BLOCK_ROWS = 2048
 
 

@@ -6,7 +6,7 @@ block y of a k·d vector), the loss is Δ(y, ŷ) = |y − ŷ|, so the 1-slack SV
 avoid far misses more than near ones; cp_classify then reports the mean absolute error
 as its average loss.
 
-    cp_learn -c 10 --problem ordinal:OrdinalRegression ordinal.train ordinal.model
+    cp_learn -c 100 --problem ordinal:OrdinalRegression ordinal.train ordinal.model
     cp_classify ordinal.test ordinal.model ordinal.predictions
 
 with this directory the current one or on PYTHONPATH (see README.md).

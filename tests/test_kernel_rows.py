@@ -21,9 +21,7 @@ KERNELS = [Kernel(0), Kernel(1, 3, 0.5, 0.3, 1.0), Kernel(2, gamma=0.05),
 
 @pytest.fixture(scope="module")
 def a9a():
-    samples = ROOT / "data" / "samples"
-    train_data = read_svmlight(samples / "a9a3k.train")
-    return train_data, read_svmlight(samples / "a9a2k.test", n_features=train_data.n_features)
+    return read_svmlight(ROOT / "data" / "samples" / "a9a3k.train")
 
 
 @pytest.mark.parametrize("kernel", KERNELS, ids=lambda k: f"t{k.kind}")
@@ -31,7 +29,7 @@ def a9a():
 def test_row_kernel_matches_kernel_matrix(a9a, kernel, path):
     """All three ways of holding the basis (a9a's features are 0/1: bitsets), with
     repeated rows and basis examples (merged), against Kernel.matrix."""
-    data, _ = a9a
+    data = a9a
     rk = RowKernel(data.X, kernel)
     assert rk.binary and rk.has_duplicates
     rk.BITSETS = path == "bits"
@@ -84,7 +82,7 @@ def test_row_kernel_results_do_not_depend_on_the_thread_count(a9a):
     import numba
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("one thread only")
-    data, _ = a9a
+    data = a9a
     rng = np.random.default_rng(7)
     basis, beta = rng.choice(data.n_examples, 90), rng.standard_normal(90)
     results = []
@@ -127,15 +125,17 @@ def test_identical_rows_share_kernel_values():
 
 
 def test_row_kernel_test_features_beyond_the_basis_are_ignored():
+    """The numba paths (dense basis blocks, inverted index): these rows are dense
+    enough for BLAS, which would hold every used feature."""
     X = sp.csr_matrix(np.array([[1.0, 0, 0, 2.0], [0, 1.0, 0, 0], [3.0, 0, 0, 0]]))
     kernel = Kernel(2, gamma=0.3)
     for dense in (True, False):
         rk = RowKernel(X, kernel)
+        rk.BLAS = False
         rk.DENSE_BASIS_MAX = 1 << 24 if dense else 0
+        assert rk.basis([1, 2]).is_dense == dense
         np.testing.assert_allclose(rk.matrix([0, 1, 2], [1, 2]),
                                    kernel.matrix(X, X[[1, 2]]), rtol=1e-14)
-
-
 
 
 def svmlight_kernel(kernel, A, B):

@@ -159,7 +159,8 @@ def test_bad_user_problem_header_values(tmp_path):
     for old, new, line, expected in [
             ("ordinal:OrdinalRegression #", "ordinal #", 2, "module:Class"),
             ('{"n_levels": 3, "note": "a # in a string"}', "[3]", 3, "a JSON object"),
-            ("12 # size_psi", "x # size_psi", 4, r"'size_psi' \(int\)")]:
+            ("12 # size_psi", "x # size_psi", 4, r"'size_psi' \(int\)"),
+            ("12 # size_psi", "0 # size_psi", 4, "expected size_psi >= 1")]:
         path = tmp_path / "bad"
         path.write_text(text.replace(old, new))
         with pytest.raises(InputError, match=expected) as err:

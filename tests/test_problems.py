@@ -198,3 +198,29 @@ def test_model_whose_class_cannot_be_imported(ordinal_model, tmp_path):
     result = run("classify", EXAMPLES / "ordinal.test", model, out, cwd=EXAMPLES)
     assert result.returncode == 0, result.stderr
     assert len(out.read_text().splitlines()) == 60
+
+
+def test_user_problem_honours_cost(tmp_path, monkeypatch):
+    """A line with cost:3 trains as the line written three times (1-slack, -w 3: the
+    repeated file at C·N/n is the same objective), through the user's problem."""
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    from cpsvm.solvers.one_slack import StructParams, train
+    lines = (EXAMPLES / "ordinal.train").read_text().splitlines()[:40]
+    weighted = tmp_path / "weighted.train"
+    repeated = tmp_path / "repeated.train"
+    k = 3
+    weighted.write_text("\n".join(f"{line.split(' ', 1)[0]} cost:{k} {line.split(' ', 1)[1]}"
+                                  if i % 4 == 0 else line for i, line in enumerate(lines)) + "\n")
+    repeated.write_text("\n".join(line for i, line in enumerate(lines)
+                                  for _ in range(k if i % 4 == 0 else 1)) + "\n")
+    data, rep = read_svmlight(weighted), read_svmlight(repeated)
+    spec = "ordinal:OrdinalRegression"
+    C, eps = 50.0, 1e-3
+    _, info_w = train(data, StructParams(C=C, epsilon=eps, algorithm=3, problem=spec))
+    _, info_r = train(rep, StructParams(C=C * rep.n_examples / data.n_examples, epsilon=eps,
+                                        algorithm=3, problem=spec))
+    _, info_1 = train(read_svmlight(EXAMPLES / "ordinal.train").subset(slice(0, 40)),
+                      StructParams(C=C, epsilon=eps, algorithm=3, problem=spec))
+    tolerance = 2 * C * eps
+    assert info_w.result.primal == pytest.approx(info_r.result.primal, abs=tolerance)
+    assert abs(info_w.result.primal - info_1.result.primal) > 10 * tolerance

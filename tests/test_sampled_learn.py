@@ -24,6 +24,7 @@ from cpsvm.solvers.sampled import SampledParams, train
 
 from conftest import ROOT
 
+
 @pytest.fixture(scope="module")
 def a9a():
     samples = ROOT / "data" / "samples"

@@ -100,8 +100,6 @@ def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_it
     SVMmulticlass's format; --problem module:Class a 'cpsvm user-problem model V1'.
     Classify with cp_classify.
     """
-    if C is None:
-        raise click.UsageError("you have to specify a value for -c (C > 0)")
     if preimage != 0:
         raise click.UsageError(f"--i {preimage} (CPSP preimage search) is not supported; "
                                "use --i 0 with --t 1 --k K")

@@ -78,8 +78,6 @@ def command(C, epsilon, algorithm, sample_size, patience, max_iterations, time_l
     """Learn a binary kernel SVM from EXAMPLE_FILE (targets +1/-1) with sampled cuts and
     write MODEL_FILE, an SVMlight kernel model (cp_classify and svm_classify read it).
     """
-    if C is None:
-        raise click.UsageError("you have to specify a value for -c (C > 0)")
     from ..io.svmlight import read_svmlight
     from ..solvers.sampled import SampledParams, train
     params = SampledParams(

@@ -12,16 +12,18 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..conventions import LOSS_SCALE, PSI_SCALE
 from ..errors import InputError
 from ..problems.base import MARGIN_RESCALING, violation
+from .hinge import hinge_violators
 
 
 class RowTable:
     """Per-cut rows an oracle keeps in step with the working set (cut vectors, or a
     kernel cut's inner products with every example). Each row sits in a slot that is
     reused once its cut is dropped, so removing cuts copies nothing (compacting a T × n
-    table on every removal took 7% of sampled_learn's time on a9a); the products below
-    read the kept slots in working-set order.
+    table on every removal showed in sampled_learn's profile); the products below read
+    the kept slots in working-set order.
 
     The slots live in blocks of 8, 16, 32, ... rows, allocated uninitialised as they are
     needed: growing never copies the rows kept so far, so the table's peak is the rows
@@ -251,16 +253,12 @@ class KernelCutOracle:
     # the next one is computed afresh.
     MAX_UPDATES = 32
 
-    def __init__(self, X, y, kernel, rescaling=MARGIN_RESCALING, loss_scale=None,
-                 psi_scale=None, costs=None):
-        from ..conventions import LOSS_SCALE, PSI_SCALE
-        from ..kernel_rows import RowKernel
-        loss_scale = LOSS_SCALE if loss_scale is None else loss_scale
-        psi_scale = PSI_SCALE if psi_scale is None else psi_scale
+    def __init__(self, X, y, kernel, rescaling=MARGIN_RESCALING, loss_scale=LOSS_SCALE,
+                 psi_scale=PSI_SCALE, costs=None):
+        from ..kernel_rows import RowKernel   # its kernels load only for kernel runs
         self.y = np.asarray(y, dtype=np.float64)
         self.n = len(self.y)
         self.rows = RowKernel(X, kernel)
-        self.kernel = kernel
         self.rescaling = rescaling
         self.loss_scale, self.psi_scale = loss_scale, psi_scale
         self.costs = np.ones(self.n) if costs is None else np.asarray(costs, np.float64)
@@ -290,7 +288,6 @@ class KernelCutOracle:
         return self.rows.times(None, basis, coef)
 
     def separate(self, alpha, threshold=None):
-        from .hinge import hinge_violators
         margin_threshold = 1.0 if self.rescaling == MARGIN_RESCALING \
             else 1.0 / self.loss_scale
         # Flipped: y·score below the threshold (a = threshold, b = 1).
@@ -299,20 +296,16 @@ class KernelCutOracle:
         beta = self.coef[flipped]
         mask = np.zeros(self.n, dtype=bool)
         mask[flipped] = True
-        A_new, updates = np.zeros(self.n), 0
+        A_new, updates = None, 0
         if self._last is not None:
-            last_mask, last_A, updates = self._last
+            last_mask, last_A, last_updates = self._last
             changed = np.flatnonzero(mask != last_mask)
-            if len(changed) < len(flipped) and updates < self.MAX_UPDATES:
+            if len(changed) < len(flipped) and last_updates < self.MAX_UPDATES:
                 sign = np.where(mask[changed], 1.0, -1.0)
                 A_new = last_A + self._kernel_times(changed, sign * self.coef[changed])
-                updates += 1
-            else:
-                self._last = None
-        if self._last is None:
-            updates = 0
-            if len(flipped):
-                A_new = self._kernel_times(flipped, beta)
+                updates = last_updates + 1
+        if A_new is None:
+            A_new = self._kernel_times(flipped, beta) if len(flipped) else np.zeros(self.n)
         self._last = (mask, A_new, updates)
         c = self.loss_scale * float(np.sum(self.costs[flipped])) / self.n
         return c, (flipped, beta, A_new)

@@ -19,16 +19,16 @@ Oracle protocol::
     oracle.primal                                 optional: the objective at the oracle's own
                                                   best point (OCAS's w_b), used as the primal
                                                   bound instead of the cut's
-
-Stopping: the cut is violated by at most ε beyond the working set's ξ (SVMstruct), or
-the gap primal − dual is at most ``tol_abs`` or ``tol_rel``·|primal|, or the primal is at
-most ``qp_bound`` (libocas's TolAbs, TolRel, QPBound).
     oracle.separate_cached(alpha, threshold) -> (c, cut) or None
                                                   a cut from the constraint cache that is
                                                   violated by more than ``threshold``
     oracle.gram_row(cut) -> (cross, self_product) <g, g_k> for kept cuts k, and <g, g>
     oracle.add(cut); oracle.keep(mask)            mirror the working set's changes
     oracle.oracle_calls                           per-example argmax calls so far
+
+Stopping: the cut is violated by at most ε beyond the working set's ξ (SVMstruct), or
+the gap primal − dual is at most ``tol_abs`` or ``tol_rel``·|primal|, or the primal is at
+most ``qp_bound`` (libocas's TolAbs, TolRel, QPBound).
 """
 
 from __future__ import annotations
@@ -226,8 +226,8 @@ def _gap_closed(primal, dual, params) -> bool:
         or primal <= params.qp_bound
 
 
-def _report(callback, iteration, primal, dual, violation, ws, oracle, started_at,
-            t_qp=0.0, t_oracle=0.0):
+def _report(callback, iteration, primal, dual, violation, ws, oracle, started_at, t_qp,
+            t_oracle):
     if callback is not None:
         callback(Progress(iteration=iteration, primal=primal, dual=dual, gap=primal - dual,
                           violation=violation, working_set=ws.size,

@@ -9,8 +9,8 @@ What OCAS adds to the plain cutting-plane loop lives in :class:`OcasOracle`:
 * outputs ⟨w, x_i⟩ kept for w_b and w_t, so each iteration costs one pass over the
   data for the outputs of w_t and, for a binary cut, one over the examples whose
   coefficient differs from the nearest known sum's — the previous cut's, late in
-  training a few (both threaded over fixed row blocks, :mod:`cpsvm.sparse_ops`; on
-  artificial 150k × 500 the cut took 4.1 s of 8.5 s summing all violators, 0.5 s so).
+  training a few, where summing all violators made the cut a large share of the run
+  (both threaded over fixed row blocks, :mod:`cpsvm.sparse_ops`).
 
 The problem it is given follows this protocol (:class:`cpsvm.problems.binary.BinaryProblem`
 and :class:`cpsvm.problems.multiclass.MulticlassProblem` do)::
@@ -91,7 +91,7 @@ def binary_line_search(A0, B0, y, out_from, out_to, costs, loss=1.0, margin=1.0)
     n_bp = 0
     grad = B0
     # Written with selects instead of branches: the signs are data-dependent, and
-    # mispredicted branches made this loop 3.6x slower (benchmarks/bench_ocas.py).
+    # mispredicted branches made this loop several times slower (benchmarks/bench_ocas.py).
     for i in range(n):
         a = hinge_excess(loss, margin, y[i], out_from[i])
         s = -margin * y[i] * (out_to[i] - out_from[i])
@@ -113,8 +113,8 @@ def _subgradient_zero(A0, grad, at, jump):
 
     Found by selection instead of sorting (quickselect, O(len) expected): the step is
     usually among the first breakpoints of thousands. The partitions swap every element
-    instead of branching on it (half the time of a three-way partition's branches on
-    a9a's line searches). Pivots are picked by position, so the result is deterministic.
+    instead of branching on it (faster than a three-way partition's data-dependent
+    branches). Pivots are picked by position, so the result is deterministic.
     """
     if grad >= 0.0:
         return 0.0
@@ -156,7 +156,7 @@ def binary_move(y, costs, out_best, out_t, step, cut_lambda, loss, margin, coef,
     ``coef`` the weight costs_i·margin·y_i of x_i in g (0 for the others), and the number
     of rows where ``coef`` differs from ``previous`` (the caller lists them only when it
     sums them). Selects instead of branches, and sums in any order (fastmath), so that
-    the loop vectorizes: 3.6x faster on a9a than summing in order."""
+    the loop vectorizes (benchmarks/bench_ocas.py)."""
     risk = 0.0
     c = 0.0
     n_violated = 0
@@ -312,10 +312,10 @@ class OcasOracle(LinearCutOracle):
 
 def merged_examples(X, y, costs):
     """Examples with the same features and label as one, their costs added: F(w) is the
-    same, and every pass over the examples is shorter (a fifth of a9a's examples repeat
-    another; OCAS took a fifth less time). Finding them costs a pass over X, about one
-    OCAS iteration's. Returns the kept examples' X and y (the inputs themselves if none
-    repeats), their costs and each example's position among them."""
+    same, and every pass over the examples is shorter (real data sets such as a9a repeat
+    many examples). Finding them costs a pass over X, about one OCAS iteration's.
+    Returns the kept examples' X and y (the inputs themselves if none repeats), their
+    costs and each example's position among them."""
     first = first_identical_rows(X, y)
     kept = first == np.arange(len(first))
     position = (np.cumsum(kept) - 1)[first]

@@ -612,7 +612,7 @@ def _semidefinite_step(G_FF, rhs, n_free, n_bound, tol_abs):
 @njit(cache=True)
 def _lu_solve(A, b):
     """x with A x = b for a small square A: LU with partial pivoting, as LAPACK's gesv
-    (np.linalg.solve in numba compiles several seconds of error handling)."""
+    (np.linalg.solve in numba compiles a large error-handling path: a slow cold start)."""
     n = A.shape[0]
     M = A.copy()
     x = b.copy()

@@ -168,17 +168,19 @@ def _read_user_problem(raw, name, float32_features):
     lines = raw.split(b"\n", len(_USER_FIELDS) + 1)
     header = _read_header(lines, _USER_FIELDS, name)
     line_no = len(_USER_FIELDS) + 2
+    field_line = {label: k + 2 for k, (label, _) in enumerate(_USER_FIELDS)}  # as read
     size_psi = header["size_psi"]
     if size_psi < 1:
-        raise InputError(f"expected size_psi >= 1, got {size_psi}", source=name, line=5)
+        raise InputError(f"expected size_psi >= 1, got {size_psi}", source=name,
+                         line=field_line["size_psi"])
     spec = header["problem (module:Class)"]
     if spec.count(":") != 1 or not all(spec.split(":")):
         raise InputError(f"expected the problem as module:Class, got {spec!r}",
-                         source=name, line=2)
+                         source=name, line=field_line["problem (module:Class)"])
     body = lines[len(_USER_FIELDS) + 1].decode("utf-8", "replace") \
         if len(lines) > len(_USER_FIELDS) + 1 else ""
     rows = body.split("\n")
-    if not rows or rows[0].strip() == "" and len(rows) == 1:
+    if rows[0].strip() == "" and len(rows) == 1:
         raise InputError("expected the weight line (index:value ...), found the end of the "
                          "file (truncated model file?)", source=name, line=line_no)
     if any(r.strip() for r in rows[1:]):

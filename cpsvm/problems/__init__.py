@@ -80,7 +80,6 @@ class ProblemEntry:
     """
 
     name: str
-    description: str
     check_labels: Callable
     build: Callable
 
@@ -112,14 +111,23 @@ def problem_entry(name: str) -> ProblemEntry:
     return _REGISTRY[name]
 
 
-register_problem(ProblemEntry("binary", "targets +1/-1 (SVMperf, SVMlight model)",
-                              check_binary_labels, _build_binary))
-register_problem(ProblemEntry("multiclass", "class labels 1..k (SVMmulticlass model)",
-                              check_multiclass_labels, _build_multiclass))
+register_problem(ProblemEntry("binary", check_binary_labels, _build_binary))
+register_problem(ProblemEntry("multiclass", check_multiclass_labels, _build_multiclass))
 
 
-def _choices() -> str:
-    return ", ".join(["auto"] + problem_names()) + " or module:Class"
+def _choices(user: bool = True) -> str:
+    """The --problem values to name in an error; ``user``: module:Class too."""
+    names = ["auto"] + problem_names()
+    if user:
+        return ", ".join(names) + " or module:Class"
+    return ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def _no_such_problem(spec: str, choices: str) -> ProblemSpecError:
+    if spec in _PLANNED:
+        return ProblemSpecError(f"problem {spec!r} ({_PLANNED[spec]}) is not available "
+                                f"yet; expected {choices}")
+    return ProblemSpecError(f"unknown problem {spec!r}: expected {choices}")
 
 
 def import_problem_class(spec: str):
@@ -165,11 +173,8 @@ def resolve_problem(spec: str) -> str:
     spec = (spec or "").strip()
     if spec == "auto" or spec in _REGISTRY:
         return spec
-    if spec in _PLANNED:
-        raise ProblemSpecError(f"problem {spec!r} ({_PLANNED[spec]}) is not available yet; "
-                               f"expected {_choices()}")
-    if ":" not in spec:
-        raise ProblemSpecError(f"unknown problem {spec!r}: expected {_choices()}")
+    if spec in _PLANNED or ":" not in spec:
+        raise _no_such_problem(spec, _choices())
     import_problem_class(spec)
     return spec
 
@@ -178,11 +183,7 @@ def choose_problem(dataset, requested: str) -> str:
     """The registered name for ``requested`` (auto or a name), after checking the labels."""
     requested = (requested or "").strip()
     if requested != "auto" and requested not in _REGISTRY:
-        *first, last = ["auto"] + problem_names()
-        names = f"{', '.join(first)} or {last}"
-        what = f" ({_PLANNED[requested]}) is not available yet" if requested in _PLANNED \
-            else ""
-        raise ProblemSpecError(f"problem {requested!r}{what}: expected {names}")
+        raise _no_such_problem(requested, _choices(user=False))
     if requested == "auto":
         requested = "binary" if np.all(np.abs(dataset.y) == 1) else "multiclass"
     _REGISTRY[requested].check_labels(dataset)

@@ -111,8 +111,8 @@ class PerExampleProblem(StructuredProblem):
         return total
 
     def predict(self, w, X):
-        dense = hasattr(X, "toarray")
-        return [self.classify(X[i].toarray().ravel() if dense else np.asarray(X[i]), w)
+        sparse = hasattr(X, "toarray")
+        return [self.classify(X[i].toarray().ravel() if sparse else np.asarray(X[i]), w)
                 for i in range(X.shape[0])]
 
     def model_options(self) -> dict:

@@ -126,8 +126,7 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
         raise InputError("kernels (-t 1..3) are supported for binary problems only")
     engine_params = CuttingPlaneParams(
         C=params.C, epsilon=params.epsilon, max_iterations=params.max_iterations,
-        max_idle=params.max_idle, time_limit=params.time_limit, use_cache=algorithm == 4,
-        n_threads=params.n_threads)
+        max_idle=params.max_idle, time_limit=params.time_limit, use_cache=algorithm == 4)
     n = dataset.n_examples
 
     if nonlinear and params.basis_method == 0:
@@ -149,9 +148,13 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
 
     nystrom = None
     # Each example's cost: factor (SVMlight's, 1 if none) and, for -w 9, its weight
-    # cost_i/n in the 1-slack risk.
-    cost_factors = None if problem is not None else \
-        checked_costs(dataset.cost, dataset.source, dataset.line_of)
+    # cost_i/n in the 1-slack risk. A user's problem gets them when its examples are
+    # the file's lines.
+    cost_factors = checked_costs(dataset.cost, dataset.source, dataset.line_of)
+    if cost_factors is not None and problem is not None and problem.n_examples != n:
+        notes.append(f"cost: factors ignored: the problem has {problem.n_examples} "
+                     f"examples, the file {n} lines")
+        cost_factors = None
     costs = (np.ones(n) if cost_factors is None else cost_factors) / n
     if problem is None:
         X, y = dataset.X, dataset.y

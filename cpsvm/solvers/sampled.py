@@ -25,8 +25,8 @@ SVMlight's ``cost:`` factors multiply each example's weight: its term of c and i
 
 With r ≥ n (const) or r ≥ |I| (linear) the cuts are exact and both algorithms are the
 exact 1-slack algorithm. Kernel evaluations — the paper's measure of work — are
-counted. Kernel rows come from :class:`cpsvm.kernel_rows.RowKernel`; on a9a (RBF,
-n = 32561, r = 400) they are nine tenths of the training time, the master QP ~5%.
+counted. Kernel rows come from :class:`cpsvm.kernel_rows.RowKernel`; they are most of
+the training time, far more than the master QP (``benchmarks/bench_sampled.py``).
 """
 
 from __future__ import annotations
@@ -37,10 +37,10 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import scipy.sparse as sp
 
+from ..conventions import LOSS_SCALE, PSI_SCALE
 from ..data import Dataset
 from ..engine.cuts import RowTable, checked_costs
 from ..engine.cutting_plane import CuttingPlaneParams, Progress, one_slack
-from ..conventions import LOSS_SCALE, PSI_SCALE
 from ..engine.hinge import hinge_violators
 from ..engine.threads import thread_count
 from ..errors import InputError
@@ -175,7 +175,6 @@ def _train(dataset: Dataset, params: SampledParams, *, callback=None, should_sto
     return model, info
 
 
-
 def _draw_sorted(rng, population: int, size: int) -> np.ndarray:
     """``size`` distinct positions of ``range(population)``, uniformly, in order."""
     return np.sort(rng.choice(population, size, replace=False))
@@ -191,8 +190,7 @@ class ConstantTimeOracle:
     U): r·|U| evaluations, bounded by r²·(working-set size) whatever n is. The Gram row
     of a new cut, g_k·g = Σ_u (β of u in cut k)·(g·φ(x_u)), costs |U|·|F| more, and its
     own |F|² — cheaper than keeping every kept cut's products with the draws (a
-    contraction with all the cuts' coefficients per drawn example took two thirds of the
-    time on a9a).
+    contraction with all the cuts' coefficients per drawn example dominated the time).
     """
 
     def __init__(self, X, y, kernel, sample_size, rng, costs=None):
