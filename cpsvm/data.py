@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from .errors import InputError
+
 
 @dataclass
 class Dataset:
@@ -42,6 +44,19 @@ class Dataset:
     def line_of(self, i: int):
         """1-based line number of example i in its file (None for in-memory data)."""
         return None if self.line_numbers is None else int(self.line_numbers[i])
+
+    def checked_cost(self):
+        """The ``cost:`` factors as float64 (None when no line has one), refusing a factor
+        that is not a finite positive number with the example's file and line."""
+        if self.cost is None:
+            return None
+        costs = np.asarray(self.cost, dtype=np.float64)
+        bad = ~((costs > 0) & np.isfinite(costs))
+        if np.any(bad):
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(f"expected cost: > 0, got cost:{costs[i]:g}",
+                             source=self.source, line=self.line_of(i))
+        return costs
 
     def with_n_features(self, n_features: int) -> tuple["Dataset", int]:
         """Same examples with exactly ``n_features`` columns.

@@ -19,7 +19,6 @@ decision values.
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +26,7 @@ import scipy.sparse as sp
 from numba import njit, prange
 
 from .kernels import POLYNOMIAL, RBF, SIGMOID, Kernel
-from .sparse_ops import as_csr, first_identical_rows
+from .sparse_ops import as_csr, first_identical_rows, map_in_threads
 
 _TIMES, _MATRIX = 0, 1     # what _kernel_rows does with each row's values
 
@@ -262,7 +261,7 @@ class RowKernel:
                           float(k.gamma), float(k.coef_lin), float(k.coef_const), mode,
                           beta, out)
 
-        _in_threads(block, range(0, len(rows), per_block))
+        map_in_threads(block, range(0, len(rows), per_block))
 
 
 def stacked(kernel: Kernel, A, B, *, single_precision: bool = False):
@@ -295,26 +294,6 @@ def kernel_times(kernel: Kernel, A, B, coef, *, single_precision: bool = False,
         if progress is not None:
             progress(hi - lo)
     return out
-
-
-_pool: ThreadPoolExecutor | None = None
-
-
-def _in_threads(fn, items):
-    """fn(item) for every item on ``numba.get_num_threads()`` threads (numpy and BLAS
-    release the GIL); each item's result does not depend on the thread that ran it."""
-    global _pool
-    import numba
-    workers = numba.get_num_threads()
-    items = list(items)
-    if workers == 1 or len(items) == 1:
-        for item in items:
-            fn(item)
-        return
-    if _pool is None or _pool._max_workers != workers:
-        _pool = ThreadPoolExecutor(workers)
-    for _ in _pool.map(fn, items):
-        pass
 
 
 def _exact_products(data, longest) -> bool:

@@ -49,7 +49,9 @@ def _workers() -> int:
     return numba.get_num_threads()
 
 
-def _map(fn, items):
+def map_in_threads(fn, items):
+    """[fn(item) for item in items] on ``numba.get_num_threads()`` threads (numba kernels
+    with nogil, scipy, numpy and BLAS release the GIL); one pool for the whole library."""
     global _pool
     workers = _workers()
     if len(items) == 1 or workers == 1:
@@ -209,7 +211,7 @@ class RowBlocks:
                     _ones_dot(X.indptr, self.kernel_indices, lo, hi, W, out)
                 else:
                     _dense_dot(self.blocks[b], W, out[lo:hi])
-            _map(run, range(len(self.blocks)))
+            map_in_threads(run, range(len(self.blocks)))
             return out[:, 0] if w.ndim == 1 else out
         rhs = w if w.ndim == 1 else w.T
         if len(self.blocks) == 1:
@@ -219,7 +221,7 @@ class RowBlocks:
         def run(b):
             lo, hi = self.bounds[b]
             out[lo:hi] = self.blocks[b] @ rhs
-        _map(run, range(len(self.blocks)))
+        map_in_threads(run, range(len(self.blocks)))
         return out
 
     def rows_sum(self, coef, to_class=None, from_class=None, n_classes=1, rows=None):
@@ -241,7 +243,7 @@ class RowBlocks:
                 def run(b):
                     lo, hi = self.bounds[b]
                     return self.transposed[b] @ coef[lo:hi]
-                return _add_in_order(_map(run, range(len(self.blocks))))
+                return _add_in_order(map_in_threads(run, range(len(self.blocks))))
             to_class = from_class = _NO_CLASSES
 
         def run(chunk):
@@ -253,7 +255,7 @@ class RowBlocks:
                           to_class, from_class, width, out)
             return out
         chunks = [rows] if len(self.blocks) == 1 else np.array_split(rows, len(self.blocks))
-        return _add_in_order(_map(run, chunks))
+        return _add_in_order(map_in_threads(run, chunks))
 
 
 def _share(empty, source):
@@ -278,7 +280,7 @@ def first_identical_rows(X, labels=None) -> np.ndarray:
     data = np.ascontiguousarray(X.data, dtype=np.float64).view(np.uint64)
     keys = np.empty(X.shape[0], np.uint64)
     blocks = RowBlocks.block_bounds(X)
-    _map(lambda bounds: _row_hashes(X.indptr, X.indices, data, keys, *bounds), blocks)
+    map_in_threads(lambda bounds: _row_hashes(X.indptr, X.indices, data, keys, *bounds), blocks)
     if labels is not None:
         keys ^= np.asarray(labels, dtype=np.float64).view(np.uint64) * np.uint64(_MIX)
     n = X.shape[0]

@@ -148,13 +148,13 @@ def test_the_pool_follows_the_thread_count_of_the_call():
     import numba
 
     from cpsvm.engine.threads import thread_count
-    from cpsvm.sparse_ops import _map
+    from cpsvm.sparse_ops import map_in_threads
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("needs 2 numba threads")
     before = numba.get_num_threads()
     me = threading.get_ident()
     with thread_count(1):
-        assert set(_map(lambda _: threading.get_ident(), range(8))) == {me}
+        assert set(map_in_threads(lambda _: threading.get_ident(), range(8))) == {me}
     with thread_count(2):
-        assert me not in set(_map(lambda _: threading.get_ident(), range(8)))
+        assert me not in set(map_in_threads(lambda _: threading.get_ident(), range(8)))
     assert numba.get_num_threads() == before

@@ -13,7 +13,6 @@ import numpy as np
 from numba import njit
 
 from ..conventions import LOSS_SCALE, PSI_SCALE
-from ..errors import InputError
 from ..problems.base import MARGIN_RESCALING, violation
 from .hinge import hinge_violators
 
@@ -130,21 +129,6 @@ def _gather_times(table, slots, columns, beta):
             total += beta[j] * row[columns[j]]
         out[k] = total
     return out
-
-
-def checked_costs(costs, source=None, line_of=None):
-    """SVMlight's per-example ``cost:`` factors as float64 (None stays None), refusing a
-    factor that is not a finite positive number: InputError naming the example's line
-    (``line_of(i)``) in ``source``."""
-    if costs is None:
-        return None
-    costs = np.asarray(costs, dtype=np.float64)
-    bad = ~((costs > 0) & np.isfinite(costs))
-    if np.any(bad):
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"expected cost: > 0, got cost:{costs[i]:g}", source=source,
-                         line=None if line_of is None else line_of(i))
-    return costs
 
 
 class LinearCutOracle:

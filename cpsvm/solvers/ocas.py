@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..data import Dataset
-from ..engine.cuts import checked_costs
 from ..engine.cutting_plane import CuttingPlaneParams, one_slack
 from ..engine.ocas import OcasOracle, merged_examples
 from ..engine.qp import CutWorkingSet
@@ -95,7 +94,7 @@ def example_costs(dataset: Dataset, params: OcasParams) -> np.ndarray:
             raise InputError(f"expected {n} per-example costs C_i > 0, got {len(costs)}")
     else:
         costs = np.full(n, float(params.C))
-    factors = checked_costs(dataset.cost, dataset.source, dataset.line_of)
+    factors = dataset.checked_cost()
     return costs if factors is None else costs * factors
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..data import Dataset
-from ..engine.cuts import KernelCutOracle, LinearCutOracle, checked_costs
+from ..engine.cuts import KernelCutOracle, LinearCutOracle
 from ..engine.cutting_plane import CuttingPlaneParams, n_slack, one_slack
 from ..engine.ocas import OcasOracle, merged_examples
 from ..engine.primal_qp import PrimalCutWorkingSet
@@ -135,8 +135,7 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
             algorithm = 3
             engine_params.use_cache = False
         oracle = KernelCutOracle(dataset.X, dataset.y, kernel, params.rescaling,
-                                 costs=checked_costs(dataset.cost, dataset.source,
-                                                     dataset.line_of))
+                                 costs=dataset.checked_cost())
         result = one_slack(oracle, engine_params, callback=callback, should_stop=should_stop)
         coef = oracle.expansion(result.alpha)
         support = np.flatnonzero(coef)
@@ -150,7 +149,7 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
     # Each example's cost: factor (SVMlight's, 1 if none) and, for -w 9, its weight
     # cost_i/n in the 1-slack risk. A user's problem gets them when its examples are
     # the file's lines.
-    cost_factors = checked_costs(dataset.cost, dataset.source, dataset.line_of)
+    cost_factors = dataset.checked_cost()
     if cost_factors is not None and problem is not None and problem.n_examples != n:
         notes.append(f"cost: factors ignored: the problem has {problem.n_examples} "
                      f"examples, the file {n} lines")

@@ -39,7 +39,7 @@ import scipy.sparse as sp
 
 from ..conventions import LOSS_SCALE, PSI_SCALE
 from ..data import Dataset
-from ..engine.cuts import RowTable, checked_costs
+from ..engine.cuts import RowTable
 from ..engine.cutting_plane import CuttingPlaneParams, Progress, one_slack
 from ..engine.hinge import hinge_violators
 from ..engine.threads import thread_count
@@ -136,8 +136,7 @@ def _train(dataset: Dataset, params: SampledParams, *, callback=None, should_sto
     const = params.algorithm == "const"
     oracle_class = ConstantTimeOracle if const else LinearTimeOracle
     oracle = oracle_class(dataset.X, dataset.y, params.kernel, params.sample_size, rng,
-                          costs=checked_costs(dataset.cost, dataset.source,
-                                              dataset.line_of))
+                          costs=dataset.checked_cost())
     engine_params = CuttingPlaneParams(
         C=params.C, epsilon=params.epsilon, max_iterations=params.max_iterations,
         max_idle=params.max_idle, time_limit=params.time_limit, use_cache=False,
