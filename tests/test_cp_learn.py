@@ -1,12 +1,6 @@
 """cp_learn against independent references: a brute-force primal QP over all
 constraints (scipy SLSQP), scikit-learn's LinearSVC and SVC, and n-slack vs 1-slack."""
 
-import os
-import signal
-import subprocess
-import sys
-import time
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -14,7 +8,6 @@ from scipy.optimize import minimize
 from sklearn.svm import SVC, LinearSVC
 
 from cpsvm.data import Dataset
-from cpsvm.errors import InputError
 from cpsvm.io.model_file import read_model
 from cpsvm.io.svmlight import read_svmlight
 from cpsvm.kernels import Kernel
@@ -22,7 +15,7 @@ from cpsvm.models import MulticlassModel, UserProblemModel, fit_columns
 from cpsvm.problems import PerExampleProblem
 from cpsvm.solvers.one_slack import StructParams, train
 
-from conftest import ROOT, crammer_singer_objective, hinge_objective
+from conftest import ROOT, crammer_singer_objective, hinge_objective, interrupt_cli
 
 
 def brute_force(losses_and_deltas, n, d, C):
@@ -332,18 +325,10 @@ def test_bias_with_a_kernel_is_refused_as_svmperf_does(cli, samples, tmp_path):
 
 def test_ctrl_c_writes_a_valid_model_and_exits_130(samples, tmp_path):
     model, trace = tmp_path / "m", tmp_path / "t.tsv"
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cpsvm.cli.learn", "-c", "1000", "-e", "1e-9", "-#", "1000000",
-         "--trace", str(trace), str(samples / "a9a3k.train"), str(model)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120
-    while time.time() < deadline and (not trace.exists() or
-                                      len(trace.read_text().splitlines()) < 5):
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
+    code, out, err = interrupt_cli("learn", ["-c", "1000", "-e", "1e-9", "-#", "1000000",
+                                             "--trace", trace, samples / "a9a3k.train", model],
+                                   trace)
+    assert code == 130, err
     assert "interrupted at iteration" in err and "Traceback" not in err
     restored = read_model(model)
     assert restored.w.shape[0] >= 122

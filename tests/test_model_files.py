@@ -98,7 +98,7 @@ def test_truncated_model_files(fixtures, tmp_path, n_lines, line, expected):
 
 @pytest.mark.parametrize("first, expected", [
     ("LIBLINEAR model\n", "expected a model file starting"),
-    ("SVM-HMM Version V3.10\n", "not supported yet"),
+    ("SVM-HMM Version V3.10\n", r"m:2: expected 'kernel type', found the end"),
     ("SVM-light Version V6.20\nx # kernel type\n", r"expected 'kernel type' \(int\)"),
 ])
 def test_unknown_or_garbled_model_files(tmp_path, first, expected):
@@ -173,7 +173,7 @@ def test_one_table_of_kinds():
     from cpsvm.io import model_file
     seen = [cls for kind in model_file.MODEL_KINDS for cls in kind.writers]
     assert sorted(seen) == ["KernelModel", "LinearModel", "MulticlassModel",
-                            "UserProblemModel"]
+                            "RandomFeaturesModel", "SequenceModel", "UserProblemModel"]
     assert len(seen) == len(set(seen))
     for model in (LinearModel(w=np.ones(2)), MulticlassModel(np.ones((2, 2))), _user_model()):
         kind = model_file.model_kind_of(model)

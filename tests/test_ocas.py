@@ -16,7 +16,7 @@ from cpsvm.engine.ocas import binary_line_search, line_search
 from cpsvm.solvers.ocas import OcasParams, train
 from cpsvm.solvers.one_slack import StructParams, train as train_one_slack
 
-from conftest import crammer_singer_objective, hinge_objective
+from conftest import crammer_singer_objective, hinge_objective, interrupt_cli
 
 
 def along_line(lam, A0, B0, intercepts, slopes, costs):
@@ -422,25 +422,11 @@ def test_stop_statuses(samples):
 def test_ctrl_c_writes_a_valid_model_and_exits_130(samples, tmp_path):
     """A run that cannot end soon (large C, no tolerance, long time limit) interrupted
     after its first iterations: the model so far is written, exit 130."""
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time as _time
-    from conftest import ROOT
     model, trace = tmp_path / "m", tmp_path / "t.tsv"
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cpsvm.cli.ocas", "-c", "100000", "-a", "0", "-r", "0",
-         "-t", "600", "--trace", str(trace), str(samples / "a9a3k.train"), str(model)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = _time.time() + 120
-    while _time.time() < deadline and proc.poll() is None and (
-            not trace.exists() or len(trace.read_text().splitlines()) < 5):
-        _time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
+    code, out, err = interrupt_cli("ocas", ["-c", "100000", "-a", "0", "-r", "0", "-t", "600",
+                                            "--trace", trace, samples / "a9a3k.train", model],
+                                   trace)
+    assert code == 130, err
     assert "interrupted at iteration" in err and "Traceback" not in err
     assert "Stopping condition: interrupted" in out
     restored = read_model(model)

@@ -17,7 +17,7 @@ from cpsvm.models import UserProblemModel
 from cpsvm.problems import (ProblemSpecError, choose_problem, import_problem_class,
                             problem_names, resolve_problem)
 
-from conftest import ROOT, SAMPLES
+from conftest import ROOT
 
 EXAMPLES = ROOT / "examples"
 
@@ -38,9 +38,9 @@ def one_line(result):
 
 def test_registered_names_and_refusals():
     assert problem_names()[:2] == ["binary", "multiclass"]
-    for name in ("auto", "binary", "multiclass", " binary "):
+    for name in ("auto", "binary", "multiclass", "hmm", " binary "):
         assert resolve_problem(name) == name.strip()
-    for bad, expected in [("foo", "unknown problem 'foo'"), ("hmm", "not available yet"),
+    for bad, expected in [("foo", "unknown problem 'foo'"),
                           ("cfg", "not available yet"), ("", "unknown problem"),
                           ("nosuchmodule_xyz:P", "No module named"),
                           ("os:nosuch", "has no 'nosuch'"),
@@ -50,8 +50,9 @@ def test_registered_names_and_refusals():
     # The learners of built-in problems only (ocas_learn) take no module:Class.
     data = Dataset(sp.csr_matrix(np.ones((2, 1))), np.array([1.0, -1.0]))
     assert choose_problem(data, "auto") == "binary"
+    # hmm only for a learner of sequences (cp_learn): ocas_learn's choice has none.
     for bad, expected in [("ordinal:OrdinalRegression", "expected auto, binary or multiclass"),
-                          ("hmm", "not available yet"), ("foo", "'foo'")]:
+                          ("hmm", "expected auto, binary or multiclass"), ("foo", "'foo'")]:
         with pytest.raises(ProblemSpecError, match=expected):
             choose_problem(data, bad)
     # A usage error for the commands (exit 2), and still an InputError for library callers.
@@ -95,8 +96,8 @@ def test_binary_named_with_zero_one_labels_says_map_0_to_minus_1():
 # -- cp_learn refuses what names no problem, before reading the data ---------------------
 
 @pytest.mark.parametrize("spec, expected", [
-    ("foo", "unknown problem 'foo': expected auto, binary, multiclass or module:Class"),
-    ("hmm", "'hmm' (SVM-hmm sequence tagging) is not available yet"),
+    ("foo", "unknown problem 'foo': expected auto, binary, multiclass, hmm or module:Class"),
+    ("cfg", "'cfg' (SVM-cfg parsing) is not available yet"),
     ("nosuchmodule_xyz:Problem", "cannot import problem"),
     ("ordinal:NoSuchClass", "has no 'NoSuchClass'"),
     ("os:path", "not a class derived from cpsvm.problems.PerExampleProblem"),
@@ -111,12 +112,15 @@ def test_bad_problem_is_a_usage_error_before_reading(tmp_path, spec, expected):
     assert "no-such-data" not in result.stderr and not model.exists()
 
 
-def test_hmm_on_a_sequence_file_is_refused(tmp_path):
-    # Before: exit 0, "Problem: hmm" and a binary SVMlight model over the tokens.
-    model = tmp_path / "m"
-    result = run("learn", "-c", "1", "--problem", "hmm", SAMPLES / "ewt60.hmm.train", model)
-    assert result.returncode == 2 and one_line(result) and "not available yet" in result.stderr
-    assert not model.exists()
+def test_auto_picks_hmm_only_for_sequence_files_of_a_sequence_learner():
+    tokens = Dataset(sp.csr_matrix(np.ones((4, 1))), np.array([1.0, 2.0, 2.0, 1.0]),
+                     qid=np.array([1, 1, 2, 2]))
+    assert choose_problem(tokens, "auto", sequences=True) == "hmm"
+    assert choose_problem(tokens, "auto") == "multiclass"
+    # One line a qid (no sentence of two tokens), or ±1 targets: not SVM-hmm's shape.
+    for qid, y in [([1, 2, 3, 4], [1.0, 2.0, 2.0, 1.0]), ([1, 1, 2, 2], [1.0, -1.0, 1.0, -1.0])]:
+        data = Dataset(tokens.X, np.array(y), qid=np.array(qid))
+        assert choose_problem(data, "auto", sequences=True) != "hmm"
 
 
 # -- the worked example, end to end -------------------------------------------------------

@@ -2,12 +2,6 @@
 cp_learn's solver, the SVMlight objective recomputed from the model with
 Kernel.matrix and scikit-learn's SVC (the kernel rows: tests/test_kernel_rows.py)."""
 
-import os
-import signal
-import subprocess
-import sys
-import time
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -22,7 +16,7 @@ from cpsvm.solvers.one_slack import StructParams
 from cpsvm.solvers.one_slack import train as train_exact
 from cpsvm.solvers.sampled import SampledParams, train
 
-from conftest import ROOT
+from conftest import ROOT, interrupt_cli
 
 
 @pytest.fixture(scope="module")
@@ -212,19 +206,11 @@ def test_bad_labels(capsys, tmp_path, text, expected):
 
 def test_ctrl_c_writes_a_valid_model_and_exits_130(samples, tmp_path):
     model, trace = tmp_path / "m", tmp_path / "t.tsv"
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cpsvm.cli.sampled", "-c", "3000", "-t", "2", "-g", "0.05",
-         "--algorithm", "const", "-p", "1000000", "-e", "1e-9", "--trace", str(trace),
-         str(samples / "a9a3k.train"), str(model)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120
-    while time.time() < deadline and (not trace.exists() or
-                                      len(trace.read_text().splitlines()) < 5):
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
+    code, out, err = interrupt_cli(
+        "sampled", ["-c", "3000", "-t", "2", "-g", "0.05", "--algorithm", "const", "-p",
+                    "1000000", "-e", "1e-9", "--trace", trace, samples / "a9a3k.train", model],
+        trace)
+    assert code == 130, err
     assert "interrupted at iteration" in err and "Traceback" not in err
     restored = read_model(model)
     assert restored.kernel.kind == 2 and restored.support_vectors.shape[0] > 0

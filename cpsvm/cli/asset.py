@@ -1,9 +1,233 @@
-"""Placeholder until its issue lands: the entry point exists and says so."""
+"""asset_learn: kernel SVMs by stochastic subgradient on Nyström or random Fourier
+features (Lee & Wright's ASSET and ASSET*), classification and regression."""
 
-from .common import not_implemented_command, run
+from __future__ import annotations
 
-command = not_implemented_command(
-    "asset_learn", "ASSET (Lee & Wright), which has no command line of its own")
+import functools
+import math
+import sys
+
+import click
+
+from ..errors import OptionError
+from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, Checked, kernel_options, note,
+                     positive, progress, run, threads_option, train_and_save,
+                     validate_options, verbosity_option, version_option)
+
+# numpy, the reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
+APPROXIMATIONS = ("nystrom", "rff", "none")   # cpsvm.solvers.asset.APPROXIMATIONS
+
+STOP_REASONS = {
+    "completed": "all epochs run (--epochs)",
+    "patience": "the validation error did not improve for --patience checks",
+    "interrupted": "interrupted (Ctrl-C)",
+}
+
+ASSET_VERBOSITY = ("Verbosity 0..3: 0 silent but errors; 1 statistics (and a progress bar "
+                   "with ETA on a terminal); 2 also one line per check (ten per epoch) on "
+                   "stderr; 3 as 2.")
+
+
+def _at_least(n: int, what: str) -> Checked:
+    return Checked(int, lambda v: v >= n, f"{what} >= {n}")
+
+
+def _checked_combinations(command):
+    """Refuse what the options cannot mean together before anything is imported (the
+    kernel options build their Kernel, which loads numpy, before the command runs)."""
+
+    @functools.wraps(command)
+    def checked(*args, **kwargs):
+        if (kwargs["C"] is None) == (kwargs["lam"] is None):
+            raise OptionError("expected exactly one of -c (C) and -l (lambda)")
+        kernel_type = kwargs["kernel_type"]
+        if kwargs["approx"] == "rff" and kernel_type != 2:
+            raise OptionError(f"--approx rff needs the RBF kernel (-t 2), got -t {kernel_type}")
+        if kwargs["approx"] == "none" and kernel_type != 0:
+            raise OptionError("--approx none trains on the input features: it needs the "
+                              f"linear kernel (-t 0), got -t {kernel_type}")
+        return command(*args, **kwargs)
+    return checked
+
+
+class AssetMonitor:
+    """Engine callback: the tqdm bar (iterations, with ETA), -v 2 lines, --trace rows."""
+
+    COLUMNS = ("epoch", "iteration", "objective", "validation_error", "seconds")
+
+    def __init__(self, verbosity, trace_path, total_iterations):
+        self.verbosity = verbosity
+        self.bar = progress(total_iterations, verbosity if verbosity < 2 else 0,
+                            "asset_learn", "it")
+        self.trace = open(trace_path, "w", encoding="utf-8") if trace_path else None
+        if self.trace:
+            self.trace.write("\t".join(self.COLUMNS) + "\n")
+        self.done = 0
+
+    def __call__(self, check):
+        self.bar.update(check.iteration - self.done)
+        self.done = check.iteration
+        shown = "" if math.isnan(check.validation_error) else \
+            f" val={check.validation_error:.4g}"
+        self.bar.set_postfix_str(f"obj~{check.objective:.5g}{shown}", refresh=False)
+        if self.verbosity >= 2:
+            note(f"Epoch {check.epoch:.1f}: iteration {check.iteration}, objective estimate "
+                 f"{check.objective:.6g}" + ("" if math.isnan(check.validation_error) else
+                                             f", validation error {check.validation_error:.6g}")
+                 + f", {check.seconds:.3f}s")
+        if self.trace:
+            self.trace.write(f"{check.epoch!r}\t{check.iteration}\t{check.objective!r}\t"
+                             f"{check.validation_error!r}\t{check.seconds!r}\n")
+            self.trace.flush()   # readable while training runs
+
+    def close(self):
+        self.bar.close()
+        if self.trace:
+            self.trace.close()
+
+
+@click.command("asset_learn", context_settings=CONTEXT_SETTINGS)
+@click.option("-c", "C", type=positive("C"), default=None,
+              help="Trade-off C in SVMlight's convention, 1/2|w|^2 + C*sum(loss): "
+                   "lambda = 1/(C*m). Exactly one of -c and -l.")
+@click.option("-l", "lam", type=positive("lambda"), default=None,
+              help="lambda of lambda/2|gamma|^2 + (1/m)*sum(loss) (ASSET's convention). "
+                   "Exactly one of -c and -l.")
+@click.option("-z", "task", type=click.Choice(["c", "r"]), default="c", show_default=True,
+              help="c classification (hinge loss, targets +1/-1), r regression "
+                   "(epsilon-insensitive loss, real targets).")
+@click.option("-w", "tube", type=Checked(float, lambda v: v >= 0, "a tube width -w >= 0"),
+              default=0.1, show_default=True,
+              help="Regression: width epsilon of the insensitive tube (SVMlight's -w).")
+@click.option("--approx", type=click.Choice(APPROXIMATIONS), default="nystrom",
+              show_default=True,
+              help="Kernel approximation: nystrom (ASSET_M, any kernel), rff (random Fourier "
+                   "features, ASSET_F, RBF only), none (the input features, linear kernel "
+                   "only: with --star, Pegasos).")
+@click.option("--k", "basis_size", type=_at_least(1, "--k"), default=512,
+              show_default=True,
+              help="nystrom: number s of sampled basis examples (at most the number of "
+                   "training examples); rff: number D of random features.")
+@click.option("--eig-threshold", type=Checked(float, lambda v: v >= 0, "--eig-threshold >= 0"),
+              default=1e-16, show_default=True,
+              help="nystrom: keep the eigenvalues of the basis kernel matrix above this "
+                   "(the paper's epsilon_d); D is how many.")
+@_checked_combinations
+@kernel_options()
+@click.option("--star", is_flag=True,
+              help="ASSET*: step 1/(lambda*j), no intercept, the last iterate (no "
+                   "averaging).")
+@click.option("-k", "batch", type=_at_least(1, "-k"), default=1, show_default=True,
+              help="Mini-batch size: examples per subgradient step.")
+@click.option("--epochs", type=_at_least(1, "--epochs"), default=10, show_default=True,
+              help="Passes over the training set (see DEFAULTS in the man page).")
+@click.option("--average-last", "average_last", type=_at_least(0, "--average-last"),
+              default=None,
+              help="ASSET: the model is the step-weighted average of the iterates of the "
+                   "last N iterations before each check; 0 averages from the first "
+                   "iteration on. Default: 100 (the paper's) for classification, half of "
+                   "all iterations for -z r.")
+@click.option("--dg-samples", type=_at_least(1, "--dg-samples"), default=1000,
+              show_default=True,
+              help="ASSET: examples M sampled to estimate D_G for the step size.")
+@click.option("--memory", "memory_mb", type=Checked(float, lambda v: v >= 0, "--memory >= 0"),
+              default=1024.0, show_default=True,
+              help="MB for the approximation's rows: they are kept after the first epoch "
+                   "when m*D*8 bytes fit, else computed again each epoch.")
+@click.option("--validate", "validation_file", type=click.Path(dir_okay=False, allow_dash=True),
+              default=None,
+              help="Check the model's error (regression: mean squared error) on this file "
+                   "ten times per epoch; keep the best.")
+@click.option("--patience", type=_at_least(1, "--patience"), default=5, show_default=True,
+              help="With --validate: stop after this many checks without a lower error.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of every draw (basis, random features, sampling order): the same "
+                   "seed gives the same model file at any --threads.")
+@threads_option(work="the approximation's rows and the validation checks")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
+              help="Write one TSV row per check: epoch, iteration, objective estimate, "
+                   "validation error, seconds.")
+@verbosity_option(default=1, help=ASSET_VERBOSITY)
+@version_option("Lee & Wright's ASSET, with SVMlight's -c, -z, -w and kernel flags")
+@click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
+def command(C, lam, task, tube, approx, basis_size, eig_threshold, kernel, star, batch,
+            epochs, average_last, dg_samples, memory_mb, validation_file, patience, seed,
+            threads, trace_path, verbosity, example_file, model_file):
+    """Learn a kernel SVM (or SVR with -z r) from EXAMPLE_FILE by ASSET and write
+    MODEL_FILE: Nyström models as SVMlight kernel models (cp_classify and svm_classify
+    read them), random-feature models as 'cpsvm rff model V1' (cp_classify reads them),
+    --approx none as SVMlight linear models.
+    """
+    from ..io.svmlight import read_svmlight
+    from ..solvers.asset import AssetParams, train
+    params = AssetParams(
+        C=C, lam=lam, approx=approx, basis_size=basis_size, kernel=kernel,
+        task="regression" if task == "r" else "classification", tube=tube, star=star,
+        batch=batch, epochs=epochs, average_last=average_last, dg_samples=dg_samples,
+        eig_threshold=eig_threshold, memory_mb=memory_mb, patience=patience, seed=seed,
+        n_threads=threads)
+    validate_options(params)
+    data = read_svmlight(example_file)
+    if validation_file is not None:
+        params.validation = read_svmlight(validation_file)
+    total = epochs * -(-data.n_examples // batch)
+    info, cpu, report = train_and_save("asset_learn", train, data, params, model_file,
+                                       verbosity, trace_path,
+                                       monitor=AssetMonitor(verbosity, trace_path, total))
+    if verbosity >= 1:
+        _print_statistics(info, params, cpu, report)
+    for line in info.notes:
+        note(f"Note: {line}")
+    r = info.result
+    if r.status == "interrupted":
+        note(f"asset_learn: interrupted at iteration {r.iterations}; the model so far was "
+             f"written to {model_file}")
+        sys.exit(EXIT_INTERRUPTED)
+
+
+def _print_statistics(info, params, cpu, out):
+    r = info.result
+    p = lambda s: print(s, file=out)  # noqa: E731
+    approx = {"nystrom": f"Nystrom, s={params.basis_size} basis examples",
+              "rff": f"random Fourier features, D={params.basis_size}",
+              "none": "none (input features)"}[params.approx]
+    p(f"Approximation: {approx}; dimension D={info.dim}"
+      + (f" ({info.n_dropped} eigenvalues dropped)" if info.n_dropped else "")
+      + ("" if info.cached else " (rows recomputed each epoch: over --memory)"))
+    loss = "epsilon-insensitive (w=%g)" % params.tube if params.task == "regression" \
+        else "hinge"
+    if params.star:
+        p(f"Algorithm: ASSET* (step 1/(lambda*j), no intercept, last iterate), {loss} loss, "
+          f"mini-batch {params.batch}")
+    else:
+        window = "all iterates" if info.average_last == 0 else \
+            f"the last {info.average_last} iterates"
+        p(f"Algorithm: ASSET (step D_X/(D_G*sqrt(j)) = {info.step_scale:.6g}/sqrt(j), "
+          f"average of {window}), {loss} loss, mini-batch {params.batch}")
+    p(f"Stopped because: {STOP_REASONS[r.status]}")
+    n_iter = -(-info.n_examples // params.batch)
+    p(f"Number of iterations: {r.iterations} ({r.iterations / n_iter:.1f} epochs); model "
+      f"of iteration {r.best_iteration}")
+    p(f"Bounds: |gamma| <= {info.radius:.6g}, |b| <= {info.b_radius:.6g}")
+    p(f"Norm of weight vector: |gamma|={info.norm_gamma:.5f}")
+    p(f"Objective (ASSET's): lambda = {info.lam:.6g}; lambda/2|gamma|^2 + mean(loss) = "
+      f"{info.objective:.8g}")
+    p(f"SVMlight scale: C = 1/(lambda*m) = {info.c_light:.6g}; objective "
+      f"1/2|w|^2 + C*sum(loss) = {info.svmlight_objective:.6f}")
+    if params.task == "regression":
+        p(f"Training mean squared error: {info.training_error:.6g}")
+    else:
+        p(f"Training error: {100 * info.training_error:.2f}%")
+    if params.validation is not None:
+        what = "mean squared error" if params.task == "regression" else "error"
+        value = info.result.validation_error
+        shown = f"{value:.6g}" if params.task == "regression" else f"{100 * value:.2f}%"
+        p(f"Validation {what}: {shown} (best of {r.n_checks} checks)")
+    if info.kernel_evaluations:
+        p(f"Number of kernel evaluations: {info.kernel_evaluations}")
+    p(f"Runtime in cpu-seconds: {cpu:.2f} (wall: approximation {info.seconds_map:.2f}s, "
+      f"rows {r.seconds_rows:.2f}s, steps {r.seconds_steps:.2f}s)")
 
 
 def main(argv=None):

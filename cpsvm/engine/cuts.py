@@ -118,6 +118,132 @@ class RowTable:
         return out
 
 
+class CutVectors:
+    """Cut vectors g_k in working-set order: a cut with few nonzeros (a structured
+    problem's cut moves only the Ψ entries of the examples it gets wrong, fewer and
+    fewer as training goes on) is kept as its nonzeros, the others densely in a
+    :class:`RowTable`, so that memory and the products w = Σ α_k g_k and g·g_k scale
+    with the nonzeros rather than with the length of Ψ. The sparse cuts' nonzeros sit
+    one after another in two growing buffers (a dropped cut's range is reclaimed when
+    the dropped ones outweigh the kept), read by one compiled pass per product."""
+
+    # Kept sparse at most this fraction nonzero (12 bytes a nonzero against 8 an entry).
+    SPARSE_FRACTION = 0.4
+
+    def __init__(self, width):
+        self.width = width
+        self._dense = RowTable(width)
+        self._is_sparse = []        # per kept cut, in working-set order
+        self._ranges = []           # (first, end) in the buffers of each sparse cut
+        self._index_dtype = np.int32 if width < 2 ** 31 else np.int64
+        self._idx = np.empty(0, dtype=self._index_dtype)
+        self._val = np.empty(0)
+        self._used = 0
+
+    @property
+    def size(self):
+        return len(self._is_sparse)
+
+    def _bounds(self):
+        r = np.asarray(self._ranges, dtype=np.int64).reshape(-1, 2)
+        return np.ascontiguousarray(r[:, 0]), np.ascontiguousarray(r[:, 1])
+
+    @property
+    def rows(self) -> np.ndarray:
+        out = np.zeros((self.size, self.width))
+        mask = np.asarray(self._is_sparse, dtype=bool)
+        if self._dense.size:
+            out[~mask] = self._dense.rows
+        for k, (lo, hi) in zip(np.flatnonzero(mask), self._ranges):
+            out[k, self._idx[lo:hi]] = self._val[lo:hi]
+        return out
+
+    def _reserve(self, extra):
+        need = self._used + extra
+        if need <= len(self._val):
+            return
+        size = max(need, 2 * len(self._val))
+        idx, val = np.empty(size, dtype=self._index_dtype), np.empty(size)
+        idx[:self._used], val[:self._used] = self._idx[:self._used], self._val[:self._used]
+        self._idx, self._val = idx, val
+
+    def append(self, row):
+        row = np.asarray(row, dtype=np.float64)
+        idx = np.flatnonzero(row)
+        if len(idx) <= self.SPARSE_FRACTION * self.width:
+            self._reserve(len(idx))
+            lo, hi = self._used, self._used + len(idx)
+            self._idx[lo:hi] = idx
+            self._val[lo:hi] = row[idx]
+            self._used = hi
+            self._ranges.append((lo, hi))
+            self._is_sparse.append(True)
+        else:
+            self._dense.append(row)
+            self._is_sparse.append(False)
+
+    def keep(self, mask):
+        mask = np.asarray(mask, dtype=bool)
+        sparse = np.asarray(self._is_sparse, dtype=bool)
+        self._dense.keep(mask[~sparse])
+        self._ranges = [r for r, kept in zip(self._ranges, mask[sparse]) if kept]
+        self._is_sparse = [s for s, kept in zip(self._is_sparse, mask) if kept]
+        live = sum(hi - lo for lo, hi in self._ranges)
+        if 2 * live < self._used:
+            idx, val = np.empty(live, dtype=self._index_dtype), np.empty(live)
+            ranges, at = [], 0
+            for lo, hi in self._ranges:
+                idx[at:at + hi - lo], val[at:at + hi - lo] = self._idx[lo:hi], self._val[lo:hi]
+                ranges.append((at, at + hi - lo))
+                at += hi - lo
+            self._idx, self._val, self._ranges, self._used = idx, val, ranges, live
+
+    def combine(self, alpha):
+        """Σ_k α_k·g_k."""
+        alpha = np.asarray(alpha, dtype=np.float64)
+        sparse = np.asarray(self._is_sparse, dtype=bool)
+        total = self._dense.combine(alpha[~sparse]) if self._dense.size \
+            else np.zeros(self.width)
+        if self._ranges:
+            lo, hi = self._bounds()
+            _sparse_combine(lo, hi, self._idx, self._val,
+                            np.ascontiguousarray(alpha[sparse]), total)
+        return total
+
+    def dot(self, vector):
+        """g_k · vector for the kept cuts, in working-set order."""
+        vector = np.ascontiguousarray(vector, dtype=np.float64)
+        sparse = np.asarray(self._is_sparse, dtype=bool)
+        out = np.empty(self.size)
+        if self._dense.size:
+            out[~sparse] = self._dense.dot(vector)
+        if self._ranges:
+            lo, hi = self._bounds()
+            out[sparse] = _sparse_dot(lo, hi, self._idx, self._val, vector)
+        return out
+
+
+@njit(cache=True)
+def _sparse_combine(lo, hi, idx, val, alpha, total):
+    """total[idx[j]] += alpha[k]·val[j] over each cut k's range lo[k]..hi[k]-1."""
+    for k in range(len(lo)):
+        a = alpha[k]
+        if a != 0.0:
+            for j in range(lo[k], hi[k]):
+                total[idx[j]] += a * val[j]
+
+
+@njit(cache=True)
+def _sparse_dot(lo, hi, idx, val, vector):
+    out = np.empty(len(lo))
+    for k in range(len(lo)):
+        total = 0.0
+        for j in range(lo[k], hi[k]):
+            total += val[j] * vector[idx[j]]
+        out[k] = total
+    return out
+
+
 @njit(cache=True)
 def _gather_times(table, slots, columns, beta):
     """out[k] = Σ_j beta[j]·table[slots[k], columns[j]]."""
@@ -143,7 +269,8 @@ class LinearCutOracle:
         self.cache_size = cache_size
         self.cache = []            # most recent labellings from the exact oracle
         self.oracle_calls = 0
-        self._table = RowTable(problem.size_psi)
+        self._table = CutVectors(problem.size_psi)
+        self._last_w = None        # (α, w) of the last weights() call
         n = problem.n_examples
         self.cost_factors = None if costs is None else np.asarray(costs, dtype=np.float64)
         if self.cost_factors is not None and self.cost_factors.shape != (n,):
@@ -159,7 +286,12 @@ class LinearCutOracle:
     def weights(self, alpha) -> np.ndarray:
         if self._table.size == 0:
             return np.zeros(self.problem.size_psi)
-        return self._table.combine(alpha)
+        # The loop asks twice for the same α when the cache has no cut (-w 4); add and
+        # keep forget it.
+        key = np.asarray(alpha, dtype=np.float64).tobytes()
+        if self._last_w is None or self._last_w[0] != key:
+            self._last_w = (key, self._table.combine(alpha))
+        return self._last_w[1]
 
     def _cut(self, labels):
         losses = self.problem.losses(labels)
@@ -187,9 +319,12 @@ class LinearCutOracle:
             return None
         w = self.weights(alpha)
         candidates = [self.problem.true_labels()] + self.cache
-        scores = np.stack([
-            violation(self.problem.losses(labels), self.problem.margins(w, labels),
-                      self.rescaling) for labels in candidates])
+        # A problem whose margins share work across labellings (scores of w) says so.
+        many = getattr(self.problem, "margins_many", None)
+        margins = many(w, candidates) if many is not None \
+            else [self.problem.margins(w, labels) for labels in candidates]
+        scores = np.stack([violation(self.problem.losses(labels), m, self.rescaling)
+                           for labels, m in zip(candidates, margins)])
         scores[0] = 0.0  # the true label: no loss, no violation
         labels = self.problem.pick(candidates, np.argmax(scores, axis=0))
         c, g = self._cut(labels)
@@ -203,10 +338,15 @@ class LinearCutOracle:
         losses = self.problem.losses(labels, rows)
         costs = np.ones(len(rows)) if self.cost_factors is None \
             else self.cost_factors[np.asarray(rows)]
+        # Each example's own labelling: one entry of labels, unless the problem's
+        # labellings are laid out otherwise (sequences: a run of tokens per example).
+        split = getattr(self.problem, "split_labels", None)
+        own = split(labels, rows) if split is not None \
+            else [labels[j:j + 1] for j in range(len(rows))]
         cuts = []
         for j, i in enumerate(rows):
             weight = costs[j] * (1.0 if self.rescaling == MARGIN_RESCALING else losses[j])
-            cuts.append(self.problem.delta_psi_sum([weight], labels[j:j + 1], [i]))
+            cuts.append(self.problem.delta_psi_sum([weight], own[j], [i]))
         return costs * losses, cuts
 
     def gram_row(self, g):
@@ -214,9 +354,11 @@ class LinearCutOracle:
 
     def add(self, g):
         self._table.append(g)
+        self._last_w = None
 
     def keep(self, mask):
         self._table.keep(mask)
+        self._last_w = None
 
 
 class KernelCutOracle:

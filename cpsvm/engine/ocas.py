@@ -22,6 +22,23 @@ and :class:`cpsvm.problems.multiclass.MulticlassProblem` do)::
     rows                         the examples as :class:`cpsvm.sparse_ops.RowBlocks`
     scores(w)                    outputs ⟨w, x_i⟩ (n,), or every class's score (n, k)
     losses(labels), delta_psi_sum(weights, labels)   as in :mod:`cpsvm.problems.base`
+
+A structured problem whose labellings cannot be listed (sequences: a max over
+exponentially many lines per example) instead provides::
+
+    scores(w)                    outputs linear in w (hmm: the tokens' emission scores)
+    separate_at(out, w)          the margin-rescaled most violated labelling where the
+                                 outputs are ``out`` (what they leave out of w·Ψ, such as
+                                 hmm's transitions, read from w)
+    margins_at(out, w, labels)   w·δΨ_i(labels_i) from outputs and weights (linear in both)
+
+and its line search is exact on a model of each example's slack along w_b → w_t: the
+max of the lines of the labellings seen so far (the last ``pool_size`` argmaxes, and the
+true labelling's 0), a lower bound of the slack that is exact where it was evaluated.
+The step minimising the model is evaluated by the oracle; where the two differ the new
+argmax joins the model and the search repeats (Kelley's method in one dimension, at most
+``max_evaluations`` times). w_b moves to the best evaluated point, so F(w_b) is exact
+and decreasing.
 """
 
 from __future__ import annotations
@@ -203,6 +220,9 @@ class OcasOracle(LinearCutOracle):
         self._cut_coef = np.zeros(problem.n_examples)   # the last binary cut's coef and g
         self._cut_sum = np.zeros(problem.size_psi)
         self.seconds = {"output": 0.0, "line_search": 0.0, "cut": 0.0}
+        self.structured = callable(getattr(problem, "separate_at", None))
+        self.pool_size, self.max_evaluations = 5, 3
+        self._pool = []          # structured: recent argmax labellings (the line model)
 
     def outputs(self, w):
         """⟨w, x_i⟩ for binary (n,), every class's score for multiclass (n, k)."""
@@ -237,6 +257,8 @@ class OcasOracle(LinearCutOracle):
         out_t = self.outputs(w_t)
         t1 = time.perf_counter()
         self.seconds["output"] += t1 - t0
+        if self.structured:
+            return self._structured_step(w_t, out_t, t1)
         if self.out_best is None or self.method == 0:
             # First iteration (w_t = 0), or plain cutting plane: the cut is taken at w_t.
             f_t = self.objective(w_t, out_t)
@@ -270,6 +292,91 @@ class OcasOracle(LinearCutOracle):
         mu = self.cut_lambda
         self.seconds["line_search"] += time.perf_counter() - t1
         return self._cut_at((1 - mu) * self.out_best + mu * out_t)
+
+    def _argmax_at(self, out, w):
+        """The most violated labelling at (out, w) and every example's slack there."""
+        labels = self.problem.separate_at(out, w)
+        self.oracle_calls += self.problem.n_examples
+        slack = self.problem.losses(labels) - self.problem.margins_at(out, w, labels)
+        return labels, np.maximum(slack, 0.0)
+
+    def _pool_add(self, labels):
+        self._pool.append(labels)
+        del self._pool[:-self.pool_size]
+
+    def _structured_step(self, w_t, out_t, started):
+        """One OCAS iteration for a structured problem (see the module docstring)."""
+        problem = self.problem
+        if self.out_best is None or self.method == 0:
+            labels, slack = self._argmax_at(out_t, w_t)
+            f_t = 0.5 * float(w_t @ w_t) + self.C * float(self.costs @ slack)
+            if f_t < self.primal:
+                self.primal, self.w_best, self.out_best = f_t, w_t, out_t.copy()
+            self._pool_add(labels)
+            self.seconds["line_search"] += time.perf_counter() - started
+            return self._structured_cut(labels)
+        w_b, out_b = self.w_best, self.out_best
+        direction, out_dir = w_t - w_b, out_t - out_b
+        A0, B0 = float(direction @ direction), float(w_b @ direction)
+        half_b = 0.5 * float(w_b @ w_b)
+        # Each pooled labelling's slack along the segment: Δ − m(w_b) − λ·m(direction).
+        intercepts = [np.zeros(problem.n_examples)]
+        slopes = [np.zeros(problem.n_examples)]
+
+        def add_lines(labels):
+            intercepts.append(problem.losses(labels) - problem.margins_at(out_b, w_b, labels))
+            slopes.append(-problem.margins_at(out_dir, direction, labels))
+
+        many = getattr(problem, "margins_many_at", None)
+        if many is not None and self._pool:
+            # the true labelling's scores once for the whole pool
+            for labels, m_b, m_dir in zip(self._pool, many(out_b, w_b, self._pool),
+                                          many(out_dir, direction, self._pool)):
+                intercepts.append(problem.losses(labels) - m_b)
+                slopes.append(-m_dir)
+        else:
+            for labels in self._pool:
+                add_lines(labels)
+        best = (0.0, self.primal)
+        evaluated = {0.0}
+        for _ in range(self.max_evaluations):
+            I, S = np.column_stack(intercepts), np.column_stack(slopes)
+            step = line_search(A0, B0, I, S, self._C_costs)
+            if step in evaluated:
+                break
+            evaluated.add(step)
+            model = half_b + step * (B0 + 0.5 * A0 * step) \
+                + self.C * float(self.costs @ np.max(I + step * S, axis=1))
+            w_s = w_b + step * direction
+            labels, slack = self._argmax_at(out_b + step * out_dir, w_s)
+            f_s = 0.5 * float(w_s @ w_s) + self.C * float(self.costs @ slack)
+            # Kept even when not the best: the next search's model is then exact here
+            # too, so repeated searches along the same line cannot stall.
+            self._pool_add(labels)
+            if f_s < best[1]:
+                best = (step, f_s)
+            if f_s - model <= 1e-12 * max(1.0, abs(f_s)):
+                break   # the model is exact at its minimiser: the exact step
+            add_lines(labels)
+        step, f_best = best
+        if step != 0.0:
+            self.w_best = w_b + step * direction
+            self.out_best = out_b + step * out_dir
+            self.primal = f_best
+        t2 = time.perf_counter()
+        self.seconds["line_search"] += t2 - started
+        mu = self.cut_lambda
+        w_c = (1 - mu) * self.w_best + mu * w_t
+        labels, _ = self._argmax_at((1 - mu) * self.out_best + mu * out_t, w_c)
+        self._pool_add(labels)
+        return self._structured_cut(labels, t2)
+
+    def _structured_cut(self, labels, started=None):
+        t0 = time.perf_counter() if started is None else started
+        c = float(self.costs @ self.problem.losses(labels))
+        g = self.problem.delta_psi_sum(self.costs, labels)
+        self.seconds["cut"] += time.perf_counter() - t0
+        return c, g
 
     def _violators_sum(self, coef, n_violated, n_changed):
         """Σ coef_i·x_i over the violators, as a known sum plus the rows where its

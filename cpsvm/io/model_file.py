@@ -5,10 +5,16 @@ Binary models are written as SVMlight models (version line exactly
 SVMperf's compressed form, one "support vector" with coefficient 1 holding w.
 Multiclass models use SVMmulticlass's layout: its header, then w of all classes
 stacked (class y's block at offset (y-1)·d) as the single support vector.
+Sequence models use SVMhmm V3.10's (``SVM-HMM Version V3.10``, which svm_hmm_classify
+insists on): kernel lines, emission features, tags, orders and loss, then w in SVMhmm's
+layout (:class:`cpsvm.problems.viterbi.HmmLayout`) as the single support vector.
 A user's problem (``--problem module:Class``) has a cpsvm kind of its own: the version
 line ``cpsvm user-problem model V1``, the problem's ``module:Class``, its options (JSON),
 size_psi, the training data's number of features and examples, then w as one line of
-``index:value`` pairs (see man cp_learn).
+``index:value`` pairs (see man cp_learn). asset_learn's random Fourier feature models
+are the kind ``cpsvm rff model V1``: SVMlight's first header lines, the number of random
+features, the task and b, then one line per feature, ``coef nu omega_1 ... omega_d``
+(see man asset_learn).
 
 Every kind is one entry of ``MODEL_KINDS`` (version line, reader, a writer per model
 class): reading dispatches on the first line, writing on the model's class.
@@ -255,6 +261,160 @@ def _format_multiclass(model) -> list:
     return lines
 
 
+RFF_VERSION = "cpsvm rff model V1"
+_RFF_FIELDS = _KERNEL_FIELDS[:8] + [
+    ("number of random features", int),
+    ("task", str),
+    ("threshold b", float),
+]
+_RFF_TASKS = ("classification", "regression")
+
+
+def _read_rff(raw, name, float32_features):
+    """asset_learn's random Fourier feature models (see man asset_learn, MODEL FILES):
+    SVMlight's header with the number of features D and the task, then one line per
+    feature: coef_j nu_j omega_j (a value for each input feature 1..highest index)."""
+    import numpy as np
+
+    from ..models import RandomFeaturesModel
+    n_fields = len(_RFF_FIELDS)
+    lines = raw.split(b"\n", n_fields + 1)
+    header = _read_header(lines, _RFF_FIELDS, name)
+    field_line = {label: k + 2 for k, (label, _) in enumerate(_RFF_FIELDS)}
+    if header["kernel type"] != 2:
+        raise InputError(f"expected kernel type 2 (RBF), got {header['kernel type']}",
+                         source=name, line=field_line["kernel type"])
+    gamma = header["kernel parameter -g"]
+    dim, n_random = header["highest feature index"], header["number of random features"]
+    if dim < 0 or n_random < 1:
+        raise InputError("expected a highest feature index >= 0 and at least one random "
+                         "feature", source=name, line=field_line["number of random features"])
+    task = header["task"]
+    if task not in _RFF_TASKS:
+        raise InputError(f"expected task classification or regression, got {task!r}",
+                         source=name, line=field_line["task"])
+    first = n_fields + 2
+    body = lines[n_fields + 1].decode("utf-8", "replace") if len(lines) > n_fields + 1 else ""
+    rows = body.split("\n")
+    while rows and not rows[-1].strip():
+        rows.pop()
+    if len(rows) != n_random:
+        what = "truncated model file?" if len(rows) < n_random else "extra lines"
+        raise InputError(f"expected {n_random} random features as the header says, found "
+                         f"{len(rows)} ({what})", source=name, line=first + len(rows))
+    values = np.empty((n_random, dim + 2))
+    for j, row in enumerate(rows):
+        try:
+            numbers = np.array(row.split(), dtype=np.float64)
+        except ValueError:
+            numbers = np.zeros(0)
+        if numbers.shape != (dim + 2,) or not np.all(np.isfinite(numbers)):
+            raise InputError(f"expected {dim + 2} finite numbers (coef, nu and one omega "
+                             f"value per feature), got {row[:40]!r}", source=name,
+                             line=first + j)
+        values[j] = numbers
+    return RandomFeaturesModel(omega=np.ascontiguousarray(values[:, 2:].T),
+                               nu=values[:, 1].copy(), coef=values[:, 0].copy(),
+                               b=header["threshold b"], gamma=gamma,
+                               n_train=header["number of training documents"], task=task)
+
+
+def _format_rff(model) -> list:
+    from ..kernels import RBF, Kernel
+    header = _kernel_header(Kernel(RBF, gamma=model.gamma), model.n_features, model.n_train,
+                            0, model.b)[:8]
+    lines = [RFF_VERSION] + header + [
+        f"{model.n_components} # number of random features",
+        f"{model.task} # task (classification or regression)",
+        f"{_number(model.b)} # threshold b: f(x) = sum_j coef_j*cos(omega_j.x + nu_j) - b; "
+        "each following line is a random feature: coef_j nu_j omega_j (one value per "
+        "input feature)"]
+    for j in range(model.n_components):
+        lines.append(" ".join([_number(model.coef[j]), _number(model.nu[j])]
+                              + [_number(v) for v in model.omega[:, j]]))
+    return lines
+
+
+HMM_VERSION = "SVM-HMM Version V3.10"
+_HMM_FIELDS = _KERNEL_FIELDS[:7] + [
+    ("number of emission features", int),
+    ("number of classes", int),
+    ("HMM order of transitions", int),
+    ("HMM order of emissions", int),
+    ("loss function", int),
+    ("number of support vectors plus 1", int),
+    ("threshold b", float),
+]
+
+
+def _read_hmm(raw, name, float32_features):
+    """SVMhmm V3.10 models: SVMlight's kernel lines, the emission features, tags and
+    orders, then w as support vectors (one, holding w, as svm_hmm_learn compacts a
+    linear model; several are summed alpha-weighted). w[j] is feature j+1."""
+    import numpy as np
+
+    from ..models import SequenceModel
+    from ..problems.viterbi import HmmLayout
+    from .svmlight import parse_svmlight_bytes
+    n_fields = len(_HMM_FIELDS)
+    lines = raw.split(b"\n", n_fields + 1)
+    header = _read_header(lines, _HMM_FIELDS, name)
+    field_line = {label: k + 2 for k, (label, _) in enumerate(_HMM_FIELDS)}
+    if header["kernel type"] != 0:
+        raise InputError(f"expected a linear SVM-hmm model (kernel type 0), got kernel type "
+                         f"{header['kernel type']}", source=name, line=field_line["kernel type"])
+    try:
+        layout = HmmLayout(header["number of emission features"], header["number of classes"],
+                           header["HMM order of transitions"], header["HMM order of emissions"])
+    except ValueError as e:
+        label = "HMM order of emissions" if "emission order" in str(e) else \
+            "HMM order of transitions" if "order" in str(e) else "number of classes"
+        raise InputError(f"expected a valid SVM-hmm header: {e}", source=name,
+                         line=field_line[label]) from None
+    n_sv = header["number of support vectors plus 1"] - 1
+    if n_sv < 0:
+        raise InputError("expected a non-negative number of support vectors", source=name,
+                         line=field_line["number of support vectors plus 1"])
+    first = n_fields + 2
+    body = lines[n_fields + 1] if len(lines) > n_fields + 1 else b""
+    svs = parse_svmlight_bytes(body, name, first_line=first, allow_empty=True)
+    if svs.n_examples != n_sv:
+        what = "truncated model file?" if svs.n_examples < n_sv else "extra lines"
+        raise InputError(f"expected {n_sv} support vectors as the header says, found "
+                         f"{svs.n_examples} ({what})", source=name, line=first + svs.n_examples)
+    if svs.n_features > layout.size_psi:
+        raise InputError(f"expected weight indices up to {layout.size_psi} ({layout.n_tags} "
+                         f"tags, {layout.n_features} emission features, orders "
+                         f"{layout.trans_order}/{layout.emit_order}), found {svs.n_features}",
+                         source=name, line=first)
+    X = svs.X
+    if float32_features:    # svm_hmm_classify keeps the weights read as 32-bit floats
+        X = X.copy()
+        X.data = X.data.astype(np.float32).astype(np.float64)
+    w = np.zeros(layout.size_psi)
+    if n_sv:
+        w[:X.shape[1]] = np.asarray(X.T @ svs.y).ravel()
+    return SequenceModel.from_layout(w, layout, loss_id=header["loss function"])
+
+
+def _format_hmm(model) -> list:
+    import numpy as np
+
+    from ..kernels import Kernel
+    layout = model.layout
+    w = np.asarray(model.w, dtype=np.float64)
+    if len(w) != layout.size_psi:
+        raise ValueError(f"expected w of length {layout.size_psi}, got {len(w)}")
+    header = _kernel_header(Kernel(), layout.highest_feature_index, 0, 1, 0.0)
+    return [HMM_VERSION] + header[:7] + [
+        f"{layout.n_features} # number of emission features ",
+        f"{layout.n_tags} # number of classes ",
+        f"{layout.trans_order} # HMM order of transitions ",
+        f"{layout.emit_order} # HMM order of emissions ",
+        f"{model.loss_id} # loss function ",
+    ] + header[8:] + [_sv_line(1.0, *_nonzero(w))]
+
+
 @dataclass(frozen=True)
 class ModelKind:
     """One kind of model file: the first lines that announce it, its reader, and a writer
@@ -273,9 +433,11 @@ MODEL_KINDS = [
               {"MulticlassModel": _format_multiclass}),
     ModelKind("user-problem", (USER_PROBLEM_VERSION,), _read_user_problem,
               {"UserProblemModel": _format_user_problem}),
+    ModelKind("rff", (RFF_VERSION,), _read_rff, {"RandomFeaturesModel": _format_rff}),
+    ModelKind("hmm", ("SVM-HMM Version V3.",), _read_hmm, {"SequenceModel": _format_hmm}),
 ]
 # Kinds written by tools whose issue has not landed yet: refused by name.
-_PLANNED_KINDS = {"SVM-HMM": "SVM-hmm sequence models"}
+_PLANNED_KINDS: dict = {}
 
 
 def model_kind_of(model) -> ModelKind:
@@ -295,14 +457,15 @@ def _kind_of_version(version: str):
 
 def read_model(source, *, float32_features=False):
     """Read a model file of any kind in MODEL_KINDS: written by cpsvm, SVMlight V5/V6,
-    SVMperf or SVMmulticlass V2.
+    SVMperf, SVMmulticlass V2 or SVMhmm V3.10.
 
     Returns a :class:`LinearModel` (SVMlight models with the linear kernel, SVMperf's
-    compressed models), :class:`KernelModel`, :class:`MulticlassModel` or
-    :class:`UserProblemModel`. ``float32_features`` rounds the support vectors' feature
-    values to 32-bit floats, as SVMlight stores them (its FVAL type), before a linear
-    model's w is summed from them; with test features rounded alike, decision values
-    then match ``svm_classify``'s.
+    compressed models), :class:`KernelModel`, :class:`MulticlassModel`,
+    :class:`SequenceModel` (SVMhmm V3.10) or :class:`UserProblemModel`.
+    ``float32_features`` rounds the support vectors' feature values to 32-bit floats,
+    as SVMlight stores them (its FVAL type), before a linear model's w is summed from
+    them; with test features rounded alike, decision values then match
+    ``svm_classify``'s (and SVMhmm models' weights are those svm_hmm_classify uses).
     """
     name = source_name(source)
     raw = read_bytes(source)

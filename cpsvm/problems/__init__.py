@@ -1,8 +1,8 @@
 """Structured problems: a registry of names, the label checks, and users' own classes.
 
-``--problem`` takes a registered name (``binary``, ``multiclass``), ``auto`` (binary if
-every target is ±1, else multiclass) or ``module:Class`` (a user's subclass of
-:class:`PerExampleProblem`). :func:`resolve_problem` checks that spec before any data
+``--problem`` takes a registered name (``binary``, ``multiclass``, ``hmm``), ``auto`` (hmm
+for an SVM-hmm file when the learner trains sequences, else binary if every target is ±1,
+else multiclass) or ``module:Class`` (a user's subclass of :class:`PerExampleProblem`). :func:`resolve_problem` checks that spec before any data
 is read; :func:`choose_problem` then checks the data's labels against the problem.
 The registry holds only names and builders: the problem modules (and numba) are
 imported when a problem is built, not when a name is checked.
@@ -24,7 +24,7 @@ from .base import MARGIN_RESCALING, SLACK_RESCALING, PerExampleProblem, Structur
 __all__ = ["MARGIN_RESCALING", "SLACK_RESCALING", "PerExampleProblem", "StructuredProblem",
            "ProblemEntry", "ProblemSpecError", "register_problem", "problem_entry",
            "problem_names", "resolve_problem", "choose_problem", "check_binary_labels",
-           "check_multiclass_labels", "import_problem_class", "load_user_problem"]
+           "check_multiclass_labels", "check_sequence_labels", "is_sequence_file", "import_problem_class", "load_user_problem"]
 
 
 class ProblemSpecError(OptionError):
@@ -76,12 +76,15 @@ class ProblemEntry:
     """A registered problem: how to check a dataset's labels and build it on features.
 
     ``build(X, y, bias=...)`` returns the StructuredProblem (its ``to_model`` decides the
-    model kind); ``bias`` is SVMperf's --b, ignored by problems without one.
+    model kind); ``bias`` is SVMperf's --b, ignored by problems without one. A problem
+    whose examples are groups of lines (sentences) sets ``from_dataset(dataset,
+    **options)`` instead: it is built from the whole dataset, ``options`` its own.
     """
 
     name: str
     check_labels: Callable
-    build: Callable
+    build: Callable | None = None
+    from_dataset: Callable | None = None
 
 
 def _build_binary(X, y, bias=0.0):
@@ -94,9 +97,29 @@ def _build_multiclass(X, y, bias=0.0):
     return MulticlassProblem(X, y)
 
 
+def check_sequence_labels(dataset):
+    """An SVM-hmm training file: qid on every line, sentences contiguous, tags 1..k."""
+    from .hmm import training_sequences
+    training_sequences(dataset)
+
+
+def _build_hmm(dataset, **options):
+    from .hmm import HmmProblem, training_sequences
+    return HmmProblem(training_sequences(dataset), **options)
+
+
+def is_sequence_file(dataset) -> bool:
+    """SVM-hmm's shape: qid on the lines, some qid on more than one line (a sentence of
+    several tokens), and targets that are not all ±1."""
+    qid = getattr(dataset, "qid", None)
+    if qid is None or len(qid) < 2:
+        return False
+    return bool(np.any(qid[1:] == qid[:-1])) and not np.all(np.abs(dataset.y) == 1)
+
+
 _REGISTRY: dict[str, ProblemEntry] = {}
 # Names of the problems whose issues have not landed yet: refused with a clear line.
-_PLANNED = {"hmm": "SVM-hmm sequence tagging", "cfg": "SVM-cfg parsing"}
+_PLANNED = {"cfg": "SVM-cfg parsing"}
 
 
 def register_problem(entry: ProblemEntry) -> None:
@@ -113,14 +136,12 @@ def problem_entry(name: str) -> ProblemEntry:
 
 register_problem(ProblemEntry("binary", check_binary_labels, _build_binary))
 register_problem(ProblemEntry("multiclass", check_multiclass_labels, _build_multiclass))
+register_problem(ProblemEntry("hmm", check_sequence_labels, from_dataset=_build_hmm))
 
 
-def _choices(user: bool = True) -> str:
-    """The --problem values to name in an error; ``user``: module:Class too."""
-    names = ["auto"] + problem_names()
-    if user:
-        return ", ".join(names) + " or module:Class"
-    return ", ".join(names[:-1]) + " or " + names[-1]
+def _choices() -> str:
+    """The --problem values to name in an error."""
+    return ", ".join(["auto"] + problem_names()) + " or module:Class"
 
 
 def _no_such_problem(spec: str, choices: str) -> ProblemSpecError:
@@ -179,13 +200,20 @@ def resolve_problem(spec: str) -> str:
     return spec
 
 
-def choose_problem(dataset, requested: str) -> str:
-    """The registered name for ``requested`` (auto or a name), after checking the labels."""
+def choose_problem(dataset, requested: str, sequences: bool = False) -> str:
+    """The registered name for ``requested`` (auto or a name), after checking the labels.
+    ``sequences``: the caller trains sequence problems, so auto picks hmm for an SVM-hmm
+    file (:func:`is_sequence_file`); without it, hmm is refused."""
     requested = (requested or "").strip()
-    if requested != "auto" and requested not in _REGISTRY:
-        raise _no_such_problem(requested, _choices(user=False))
+    names = problem_names() if sequences else [n for n in problem_names() if n != "hmm"]
+    if requested != "auto" and requested not in names:
+        choices = ", ".join(["auto"] + names[:-1]) + " or " + names[-1]
+        raise _no_such_problem(requested, choices)
     if requested == "auto":
-        requested = "binary" if np.all(np.abs(dataset.y) == 1) else "multiclass"
+        if sequences and is_sequence_file(dataset):
+            requested = "hmm"
+        else:
+            requested = "binary" if np.all(np.abs(dataset.y) == 1) else "multiclass"
     _REGISTRY[requested].check_labels(dataset)
     return requested
 

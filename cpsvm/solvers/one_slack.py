@@ -1,6 +1,7 @@
-"""Structural SVM training by cutting planes (SVMstruct / SVMperf / SVMmulticlass).
+"""Structural SVM training by cutting planes (SVMstruct / SVMperf / SVMmulticlass /
+SVMhmm).
 
-``train(dataset, params)`` picks the problem (binary, multiclass or a user's class),
+``train(dataset, params)`` picks the problem (binary, multiclass, hmm or a user's class),
 the representation (linear, exact kernel expansion, or a Nyström basis trained
 linearly — SVMperf's ``--t 1``) and the algorithm (``-w``: 0 n-slack, 2 1-slack with
 the primal QP, 3 1-slack dual, 4 1-slack dual with constraint cache, 9 — SVMperf's
@@ -34,8 +35,13 @@ ALGORITHMS = (0, 2, 3, 4, 9)
 # margin rescaling, trained linearly, -w 9 — OCAS's line search and cut point cut the
 # iterations on a9a from ~900 to ~70 at the same guarantee. Otherwise -w 4 calls the
 # oracle far less, but its cached cuts are weaker (multiclass: 2x the iterations, 3-4x
-# the time on satimage) and for binary they equal the exact ones: -w 3.
-DEFAULT_ALGORITHM = {"binary": 3, "multiclass": 3, "user": 4}
+# the time on satimage) and for binary they equal the exact ones: -w 3. hmm with slack
+# rescaling: -w 4, SVMhmm's default, the fewest Viterbi calls.
+DEFAULT_ALGORITHM = {"binary": 3, "multiclass": 3, "hmm": 4, "user": 4}
+LINE_SEARCH = ("binary", "multiclass", "hmm")   # -w 9 trains them with OCAS's line search
+# -l of each problem, its default first: zero/one (SVMperf's error rate, -l 2, the same)
+# or SVMhmm's Hamming.
+LOSSES_OF = {"binary": (0, 2), "multiclass": (0, 2), "user": (0, 2), "hmm": (1, 0)}
 
 
 @dataclass
@@ -44,7 +50,7 @@ class StructParams:
     epsilon: float = 0.1
     algorithm: int | None = None      # None (or 9): the default for the problem
     rescaling: int = MARGIN_RESCALING
-    loss_id: int = 0
+    loss_id: int | None = None        # None: the problem's default (hmm 1, else 0)
     max_iterations: int = 100000
     max_idle: int = 50
     cache_size: int = 5
@@ -55,6 +61,9 @@ class StructParams:
     basis_size: int = 500             # --k
     basis_data: Dataset | None = None  # --f
     problem: str = "auto"
+    trans_order: int = 1              # hmm --t: order of the transitions (SVMhmm)
+    emit_order: int = 0               # hmm --e: order of the emissions
+    beam: int = 0                     # hmm --b: Viterbi beam width, 0 = exact
     seed: int = 0
     time_limit: float = math.inf
     n_threads: int | None = None      # numba threads for the run (None: the caller's)
@@ -69,9 +78,21 @@ class StructParams:
         if self.rescaling not in (1, 2):
             raise InputError(f"expected -o 1 (slack) or 2 (margin rescaling), got "
                              f"{self.rescaling}")
-        if self.loss_id not in (0, 2):
+        if self.loss_id not in (None, 0, 1, 2):
             raise InputError(f"loss -l {self.loss_id} is not supported: -l 0 (zero/one "
-                             "per example, i.e. SVMperf's error rate -l 2) only")
+                             "per example, i.e. SVMperf's error rate -l 2) or, for hmm, "
+                             "-l 1 (Hamming)")
+        from ..problems.viterbi import MAX_EMIT_ORDER, MAX_TRANS_ORDER
+        if not 0 <= self.trans_order <= MAX_TRANS_ORDER:
+            raise InputError(f"expected --t 0..{MAX_TRANS_ORDER} (order of the hmm's "
+                             f"transitions), got {self.trans_order}")
+        if not 0 <= self.emit_order <= min(MAX_EMIT_ORDER, self.trans_order):
+            raise InputError(f"expected --e 0..{min(MAX_EMIT_ORDER, self.trans_order)} "
+                             f"(order of the hmm's emissions, at most --t), got "
+                             f"{self.emit_order}")
+        if self.beam < 0:
+            raise InputError(f"expected --b >= 0 (Viterbi beam width, 0 = exact), got "
+                             f"{self.beam}")
         if self.basis_method not in (0, 1):
             raise InputError(f"--t {self.basis_method} is not supported: --t 0 (exact) or "
                              "--t 1 (random basis, Nyström)")
@@ -82,6 +103,16 @@ class StructParams:
             raise InputError(f"--b {self.bias:g} needs the linear kernel: with -t "
                              f"{self.kernel.kind} there is no bias (give --b 0 or leave it)")
         self.problem = resolve_problem(self.problem)
+        if self.problem in LOSSES_OF:
+            self.loss_of(self.problem)
+
+    def loss_of(self, kind) -> int:
+        """-l for the problem ``kind`` (its default when not given), checked."""
+        loss_id = self.loss_id if self.loss_id is not None else LOSSES_OF[kind][0]
+        if loss_id not in LOSSES_OF[kind]:
+            raise InputError(f"loss -l {loss_id} is not a loss of the {kind} problem: "
+                             "expected " + " or ".join(f"-l {i}" for i in LOSSES_OF[kind]))
+        return loss_id
 
 
 @dataclass
@@ -108,26 +139,34 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
     if ":" in params.problem:
         kind, problem = "user", load_user_problem(params.problem, dataset)
     else:
-        kind = choose_problem(dataset, params.problem)
+        kind = choose_problem(dataset, params.problem, sequences=True)
         problem = None
-    bias = params.bias if params.bias is not None else float(params.kernel.is_linear)
+    loss_id = params.loss_of(kind)
     kernel = params.kernel
     nonlinear = not kernel.is_linear
+    if nonlinear and kind != "binary":
+        raise InputError("kernels (-t 1..3) are supported for binary problems only")
+    entry = problem_entry(kind) if kind != "user" else None
+    n = dataset.n_examples
+    if entry is not None and entry.from_dataset is not None:
+        # Examples that are groups of lines (sentences): built from the whole dataset.
+        problem = entry.from_dataset(dataset, trans_order=params.trans_order,
+                                     emit_order=params.emit_order, beam=params.beam,
+                                     loss_id=loss_id)
+        n = problem.n_examples
+    bias = params.bias if params.bias is not None else float(params.kernel.is_linear)
     algorithm = params.algorithm
     if algorithm in (None, 9):
-        # -w 9 needs a linear model of a built-in problem, margin rescaled.
-        line_search = kind != "user" and params.rescaling == MARGIN_RESCALING and (
+        # -w 9 needs a linear model of binary, multiclass or hmm, margin rescaled.
+        line_search = kind in LINE_SEARCH and params.rescaling == MARGIN_RESCALING and (
             not nonlinear or params.basis_method == 1)
         algorithm = 9 if line_search else DEFAULT_ALGORITHM[kind]
     elif algorithm == 1:
         algorithm = 0   # n-slack with shrinking: the same optimum as plain n-slack
     notes = []
-    if nonlinear and kind != "binary":
-        raise InputError("kernels (-t 1..3) are supported for binary problems only")
     engine_params = CuttingPlaneParams(
         C=params.C, epsilon=params.epsilon, max_iterations=params.max_iterations,
         max_idle=params.max_idle, time_limit=params.time_limit, use_cache=algorithm == 4)
-    n = dataset.n_examples
 
     if nonlinear and params.basis_method == 0:
         if algorithm != 3:
@@ -150,9 +189,10 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
     # cost_i/n in the 1-slack risk. A user's problem gets them when its examples are
     # the file's lines.
     cost_factors = dataset.checked_cost()
-    if cost_factors is not None and problem is not None and problem.n_examples != n:
+    if cost_factors is not None and problem is not None \
+            and problem.n_examples != dataset.n_examples:
         notes.append(f"cost: factors ignored: the problem has {problem.n_examples} "
-                     f"examples, the file {n} lines")
+                     f"examples, the file {dataset.n_examples} lines")
         cost_factors = None
     costs = (np.ones(n) if cost_factors is None else cost_factors) / n
     if problem is None:
@@ -192,7 +232,7 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
     if nystrom is not None:
         model = KernelModel(nystrom.basis, nystrom.expansion_coef(w), 0.0, kernel, n_train=n)
     else:
-        model = problem.to_model(w, n_train=n, loss_id=params.loss_id)
+        model = problem.to_model(w, n_train=n, loss_id=loss_id)
     info = TrainInfo(kind, algorithm, n, result, float(np.linalg.norm(w)),
                      int(np.count_nonzero(result.alpha)), notes)
     return model, info

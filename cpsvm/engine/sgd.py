@@ -1,0 +1,347 @@
+"""Projected stochastic subgradient with iterate averaging (Lee & Wright's ASSET and
+ASSET*; Pegasos when the rows are the input features themselves).
+
+Problem: minimise λ/2·|γ|² + (1/m)·Σ_i ℓ(y_i, V_i·γ + b) over X = {|γ| ≤ R, |b| ≤ B}
+(b fixed at 0 without an intercept), ℓ the hinge loss max(0, 1 - y·f) or the
+ε-insensitive loss max(0, |f - y| - ε).
+
+Iteration j takes the next mini-batch A_j of ``batch`` examples of the epoch's
+permutation (the last batch of an epoch may be smaller) and steps
+
+    γ ← Π_X(γ - η_j·(λγ + (1/|A_j|)·Σ_{i∈A_j} ℓ'_i·V_i)),   b ← Π(b - η_j·mean ℓ'_i)
+
+with η_j = ``step_scale``/√j (ASSET: D_X/D_G) or 1/(λj) (``star``: ASSET*). γ is held
+as s·w so that the shrink by (1 - η_jλ) and the projection are one scalar product;
+only the rows with a non-zero loss derivative touch w.
+
+ASSET's model is the η-weighted average of the iterates of the last ``average_last``
+iterations (0: all) before each check; ASSET*'s is the last iterate. Checks come
+``checks_per_epoch`` times an epoch: the average is formed, validated (when a
+``validate`` callable is given), reported to ``callback`` and, with ``patience``, the
+best one kept. ``should_stop()`` is asked at each check.
+
+The rows reach the engine through a *row source*: ``dim``; ``sparse`` (True: CSR arrays
+``indptr, indices, data`` and ``row_sq`` for all m rows); otherwise ``block(rows)`` ->
+(array V, positions of ``rows`` in V, squared norms of V's rows). The order of the
+updates depends only on the generator, never on how or on how many threads the rows
+are computed.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+HINGE, EPSILON_INSENSITIVE = 0, 1
+
+# State vector shared with the kernels: γ = s·w, |w|², b, η-weighted sums of b and of η
+# (averaging), the sum of the losses seen and how many.
+_S, _WNORM2, _B, _ACC_B, _ACC_ETA, _LOSS, _SEEN = range(7)
+# Placeholders for the arrays of the other kind of rows (one kernel signature).
+_NO_ROWS = np.zeros((0, 0))
+_NO_INDEX = np.zeros(0, dtype=np.int64)
+_NO_DATA = np.zeros(0)
+
+
+@dataclass
+class SGDSettings:
+    lam: float                   # λ > 0
+    loss: int = HINGE
+    epsilon: float = 0.0         # tube width of the ε-insensitive loss
+    star: bool = False           # ASSET*: η_j = 1/(λj), no averaging, no intercept
+    intercept: bool = True
+    batch: int = 1
+    epochs: int = 10
+    average_last: int = 100      # 0: average from the first iteration on
+    radius: float = math.inf     # R, bound on |γ|
+    b_radius: float = math.inf   # B, bound on |b|
+    step_scale: float = 1.0      # D_X / D_G (ASSET)
+    checks_per_epoch: int = 10
+    patience: int | None = None  # checks without a better validation error before stopping
+    block_rows: int = 4096       # rows fetched from the source at a time
+
+
+@dataclass
+class Check:
+    epoch: float
+    iteration: int
+    objective: float             # λ/2|γ̄|² + mean loss of the examples since the last check
+    validation_error: float      # nan without validation
+    seconds: float
+
+
+@dataclass
+class SGDResult:
+    gamma: np.ndarray
+    b: float
+    iterations: int              # iterations run
+    best_iteration: int          # iteration of the kept model
+    validation_error: float
+    status: str                  # "completed", "patience" or "interrupted"
+    n_checks: int = 0
+    seconds_rows: float = 0.0    # fetching rows from the source
+    seconds_steps: float = 0.0   # the subgradient steps
+
+
+def run_sgd(source, y, settings: SGDSettings, rng: np.random.Generator, *, validate=None,
+            callback=None, should_stop=None) -> SGDResult:
+    """Train; one ``rng.permutation(m)`` is drawn per epoch, nothing else."""
+    st = settings
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    m = len(y)
+    k = int(st.batch)
+    n_iter = -(-m // k)
+    positions = sorted({max(1, round(c * n_iter / st.checks_per_epoch))
+                        for c in range(1, st.checks_per_epoch + 1)})
+    def next_check(J):
+        """The first check after iteration J (checks: iterations e·n_iter + position)."""
+        e, p = divmod(J, n_iter)
+        later = [q for q in positions if q > p]
+        return e * n_iter + later[0] if later else (e + 1) * n_iter + positions[0]
+
+    def window_start(J):
+        if st.star or st.average_last <= 0:
+            return 0
+        return max(0, J - st.average_last)
+
+    def stops_in_epoch(epoch):
+        """Iterations of the epoch where a segment must end or begin (its checks and the
+        window starts in it), and those window starts (snapshots of the running sums)."""
+        lo, hi = epoch * n_iter, (epoch + 1) * n_iter
+        starts = set()
+        if not st.star:
+            if epoch == 0:
+                starts.add(0)
+            if st.average_last > 0:
+                J = next_check(lo + st.average_last - 1)
+                while window_start(J) < hi:
+                    starts.add(window_start(J))
+                    J = next_check(J)
+        return sorted({lo, hi} | {lo + p for p in positions} | starts), starts
+
+    w = np.zeros(source.dim)
+    acc = np.zeros(source.dim)
+    state = np.zeros(7)
+    state[_S] = 1.0
+    grads = np.zeros(k)
+    dots = np.zeros(k)
+    snapshots = {}
+    accumulated_last = False
+    best = None
+    since_best = 0
+    status = "completed"
+    n_checks = 0
+    t_rows = t_steps = 0.0
+    started = time.perf_counter()
+    J = 0
+    stop = False
+
+    for epoch in range(st.epochs):
+        perm = rng.permutation(m).astype(np.int64)
+        stops, starts = stops_in_epoch(epoch)
+        p = 0
+        while p < n_iter:
+            J = epoch * n_iter + p
+            # Window starts at J: snapshot the running sums (reset first when no window
+            # is open, so that they stay small).
+            if J in starts and not st.star:
+                if not accumulated_last:
+                    acc[:] = 0.0
+                    state[_ACC_B] = state[_ACC_ETA] = 0.0
+                snapshots[J] = (acc.copy(), state[_ACC_B], state[_ACC_ETA])
+            q_stop = min(c for c in stops if c > J) - epoch * n_iter
+            q = min(q_stop, n_iter, p + max(1, st.block_rows // k))
+            upcoming = next_check(J)
+            accumulate = (not st.star) and window_start(upcoming) <= J
+            lo, hi = p * k, min(q * k, m)
+            rows = perm[lo:hi]
+            t0 = time.perf_counter()
+            if source.sparse:
+                V, local, sq = _NO_ROWS, rows, source.row_sq
+                indptr, indices, data = source.indptr, source.indices, source.data
+            else:
+                V, local, sq = source.block(rows)
+                indptr, indices, data = _NO_INDEX, _NO_INDEX, _NO_DATA
+            t1 = time.perf_counter()
+            _steps(not source.sparse, V, indptr, indices, data, local, sq, y[rows], k, w,
+                   acc, state, J, q - p, st.lam, st.loss, st.epsilon, st.star,
+                   st.step_scale, st.radius, st.b_radius, st.intercept, accumulate, grads,
+                   dots)
+            t2 = time.perf_counter()
+            t_rows += t1 - t0
+            t_steps += t2 - t1
+            accumulated_last = accumulate
+            p = q
+            J = epoch * n_iter + p
+            if J != upcoming:
+                continue
+            # A check: the averaged iterate of the window ending here.
+            if st.star:
+                gamma_bar, b_bar = state[_S] * w, state[_B]
+            else:
+                snap_acc, snap_b, snap_eta = snapshots[window_start(J)]
+                weight = state[_ACC_ETA] - snap_eta
+                gamma_bar = (acc - snap_acc) / weight
+                b_bar = (state[_ACC_B] - snap_b) / weight
+                # Window starts never decrease: older snapshots are done with.
+                oldest = window_start(next_check(J))
+                for key in [key for key in snapshots if key < oldest]:
+                    del snapshots[key]
+            seen = max(state[_SEEN], 1.0)
+            objective = 0.5 * st.lam * float(gamma_bar @ gamma_bar) + float(state[_LOSS] / seen)
+            state[_LOSS] = state[_SEEN] = 0.0
+            error = float(validate(gamma_bar, b_bar)) if validate is not None else math.nan
+            if best is None or validate is None or error < best[3]:
+                best = (gamma_bar.copy(), float(b_bar), J, error)
+                since_best = 0
+            else:
+                since_best += 1
+            n_checks += 1
+            if callback is not None:
+                callback(Check(J / n_iter, J, objective, error, time.perf_counter() - started))
+            if validate is not None and st.patience and since_best >= st.patience:
+                status, stop = "patience", True
+            elif should_stop is not None and should_stop():
+                status, stop = "interrupted", True
+            if stop:
+                break
+        if stop:
+            break
+    gamma, b, best_j, error = best
+    return SGDResult(gamma=gamma, b=b, iterations=J, best_iteration=best_j,
+                     validation_error=error, status=status, n_checks=n_checks,
+                     seconds_rows=t_rows, seconds_steps=t_steps)
+
+
+# --- the kernels ----------------------------------------------------------------------
+
+@njit(cache=True)
+def _loss_and_derivative(loss, y, f, epsilon):
+    """ℓ(y, f) and dℓ/df (a subgradient)."""
+    if loss == HINGE:
+        margin = y * f
+        if margin < 1.0:
+            return 1.0 - margin, -y
+        return 0.0, 0.0
+    r = f - y
+    if r > epsilon:
+        return r - epsilon, 1.0
+    if r < -epsilon:
+        return -r - epsilon, -1.0
+    return 0.0, 0.0
+
+
+@njit(cache=True)
+def _step_size(j, lam, star, step_scale):
+    if star:
+        return 1.0 / (lam * j)
+    return step_scale / math.sqrt(j)
+
+
+@njit(cache=True)
+def _shrink(state, w, eta, lam):
+    """γ ← (1 - ηλ)γ as a change of scale; True when γ became 0 (ηλ ≥ 1)."""
+    factor = 1.0 - eta * lam
+    if factor <= 0.0:
+        w[:] = 0.0
+        state[_S] = 1.0
+        state[_WNORM2] = 0.0
+        return True
+    state[_S] *= factor
+    return False
+
+
+@njit(cache=True)
+def _intercept_step(state, eta, gsum, count, intercept, b_radius):
+    if intercept:
+        b = state[_B] - eta * gsum / count
+        state[_B] = min(max(b, -b_radius), b_radius)
+
+
+@njit(cache=True)
+def _project_and_average(state, w, acc, eta, radius, accumulate):
+    s = state[_S]
+    norm = s * math.sqrt(max(state[_WNORM2], 0.0))
+    if norm > radius:
+        s *= radius / norm
+    if s < 1e-9:      # fold the scale into w before it underflows
+        for c in range(w.shape[0]):
+            w[c] *= s
+        state[_WNORM2] *= s * s
+        s = 1.0
+    state[_S] = s
+    if accumulate:
+        f = eta * s
+        for c in range(w.shape[0]):
+            acc[c] += f * w[c]
+        state[_ACC_B] += eta * state[_B]
+        state[_ACC_ETA] += eta
+
+
+@njit(cache=True)
+def _row_dot(dense, V, indptr, indices, data, r, w):
+    """V_r·w for a dense row of V, or for CSR row r."""
+    total = 0.0
+    if dense:
+        for c in range(w.shape[0]):
+            total += V[r, c] * w[c]
+    else:
+        for p in range(indptr[r], indptr[r + 1]):
+            total += data[p] * w[indices[p]]
+    return total
+
+
+@njit(cache=True)
+def _add_row(dense, V, indptr, indices, data, r, coef, w):
+    """w += coef·V_r."""
+    if dense:
+        for c in range(w.shape[0]):
+            w[c] += coef * V[r, c]
+    else:
+        for p in range(indptr[r], indptr[r + 1]):
+            w[indices[p]] += coef * data[p]
+
+
+@njit(cache=True)
+def _steps(dense, V, indptr, indices, data, rows, sq, y, batch, w, acc, state, j0, n_steps,
+           lam, loss, epsilon, star, step_scale, radius, b_radius, intercept, accumulate,
+           grads, dots):
+    """``n_steps`` iterations, iteration j0+1 first, over the rows ``rows[i]`` (targets
+    y[i], squared norms sq[rows[i]]) of a dense V (``dense``) or of a CSR matrix."""
+    n = rows.shape[0]
+    state[_WNORM2] = np.dot(w, w)
+    for t in range(n_steps):
+        lo = t * batch
+        hi = min(lo + batch, n)
+        count = hi - lo
+        j = j0 + t + 1
+        eta = _step_size(j, lam, star, step_scale)
+        s = state[_S]
+        b = state[_B]
+        gsum = 0.0
+        for i in range(lo, hi):
+            dot = _row_dot(dense, V, indptr, indices, data, rows[i], w)
+            value, g = _loss_and_derivative(loss, y[i], s * dot + b, epsilon)
+            state[_LOSS] += value
+            grads[i - lo] = g
+            dots[i - lo] = dot
+            gsum += g
+        state[_SEEN] += count
+        changed = _shrink(state, w, eta, lam)
+        _intercept_step(state, eta, gsum, count, intercept, b_radius)
+        for i in range(lo, hi):
+            g = grads[i - lo]
+            if g == 0.0:
+                continue
+            r = rows[i]
+            coef = -eta * g / (count * state[_S])
+            # The dot of the loss is still V_r·w unless w changed since.
+            dot = _row_dot(dense, V, indptr, indices, data, r, w) if changed else dots[i - lo]
+            state[_WNORM2] += 2.0 * coef * dot + coef * coef * sq[r]
+            _add_row(dense, V, indptr, indices, data, r, coef, w)
+            changed = True
+        _project_and_average(state, w, acc, eta, radius, accumulate)

@@ -1,0 +1,392 @@
+"""ASSET and ASSET* (Lee & Wright): stochastic subgradient training on a low-dimensional
+approximation V_i = φ(x_i) of the kernel's feature map.
+
+    minimise  λ/2·|γ|² + (1/m)·Σ_i ℓ(y_i, V_i·γ + b)
+
+λ = 1/(C·m) for SVMlight's C. φ is the Nyström map of ``basis_size`` sampled training
+examples (eigenvalues of K_SS above ``eig_threshold`` kept), random Fourier features
+(RBF only, D = ``basis_size``) or, with ``approx="none"`` and the linear kernel, the
+input features themselves (ASSET* is then Pegasos).
+
+Randomness: one ``numpy.random.default_rng(seed)`` draws, in this order, the
+approximation (the basis, ``choice(m, s, replace=False)`` sorted; or Ω then ν), the
+examples that estimate D_G (ASSET only, ``choice(m, min(M, m), replace=False)``), and one
+``permutation(m)`` per epoch, whose consecutive mini-batches are the iterations.
+
+Memory: V's m×D float64 rows are kept after the first epoch when they fit in
+``memory_mb``; otherwise each epoch computes them again, a block at a time.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..data import Dataset
+from ..engine.sgd import EPSILON_INSENSITIVE, HINGE, SGDSettings, run_sgd
+from ..engine.threads import thread_count
+from ..errors import InputError, OptionError
+from ..kernels import LINEAR, RBF, Kernel
+
+APPROXIMATIONS = ("nystrom", "rff", "none")
+TASKS = ("classification", "regression")
+
+
+@dataclass
+class AssetParams:
+    C: float | None = None            # SVMlight's C; λ = 1/(C·m)
+    lam: float | None = None          # λ directly (exactly one of C and lam)
+    approx: str = "nystrom"
+    basis_size: int = 512             # s (Nyström) or D (random features)
+    kernel: Kernel = field(default_factory=Kernel)
+    task: str = "classification"
+    tube: float = 0.1                 # ε of the ε-insensitive loss (regression)
+    star: bool = False                # ASSET*: η = 1/(λj), no intercept, no averaging
+    batch: int = 1
+    epochs: int = 10
+    average_last: int | None = None   # ASSET: average the last N iterates (0: all; None:
+                                      # 100 for classification, half of them for regression)
+    dg_samples: int = 1000            # M, examples estimating D_G
+    eig_threshold: float = 1e-16      # ε_d
+    memory_mb: float = 1024.0
+    patience: int = 5
+    seed: int = 0
+    n_threads: int | None = None
+    validation: Dataset | None = None
+
+    def validate(self) -> None:
+        if (self.C is None) == (self.lam is None):
+            raise OptionError("expected exactly one of -c (C) and -l (lambda)")
+        for name, value in (("C", self.C), ("lambda", self.lam)):
+            if value is not None and not (value > 0 and math.isfinite(value)):
+                raise OptionError(f"expected {name} > 0, got {value:g}")
+        if self.approx not in APPROXIMATIONS:
+            raise OptionError(f"expected --approx nystrom, rff or none, got {self.approx!r}")
+        if self.task not in TASKS:
+            raise OptionError(f"expected task classification or regression, got {self.task!r}")
+        if self.approx == "rff" and self.kernel.kind != RBF:
+            raise OptionError("--approx rff needs the RBF kernel (-t 2), got -t "
+                              f"{self.kernel.kind}")
+        if self.approx == "none" and self.kernel.kind != LINEAR:
+            raise OptionError("--approx none trains on the input features: it needs the "
+                              f"linear kernel (-t 0), got -t {self.kernel.kind}")
+        checks = [("--k", self.basis_size, 1), ("-k", self.batch, 1),
+                  ("--epochs", self.epochs, 1), ("--dg-samples", self.dg_samples, 1),
+                  ("--patience", self.patience, 1), ("--average-last", 0 if self.average_last is None else self.average_last, 0)]
+        for name, value, least in checks:
+            if value < least:
+                raise OptionError(f"expected {name} >= {least}, got {value}")
+        if not self.tube >= 0:
+            raise OptionError(f"expected a tube width -w >= 0, got {self.tube:g}")
+        if not self.eig_threshold >= 0:
+            raise OptionError(f"expected --eig-threshold >= 0, got {self.eig_threshold:g}")
+        if not self.memory_mb >= 0:
+            raise OptionError(f"expected --memory >= 0, got {self.memory_mb:g}")
+
+    def lambda_for(self, m: int) -> float:
+        return self.lam if self.lam is not None else 1.0 / (self.C * m)
+
+
+@dataclass
+class AssetInfo:
+    n_examples: int
+    lam: float
+    dim: int                          # D, the approximation's dimension
+    n_dropped: int                    # Nyström eigenvalues below ε_d
+    objective: float                  # λ/2|γ|² + mean loss at the model, exact
+    training_error: float             # error rate (classification) or MSE (regression)
+    norm_gamma: float
+    result: object                    # engine.sgd.SGDResult
+    radius: float
+    b_radius: float
+    step_scale: float
+    average_last: int                 # the averaging window used (ASSET)
+    cached: bool                      # V's rows kept in memory after the first epoch
+    seconds_map: float                # building the approximation
+    kernel_evaluations: int = 0
+    notes: list = field(default_factory=list)
+
+    @property
+    def c_light(self) -> float:
+        return 1.0 / (self.lam * self.n_examples)
+
+    @property
+    def svmlight_objective(self) -> float:
+        """½|γ|² + C·Σ ℓ with C = 1/(λm): the objective divided by λ."""
+        return self.objective / self.lam
+
+
+class _CachedRows:
+    """The engine's dense row source: φ of training rows, kept once computed when
+    ``cache`` (the whole m×D array fits the memory budget)."""
+
+    sparse = False
+
+    def __init__(self, rows_of, m: int, dim: int, cache: bool):
+        self.rows_of = rows_of
+        self.dim = dim
+        self.cache = np.empty((m, dim)) if cache else None
+        self.sq = np.empty(m) if cache else None
+        self.have = np.zeros(m, dtype=bool) if cache else None
+
+    def block(self, rows):
+        rows = np.asarray(rows, dtype=np.int64)
+        if self.cache is None:
+            V = self.rows_of(rows)
+            return V, np.arange(len(rows)), np.einsum("ij,ij->i", V, V)
+        missing = rows[~self.have[rows]]
+        if len(missing):
+            V = self.rows_of(missing)
+            self.cache[missing] = V
+            self.sq[missing] = np.einsum("ij,ij->i", V, V)
+            self.have[missing] = True
+        return self.cache, rows, self.sq
+
+
+class _SparseRows:
+    """The input features themselves (--approx none)."""
+
+    sparse = True
+
+    def __init__(self, X):
+        X = X.tocsr()
+        X.sort_indices()
+        self.indptr = X.indptr.astype(np.int64)
+        self.indices = X.indices.astype(np.int64)
+        self.data = np.ascontiguousarray(X.data, dtype=np.float64)
+        self.dim = X.shape[1]
+        self.row_sq = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+        self.X = X
+
+
+def train(dataset: Dataset, params: AssetParams, callback=None, should_stop=None):
+    """Train on ``dataset``; returns (model, AssetInfo). ``callback(check)`` gets each
+    :class:`cpsvm.engine.sgd.Check`; ``should_stop()`` is asked at each check."""
+    params.validate()
+    with thread_count(params.n_threads):
+        return _train(dataset, params, callback, should_stop)
+
+
+def _check_targets(data: Dataset, task: str, what: str):
+    y = data.y
+    if task == "regression":
+        bad = np.flatnonzero(~np.isfinite(y))
+        expected = "a finite regression target"
+    else:
+        bad = np.flatnonzero((y != 1) & (y != -1))
+        expected = "a target +1 or -1"
+    if len(bad):
+        i = int(bad[0])
+        raise InputError(f"expected {expected}, got {y[i]:g}", source=data.source,
+                         line=data.line_of(i))
+    if task == "classification" and what == "training" and len(np.unique(y)) < 2:
+        raise InputError(f"expected examples of both classes, got only {y[0]:+g}",
+                         source=data.source)
+
+
+def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
+    from ..approx import FeatureRows, NystromMap, RandomFourierMap
+    m = dataset.n_examples
+    if m == 0:
+        raise InputError("expected at least one training example", source=dataset.source)
+    _check_targets(dataset, params.task, "training")
+    validation = params.validation
+    notes = []
+    if validation is not None:
+        _check_targets(validation, params.task, "validation")
+        validation, dropped = validation.with_n_features(dataset.n_features)
+        if dropped:
+            notes.append(f"{dropped} validation feature values above the training data's "
+                         f"highest feature index ({dataset.n_features}) ignored")
+    lam = params.lambda_for(m)
+    rng = np.random.default_rng(params.seed)
+    regression = params.task == "regression"
+    # Regression trains on centred targets and puts their mean into b: the bounds and
+    # the step size then follow the targets' spread, not their distance from 0.
+    offset = float(np.mean(dataset.y)) if regression else 0.0
+    y = np.ascontiguousarray(dataset.y - offset, dtype=np.float64)
+
+    started = time.perf_counter()
+    feature_map = None
+    n_dropped = 0
+    if params.approx == "nystrom":
+        if params.basis_size > m:
+            raise OptionError(f"expected --k <= the number of training examples ({m}), got "
+                              f"{params.basis_size}")
+        basis = np.sort(rng.choice(m, params.basis_size, replace=False))
+        feature_map = NystromMap(params.kernel, dataset.X[basis],
+                                 threshold=params.eig_threshold)
+        n_dropped = feature_map.n_dropped
+        if n_dropped:
+            notes.append(f"{n_dropped} of {params.basis_size} eigenvalues of the basis kernel "
+                         f"matrix are at most --eig-threshold {params.eig_threshold:g}: "
+                         f"D = {feature_map.n_components}")
+    elif params.approx == "rff":
+        feature_map = RandomFourierMap.draw(params.kernel, dataset.n_features,
+                                            params.basis_size, rng)
+    if feature_map is None:
+        source = _SparseRows(dataset.X)
+        cached = True
+        max_sq = float(np.max(source.row_sq, initial=0.0))
+        kernel_rows = None
+    else:
+        kernel_rows = FeatureRows(feature_map, dataset.X)
+        dim = feature_map.n_components
+        cached = m * dim * 8 <= params.memory_mb * 2**20
+        source = _CachedRows(kernel_rows, m, dim, cached)
+        if params.approx == "rff":
+            max_sq = 2.0   # (2/D)·Σ cos² ≤ 2
+        else:
+            # The Nyström approximation never exceeds the kernel's diagonal.
+            max_sq = float(np.max(_kernel_diagonal(params.kernel, dataset.X), initial=0.0))
+    seconds_map = time.perf_counter() - started
+
+    # X = {|γ| ≤ R, |b| ≤ B}: R from λ/2|γ*|² ≤ objective at 0 (hinge: Pegasos' 1/√λ);
+    # B from the intercept's optimality (all residuals beyond the margin on one side).
+    if regression:
+        at_zero = float(np.mean(np.maximum(0.0, np.abs(y) - params.tube)))
+        radius = math.sqrt(2.0 * at_zero / lam)
+        b_radius = params.tube + float(np.max(np.abs(y))) + math.sqrt(max_sq) * radius
+    else:
+        radius = 1.0 / math.sqrt(lam)
+        b_radius = 1.0 + math.sqrt(max_sq) * radius
+    intercept = not params.star
+    if not intercept:
+        b_radius = 0.0
+    step_scale = 1.0
+    if not params.star:
+        sample = rng.choice(m, min(params.dg_samples, m), replace=False)
+        if source.sparse:
+            sq = source.row_sq[sample]
+        else:
+            V = kernel_rows(sample)
+            sq = np.einsum("ij,ij->i", V, V)
+        # d_l: |ℓ'| at the starting point (0, 0).
+        d = (np.abs(y[sample]) > params.tube).astype(np.float64) if regression \
+            else np.ones(len(sample))
+        dg = math.sqrt(float(np.mean(d * d * (sq + 1.0))))
+        if dg == 0.0:
+            dg = math.sqrt(float(np.mean(sq + 1.0)))
+        step_scale = math.sqrt(radius**2 + b_radius**2) / dg
+
+    average_last = _average_last(params, m)
+    settings = SGDSettings(
+        lam=lam, loss=EPSILON_INSENSITIVE if regression else HINGE, epsilon=params.tube,
+        star=params.star, intercept=intercept, batch=params.batch, epochs=params.epochs,
+        average_last=average_last, radius=radius, b_radius=b_radius,
+        step_scale=step_scale,
+        patience=params.patience if validation is not None else None)
+
+    validate = None
+    if validation is not None:
+        validate = _validator(validation, feature_map, params,
+                              params.memory_mb * 2**20 - (m * source.dim * 8 if cached else 0),
+                              regression, offset)
+    result = run_sgd(source, y, settings, rng, validate=validate, callback=callback,
+                     should_stop=should_stop)
+    gamma, b = result.gamma, result.b + offset
+    y = y + offset
+
+    # The exact objective and training error of the model.
+    f = _decision_on_training(source, gamma, b, m)
+    losses = np.maximum(0.0, np.abs(f - y) - params.tube) if regression \
+        else np.maximum(0.0, 1.0 - y * f)
+    objective = 0.5 * lam * float(gamma @ gamma) + float(np.mean(losses))
+    training_error = float(np.mean((f - y) ** 2)) if regression \
+        else float(np.mean(np.where(f > 0, 1.0, -1.0) != y))
+
+    model = _model(feature_map, gamma, b, params, dataset, m)
+    info = AssetInfo(
+        n_examples=m, lam=lam, dim=source.dim, n_dropped=n_dropped, objective=objective,
+        training_error=training_error, norm_gamma=float(np.linalg.norm(gamma)),
+        result=result, radius=radius, b_radius=b_radius, step_scale=step_scale,
+        average_last=average_last,
+        cached=cached, seconds_map=seconds_map,
+        kernel_evaluations=kernel_rows.rk.evaluations
+        if kernel_rows is not None and hasattr(kernel_rows, "rk") else 0,
+        notes=notes)
+    return model, info
+
+
+def _average_last(params: AssetParams, m: int) -> int:
+    """The paper's window (the last 100 iterates) classifies well, but the ε-insensitive
+    loss's iterates stay noisy much longer: regression averages the last half."""
+    if params.average_last is not None:
+        return params.average_last
+    if params.task == "regression":
+        return max(1, params.epochs * -(-m // params.batch) // 2)
+    return 100
+
+
+def _kernel_diagonal(kernel: Kernel, X) -> np.ndarray:
+    """k(x_i, x_i) for every row."""
+    from ..kernel_rows import row_sq_norms
+    sq = row_sq_norms(X)
+    if kernel.kind == RBF:
+        return np.ones(len(sq))
+    return np.array(kernel.from_dots(sq[None, :].copy(), None, None)[0])
+
+
+def _decision_on_training(source, gamma, b, m, block_rows=4096) -> np.ndarray:
+    if source.sparse:
+        return np.asarray(source.X @ gamma).ravel() + b
+    out = np.empty(m)
+    for lo in range(0, m, block_rows):
+        rows = np.arange(lo, min(lo + block_rows, m))
+        V, local, _ = source.block(rows)
+        out[lo:lo + len(rows)] = V[local] @ gamma
+    return out + b
+
+
+def _validator(validation: Dataset, feature_map, params, budget_bytes, regression, offset):
+    """error(γ, b) on the validation set: the error rate, or the mean squared error
+    (b in the frame of targets less ``offset``)."""
+    from ..approx import FeatureRows
+    yv = validation.y
+    if feature_map is None:
+        X = validation.X
+
+        def values(gamma, b):
+            return np.asarray(X @ gamma).ravel() + b
+    else:
+        rows = FeatureRows(feature_map, validation.X)
+        n = validation.n_examples
+        if n * rows.dim * 8 <= budget_bytes:
+            V = rows(np.arange(n))
+
+            def values(gamma, b):
+                return V @ gamma + b
+        else:
+            def values(gamma, b):
+                out = np.empty(n)
+                for lo in range(0, n, 4096):
+                    hi = min(lo + 4096, n)
+                    out[lo:hi] = rows(np.arange(lo, hi)) @ gamma
+                return out + b
+
+    def error(gamma, b):
+        f = values(gamma, b + offset)
+        if regression:
+            return float(np.mean((f - yv) ** 2))
+        return float(np.mean(np.where(f > 0, 1.0, -1.0) != yv))
+    return error
+
+
+def _model(feature_map, gamma, b, params: AssetParams, dataset: Dataset, m: int):
+    """SVMlight's sign convention: f(x) = expansion - threshold, so threshold = -b."""
+    from ..approx import NystromMap
+    from ..models import KernelModel, LinearModel, RandomFeaturesModel
+    threshold = -float(b) if b != 0 else 0.0
+    if feature_map is None:
+        return LinearModel(w=np.asarray(gamma, dtype=np.float64).copy(), b=threshold,
+                           n_train=m)
+    if isinstance(feature_map, NystromMap):
+        return KernelModel(support_vectors=feature_map.basis,
+                           coef=feature_map.expansion_coef(gamma), b=threshold,
+                           kernel=params.kernel, n_train=m)
+    return RandomFeaturesModel(omega=feature_map.omega, nu=feature_map.nu,
+                               coef=feature_map.scale * gamma, b=threshold,
+                               gamma=params.kernel.gamma, n_train=m, task=params.task)
