@@ -31,6 +31,8 @@ exponentially many lines per example) instead provides::
                                  outputs are ``out`` (what they leave out of w·Ψ, such as
                                  hmm's transitions, read from w)
     margins_at(out, w, labels)   w·δΨ_i(labels_i) from outputs and weights (linear in both)
+    n_weights_at                 optional: the two read only w[:n_weights_at] (hmm: its
+                                 transitions), so the search forms only that part of w
 
 and its line search is exact on a model of each example's slack along w_b → w_t: the
 max of the lines of the labellings seen so far (the last ``pool_size`` argmaxes, and the
@@ -319,25 +321,29 @@ class OcasOracle(LinearCutOracle):
         direction, out_dir = w_t - w_b, out_t - out_b
         A0, B0 = float(direction @ direction), float(w_b @ direction)
         half_b = 0.5 * float(w_b @ w_b)
+        # Only the part of w the oracle reads: ½|w_b + λ·d|² is half_b + λ·B0 + ½λ²·A0.
+        head = slice(0, getattr(problem, "n_weights_at", len(w_b)))
+        head_b, head_dir = w_b[head], direction[head]
         # Each pooled labelling's slack along the segment: Δ − m(w_b) − λ·m(direction).
         intercepts = [np.zeros(problem.n_examples)]
         slopes = [np.zeros(problem.n_examples)]
 
         def add_lines(labels):
-            intercepts.append(problem.losses(labels) - problem.margins_at(out_b, w_b, labels))
-            slopes.append(-problem.margins_at(out_dir, direction, labels))
+            intercepts.append(problem.losses(labels)
+                              - problem.margins_at(out_b, head_b, labels))
+            slopes.append(-problem.margins_at(out_dir, head_dir, labels))
 
         many = getattr(problem, "margins_many_at", None)
         if many is not None and self._pool:
             # the true labelling's scores once for the whole pool
-            for labels, m_b, m_dir in zip(self._pool, many(out_b, w_b, self._pool),
-                                          many(out_dir, direction, self._pool)):
+            for labels, m_b, m_dir in zip(self._pool, many(out_b, head_b, self._pool),
+                                          many(out_dir, head_dir, self._pool)):
                 intercepts.append(problem.losses(labels) - m_b)
                 slopes.append(-m_dir)
         else:
             for labels in self._pool:
                 add_lines(labels)
-        best = (0.0, self.primal)
+        best = (0.0, self.primal, out_b)
         evaluated = {0.0}
         for _ in range(self.max_evaluations):
             I, S = np.column_stack(intercepts), np.column_stack(slopes)
@@ -345,29 +351,32 @@ class OcasOracle(LinearCutOracle):
             if step in evaluated:
                 break
             evaluated.add(step)
-            model = half_b + step * (B0 + 0.5 * A0 * step) \
-                + self.C * float(self.costs @ np.max(I + step * S, axis=1))
-            w_s = w_b + step * direction
-            labels, slack = self._argmax_at(out_b + step * out_dir, w_s)
-            f_s = 0.5 * float(w_s @ w_s) + self.C * float(self.costs @ slack)
+            half_s = half_b + step * (B0 + 0.5 * A0 * step)
+            model = half_s + self.C * float(self.costs @ np.max(I + step * S, axis=1))
+            out_s = out_dir * step
+            out_s += out_b
+            labels, slack = self._argmax_at(out_s, head_b + step * head_dir)
+            f_s = half_s + self.C * float(self.costs @ slack)
             # Kept even when not the best: the next search's model is then exact here
             # too, so repeated searches along the same line cannot stall.
             self._pool_add(labels)
             if f_s < best[1]:
-                best = (step, f_s)
+                best = (step, f_s, out_s)
             if f_s - model <= 1e-12 * max(1.0, abs(f_s)):
                 break   # the model is exact at its minimiser: the exact step
             add_lines(labels)
-        step, f_best = best
+        step, f_best, out_best = best
         if step != 0.0:
             self.w_best = w_b + step * direction
-            self.out_best = out_b + step * out_dir
+            self.out_best = out_best
             self.primal = f_best
         t2 = time.perf_counter()
         self.seconds["line_search"] += t2 - started
         mu = self.cut_lambda
-        w_c = (1 - mu) * self.w_best + mu * w_t
-        labels, _ = self._argmax_at((1 - mu) * self.out_best + mu * out_t, w_c)
+        w_c = (1 - mu) * self.w_best[head] + mu * w_t[head]
+        out_c = self.out_best * (1 - mu)
+        out_c += mu * out_t
+        labels, _ = self._argmax_at(out_c, w_c)
         self._pool_add(labels)
         return self._structured_cut(labels, t2)
 

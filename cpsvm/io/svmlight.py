@@ -740,7 +740,14 @@ def read_sequences(source, *, n_features=None, zero_based=False, for_training=Tr
 def format_example(indices, values, zero_based=False) -> str:
     """``i:v`` pairs of one sparse row, values written so that reading them back is exact."""
     offset = 0 if zero_based else 1
-    return " ".join(f"{int(j) + offset}:{float(v)!r}" for j, v in zip(indices, values))
+    values = np.ascontiguousarray(values, dtype=np.float64).ravel()
+    keys = (np.asarray(indices, dtype=np.int64).ravel() + offset).tolist()
+    # repr (the shortest exact text) once per distinct value: weight vectors repeat many
+    # values. Distinct by bit pattern, so that -0.0 keeps its sign.
+    _, first, inverse = np.unique(values.view(np.int64), return_index=True,
+                                  return_inverse=True)
+    texts = list(map(repr, values[first].tolist()))
+    return " ".join(map("{}:{}".format, keys, map(texts.__getitem__, inverse.tolist())))
 
 
 def _label_text(v: float) -> str:

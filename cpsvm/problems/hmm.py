@@ -68,6 +68,7 @@ class HmmProblem(StructuredProblem):
         self.loss_scale = float(loss_scale)
         self.n_examples = len(self.starts) - 1
         self.size_psi = self.layout.size_psi
+        self.n_weights_at = self.layout.size_trans    # separate_at/margins_at read only these
         self.n_tokens = len(self.tags)
         self._last_scores = None    # (w, its emission scores of all tokens)
 
