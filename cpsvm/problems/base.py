@@ -18,6 +18,14 @@ Writing δΨ_i(ŷ) = Ψ(x_i, y_i) − Ψ(x_i, ŷ):
 ``rows`` (an index array or None for all) lets the n-slack solver work on batches.
 A user problem subclasses :class:`PerExampleProblem`, which provides the batched
 methods from per-example ones (``psi``, ``loss``, ``most_violated``, ``classify``).
+
+Optional methods a problem may add for speed (the engine checks for them):
+``margins_many(w, labellings)`` (the -w 4 cache: margins of several labellings from one
+pass, :mod:`cpsvm.engine.cuts`); ``split_labels(labels, rows)`` (n-slack: the labelling
+of each example alone, when a labelling is not one entry per example); and, for -w 9 on
+problems whose labellings cannot be listed, ``scores``, ``separate_at``, ``margins_at``,
+``margins_many_at`` and ``n_weights_at`` (:mod:`cpsvm.engine.ocas`). The HMM problem
+(:mod:`cpsvm.problems.hmm`) has them all.
 """
 
 from __future__ import annotations
