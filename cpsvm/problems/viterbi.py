@@ -116,11 +116,6 @@ class HmmLayout:
         """Indices 0..size_trans-1 of w hold transitions (0..K-1 unused)."""
         return _cum(self.trans_order, self.n_tags)
 
-    @property
-    def n_states(self) -> int:
-        """Viterbi states per position: K^max(t, 1) (the last t tags)."""
-        return self.n_tags ** max(self.trans_order, 1)
-
     # -- emissions --------------------------------------------------------------------
     @property
     def n_emit_states(self) -> int:
