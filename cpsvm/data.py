@@ -45,6 +45,12 @@ class Dataset:
         """1-based line number of example i in its file (None for in-memory data)."""
         return None if self.line_numbers is None else int(self.line_numbers[i])
 
+    def n_qid_runs(self) -> int:
+        """Runs of equal qid on consecutive lines: the sentences of an SVM-hmm file."""
+        if self.qid is None or self.n_examples == 0:
+            return 0
+        return int(np.count_nonzero(np.diff(self.qid))) + 1
+
     def checked_cost(self):
         """The ``cost:`` factors as float64 (None when no line has one), refusing a factor
         that is not a finite positive number with the example's file and line."""

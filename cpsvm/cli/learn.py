@@ -144,9 +144,7 @@ def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_it
         params.basis_data = read_svmlight(basis_file)
     examples = None
     if params.problem == "hmm":
-        import numpy as np
-        n_sentences = int(np.count_nonzero(np.diff(data.qid))) + 1 if data.n_examples else 0
-        examples = f"{n_sentences} examples (sentences), {data.n_examples} tokens"
+        examples = f"{data.n_qid_runs()} examples (sentences), {data.n_examples} tokens"
     info, cpu, report = train_and_save("cp_learn", train, data, params, model_file,
                                        verbosity, trace_path, examples=examples)
     if verbosity >= 1:
