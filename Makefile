@@ -32,6 +32,9 @@ demo: $(VENV)/.installed
 	@echo "== sequence tagging (SVMhmm): cp_learn on data/samples/ewt60.hmm.train, cp_classify on ewt30.hmm.test"
 	$(BIN)/cp_learn -v 0 -c 1000 -e 0.5 data/samples/ewt60.hmm.train $(DEMO)/ewt.model
 	$(BIN)/cp_classify -v 1 data/samples/ewt30.hmm.test $(DEMO)/ewt.model $(DEMO)/ewt.predictions
+	@echo "== parsing (SVMcfg): cp_learn on data/samples/toy.train.mrg (synthetic treebank), cp_classify on toy.test.mrg"
+	$(BIN)/cp_learn -v 0 -c 1000 -e 1 data/samples/toy.train.mrg $(DEMO)/toy.model
+	$(BIN)/cp_classify -v 1 data/samples/toy.test.mrg $(DEMO)/toy.model $(DEMO)/toy.parses
 	@echo "== RBF kernel by ASSET (Nystrom, s = 200): asset_learn on data/samples/a9a3k.train, cp_classify on a9a2k.test"
 	$(BIN)/asset_learn -v 0 -c 1000 -t 2 -g 0.001 --k 200 data/samples/a9a3k.train $(DEMO)/asset.model
 	$(BIN)/cp_classify -v 1 data/samples/a9a2k.test $(DEMO)/asset.model $(DEMO)/asset.predictions
@@ -52,6 +55,9 @@ warm: $(VENV)/.installed
 	$(BIN)/cp_classify -v 0 data/samples/dna500.test $(DEMO)/warm.dna.model $(DEMO)/warm.predictions
 	$(BIN)/cp_learn -v 0 -c 10 -e 0.5 data/samples/ewt60.hmm.train $(DEMO)/warm.ewt.model
 	$(BIN)/cp_classify -v 0 data/samples/ewt30.hmm.test $(DEMO)/warm.ewt.model $(DEMO)/warm.predictions
+	$(BIN)/cp_learn -v 0 -c 100 -e 1 -l 1 data/samples/toy.train.mrg $(DEMO)/warm.toy.model
+	$(BIN)/cp_learn -v 0 -c 100 -e 1 -w 0 data/samples/toy.train.mrg $(DEMO)/warm.toy.model
+	$(BIN)/cp_classify -v 0 data/samples/toy.test.mrg $(DEMO)/warm.toy.model $(DEMO)/warm.predictions
 	$(BIN)/asset_learn -v 0 -c 1000 -t 2 -g 0.001 --k 50 --epochs 1 data/samples/a9a3k.train $(DEMO)/warm.asset.model
 	$(BIN)/asset_learn -v 0 -c 1000 -t 2 -g 0.001 --approx rff --k 50 --epochs 1 data/samples/a9a3k.train $(DEMO)/warm.rff.model
 	$(BIN)/cp_classify -v 0 data/samples/a9a2k.test $(DEMO)/warm.rff.model $(DEMO)/warm.predictions

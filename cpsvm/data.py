@@ -201,3 +201,41 @@ class SequenceDataset:
         """One example per token (qid repeated per token), as the file holds them."""
         return Dataset(self.X, self.tags.astype(np.float64), np.repeat(self.qid, self.lengths),
                        self.comments, source=self.source, line_numbers=self.line_numbers)
+
+
+@dataclass
+class TreeDataset:
+    """Parse trees (bracketed, Penn Treebank), one example per tree, as
+    :func:`cpsvm.io.trees.read_trees` returns them (root bracket included).
+
+    trees : list of :class:`cpsvm.io.trees.Tree` (each knows its first line).
+    n_skipped : trees of the file left out (``--max-length``).
+    """
+
+    trees: list
+    source: str = "<memory>"
+    n_skipped: int = 0
+
+    @property
+    def n_examples(self) -> int:
+        return len(self.trees)
+
+    @property
+    def n_features(self) -> int:
+        return 0
+
+    def line_of(self, i: int):
+        return self.trees[i].line
+
+    def checked_cost(self):
+        return None
+
+    @classmethod
+    def read(cls, source, max_length: int = 0) -> "TreeDataset":
+        """The trees of a file, only those of at most ``max_length`` words (-NONE-
+        elements not counted) when it is > 0."""
+        from .io.trees import n_words, read_trees
+        from .io.streams import source_name
+        trees = read_trees(source)
+        kept = [t for t in trees if max_length <= 0 or n_words(t) <= max_length]
+        return cls(kept, source_name(source), len(trees) - len(kept))

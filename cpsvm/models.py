@@ -251,3 +251,35 @@ class SequenceModel:
         layout = self.layout
         E = emission_scores(self.w, X, layout)
         return viterbi(E, self.w, starts, layout, beam=beam, n_threads=n_threads)
+
+
+@dataclass
+class CfgModel:
+    """A weighted context-free grammar (``cp_learn --problem cfg``): CKY finds the tree
+    of highest weight, the sum of its rules' weights (:mod:`cpsvm.problems.cfg`).
+
+    ``grammar`` a :class:`cpsvm.problems.cfg.Grammar` (rule i's weight is ``w[i]``);
+    ``options`` the tree preprocessing the training used, which parsing applies to the
+    test sentences and undoes on the trees it returns; ``trained_by`` "svm" or "pcfg"
+    (the weights are then log-probabilities); ``fallback`` the label of the flat tree
+    given to a sentence the grammar cannot parse.
+    """
+
+    grammar: object
+    w: np.ndarray
+    options: object
+    n_train: int = 0
+    trained_by: str = "svm"
+    fallback: str = "S"
+
+    @property
+    def n_features(self) -> int:
+        return 0
+
+    def parse(self, trees, n_threads=None):
+        """Predicted trees (root bracket included, preprocessing undone) for the
+        sentences of ``trees`` (their POS tags and words), and per sentence whether the
+        grammar parsed it."""
+        from .problems.cfg import parse_sentences
+        return parse_sentences(self.grammar, self.w, self.options, trees,
+                               fallback=self.fallback, n_threads=n_threads)

@@ -172,7 +172,7 @@ def test_one_table_of_kinds():
     """Every model class is written by exactly one kind, whose version line reads back."""
     from cpsvm.io import model_file
     seen = [cls for kind in model_file.MODEL_KINDS for cls in kind.writers]
-    assert sorted(seen) == ["KernelModel", "LinearModel", "MulticlassModel",
+    assert sorted(seen) == ["CfgModel", "KernelModel", "LinearModel", "MulticlassModel",
                             "RandomFeaturesModel", "SequenceModel", "UserProblemModel"]
     assert len(seen) == len(set(seen))
     for model in (LinearModel(w=np.ones(2)), MulticlassModel(np.ones((2, 2))), _user_model()):

@@ -38,10 +38,10 @@ def one_line(result):
 
 def test_registered_names_and_refusals():
     assert problem_names()[:2] == ["binary", "multiclass"]
-    for name in ("auto", "binary", "multiclass", "hmm", " binary "):
+    for name in ("auto", "binary", "multiclass", "hmm", "cfg", " binary "):
         assert resolve_problem(name) == name.strip()
     for bad, expected in [("foo", "unknown problem 'foo'"),
-                          ("cfg", "not available yet"), ("", "unknown problem"),
+                          ("", "unknown problem"),
                           ("nosuchmodule_xyz:P", "No module named"),
                           ("os:nosuch", "has no 'nosuch'"),
                           ("os:path", "not a class derived"), (":X", "module:Class")]:
@@ -96,8 +96,8 @@ def test_binary_named_with_zero_one_labels_says_map_0_to_minus_1():
 # -- cp_learn refuses what names no problem, before reading the data ---------------------
 
 @pytest.mark.parametrize("spec, expected", [
-    ("foo", "unknown problem 'foo': expected auto, binary, multiclass, hmm or module:Class"),
-    ("cfg", "'cfg' (SVM-cfg parsing) is not available yet"),
+    ("foo", "unknown problem 'foo': expected auto, binary, multiclass, hmm, cfg or "
+            "module:Class"),
     ("nosuchmodule_xyz:Problem", "cannot import problem"),
     ("ordinal:NoSuchClass", "has no 'NoSuchClass'"),
     ("os:path", "not a class derived from cpsvm.problems.PerExampleProblem"),

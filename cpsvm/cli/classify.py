@@ -10,6 +10,7 @@ import click
 from ..errors import InputError
 from .common import (CONTEXT_SETTINGS, note, progress, run, verbosity_option,
                      version_option)
+from .parsing import classify_trees, max_length_option
 
 # numpy, the readers and the models are imported inside the command
 # (cpsvm/cli/__init__.py).
@@ -29,13 +30,14 @@ CLASSIFY_VERBOSITY = ("Verbosity 0..3: 0 silent but errors; 1 the figures; 2 als
 @click.option("--b", "beam", type=click.IntRange(min=0), default=0, show_default=True,
               help="Sequence models: width of the beam in approximate Viterbi search (0 "
                    "means exact Viterbi), as svm_hmm_classify's --b.")
+@max_length_option("parse")
 @version_option("SVM-light V6.20's svm_classify (and svm_multiclass_classify V2.20)")
 @click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("output_file", required=False, default="svm_predictions",
                 type=click.Path(dir_okay=False, allow_dash=True))
-def command(verbosity, pred_format, full_precision, beam, example_file, model_file,
-            output_file):
+def command(verbosity, pred_format, full_precision, beam, max_length, example_file,
+            model_file, output_file):
     """Classify EXAMPLE_FILE with MODEL_FILE, writing OUTPUT_FILE (default
     svm_predictions; '-' for stdout).
 
@@ -53,8 +55,10 @@ def command(verbosity, pred_format, full_precision, beam, example_file, model_fi
     average loss. Sequence models (cp_learn --problem hmm, SVMhmm V3.10) read SVM-hmm
     files ('<tag> qid:<sentence> ...', tag 0 = unknown), write one tag per token line
     and print the average loss per sentence, the zero/one error per sentence and the
-    average loss per token, as svm_hmm_classify does. Test features above the model's
-    highest feature index are ignored.
+    average loss per token, as svm_hmm_classify does. Parsing models (cp_learn --problem
+    cfg) read bracketed trees (.mrg), parse each sentence's POS tags, write one tree a
+    line and print labelled-bracket precision, recall, F1 and exact match (evalb's
+    conventions). Test features above the model's highest feature index are ignored.
     """
     if example_file == "-" and model_file == "-":
         raise click.UsageError("only one of EXAMPLE_FILE and MODEL_FILE can be '-'")
@@ -64,6 +68,10 @@ def command(verbosity, pred_format, full_precision, beam, example_file, model_fi
 
     # First: a file that is no model is refused before numpy, scipy or numba load.
     model = read_model(model_file, float32_features=not full_precision)
+    if model_kind_of(model).name == "cfg":
+        return classify_trees(model, example_file, output_file, max_length, verbosity, report)
+    if max_length is not None:
+        raise click.UsageError("--max-length is for parsing models (cfg)")
     import numpy as np
 
     from ..io.atomic import atomic_output

@@ -18,6 +18,8 @@ from ..errors import OptionError
 from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, IntChoice, kernel_options, note,
                      positive, run, runtime_line, svmlight_scale_line, threads_option,
                      train_and_save, validate_options, verbosity_option, version_option)
+from .parsing import (c_unless_baseline, describe, learn_baseline, read_examples,
+                      statistics_line, tree_options)
 
 # The reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
 
@@ -31,8 +33,8 @@ STOP_REASONS = {
 
 
 @click.command("cp_learn", context_settings=CONTEXT_SETTINGS)
-@click.option("-c", "C", type=positive("C"), required=True,
-              help="Trade-off C (required). Binary: SVMperf's convention, "
+@click.option("-c", "C", type=positive("C"), default=None, callback=c_unless_baseline,
+              help="Trade-off C (required, except with --baseline). Binary: SVMperf's convention, "
                    "C_light = C*100/n. Multiclass: SVMmulticlass's, C_cs = C/(100*n). "
                    "hmm: SVMhmm's, 1/2|w|^2 + (C/n)*sum of the n sentences' slacks.")
 @click.option("-e", "epsilon", type=positive("epsilon"), default=0.1, show_default=True,
@@ -45,18 +47,20 @@ STOP_REASONS = {
                    "dual, 4 1-slack dual with constraint cache, 9 (SVMperf's custom slot) "
                    "the fastest for the problem: 1-slack dual with OCAS's line search for "
                    "binary, multiclass (linear, also --t 1) and hmm with margin rescaling, "
-                   "else 3 (4 for hmm and --problem module:Class).")
+                   "else 3 (4 for hmm, cfg and --problem module:Class).")
 @click.option("-o", "rescaling",
               type=IntChoice(1, 2, expected="-o 1 (slack) or 2 (margin rescaling)"), default=2,
               show_default=True,
               help="Loss rescaling: 1 slack rescaling, 2 margin rescaling.")
 @click.option("-l", "loss_id",
-              type=IntChoice(0, 1, 2, expected="-l 0 (zero/one), 1 (hmm: Hamming) or 2"),
+              type=IntChoice(0, 1, 2,
+                             expected="-l 0 (zero/one), 1 (hmm: Hamming; cfg: brackets) or 2"),
               default=None,
               help="Loss: 0 zero/one per example (x100 for binary and multiclass, the "
                    "default; averaged it is SVMperf's error rate, -l 2, also accepted; "
-                   "hmm: 1 per wrong sentence); 1 hmm only, Hamming: 1 per wrong token "
-                   "(SVMhmm's default and ours for hmm).")
+                   "hmm, cfg: 1 per wrong sentence, x100 for cfg); 1 hmm: Hamming, 1 per "
+                   "wrong token (SVMhmm's default and ours for hmm); cfg: 100*(wrong "
+                   "brackets)/(2*gold brackets), a loss over the labelled brackets.")
 @click.option("-k", "batch", type=click.IntRange(min=1), default=100, show_default=True,
               help="-w 0: new constraints before the QP is re-solved.")
 @click.option("-f", "cache_size", type=click.IntRange(min=1), default=5, show_default=True,
@@ -90,11 +94,14 @@ STOP_REASONS = {
 @click.option("--i", "preimage", type=int, default=0, show_default=True,
               help="SVMperf's CPSP preimage search: only 0 (none) is supported.")
 @click.option("--problem", default="auto", show_default=True,
-              help="binary, multiclass, hmm, auto (hmm for an SVM-hmm file: qid on the "
+              help="binary, multiclass, hmm, cfg (parsing bracketed trees), auto (cfg for "
+                   "bracketed trees: a .mrg file or one starting with '('; hmm for an "
+                   "SVM-hmm file: qid on the "
                    "lines, sentences of several tokens; else binary if the targets are +-1, "
                    "multiclass if 1..k) or module:Class: your own subclass of "
                    "cpsvm.problems.PerExampleProblem, imported from the current directory "
                    "or PYTHONPATH (its model records module:Class for cp_classify).")
+@tree_options()
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed for the random basis (--t 1).")
 @threads_option()
@@ -109,7 +116,7 @@ STOP_REASONS = {
 def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_iterations,
             time_limit, max_idle, kernel, custom_b, custom_t, custom_e, basis_size,
             basis_file, preimage, problem, seed, threads, trace_path, verbosity,
-            qp_verbosity, example_file, model_file):
+            qp_verbosity, example_file, model_file, **cfg):
     """Learn a structural SVM from EXAMPLE_FILE and write MODEL_FILE.
 
     Binary targets (+1/-1) give an SVMperf-style linear or kernel model in SVMlight's
@@ -128,15 +135,17 @@ def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_it
     from ..problems import choose_problem
     from ..solvers.one_slack import StructParams, train
     params = StructParams(
-        C=C, epsilon=epsilon, algorithm=algorithm, rescaling=rescaling, loss_id=loss_id,
+        C=C or 1.0, epsilon=epsilon, algorithm=algorithm, rescaling=rescaling, loss_id=loss_id,
         max_iterations=max_iterations, max_idle=max_idle, cache_size=cache_size,
         batch=batch, kernel=kernel, n_threads=threads, problem=problem, seed=seed,
         time_limit=time_limit)
     validate_options(params)
+    if cfg.get("baseline"):
+        return learn_baseline(params, custom, cfg, example_file, model_file, verbosity)
     known = params.problem != "auto"
     if known:
         _apply_custom(params, custom, "user" if ":" in params.problem else params.problem)
-    data = read_svmlight(example_file)
+    data = read_examples(example_file, params, cfg)
     if not known:
         params.problem = choose_problem(data, "auto", sequences=True)
         _apply_custom(params, custom, params.problem)
@@ -145,6 +154,8 @@ def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_it
     examples = None
     if params.problem == "hmm":
         examples = f"{data.n_qid_runs()} examples (sentences), {data.n_examples} tokens"
+    if params.problem == "cfg":
+        examples = describe(data)
     info, cpu, report = train_and_save("cp_learn", train, data, params, model_file,
                                        verbosity, trace_path, examples=examples)
     if verbosity >= 1:
@@ -183,6 +194,8 @@ def _check_custom(custom):
 def _apply_custom(params, custom, kind):
     """The ``--`` options in the meaning ``kind`` gives them, into ``params``."""
     given = [flag for flag, value in custom.items() if value is not None]
+    if kind == "cfg" and given:
+        raise OptionError(f"{' and '.join(given)}: not options of the cfg problem")
     if kind == "hmm":
         others = [flag for flag in given if flag in ("--k", "--f")]
         if others:
@@ -239,6 +252,8 @@ def _print_statistics(info, params, cpu, out):
     p(f"Value of slack variable (global): xi={r.xi:.5f}")
     if info.kernel_evaluations:
         p(f"Number of kernel evaluations: {info.kernel_evaluations}")
+    if statistics_line(info):
+        p(statistics_line(info))
     p(runtime_line(cpu, r))
     if info.problem == "binary":
         p(svmlight_scale_line(params.C, n, r.primal))

@@ -14,7 +14,10 @@ size_psi, the training data's number of features and examples, then w as one lin
 ``index:value`` pairs (see man cp_learn). asset_learn's random Fourier feature models
 are the kind ``cpsvm rff model V1``: SVMlight's first header lines, the number of random
 features, the task and b, then one line per feature, ``coef nu omega_1 ... omega_d``
-(see man asset_learn).
+(see man asset_learn). Parsing models (``cp_learn --problem cfg``) are the kind
+``cpsvm cfg model V1``: the preprocessing (JSON), svm or pcfg weights, the fallback
+label, the numbers of training sentences and rules, then one rule a line with its weight
+(see man cp_learn, PARSING).
 
 Every kind is one entry of ``MODEL_KINDS`` (version line, reader, a writer per model
 class): reading dispatches on the first line, writing on the model's class.
@@ -270,6 +273,21 @@ _RFF_FIELDS = _KERNEL_FIELDS[:8] + [
 _RFF_TASKS = ("classification", "regression")
 
 
+def _body_rows(lines, n_fields, count, what, name) -> list:
+    """The text lines after a header of ``n_fields`` lines (trailing blank ones dropped),
+    which must be ``count`` as the header says."""
+    first = n_fields + 2
+    body = lines[n_fields + 1].decode("utf-8", "replace") if len(lines) > n_fields + 1 else ""
+    rows = body.split("\n")
+    while rows and not rows[-1].strip():
+        rows.pop()
+    if len(rows) != count:
+        why = "truncated model file?" if len(rows) < count else "extra lines"
+        raise InputError(f"expected {count} {what} as the header says, found {len(rows)} "
+                         f"({why})", source=name, line=first + len(rows))
+    return rows
+
+
 def _read_rff(raw, name, float32_features):
     """asset_learn's random Fourier feature models (see man asset_learn, MODEL FILES):
     SVMlight's header with the number of features D and the task, then one line per
@@ -294,14 +312,7 @@ def _read_rff(raw, name, float32_features):
         raise InputError(f"expected task classification or regression, got {task!r}",
                          source=name, line=field_line["task"])
     first = n_fields + 2
-    body = lines[n_fields + 1].decode("utf-8", "replace") if len(lines) > n_fields + 1 else ""
-    rows = body.split("\n")
-    while rows and not rows[-1].strip():
-        rows.pop()
-    if len(rows) != n_random:
-        what = "truncated model file?" if len(rows) < n_random else "extra lines"
-        raise InputError(f"expected {n_random} random features as the header says, found "
-                         f"{len(rows)} ({what})", source=name, line=first + len(rows))
+    rows = _body_rows(lines, n_fields, n_random, "random features", name)
     values = np.empty((n_random, dim + 2))
     for j, row in enumerate(rows):
         try:
@@ -415,6 +426,115 @@ def _format_hmm(model) -> list:
     ] + header[8:] + [_sv_line(1.0, *_nonzero(w))]
 
 
+CFG_VERSION = "cpsvm cfg model V1"
+_CFG_FIELDS = [
+    ("preprocessing (JSON)", dict),
+    ("weights", str),
+    ("fallback label", str),
+    ("number of training sentences", int),
+    ("number of rules", int),
+]
+_CFG_RULE_KINDS = {"b": 3, "u": 2, "r": 1}   # kind -> fields after the weight
+
+
+def _read_cfg(raw, name, float32_features):
+    """cp_learn --problem cfg models (see man cp_learn, PARSING): the header, then one
+    rule a line, ``b w A B C`` (binary A -> B C), ``u w A B`` (unary A -> B), ``r w A``
+    (root -> A), in that order: rule i's weight is w_i of the model."""
+    import numpy as np
+
+    from ..io.trees import TreeOptions
+    from ..models import CfgModel
+    from ..problems.cfg import Grammar
+    n_fields = len(_CFG_FIELDS)
+    lines = raw.split(b"\n", n_fields + 1)
+    header = _read_header(lines, _CFG_FIELDS, name)
+    field_line = {label: k + 2 for k, (label, _) in enumerate(_CFG_FIELDS)}
+    opts = header["preprocessing (JSON)"]
+    try:
+        options = TreeOptions(strip_functions=bool(opts["strip_functions"]),
+                              drop_none=bool(opts["drop_none"]), unary=int(opts["unary"]),
+                              markov=int(opts["markov"]))
+        if options.unary < 0:
+            raise ValueError
+    except (KeyError, TypeError, ValueError):
+        raise InputError("expected the preprocessing as a JSON object with strip_functions, "
+                         "drop_none, unary >= 0 and markov", source=name,
+                         line=field_line["preprocessing (JSON)"]) from None
+    if header["weights"] not in ("svm", "pcfg"):
+        raise InputError(f"expected weights 'svm' or 'pcfg', got {header['weights']!r}",
+                         source=name, line=field_line["weights"])
+    n_rules = header["number of rules"]
+    first = n_fields + 2
+    rows = _body_rows(lines, n_fields, n_rules, "rules", name)
+    grammar = Grammar(options.unary)
+    w = np.empty(n_rules)
+    order = "bur"
+    last = 0
+    for k, row in enumerate(rows):
+        parts = row.split()
+        kind = parts[0] if parts else ""
+        try:
+            value = float(parts[1]) if len(parts) > 1 else float("nan")
+        except ValueError:
+            value = float("nan")
+        fields = _CFG_RULE_KINDS.get(kind)
+        bad = fields is None or len(parts) != fields + 2 or not np.isfinite(value) \
+            or order.index(kind) < last
+        if bad:
+            raise InputError("expected a rule 'b weight A B C', 'u weight A B' or 'r weight "
+                             f"A' (b, then u, then r lines; finite weights), got {row[:60]!r}",
+                             source=name, line=first + k)
+        last = order.index(kind)
+        ids = tuple(grammar.symbol(s) for s in parts[2:])
+        table = {"b": grammar.binary, "u": grammar.unaries, "r": grammar.roots}[kind]
+        key = ids if kind != "r" else ids[0]
+        if key in table:
+            raise InputError(f"expected each rule once, got {row[:60]!r} again", source=name,
+                             line=first + k)
+        table[key] = len(table)
+        w[k] = value
+    # a symbol that is never a rule's parent is a POS tag (a terminal)
+    parents = {a for a, _, _ in grammar.binary} | {a for a, _ in grammar.unaries}
+    grammar.terminals = set(range(len(grammar.symbols))) - parents
+    return CfgModel(grammar=grammar, w=w, options=options,
+                    n_train=header["number of training sentences"],
+                    trained_by=header["weights"], fallback=header["fallback label"])
+
+
+def _format_cfg(model) -> list:
+    import json
+
+    import numpy as np
+    grammar = model.grammar
+    w = np.asarray(model.w, dtype=np.float64)
+    if len(w) != grammar.size:
+        raise ValueError(f"expected {grammar.size} weights, got {len(w)}")
+    what = "svm: cp_learn's structural SVM" if model.trained_by == "svm" else \
+        "pcfg: log-probabilities of the maximum-likelihood PCFG"
+    lines = [CFG_VERSION,
+             json.dumps(model.options.to_dict(), sort_keys=True) + " # preprocessing (JSON)",
+             f"{model.trained_by} # weights ({what})",
+             f"{model.fallback} # fallback label (a flat tree for a sentence the grammar "
+             "cannot parse)",
+             f"{model.n_train} # number of training sentences",
+             f"{grammar.size} # number of rules; each line: b weight A B C | u weight A B | "
+             "r weight A"]
+    binary, unaries, roots = grammar.rule_lists()
+    names = grammar.symbols
+    k = 0
+    for a, b, c in binary:
+        lines.append(f"b {_number(w[k])} {names[a]} {names[b]} {names[c]}")
+        k += 1
+    for a, b in unaries:
+        lines.append(f"u {_number(w[k])} {names[a]} {names[b]}")
+        k += 1
+    for a in roots:
+        lines.append(f"r {_number(w[k])} {names[a]}")
+        k += 1
+    return lines
+
+
 @dataclass(frozen=True)
 class ModelKind:
     """One kind of model file: the first lines that announce it, its reader, and a writer
@@ -435,6 +555,7 @@ MODEL_KINDS = [
               {"UserProblemModel": _format_user_problem}),
     ModelKind("rff", (RFF_VERSION,), _read_rff, {"RandomFeaturesModel": _format_rff}),
     ModelKind("hmm", ("SVM-HMM Version V3.",), _read_hmm, {"SequenceModel": _format_hmm}),
+    ModelKind("cfg", (CFG_VERSION,), _read_cfg, {"CfgModel": _format_cfg}),
 ]
 # Kinds written by tools whose issue has not landed yet: refused by name.
 _PLANNED_KINDS: dict = {}

@@ -1,8 +1,8 @@
 """Structured problems: a registry of names, the label checks, and users' own classes.
 
-``--problem`` takes a registered name (``binary``, ``multiclass``, ``hmm``), ``auto`` (hmm
-for an SVM-hmm file when the learner trains sequences, else binary if every target is ±1,
-else multiclass) or ``module:Class`` (a user's subclass of :class:`PerExampleProblem`). :func:`resolve_problem` checks that spec before any data
+``--problem`` takes a registered name (``binary``, ``multiclass``, ``hmm``, ``cfg``),
+``auto`` (cfg for bracketed trees and hmm for an SVM-hmm file when the learner trains
+structures, else binary if every target is ±1, else multiclass) or ``module:Class`` (a user's subclass of :class:`PerExampleProblem`). :func:`resolve_problem` checks that spec before any data
 is read; :func:`choose_problem` then checks the data's labels against the problem.
 The registry holds only names and builders: the problem modules (and numba) are
 imported when a problem is built, not when a name is checked.
@@ -117,9 +117,25 @@ def is_sequence_file(dataset) -> bool:
     return bool(np.any(qid[1:] == qid[:-1])) and not np.all(np.abs(dataset.y) == 1)
 
 
+def check_trees(dataset):
+    """Parse trees (a :class:`cpsvm.data.TreeDataset`) with at least one tree."""
+    if not hasattr(dataset, "trees"):
+        raise InputError("expected bracketed parse trees ('( (S ...) )', Penn Treebank "
+                         "format) for the cfg problem", source=getattr(dataset, "source",
+                                                                       None))
+    if not dataset.trees:
+        raise InputError("expected at least one tree (within --max-length)",
+                         source=dataset.source)
+
+
+def _build_cfg(dataset, **options):
+    from .cfg import CfgProblem
+    return CfgProblem.from_dataset(dataset, **options)
+
+
 _REGISTRY: dict[str, ProblemEntry] = {}
 # Names of the problems whose issues have not landed yet: refused with a clear line.
-_PLANNED = {"cfg": "SVM-cfg parsing"}
+_PLANNED: dict = {}
 
 
 def register_problem(entry: ProblemEntry) -> None:
@@ -137,6 +153,7 @@ def problem_entry(name: str) -> ProblemEntry:
 register_problem(ProblemEntry("binary", check_binary_labels, _build_binary))
 register_problem(ProblemEntry("multiclass", check_multiclass_labels, _build_multiclass))
 register_problem(ProblemEntry("hmm", check_sequence_labels, from_dataset=_build_hmm))
+register_problem(ProblemEntry("cfg", check_trees, from_dataset=_build_cfg))
 
 
 def _choices() -> str:
@@ -205,12 +222,15 @@ def choose_problem(dataset, requested: str, sequences: bool = False) -> str:
     ``sequences``: the caller trains sequence problems, so auto picks hmm for an SVM-hmm
     file (:func:`is_sequence_file`); without it, hmm is refused."""
     requested = (requested or "").strip()
-    names = problem_names() if sequences else [n for n in problem_names() if n != "hmm"]
+    names = problem_names() if sequences else [n for n in problem_names()
+                                                if n not in ("hmm", "cfg")]
     if requested != "auto" and requested not in names:
         choices = ", ".join(["auto"] + names[:-1]) + " or " + names[-1]
         raise _no_such_problem(requested, choices)
     if requested == "auto":
-        if sequences and is_sequence_file(dataset):
+        if sequences and hasattr(dataset, "trees"):
+            requested = "cfg"
+        elif sequences and is_sequence_file(dataset):
             requested = "hmm"
         else:
             requested = "binary" if np.all(np.abs(dataset.y) == 1) else "multiclass"

@@ -1,7 +1,8 @@
 """Structural SVM training by cutting planes (SVMstruct / SVMperf / SVMmulticlass /
 SVMhmm).
 
-``train(dataset, params)`` picks the problem (binary, multiclass, hmm or a user's class),
+``train(dataset, params)`` picks the problem (binary, multiclass, hmm, cfg or a user's
+class),
 the representation (linear, exact kernel expansion, or a Nyström basis trained
 linearly — SVMperf's ``--t 1``) and the algorithm (``-w``: 0 n-slack, 2 1-slack with
 the primal QP, 3 1-slack dual, 4 1-slack dual with constraint cache, 9 — SVMperf's
@@ -24,7 +25,7 @@ from ..engine.ocas import OcasOracle, merged_examples
 from ..engine.primal_qp import PrimalCutWorkingSet
 from ..engine.qp import CutWorkingSet
 from ..engine.threads import thread_count
-from ..errors import InputError
+from ..errors import InputError, OptionError
 from ..kernels import Kernel
 from ..models import KernelModel
 from ..problems import (MARGIN_RESCALING, choose_problem, load_user_problem, problem_entry,
@@ -37,11 +38,12 @@ ALGORITHMS = (0, 2, 3, 4, 9)
 # oracle far less, but its cached cuts are weaker (multiclass: 2x the iterations, 3-4x
 # the time on satimage) and for binary they equal the exact ones: -w 3. hmm with slack
 # rescaling: -w 4, SVMhmm's default, the fewest Viterbi calls.
-DEFAULT_ALGORITHM = {"binary": 3, "multiclass": 3, "hmm": 4, "user": 4}
+DEFAULT_ALGORITHM = {"binary": 3, "multiclass": 3, "hmm": 4, "user": 4, "cfg": 4}
 LINE_SEARCH = ("binary", "multiclass", "hmm")   # -w 9 trains them with OCAS's line search
 # -l of each problem, its default first: zero/one (SVMperf's error rate, -l 2, the same)
 # or SVMhmm's Hamming.
-LOSSES_OF = {"binary": (0, 2), "multiclass": (0, 2), "user": (0, 2), "hmm": (1, 0)}
+LOSSES_OF = {"binary": (0, 2), "multiclass": (0, 2), "user": (0, 2), "hmm": (1, 0),
+             "cfg": (0, 1)}
 
 
 @dataclass
@@ -67,6 +69,7 @@ class StructParams:
     seed: int = 0
     time_limit: float = math.inf
     n_threads: int | None = None      # numba threads for the run (None: the caller's)
+    tree_options: object = None       # cfg: the trees' preprocessing (io.trees.TreeOptions)
 
     def validate(self):
         if not self.C > 0:
@@ -142,6 +145,9 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
         kind = choose_problem(dataset, params.problem, sequences=True)
         problem = None
     loss_id = params.loss_of(kind)
+    if kind == "cfg" and loss_id == 1 and params.rescaling != MARGIN_RESCALING:
+        raise OptionError("the bracket loss (-l 1) of the cfg problem needs margin "
+                          "rescaling (-o 2): with slack rescaling its argmax is no CKY")
     kernel = params.kernel
     nonlinear = not kernel.is_linear
     if nonlinear and kind != "binary":
@@ -150,9 +156,9 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
     n = dataset.n_examples
     if entry is not None and entry.from_dataset is not None:
         # Examples that are groups of lines (sentences): built from the whole dataset.
-        problem = entry.from_dataset(dataset, trans_order=params.trans_order,
-                                     emit_order=params.emit_order, beam=params.beam,
-                                     loss_id=loss_id)
+        options = {"options": params.tree_options} if kind == "cfg" else dict(
+            trans_order=params.trans_order, emit_order=params.emit_order, beam=params.beam)
+        problem = entry.from_dataset(dataset, loss_id=loss_id, **options)
         n = problem.n_examples
     bias = params.bias if params.bias is not None else float(params.kernel.is_linear)
     algorithm = params.algorithm

@@ -1,0 +1,388 @@
+"""Bracketed (Penn Treebank) trees: reading, the preprocessing a CFG parser needs, and
+its undoing.
+
+A file holds trees one after another, ``(LABEL child ...)``, a preterminal being
+``(TAG word)``; the PTB wraps each sentence in a bracket without a label, ``( (S ...) )``.
+Several ``.mrg`` files concatenated are one such file. :func:`read_trees` gives
+:class:`Tree` objects with the line each tree starts on; a malformed file is refused with
+an :class:`~cpsvm.errors.InputError` naming the file and line.
+
+Preprocessing (:class:`TreeOptions`, each step an option of ``cp_learn --problem cfg``),
+in this order:
+
+1. strip function tags and indices from the phrase labels (``NP-SBJ-1`` → ``NP``,
+   ``PP-LOC=2`` → ``PP``; labels beginning with ``-`` such as ``-NONE-`` stay);
+2. drop the ``-NONE-`` elements and the constituents left without children;
+3. unary chains (a node with a single child): with ``unary`` 0 each chain becomes one
+   node whose label joins the chain's labels with ``+`` (``S+VP``; over a POS tag the
+   joined node stays above the tag); with ``unary`` U >= 1 the chain is kept, a chain of
+   more than U unary rules having its top labels joined so that U remain;
+4. binarisation, right-factored and Markovised: a node A with children c1 ... cm (m > 2)
+   becomes A → c1 @A|c1, @A|c1 → c2 @A|c1_c2 ... where the label of an intermediate
+   node (``@`` first) keeps the last ``markov`` siblings already generated.
+
+:func:`debinarise` undoes 3 and 4; :func:`format_tree` writes a tree on one line.
+The root (the unlabelled outer bracket) is kept apart: :func:`preprocess` returns the
+tree below it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..errors import InputError
+from .streams import read_bytes, source_name
+
+NONE_TAG = "-NONE-"
+ROOT_LABEL = ""          # the PTB's unlabelled outer bracket
+INTERMEDIATE = "@"       # first character of a binarisation's intermediate labels
+CHAIN_JOIN = "+"         # joins the labels of a collapsed unary chain
+# Punctuation tags evalb's COLLINS.prm deletes before counting brackets.
+PUNCTUATION = frozenset(["``", "''", ".", ":", ","])
+# Labels evalb counts as the same (COLLINS.prm's EQ_LABEL).
+EQUAL_LABELS = {"PRT": "ADVP"}
+
+
+class Tree:
+    """A node: ``label`` and ``children`` (Trees); a preterminal has no children and its
+    ``word`` (the leaf). ``line``: where the node starts in its file (None if built)."""
+
+    __slots__ = ("label", "children", "word", "line")
+
+    def __init__(self, label, children=None, word=None, line=None):
+        self.label = label
+        self.children = list(children) if children else []
+        self.word = word
+        self.line = line
+
+    @property
+    def is_preterminal(self) -> bool:
+        return self.word is not None
+
+    def preterminals(self):
+        """The preterminals (tag, word nodes) left to right."""
+        out, stack = [], [self]
+        while stack:
+            node = stack.pop()
+            if node.is_preterminal:
+                out.append(node)
+            else:
+                stack.extend(reversed(node.children))
+        return out
+
+    def tags(self) -> list:
+        return [p.label for p in self.preterminals()]
+
+    def words(self) -> list:
+        return [p.word for p in self.preterminals()]
+
+    def copy(self) -> "Tree":
+        return Tree(self.label, [c.copy() for c in self.children], self.word, self.line)
+
+    def __eq__(self, other):
+        return isinstance(other, Tree) and self.label == other.label \
+            and self.word == other.word and self.children == other.children
+
+    def __repr__(self):
+        return format_tree(self)
+
+
+@dataclass(frozen=True)
+class TreeOptions:
+    """The preprocessing of :mod:`cpsvm.io.trees` (module docstring), as the model file
+    records it. ``markov`` < 0: no Markovisation (the whole sibling history)."""
+
+    strip_functions: bool = True
+    drop_none: bool = True
+    unary: int = 0
+    markov: int = 1
+
+    def to_dict(self) -> dict:
+        return {"strip_functions": self.strip_functions, "drop_none": self.drop_none,
+                "unary": self.unary, "markov": self.markov}
+
+
+# -- reading -----------------------------------------------------------------------------
+
+_TOKEN = re.compile(rb"\(|\)|[^\s()]+|\n")
+
+
+def parse_trees(raw: bytes, name: str = "<memory>", first_line: int = 1) -> list:
+    """The trees of ``raw`` (bytes or str); InputError naming ``name`` and the line."""
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8")
+    trees = []
+    stack = []          # open nodes: [label or None, children, line, atoms]
+    line = first_line
+    for match in _TOKEN.finditer(raw):
+        tok = match.group()
+        if tok == b"\n":
+            line += 1
+        elif tok == b"(":
+            stack.append([None, [], line, []])
+        elif tok == b")":
+            if not stack:
+                raise InputError("expected '(' to open a tree, got ')'", source=name,
+                                 line=line)
+            label, children, start, atoms = stack.pop()
+            node = _close(label, children, atoms, start, name, line)
+            if stack:
+                stack[-1][1].append(node)
+            else:
+                trees.append(node)
+        else:
+            text = tok.decode("utf-8", "replace")
+            if not stack:
+                raise InputError(f"expected '(' to open a tree, got {text!r}", source=name,
+                                 line=line)
+            top = stack[-1]
+            if top[0] is None and not top[1] and not top[3]:
+                top[0] = text
+            else:
+                if top[1]:
+                    raise InputError(f"expected '(' or ')' after a subtree, got word "
+                                     f"{text!r}", source=name, line=line)
+                top[3].append(text)
+    if stack:
+        raise InputError(f"expected ')' to close the tree that opens here ({len(stack)} "
+                         "brackets open), found the end of the file (truncated file?)",
+                         source=name, line=stack[0][2])
+    if not trees:
+        raise InputError("expected at least one bracketed tree '( (S ...) )', found none",
+                         source=name)
+    return trees
+
+
+def _close(label, children, atoms, start, name, line):
+    if atoms:
+        if len(atoms) > 1 or label is None:
+            raise InputError(f"expected a preterminal '(TAG word)', got "
+                             f"'({label or ''} {' '.join(atoms)})'", source=name,
+                             line=start)
+        return Tree(label, word=atoms[0], line=start)
+    if not children:
+        raise InputError(f"expected a word or subtrees in '({label or ''})'", source=name,
+                         line=start)
+    return Tree(ROOT_LABEL if label is None else label, children, line=start)
+
+
+def read_trees(source) -> list:
+    """The trees of a file (``-`` for stdin; gzip, bzip2, xz read transparently)."""
+    return parse_trees(read_bytes(source), source_name(source))
+
+
+def looks_like_trees(source) -> bool:
+    """A regular file whose first non-blank byte is '(' (bracketed trees), or a name
+    ending in .mrg (possibly compressed)."""
+    import os
+    name = os.fspath(source)
+    base = re.sub(r"\.(gz|bz2|xz)$", "", name)
+    if base.endswith(".mrg"):
+        return True
+    if name == "-" or not os.path.isfile(name):
+        return False
+    try:
+        from .streams import InputStream
+        with InputStream(name) as f:
+            buf = bytearray(4096)
+            n = f.readinto(memoryview(buf))
+    except InputError:
+        return False
+    head = bytes(buf[:n]).lstrip()
+    return head.startswith(b"(")
+
+
+# -- writing -----------------------------------------------------------------------------
+
+def format_tree(tree: Tree) -> str:
+    """One line: ``(S (NP (DT the) (NN dog)) (VP (VBZ barks)))``; the root bracket
+    without a label as ``( ... )``."""
+    parts = []
+
+    def walk(node):
+        if node.is_preterminal:
+            parts.append(f"({node.label} {node.word})")
+            return
+        parts.append(f"({node.label} " if node.label else "( ")
+        for k, child in enumerate(node.children):
+            if k:
+                parts.append(" ")
+            walk(child)
+        parts.append(")")
+    walk(tree)
+    return "".join(parts)
+
+
+# -- preprocessing -----------------------------------------------------------------------
+
+_FUNCTION = re.compile(r"[-=]")
+
+
+def base_label(label: str) -> str:
+    """``NP-SBJ-1`` → ``NP``, ``PP-LOC=2`` → ``PP``; ``-NONE-``, ``-LRB-`` unchanged."""
+    if not label or label.startswith("-"):
+        return label
+    return _FUNCTION.split(label, 1)[0] or label
+
+
+def n_words(tree: Tree) -> int:
+    """Words of a sentence, -NONE- elements not counted (``--max-length``)."""
+    return sum(1 for p in tree.preterminals() if p.label != NONE_TAG)
+
+
+def strip_functions(tree: Tree) -> Tree:
+    """A copy with function tags and indices removed from the phrase labels."""
+    if tree.is_preterminal:
+        return Tree(tree.label, word=tree.word, line=tree.line)
+    return Tree(base_label(tree.label), [strip_functions(c) for c in tree.children],
+                line=tree.line)
+
+
+def drop_none(tree: Tree):
+    """A copy without -NONE- elements and the constituents they leave empty (None if
+    nothing is left)."""
+    if tree.is_preterminal:
+        return None if tree.label == NONE_TAG else Tree(tree.label, word=tree.word,
+                                                        line=tree.line)
+    kids = [k for k in (drop_none(c) for c in tree.children) if k is not None]
+    return Tree(tree.label, kids, line=tree.line) if kids else None
+
+
+def _chain(node):
+    """The labels of the unary chain starting at ``node`` and the node below it."""
+    labels = []
+    while not node.is_preterminal and len(node.children) == 1:
+        labels.append(node.label)
+        node = node.children[0]
+    return labels, node
+
+
+def bound_unaries(tree: Tree, unary: int) -> Tree:
+    """Unary chains joined (``unary`` 0) or kept up to ``unary`` rules (module
+    docstring). Chains over a POS tag keep one node above the tag when joined."""
+    labels, below = _chain(tree)
+    if below.is_preterminal:
+        bottom = Tree(below.label, word=below.word, line=below.line)
+        if not labels:
+            return bottom
+        keep = max(unary, 1)
+        # len(labels) unary rules over the tag
+        if len(labels) > keep:
+            labels = [CHAIN_JOIN.join(labels[:len(labels) - keep + 1])] \
+                + labels[len(labels) - keep + 1:]
+        node = bottom
+        for label in reversed(labels):
+            node = Tree(label, [node], line=tree.line)
+        return node
+    kids = [bound_unaries(c, unary) for c in below.children]
+    labels = labels + [below.label]           # len(labels) - 1 unary rules
+    if unary == 0:
+        labels = [CHAIN_JOIN.join(labels)]
+    elif len(labels) - 1 > unary:
+        labels = [CHAIN_JOIN.join(labels[:len(labels) - unary])] \
+            + labels[len(labels) - unary:]
+    node = Tree(labels[-1], kids, line=below.line)
+    for label in reversed(labels[:-1]):
+        node = Tree(label, [node], line=tree.line)
+    return node
+
+
+def binarise(tree: Tree, markov: int = 1) -> Tree:
+    """Right-factored binarisation with horizontal Markov order ``markov`` (< 0: all)."""
+    if tree.is_preterminal:
+        return tree
+    kids = [binarise(c, markov) for c in tree.children]
+    if len(kids) <= 2:
+        return Tree(tree.label, kids, line=tree.line)
+    base = tree.label
+    right = kids[-1]
+    # intermediate nodes from the right: the one over kids[j:] has seen kids[:j]
+    for j in range(len(kids) - 2, 0, -1):
+        seen = [k.label for k in kids[:j]]
+        if markov >= 0:
+            seen = seen[len(seen) - markov:] if markov else []
+        label = f"{INTERMEDIATE}{base}|" + "_".join(seen) if markov != 0 \
+            else f"{INTERMEDIATE}{base}"
+        right = Tree(label, [kids[j], right], line=tree.line)
+    return Tree(tree.label, [kids[0], right], line=tree.line)
+
+
+def preprocess(tree: Tree, options: TreeOptions):
+    """The tree below the root after every step of ``options`` (None if -NONE- elements
+    were all there was)."""
+    top = tree
+    if not top.is_preterminal and top.label == ROOT_LABEL:
+        if len(top.children) == 1:
+            top = top.children[0]
+        else:   # a root with several children: they hang from one unlabelled node
+            top = Tree(ROOT_LABEL, top.children, line=top.line)
+    if options.strip_functions:
+        top = strip_functions(top)
+    if options.drop_none:
+        top = drop_none(top)
+        if top is None:
+            return None
+    top = bound_unaries(top, options.unary)
+    return binarise(top, options.markov)
+
+
+def debinarise(tree: Tree) -> Tree:
+    """Undo :func:`binarise` and the joining of unary chains (a new tree)."""
+    if tree.is_preterminal:
+        return Tree(tree.label, word=tree.word, line=tree.line)
+    kids = []
+    for child in tree.children:
+        flat = debinarise(child)
+        if not flat.is_preterminal and flat.label.startswith(INTERMEDIATE):
+            kids.extend(flat.children)
+        else:
+            kids.append(flat)
+    if tree.label.startswith(INTERMEDIATE):
+        return Tree(tree.label, kids, line=tree.line)
+    labels = tree.label.split(CHAIN_JOIN) if tree.label else [tree.label]
+    node = Tree(labels[-1], kids, line=tree.line)
+    for label in reversed(labels[:-1]):
+        node = Tree(label, [node], line=tree.line)
+    return node
+
+
+def with_root(top: Tree) -> Tree:
+    """The PTB's unlabelled root bracket around ``top`` (kept as it is if it already is
+    one)."""
+    if not top.is_preterminal and top.label == ROOT_LABEL:
+        return top
+    return Tree(ROOT_LABEL, [top])
+
+
+# -- evaluation (PARSEVAL, evalb's COLLINS.prm conventions) -----------------------------
+
+def brackets(tree: Tree) -> dict:
+    """The labelled brackets of a tree as a multiset {(label, start, end): count}:
+    punctuation and -NONE- removed before spans are counted, the root and the
+    preterminals not brackets, brackets covering no word dropped, function tags
+    stripped, ADVP and PRT the same label."""
+    out = {}
+
+    def walk(node, start, is_root):
+        if node.is_preterminal:
+            keep = node.label not in PUNCTUATION and node.label != NONE_TAG
+            return start + (1 if keep else 0)
+        end = start
+        for child in node.children:
+            end = walk(child, end, False)
+        if not is_root and end > start:
+            label = base_label(node.label)
+            label = EQUAL_LABELS.get(label, label)
+            key = (label, start, end)
+            out[key] = out.get(key, 0) + 1
+        return end
+    top = tree
+    is_root = not top.is_preterminal and top.label == ROOT_LABEL
+    walk(top, 0, is_root)
+    return out
+
+
+def bracket_match(gold: dict, test: dict) -> int:
+    """Brackets in both multisets."""
+    return sum(min(c, test.get(k, 0)) for k, c in gold.items())

@@ -1,0 +1,546 @@
+"""Parsing with a context-free grammar as a structural SVM (SVMcfg; Joachims, Finley &
+Yu 2009, §5; Tsochantaridis et al. 2005).
+
+An example is a sentence x, its POS tags (the gold tags: the terminals of the grammar),
+and y its parse tree, preprocessed as :mod:`cpsvm.io.trees` describes (function tags
+and -NONE- removed, unary chains joined or bounded, Markovised binarisation). The
+grammar is the set of rules seen in the training trees: binary A → B C, unary A → B and
+root rules ROOT → A. Ψ(x, y) counts how often y uses each rule (one feature per rule, in
+the grammar's order), so w·Ψ(x, y) sums the weights of y's rules and argmax_y is CKY
+(:mod:`cpsvm.problems.cky`).
+
+Losses (``-l``):
+
+* 0 (default): Δ(y, ŷ) = 100·[ŷ ≠ y] (LOSS_SCALE). The separation oracle needs the best
+  tree other than y: a 2-best CKY; the better of its two trees that is not y.
+* 1: a loss over brackets, Δ(y, ŷ) = 100·(FP + FN)/(2·|y|), FP the labelled brackets of
+  ŷ not in y, FN those of y not in ŷ, |y| y's number of brackets (at least 1); brackets
+  are (label, start, end) of every node of the tree with its binarisation and joined
+  chains undone (``@`` nodes none, ``S+VP`` two), the POS tags and the root not
+  brackets. Since FP + FN = |y| + Σ over ŷ's brackets of (+1 if not in y, −1 if in y),
+  the margin-rescaled argmax is a CKY whose items carry that ±1 (slack rescaling does
+  not decompose and is refused with it). Equals 100·(1 − F1) when |ŷ| = |y|.
+
+A labelling of the examples is a list of :class:`Parse` (one per sentence): the tree's
+nodes in preorder and its rules' feature indices. ``CfgProblem(trees)`` builds the
+problem from trees as :func:`cpsvm.io.trees.read_trees` returns them (Python use, the
+scikit-learn estimators); ``to_model`` gives a :class:`cpsvm.models.CfgModel`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..conventions import LOSS_SCALE
+from ..io.trees import (CHAIN_JOIN, INTERMEDIATE, Tree, TreeOptions, debinarise,
+                        preprocess, with_root)
+from .base import MARGIN_RESCALING, StructuredProblem
+
+LOSS_ZERO_ONE = 0
+LOSS_BRACKETS = 1
+LOSSES = (LOSS_ZERO_ONE, LOSS_BRACKETS)
+
+
+@dataclass
+class Parse:
+    """One sentence's tree: ``nodes`` (m, 3) int64, (symbol, start, end) in preorder
+    with the POS tags; ``feats`` the feature index of each rule it uses."""
+
+    nodes: np.ndarray
+    feats: np.ndarray
+    brackets: Counter | None = None     # (base label, start, end) multiset, once asked
+    loss: float | None = None           # Δ against its sentence's true tree, once asked
+
+    def same_tree(self, other) -> bool:
+        return self.nodes.shape == other.nodes.shape and bool(
+            np.array_equal(self.nodes, other.nodes))
+
+
+class Grammar:
+    """Symbols and rules; features are the binary rules, then the unary, then the root
+    rules, each in the order first seen. ``unary``: the chain bound (0 or 1: one unary
+    rule at most, over a POS tag when chains are joined)."""
+
+    def __init__(self, unary: int = 0):
+        self.unary = int(unary)
+        self.symbols: list = []
+        self.index: dict = {}
+        self.terminals: set = set()
+        self.binary: dict = {}      # (A, B, C) -> order
+        self.unaries: dict = {}     # (A, B) -> order
+        self.roots: dict = {}       # A -> order
+        self._frozen = None
+
+    # -- building -------------------------------------------------------------------------
+    def symbol(self, name: str, add: bool = True) -> int:
+        k = self.index.get(name)
+        if k is None and add:
+            k = self.index[name] = len(self.symbols)
+            self.symbols.append(name)
+            self._frozen = None
+        return -1 if k is None else k
+
+    def add_tree(self, top: Tree) -> None:
+        """Every rule of a preprocessed tree (the tree below the root)."""
+        self.roots.setdefault(self.symbol(top.label), len(self.roots))
+        stack = [top]
+        while stack:
+            node = stack.pop()
+            a = self.symbol(node.label)
+            if node.is_preterminal:
+                self.terminals.add(a)
+                continue
+            kids = [self.symbol(c.label) for c in node.children]
+            if len(kids) == 2:
+                self.binary.setdefault((a, kids[0], kids[1]), len(self.binary))
+            elif len(kids) == 1:
+                self.unaries.setdefault((a, kids[0]), len(self.unaries))
+            else:
+                raise ValueError(f"expected a binarised tree, got a node {node.label} with "
+                                 f"{len(kids)} children")
+            stack.extend(node.children)
+        self._frozen = None
+
+    @property
+    def n_binary(self):
+        return len(self.binary)
+
+    @property
+    def size(self) -> int:
+        """Number of rules: the length of Ψ."""
+        return len(self.binary) + len(self.unaries) + len(self.roots)
+
+    def rule_lists(self):
+        """(binary [(A, B, C)], unary [(A, B)], root [A]) in feature order."""
+        def ordered(d):
+            out = [None] * len(d)
+            for key, k in d.items():
+                out[k] = key
+            return out
+        return ordered(self.binary), ordered(self.unaries), ordered(self.roots)
+
+    # -- what the CKY kernels read -------------------------------------------------------
+    def arrays(self):
+        if self._frozen is None:
+            self._frozen = self._freeze()
+        return self._frozen
+
+    def _freeze(self):
+        S = len(self.symbols)
+        binary, unaries, roots = self.rule_lists()
+        nb, nu = len(binary), len(unaries)
+        B = np.array(binary, dtype=np.int64).reshape(-1, 3)
+        order = np.argsort(B[:, 1], kind="stable")
+        bin_ptr = np.zeros(S + 1, dtype=np.int64)
+        np.add.at(bin_ptr, B[:, 1] + 1, 1)
+        bin_ptr = np.cumsum(bin_ptr)
+        # unary chains of at most max(unary, 1) rules, each a path A -> ... -> bottom
+        bound = max(self.unary, 1)
+        by_child: dict = {}
+        for k, (a, b) in enumerate(unaries):
+            by_child.setdefault(b, []).append(k)
+        chains = []                 # (top, bottom, [rule ks top first])
+        for b in sorted(by_child):
+            frontier = [([k], unaries[k][0]) for k in by_child[b]]
+            while frontier:
+                rules, top = frontier.pop(0)
+                chains.append((top, b, rules))
+                if len(rules) < bound:
+                    frontier.extend(([k] + rules, unaries[k][0])
+                                    for k in by_child.get(top, []))
+        chains.sort(key=lambda c: c[1])
+        chain_ptr = np.zeros(S + 1, dtype=np.int64)
+        for _, b, _ in chains:
+            chain_ptr[b + 1] += 1
+        chain_ptr = np.cumsum(chain_ptr)
+        chain_rules = [np.array(c[2], dtype=np.int64) for c in chains]
+        lengths = np.array([len(r) for r in chain_rules], dtype=np.int64)
+        ptr = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+        flat_rules = np.concatenate(chain_rules) if chains else np.zeros(0, np.int64)
+        U = np.array(unaries, dtype=np.int64).reshape(-1, 2)
+        root_feat = np.full(S, -1, dtype=np.int64)
+        for k, a in enumerate(roots):
+            root_feat[a] = nb + nu + k
+        # brackets each symbol stands for (joined chains several, @ and POS tags none)
+        bases, base_ids, base_ptr = [], {}, [0]
+        for k, name in enumerate(self.symbols):
+            if k not in self.terminals and not name.startswith(INTERMEDIATE):
+                for part in name.split(CHAIN_JOIN) if name else [name]:
+                    bases.append(base_ids.setdefault(part, len(base_ids)))
+            base_ptr.append(len(bases))
+        return dict(
+            n_sym=S, bin_ptr=bin_ptr, bin_parent=B[order, 0].copy(),
+            bin_right=B[order, 2].copy(), bin_feat=order.astype(np.int64),
+            chain_ptr=chain_ptr,
+            chain_top=np.array([c[0] for c in chains], dtype=np.int64),
+            chain_bottom=np.array([c[1] for c in chains], dtype=np.int64),
+            chain_sym_ptr=ptr, chain_syms=U[flat_rules, 0].copy() if len(flat_rules)
+            else np.zeros(0, np.int64),
+            chain_feat_ptr=ptr, chain_feats=(flat_rules + nb).astype(np.int64),
+            chain_rule_index=flat_rules, root_feat=root_feat,
+            base_ptr=np.array(base_ptr, dtype=np.int64),
+            base_idx=np.array(bases, dtype=np.int64), base_ids=base_ids,
+            n_base=len(base_ids))
+
+    def scores(self, w):
+        """Rule, chain and root scores of w, as the kernels read them."""
+        g = self.arrays()
+        w = np.asarray(w, dtype=np.float64)
+        if len(w) != self.size:
+            raise ValueError(f"expected {self.size} weights, got {len(w)}")
+        bin_score = w[g["bin_feat"]]
+        per_rule = w[g["chain_feats"]]
+        ptr = g["chain_feat_ptr"]
+        chain_score = np.add.reduceat(per_rule, ptr[:-1]) if len(per_rule) \
+            else np.zeros(0)
+        root_score = np.full(g["n_sym"], -np.inf)
+        has = g["root_feat"] >= 0
+        root_score[has] = w[g["root_feat"][has]]
+        return bin_score, chain_score, root_score
+
+    # -- trees --------------------------------------------------------------------------
+    def encode(self, top: Tree, add: bool = False):
+        """The :class:`Parse` of a preprocessed tree, None if it uses a symbol or rule
+        the grammar does not have."""
+        nodes, feats = [], []
+        binary, unaries = self.binary, self.unaries
+        nb, nu = len(binary), len(unaries)
+        root = self.index.get(top.label)
+        if root is None or root not in self.roots:
+            return None
+        feats.append(nb + nu + self.roots[root])
+        stack = [(top, 0)]
+        while stack:
+            node, start = stack.pop()
+            a = self.index.get(node.label)
+            if a is None:
+                return None
+            if node.is_preterminal:
+                nodes.append((a, start, start + 1))
+                continue
+            width = _width(node)
+            nodes.append((a, start, start + width))
+            kids = [self.index.get(c.label) for c in node.children]
+            if None in kids:
+                return None
+            if len(kids) == 2:
+                k = binary.get((a, kids[0], kids[1]))
+                if k is None:
+                    return None
+                feats.append(k)
+                left = _width(node.children[0])
+                stack.append((node.children[1], start + left))
+                stack.append((node.children[0], start))
+            else:
+                k = unaries.get((a, kids[0]))
+                if k is None:
+                    return None
+                feats.append(nb + k)
+                stack.append((node.children[0], start))
+        return Parse(np.array(nodes, dtype=np.int64).reshape(-1, 3),
+                     np.array(feats, dtype=np.int64))
+
+    def build_tree(self, nodes, words) -> Tree:
+        """Rebuild from preorder (symbol, start, end): a node's children follow it and
+        tile its span; a one-word node with nothing below it is a preterminal."""
+        pos = 0
+
+        def build():
+            nonlocal pos
+            a, i, j = (int(v) for v in nodes[pos])
+            pos += 1
+            leaf = pos >= len(nodes) or not (nodes[pos][1] >= i and nodes[pos][2] <= j)
+            if leaf:
+                return Tree(self.symbols[a], word=words[i])
+            kids, covered = [], i
+            while covered < j:
+                child_end = int(nodes[pos][2])
+                kids.append(build())
+                covered = child_end
+            return Tree(self.symbols[a], kids)
+        return build()
+
+
+def _width(node: Tree) -> int:
+    return 1 if node.is_preterminal else sum(_width(c) for c in node.children)
+
+
+# -- parsing ------------------------------------------------------------------------------
+
+def cky(grammar: Grammar, w, tag_ids, starts, sentences=None, *, kbest=1, loss_weight=0.0,
+        gold=None, n_threads=None):
+    """The best (kbest 1) or two best (2) parses of the selected sentences: a list per
+    sentence of up to kbest (Parse, score), best first (empty: no parse).
+
+    tag_ids : int64 symbols of the POS tags of all sentences (−1 for a tag the grammar
+    lacks), sentence s being ``tag_ids[starts[s]:starts[s+1]]``. loss_weight, gold: the
+    bracket loss's augmentation, gold a pair (triples (start, end, base) int64 (m, 3),
+    their starts per sentence)."""
+    from ..engine.threads import thread_count
+    from .cky import _cky_all
+    g = grammar.arrays()
+    bin_score, chain_score, root_score = grammar.scores(w)
+    starts = np.asarray(starts, dtype=np.int64)
+    if sentences is None:
+        sentences = np.arange(len(starts) - 1, dtype=np.int64)
+    sentences = np.ascontiguousarray(sentences, dtype=np.int64)
+    lengths = np.diff(starts)[sentences]
+    bound = max(grammar.unary, 1)
+    caps = np.maximum(2 * lengths - 1, 1) * (bound + 1) + 1
+    out_base = np.concatenate(([0], np.cumsum(caps * kbest)[:-1])).astype(np.int64)
+    total = int(np.sum(caps * kbest))
+    out_nodes = np.zeros((total, 3), dtype=np.int64)
+    out_feats = np.zeros(total, dtype=np.int64)
+    m = len(sentences)
+    out_nn = np.zeros((m, kbest), dtype=np.int64)
+    out_nf = np.zeros((m, kbest), dtype=np.int64)
+    out_score = np.full((m, kbest), -np.inf)
+    if gold is None:
+        triples, gstarts = np.zeros((0, 3), np.int64), np.zeros(len(starts), np.int64)
+    else:
+        triples, gstarts = gold
+    with thread_count(n_threads):
+        _cky_all(np.ascontiguousarray(tag_ids, dtype=np.int64), starts, sentences,
+                 g["n_sym"], g["bin_ptr"], g["bin_parent"], g["bin_right"], bin_score,
+                 g["bin_feat"], g["chain_ptr"], g["chain_top"], g["chain_bottom"],
+                 chain_score, g["chain_sym_ptr"], g["chain_syms"], g["chain_feat_ptr"],
+                 g["chain_feats"], root_score, g["root_feat"], int(kbest),
+                 float(loss_weight), triples, gstarts, g["n_base"], g["base_ptr"],
+                 g["base_idx"], out_nodes, out_feats, out_nn, out_nf, out_score, out_base,
+                 caps.astype(np.int64))
+    results = []
+    for q in range(m):
+        found = []
+        for r in range(kbest):
+            if out_score[q, r] == -np.inf and out_nn[q, r] == 0:
+                continue
+            at = out_base[q] + r * caps[q]
+            found.append((Parse(out_nodes[at:at + out_nn[q, r]].copy(),
+                                out_feats[at:at + out_nf[q, r]].copy()),
+                          float(out_score[q, r])))
+        results.append(found)
+    return results
+
+
+def pcfg_weights(grammar: Grammar, parses) -> np.ndarray:
+    """Log-probabilities of the maximum-likelihood PCFG of the training trees: each
+    binary or unary rule's count over its parent's count, root rules' over the number of
+    trees."""
+    counts = np.bincount(np.concatenate([p.feats for p in parses]),
+                         minlength=grammar.size).astype(np.float64)
+    binary, unaries, roots = grammar.rule_lists()
+    parents = np.array([a for a, _, _ in binary] + [a for a, _ in unaries], dtype=np.int64)
+    nr = len(parents)
+    per_parent = np.bincount(parents, weights=counts[:nr], minlength=len(grammar.symbols))
+    w = np.empty(grammar.size)
+    w[:nr] = np.log(counts[:nr] / per_parent[parents])
+    w[nr:] = np.log(counts[nr:] / counts[nr:].sum())
+    return w
+
+
+# -- the problem -------------------------------------------------------------------------
+
+def _bracket_multiset(grammar: Grammar, parse: Parse) -> Counter:
+    g = grammar.arrays()
+    out = Counter()
+    for a, i, j in parse.nodes.tolist():
+        for p in range(g["base_ptr"][a], g["base_ptr"][a + 1]):
+            out[(int(g["base_idx"][p]), i, j)] += 1
+    return out
+
+
+class CfgProblem(StructuredProblem):
+    """SVMcfg's problem on training trees (as read: the root bracket included).
+
+    options : the preprocessing (:class:`cpsvm.io.trees.TreeOptions`); loss_id : ``-l``
+    (LOSS_ZERO_ONE or LOSS_BRACKETS); loss_scale : Δ of a wrong tree. Trees that
+    preprocessing empties (nothing but -NONE-) are left out (``n_skipped``).
+    """
+
+    flip_gain = None
+
+    def __init__(self, trees, options: TreeOptions | None = None, loss_id=LOSS_ZERO_ONE,
+                 loss_scale=LOSS_SCALE):
+        if loss_id not in LOSSES:
+            raise ValueError(f"expected loss 0 (zero/one) or 1 (brackets), got {loss_id}")
+        self.options = options or TreeOptions()
+        self.loss_id = loss_id
+        self.loss_scale = float(loss_scale)
+        self.grammar = Grammar(self.options.unary)
+        tops, words, kept = [], [], []
+        for k, tree in enumerate(trees):
+            top = preprocess(tree, self.options)
+            if top is None:
+                continue
+            tops.append(top)
+            words.append(top.words())
+            kept.append(k)
+            self.grammar.add_tree(top)
+        if not tops:
+            raise ValueError("expected at least one tree with a word")
+        self.kept = np.array(kept, dtype=np.int64)
+        self.n_skipped = len(trees) - len(tops)
+        self.words = words
+        self.gold = [self.grammar.encode(t) for t in tops]
+        self.tag_ids = np.array([self.grammar.index[t] for top in tops for t in top.tags()],
+                                dtype=np.int64)
+        self.starts = np.concatenate(([0], np.cumsum([len(w) for w in words]))).astype(
+            np.int64)
+        self.n_examples = len(tops)
+        self.size_psi = self.grammar.size
+        self.top_label = Counter(t.label for t in tops).most_common(1)[0][0]
+        self._gold_brackets = [_bracket_multiset(self.grammar, p) for p in self.gold]
+        triples, gstarts = [], [0]
+        for c in self._gold_brackets:
+            triples.extend((i, j, b) for (b, i, j) in c)
+            gstarts.append(len(triples))
+        self._gold_arrays = (np.array(triples, dtype=np.int64).reshape(-1, 3),
+                             np.array(gstarts, dtype=np.int64))
+        self._gold_scale = np.array([self.loss_scale / (2.0 * max(sum(c.values()), 1))
+                                     for c in self._gold_brackets])
+
+    @classmethod
+    def from_dataset(cls, dataset, loss_id=LOSS_ZERO_ONE, options=None, **ignored):
+        return cls(dataset.trees, options=options, loss_id=loss_id)
+
+    def _rows(self, rows):
+        return np.arange(self.n_examples) if rows is None else np.asarray(rows, np.int64)
+
+    def true_labels(self):
+        return list(self.gold)
+
+    def separate(self, w, rescaling, rows=None):
+        rows = self._rows(rows)
+        w = np.asarray(w, dtype=np.float64)
+        if self.loss_id == LOSS_BRACKETS:
+            if rescaling != MARGIN_RESCALING:
+                raise ValueError("the bracket loss (-l 1) needs margin rescaling (-o 2)")
+            # one loss-augmented CKY per sentence; its per-bracket weight is the
+            # sentence's scale, so the sentences are parsed in groups of equal scale
+            out = [None] * len(rows)
+            scales = self._gold_scale[rows]
+            for scale in np.unique(scales):
+                at = np.flatnonzero(scales == scale)
+                found = cky(self.grammar, w, self.tag_ids, self.starts, rows[at],
+                            kbest=1, loss_weight=float(scale), gold=self._gold_arrays)
+                for q, parses in zip(at, found):
+                    out[q] = parses[0][0]
+            return [self._better_than_true(w, i, p, rescaling) for i, p in zip(rows, out)]
+        found = cky(self.grammar, w, self.tag_ids, self.starts, rows, kbest=2)
+        out = []
+        for i, parses in zip(rows, found):
+            other = [p for p, _ in parses if not p.same_tree(self.gold[i])]
+            out.append(self._better_than_true(w, i, other[0], rescaling) if other
+                       else self.gold[i])
+        return out
+
+    def _better_than_true(self, w, i, parse, rescaling):
+        """``parse`` if its constraint is violated at all, else the true tree."""
+        loss = self._loss(i, parse)
+        margin = float(w[self.gold[i].feats].sum() - w[parse.feats].sum())
+        value = loss - margin if rescaling == MARGIN_RESCALING else loss * (1.0 - margin)
+        return parse if value > 0 else self.gold[i]
+
+    def _loss(self, i, parse) -> float:
+        # kept on the parse: the -w 4 cache asks for a cached tree's loss again and again
+        if parse.loss is None:
+            parse.loss = self._compute_loss(i, parse)
+        return parse.loss
+
+    def _compute_loss(self, i, parse) -> float:
+        if self.loss_id == LOSS_ZERO_ONE:
+            return 0.0 if parse.same_tree(self.gold[i]) else self.loss_scale
+        gold = self._gold_brackets[i]
+        mine = _bracket_multiset(self.grammar, parse)
+        wrong = sum(((gold - mine) + (mine - gold)).values())
+        return float(self._gold_scale[i] * wrong)
+
+    def _scores(self, w, parses) -> np.ndarray:
+        """w·Ψ of each parse: one gather and one segmented sum."""
+        lengths = np.array([len(p.feats) for p in parses], dtype=np.int64)
+        if len(parses) == 0:
+            return np.zeros(0)
+        at = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        return np.add.reduceat(w[np.concatenate([p.feats for p in parses])], at)
+
+    def losses(self, labels, rows=None):
+        return np.array([self._loss(i, p) for i, p in zip(self._rows(rows), labels)],
+                        dtype=np.float64)
+
+    def margins(self, w, labels, rows=None):
+        w = np.asarray(w, dtype=np.float64)
+        rows = self._rows(rows)
+        return self._scores(w, [self.gold[i] for i in rows]) - self._scores(w, list(labels))
+
+    def delta_psi_sum(self, weights, labels, rows=None):
+        feats, coef = [], []
+        for i, p, a in zip(self._rows(rows), labels, weights):
+            if a == 0 or p is self.gold[i] or p.same_tree(self.gold[i]):
+                continue
+            feats += [self.gold[i].feats, p.feats]
+            coef += [np.full(len(self.gold[i].feats), a), np.full(len(p.feats), -a)]
+        if not feats:
+            return np.zeros(self.size_psi)
+        return np.bincount(np.concatenate(feats), weights=np.concatenate(coef),
+                           minlength=self.size_psi)
+
+    def psi(self, i, parse=None) -> np.ndarray:
+        """Ψ(x_i, y) (dense rule counts) of a Parse (the true tree by default)."""
+        parse = self.gold[i] if parse is None else parse
+        return np.bincount(parse.feats, minlength=self.size_psi).astype(np.float64)
+
+    def split_labels(self, labels, rows):
+        return [[p] for p in labels]
+
+    def pick(self, candidates, choice):
+        return [candidates[c][i] for i, c in enumerate(choice)]
+
+    def predict(self, w, trees):
+        """The parse trees (with their root bracket, preprocessing undone) of the
+        sentences of ``trees`` (their POS tags and words are read)."""
+        return self.to_model(w).parse(trees)[0]
+
+    def to_model(self, w, n_train: int = 0, loss_id: int = LOSS_ZERO_ONE,
+                 trained_by: str = "svm"):
+        from ..models import CfgModel
+        return CfgModel(grammar=self.grammar, w=np.asarray(w, dtype=np.float64).copy(),
+                        options=self.options, n_train=n_train or self.n_examples,
+                        trained_by=trained_by, fallback=self.top_label)
+
+    def pcfg_model(self):
+        """The maximum-likelihood PCFG of the training trees as a model."""
+        return self.to_model(pcfg_weights(self.grammar, self.gold), trained_by="pcfg")
+
+
+def parse_sentences(grammar: Grammar, w, options: TreeOptions, trees, fallback="S",
+                    n_threads=None):
+    """Each tree's sentence (its POS tags, -NONE- dropped as training did) parsed: the
+    predicted tree with its root bracket, binarisation and joined chains undone, and
+    whether the grammar parsed it (else a flat ``fallback`` node over the tags)."""
+    sentences = []
+    for tree in trees:
+        leaves = [p for p in tree.preterminals()
+                  if not (options.drop_none and p.label == "-NONE-")]
+        sentences.append(leaves)
+    tag_ids = np.array([grammar.index.get(p.label, -1) if grammar.index.get(p.label, -1)
+                        in grammar.terminals else -1
+                        for leaves in sentences for p in leaves], dtype=np.int64)
+    starts = np.concatenate(([0], np.cumsum([len(s) for s in sentences]))).astype(np.int64)
+    found = cky(grammar, w, tag_ids, starts, kbest=1, n_threads=n_threads)
+    out, parsed = [], []
+    for leaves, parses in zip(sentences, found):
+        words = [p.word for p in leaves]
+        if parses:
+            binarised = grammar.build_tree(parses[0][0].nodes, words)
+            out.append(with_root(debinarise(binarised)))
+            parsed.append(True)
+        else:
+            flat = Tree(fallback, [Tree(p.label, word=p.word) for p in leaves]) \
+                if leaves else Tree(fallback, [])
+            out.append(with_root(flat))
+            parsed.append(False)
+    return out, parsed
+

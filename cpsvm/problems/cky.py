@@ -1,0 +1,358 @@
+"""CKY over a binarised grammar with bounded unary chains: best and 2-best parses,
+optionally loss-augmented, batched over sentences in parallel (numba ``prange``; each
+sentence is parsed on its own, so results do not depend on the thread count).
+
+The grammar (:class:`cpsvm.problems.cfg.Grammar`) reaches the kernels as arrays:
+
+* symbols 0..S-1 (phrase labels, intermediate ``@`` labels and POS tags alike);
+* binary rules A → B C, sorted by B (``bin_ptr`` indexes them by B), each with its
+  score; a POS tag t is the item of its one-word span;
+* unary *chains*: every sequence of at most U unary rules A → X1 → ... → B, each with
+  its score (the sum of its rules'), the symbols of its nodes above B and its rules,
+  indexed by B (``chain_ptr``). A span's items are layer 0 (a binary rule or the tag)
+  and layer 1 (a chain over a layer-0 item of the same span), so every tree has exactly
+  one derivation;
+* root scores per symbol (−inf: not a root).
+
+A derivation's score is the sum of its rules' scores plus, with ``loss_weight`` > 0,
+loss_weight·(+1 for each bracket of a node not in the gold tree, −1 for each in it):
+the bracket loss's part that depends on ŷ (:mod:`cpsvm.problems.cfg`). ``kbest`` 2 keeps
+the two best derivations of each (span, symbol, layer), so the root yields the two
+best trees.
+
+A tree comes out as its nodes in preorder, (symbol, start, end) each — the POS tags
+included, the root not — and the feature indices of its rules (root rule first).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+NEG = -np.inf
+
+
+@njit(cache=True)
+def _insert(sc, bp, a, value, code, kbest):
+    if value > sc[a, 0]:
+        if kbest > 1:
+            sc[a, 1] = sc[a, 0]
+            bp[a, 1] = bp[a, 0]
+        sc[a, 0] = value
+        bp[a, 0] = code
+    elif kbest > 1 and value > sc[a, 1]:
+        sc[a, 1] = value
+        bp[a, 1] = code
+
+
+@njit(cache=True)
+def _node_loss(gold, i, j, a, base_ptr, base_idx, lw):
+    total = 0.0
+    for p in range(base_ptr[a], base_ptr[a + 1]):
+        total += -lw if gold[i, j, base_idx[p]] else lw
+    return total
+
+
+@njit(cache=True)
+def _cky_one(tags, n_sym, bin_ptr, bin_parent, bin_right, bin_score, bin_feat,
+             chain_ptr, chain_top, chain_bottom, chain_score, chain_sym_ptr, chain_syms,
+             chain_feat_ptr, chain_feats, root_score, root_feat, kbest, lw, gold,
+             base_ptr, base_idx, out_nodes, out_feats, out_nn, out_nf, out_score, base,
+             cap):
+    n = len(tags)
+    for r in range(kbest):
+        out_nn[r] = 0
+        out_nf[r] = 0
+        out_score[r] = NEG
+    if n == 0:
+        return
+    for t in range(n):
+        if tags[t] < 0:
+            return
+    n_span = n * n
+    slot = np.full(n_span * n_sym, -1, dtype=np.int32)
+    lo = np.zeros(n_span, dtype=np.int64)
+    hi = np.zeros(n_span, dtype=np.int64)
+    capacity = 16 * n_span + 16
+    e_sym = np.empty(capacity, dtype=np.int64)
+    e_sc = np.empty((capacity, 4))
+    e_bp = np.empty((capacity, 4), dtype=np.int64)
+    e_top = np.empty((capacity, 2), dtype=np.int64)
+    e_tsc = np.empty((capacity, 2))
+    used = 0
+    s0 = np.full((n_sym, 2), NEG)
+    b0 = np.zeros((n_sym, 2), dtype=np.int64)
+    s1 = np.full((n_sym, 2), NEG)
+    b1 = np.zeros((n_sym, 2), dtype=np.int64)
+    t0 = np.empty(n_sym, dtype=np.int64)
+    t1 = np.empty(n_sym, dtype=np.int64)
+    in0 = np.zeros(n_sym, dtype=np.bool_)
+    in1 = np.zeros(n_sym, dtype=np.bool_)
+    for length in range(1, n + 1):
+        for i in range(n - length + 1):
+            j = i + length
+            sp = i * n + j - 1
+            n0 = 0
+            n1 = 0
+            if length == 1:
+                a = tags[i]
+                s0[a, 0] = 0.0
+                b0[a, 0] = -1
+                t0[0] = a
+                in0[a] = True
+                n0 = 1
+            else:
+                for k in range(i + 1, j):
+                    ls = i * n + k - 1
+                    rs = k * n + j - 1
+                    for e in range(lo[ls], hi[ls]):
+                        bsym = e_sym[e]
+                        l0 = e_tsc[e, 0]
+                        l1 = e_tsc[e, 1]
+                        for r in range(bin_ptr[bsym], bin_ptr[bsym + 1]):
+                            f = slot[rs * n_sym + bin_right[r]]
+                            if f < 0:
+                                continue
+                            a = bin_parent[r]
+                            if not in0[a]:
+                                in0[a] = True
+                                t0[n0] = a
+                                n0 += 1
+                            code = (r * (n + 1) + k) * 4
+                            rule = bin_score[r]
+                            _insert(s0, b0, a, rule + l0 + e_tsc[f, 0], code, kbest)
+                            if kbest > 1:
+                                if e_tsc[f, 1] > NEG:
+                                    _insert(s0, b0, a, rule + l0 + e_tsc[f, 1], code + 1,
+                                            kbest)
+                                if l1 > NEG:
+                                    _insert(s0, b0, a, rule + l1 + e_tsc[f, 0], code + 2,
+                                            kbest)
+                if lw != 0.0:
+                    for q in range(n0):
+                        a = t0[q]
+                        d = _node_loss(gold, i, j, a, base_ptr, base_idx, lw)
+                        for r in range(kbest):
+                            if s0[a, r] > NEG:
+                                s0[a, r] += d
+            # layer 1: unary chains over layer-0 items
+            for q in range(n0):
+                bsym = t0[q]
+                for c in range(chain_ptr[bsym], chain_ptr[bsym + 1]):
+                    a = chain_top[c]
+                    extra = chain_score[c]
+                    if lw != 0.0:
+                        for p in range(chain_sym_ptr[c], chain_sym_ptr[c + 1]):
+                            extra += _node_loss(gold, i, j, chain_syms[p], base_ptr,
+                                                base_idx, lw)
+                    for r in range(kbest):
+                        if s0[bsym, r] > NEG:
+                            if not in1[a]:
+                                in1[a] = True
+                                t1[n1] = a
+                                n1 += 1
+                            _insert(s1, b1, a, s0[bsym, r] + extra, c * 2 + r, kbest)
+            # the cell's entries: every symbol with a derivation, its two best overall
+            lo[sp] = used
+            for pass_ in range(2):
+                count = n0 if pass_ == 0 else n1
+                for q in range(count):
+                    a = t0[q] if pass_ == 0 else t1[q]
+                    if pass_ == 1 and in0[a]:
+                        continue
+                    if used == capacity:
+                        capacity *= 2
+                        e_sym = _grow1(e_sym, capacity)
+                        e_sc = _grow2(e_sc, capacity)
+                        e_bp = _grow2i(e_bp, capacity)
+                        e_top = _grow2i(e_top, capacity)
+                        e_tsc = _grow2(e_tsc, capacity)
+                    e_sym[used] = a
+                    e_sc[used, 0] = s0[a, 0]
+                    e_sc[used, 1] = s0[a, 1]
+                    e_sc[used, 2] = s1[a, 0]
+                    e_sc[used, 3] = s1[a, 1]
+                    e_bp[used, 0] = b0[a, 0]
+                    e_bp[used, 1] = b0[a, 1]
+                    e_bp[used, 2] = b1[a, 0]
+                    e_bp[used, 3] = b1[a, 1]
+                    best = -1
+                    second = -1
+                    for m in range(4):
+                        v = e_sc[used, m]
+                        if v == NEG:
+                            continue
+                        if best < 0 or v > e_sc[used, best]:
+                            second = best
+                            best = m
+                        elif second < 0 or v > e_sc[used, second]:
+                            second = m
+                    if kbest == 1:
+                        second = -1
+                    e_top[used, 0] = best
+                    e_top[used, 1] = second
+                    e_tsc[used, 0] = e_sc[used, best]
+                    e_tsc[used, 1] = e_sc[used, second] if second >= 0 else NEG
+                    slot[sp * n_sym + a] = used
+                    used += 1
+            hi[sp] = used
+            for q in range(n0):
+                a = t0[q]
+                s0[a, 0] = NEG
+                s0[a, 1] = NEG
+                in0[a] = False
+            for q in range(n1):
+                a = t1[q]
+                s1[a, 0] = NEG
+                s1[a, 1] = NEG
+                in1[a] = False
+    # the root: the two best (entry, rank) over the whole span
+    top = n - 1
+    best_e = np.full(2, -1, dtype=np.int64)
+    best_r = np.zeros(2, dtype=np.int64)
+    best_v = np.full(2, NEG)
+    for e in range(lo[top], hi[top]):
+        rs = root_score[e_sym[e]]
+        if rs == NEG:
+            continue
+        for r in range(kbest):
+            if e_tsc[e, r] == NEG:
+                continue
+            v = rs + e_tsc[e, r]
+            if v > best_v[0]:
+                best_v[1] = best_v[0]
+                best_e[1] = best_e[0]
+                best_r[1] = best_r[0]
+                best_v[0] = v
+                best_e[0] = e
+                best_r[0] = r
+            elif v > best_v[1]:
+                best_v[1] = v
+                best_e[1] = e
+                best_r[1] = r
+    stack_e = np.empty(4 * n + 4, dtype=np.int64)
+    stack_q = np.empty(4 * n + 4, dtype=np.int64)
+    stack_i = np.empty(4 * n + 4, dtype=np.int64)
+    stack_j = np.empty(4 * n + 4, dtype=np.int64)
+    for r in range(kbest):
+        if best_e[r] < 0:
+            continue
+        out_score[r] = best_v[r]
+        at = base + r * cap
+        nn = 0
+        nf = 0
+        out_feats[at + nf] = root_feat[e_sym[best_e[r]]]
+        nf += 1
+        depth = 0
+        stack_e[0] = best_e[r]
+        stack_q[0] = e_top[best_e[r], best_r[r]]
+        stack_i[0] = 0
+        stack_j[0] = n
+        depth = 1
+        while depth > 0:
+            depth -= 1
+            e = stack_e[depth]
+            q = stack_q[depth]
+            i = stack_i[depth]
+            j = stack_j[depth]
+            code = e_bp[e, q]
+            if q >= 2:      # a chain over the layer-0 item of the same span
+                c = code // 2
+                for p in range(chain_sym_ptr[c], chain_sym_ptr[c + 1]):
+                    out_nodes[at + nn, 0] = chain_syms[p]
+                    out_nodes[at + nn, 1] = i
+                    out_nodes[at + nn, 2] = j
+                    nn += 1
+                for p in range(chain_feat_ptr[c], chain_feat_ptr[c + 1]):
+                    out_feats[at + nf] = chain_feats[p]
+                    nf += 1
+                stack_e[depth] = slot[(i * n + j - 1) * n_sym + chain_bottom[c]]
+                stack_q[depth] = code % 2
+                stack_i[depth] = i
+                stack_j[depth] = j
+                depth += 1
+                continue
+            out_nodes[at + nn, 0] = e_sym[e]
+            out_nodes[at + nn, 1] = i
+            out_nodes[at + nn, 2] = j
+            nn += 1
+            if code < 0:
+                continue
+            rr = code % 2
+            rl = (code // 2) % 2
+            k = (code // 4) % (n + 1)
+            rule = code // (4 * (n + 1))
+            out_feats[at + nf] = bin_feat[rule]
+            nf += 1
+            left = slot[(i * n + k - 1) * n_sym + _left_of(bin_ptr, rule)]
+            right = slot[(k * n + j - 1) * n_sym + bin_right[rule]]
+            stack_e[depth] = right
+            stack_q[depth] = e_top[right, rr]
+            stack_i[depth] = k
+            stack_j[depth] = j
+            depth += 1
+            stack_e[depth] = left
+            stack_q[depth] = e_top[left, rl]
+            stack_i[depth] = i
+            stack_j[depth] = k
+            depth += 1
+        out_nn[r] = nn
+        out_nf[r] = nf
+
+
+@njit(cache=True)
+def _left_of(bin_ptr, rule):
+    """The left child of binary rule ``rule`` (rules are sorted by it)."""
+    lo = 0
+    hi = len(bin_ptr) - 1
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if bin_ptr[mid] <= rule:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
+def _grow1(a, size):
+    out = np.empty(size, dtype=a.dtype)
+    out[:len(a)] = a
+    return out
+
+
+@njit(cache=True)
+def _grow2(a, size):
+    out = np.empty((size, a.shape[1]), dtype=a.dtype)
+    out[:a.shape[0]] = a
+    return out
+
+
+@njit(cache=True)
+def _grow2i(a, size):
+    out = np.empty((size, a.shape[1]), dtype=a.dtype)
+    out[:a.shape[0]] = a
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _cky_all(tags, starts, sentences, n_sym, bin_ptr, bin_parent, bin_right, bin_score,
+             bin_feat, chain_ptr, chain_top, chain_bottom, chain_score, chain_sym_ptr,
+             chain_syms, chain_feat_ptr, chain_feats, root_score, root_feat, kbest, lw,
+             gold_triples, gold_starts, n_base, base_ptr, base_idx, out_nodes, out_feats,
+             out_nn, out_nf, out_score, out_base, caps):
+    for q in prange(len(sentences)):
+        s = sentences[q]
+        a, b = starts[s], starts[s + 1]
+        n = b - a
+        if lw != 0.0:
+            gold = np.zeros((n + 1, n + 1, max(n_base, 1)), dtype=np.bool_)
+            for g in range(gold_starts[s], gold_starts[s + 1]):
+                gold[gold_triples[g, 0], gold_triples[g, 1], gold_triples[g, 2]] = True
+        else:
+            gold = np.zeros((1, 1, 1), dtype=np.bool_)
+        _cky_one(tags[a:b], n_sym, bin_ptr, bin_parent, bin_right, bin_score, bin_feat,
+                 chain_ptr, chain_top, chain_bottom, chain_score, chain_sym_ptr, chain_syms,
+                 chain_feat_ptr, chain_feats, root_score, root_feat, kbest, lw, gold,
+                 base_ptr, base_idx, out_nodes, out_feats, out_nn[q], out_nf[q],
+                 out_score[q], out_base[q], caps[q])
