@@ -277,9 +277,12 @@ class CfgModel:
         return 0
 
     def parse(self, trees, n_threads=None):
-        """Predicted trees (root bracket included, preprocessing undone) for the
-        sentences of ``trees`` (their POS tags and words), and per sentence whether the
-        grammar parsed it."""
+        """Predicted trees (root bracket included, preprocessing undone, and, as they are
+        evaluated, without function tags and -NONE- elements, which a model may have
+        kept) for the sentences of ``trees`` (their POS tags and words), and per sentence
+        whether the grammar parsed it."""
+        from .io.trees import drop_none, strip_functions
         from .problems.cfg import parse_sentences
-        return parse_sentences(self.grammar, self.w, self.options, trees,
-                               fallback=self.fallback, n_threads=n_threads)
+        predicted, parsed = parse_sentences(self.grammar, self.w, self.options, trees,
+                                            fallback=self.fallback, n_threads=n_threads)
+        return [drop_none(strip_functions(t)) or t for t in predicted], parsed

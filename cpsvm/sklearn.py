@@ -59,7 +59,7 @@ from .conventions import multiclass_from_c_cs, perf_from_c_light, struct_from_c_
 from .data import Dataset
 from .errors import InputError
 from .kernels import Kernel
-from .models import (KernelModel, LinearModel, MulticlassModel, RandomFeaturesModel,
+from .models import (CfgModel, KernelModel, LinearModel, MulticlassModel, RandomFeaturesModel,
                      SequenceModel, UserProblemModel)
 
 __all__ = ["OCASClassifier", "CuttingPlaneSVC", "SampledCutSVC", "ASSETClassifier",
@@ -941,6 +941,8 @@ class StructuredSVM(_Classifier):
             return np.asarray(model.predict(data))
         if isinstance(model, (LinearModel, MulticlassModel, KernelModel)):
             return model.predict(fit_columns(data.X, model.n_features))
+        if isinstance(model, CfgModel):
+            return model.parse(data.trees, n_threads=_n_threads(self.n_jobs))[0]
         return model.predict(data)
 
     def score(self, X, y, sample_weight=None):

@@ -26,7 +26,9 @@ from cpsvm.sklearn import (ASSETClassifier, ASSETRegressor, CuttingPlaneSVC,  # 
                            OCASClassifier, SampledCutSVC, StructuredSVM,
                            expected_failed_checks, load_model)
 
+from cpsvm.data import TreeDataset  # noqa: E402
 from cpsvm.io.svmlight import read_svmlight  # noqa: E402
+from cpsvm.io.trees import format_tree  # noqa: E402
 from cpsvm.models import fit_columns  # noqa: E402
 
 from conftest import crammer_singer_objective, hinge_objective  # noqa: E402
@@ -168,6 +170,9 @@ CASES = {
     "struct_binary_dataset": ("learn", ["-c", "30"], "a9a3k.train",
                               lambda: StructuredSVM(C=1).fit(
                                   read_svmlight(SAMPLES / "a9a3k.train"))),
+    "struct_cfg": ("learn", ["-c", _c(10.0 * 300), "-e", "1"], "toy.train.mrg",
+                   lambda: StructuredSVM(problem="cfg", C=10, epsilon=1).fit(
+                       TreeDataset.read(SAMPLES / "toy.train.mrg", 0))),
     "struct_user": ("learn", ["-c", _c(0.25 * 120), "--problem", "ordinal:OrdinalRegression"],
                     EXAMPLES / "ordinal.train",
                     lambda: StructuredSVM(_ordinal()[0], C=0.25).fit(*_ordinal()[1:])),
@@ -342,6 +347,22 @@ def test_a_dataset_predicts_what_cp_classify_writes(tmp_path):
     assert run.returncode == 0, run.stderr
     predicted = est.predict(read_svmlight(SAMPLES / "ewt30.hmm.test"))
     np.testing.assert_array_equal(predicted, np.loadtxt(tmp_path / "p"))
+
+
+def test_parsing_a_tree_dataset_writes_what_cp_classify_writes(tmp_path):
+    """cfg from Python: the trees cp_classify writes for the same model and test file."""
+    est = StructuredSVM(problem="cfg", C=10, epsilon=1).fit(
+        TreeDataset.read(SAMPLES / "toy.train.mrg", 0))
+    est.save_model(tmp_path / "m")
+    run = subprocess.run([sys.executable, "-m", "cpsvm.cli.classify", "-v", "0",
+                          str(SAMPLES / "toy.test.mrg"), str(tmp_path / "m"),
+                          str(tmp_path / "p")], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=300)
+    assert run.returncode == 0, run.stderr
+    predicted = est.predict(TreeDataset.read(SAMPLES / "toy.test.mrg", 0))
+    written = (tmp_path / "p").read_text().splitlines()
+    assert len(written) > 10
+    assert [format_tree(t) for t in predicted] == written
 
 
 def test_gamma_scale_and_auto_are_svcs():

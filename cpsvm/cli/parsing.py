@@ -155,7 +155,7 @@ def classify_trees(model, example_file, output_file, max_length, verbosity, repo
     tree a line, print labelled precision, recall, F1 and exact match."""
     from ..data import TreeDataset
     from ..io.atomic import atomic_output
-    from ..io.trees import bracket_match, brackets, drop_none, format_tree, strip_functions
+    from ..io.trees import bracket_match, brackets, format_tree
     data = TreeDataset.read(example_file, max_length or 0)
     if verbosity >= 2:
         note(f"Reading model...OK. ({model.trained_by} grammar: {model.grammar.size} rules, "
@@ -164,8 +164,6 @@ def classify_trees(model, example_file, output_file, max_length, verbosity, repo
         note(f"Reading test examples... {data.n_examples} sentences{skipped}... done.")
     started = time.process_time()
     predicted, parsed = model.parse(data.trees)
-    # written as evaluated: no function tags, no -NONE- (a model may have kept them)
-    predicted = [drop_none(strip_functions(t)) or t for t in predicted]
     runtime = time.process_time() - started
     with atomic_output(output_file) as out:
         out.write("".join(format_tree(t) + "\n" for t in predicted))
