@@ -335,16 +335,20 @@ def test_sequence_tagging_on_lists_of_sentences_with_any_tags():
     assert accuracy > 0.5   # 17 tags: far above chance after 60 sentences
 
 
+def _cp_classify(test_file, model_file, output_file):
+    run = subprocess.run([sys.executable, "-m", "cpsvm.cli.classify", "-v", "0",
+                          str(test_file), str(model_file), str(output_file)],
+                         capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=300)
+    assert run.returncode == 0, run.stderr
+
+
 def test_a_dataset_predicts_what_cp_classify_writes(tmp_path):
     """X given as cp_learn's input object: predictions as cp_classify's output file."""
     est = StructuredSVM(problem="hmm", C=10, epsilon=0.5).fit(
         read_svmlight(SAMPLES / "ewt60.hmm.train"))
     est.save_model(tmp_path / "m")
-    run = subprocess.run([sys.executable, "-m", "cpsvm.cli.classify", "-v", "0",
-                          str(SAMPLES / "ewt30.hmm.test"), str(tmp_path / "m"),
-                          str(tmp_path / "p")], capture_output=True, text=True,
-                         env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=300)
-    assert run.returncode == 0, run.stderr
+    _cp_classify(SAMPLES / "ewt30.hmm.test", tmp_path / "m", tmp_path / "p")
     predicted = est.predict(read_svmlight(SAMPLES / "ewt30.hmm.test"))
     np.testing.assert_array_equal(predicted, np.loadtxt(tmp_path / "p"))
 
@@ -354,11 +358,7 @@ def test_parsing_a_tree_dataset_writes_what_cp_classify_writes(tmp_path):
     est = StructuredSVM(problem="cfg", C=10, epsilon=1).fit(
         TreeDataset.read(SAMPLES / "toy.train.mrg", 0))
     est.save_model(tmp_path / "m")
-    run = subprocess.run([sys.executable, "-m", "cpsvm.cli.classify", "-v", "0",
-                          str(SAMPLES / "toy.test.mrg"), str(tmp_path / "m"),
-                          str(tmp_path / "p")], capture_output=True, text=True,
-                         env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=300)
-    assert run.returncode == 0, run.stderr
+    _cp_classify(SAMPLES / "toy.test.mrg", tmp_path / "m", tmp_path / "p")
     predicted = est.predict(TreeDataset.read(SAMPLES / "toy.test.mrg", 0))
     written = (tmp_path / "p").read_text().splitlines()
     assert len(written) > 10
