@@ -15,6 +15,7 @@ import sys
 import click
 
 from ..errors import OptionError
+from .cluster import scheduler_option
 from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, IntChoice, kernel_options, note,
                      positive, run, runtime_line, svmlight_scale_line, threads_option,
                      train_and_save, validate_options, verbosity_option, version_option)
@@ -107,6 +108,7 @@ STOP_REASONS = {
 @threads_option()
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
               help="Write one TSV row per iteration (primal, dual, gap, ...).")
+@scheduler_option()
 @verbosity_option(default=1)
 @click.option("-y", "qp_verbosity", type=click.IntRange(0, 3), default=0, show_default=True,
               help="SVMstruct's verbosity of the inner QP solver; accepted for compatibility, the QP prints nothing.")
@@ -115,7 +117,7 @@ STOP_REASONS = {
 @click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
 def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_iterations,
             time_limit, max_idle, kernel, custom_b, custom_t, custom_e, basis_size,
-            basis_file, preimage, problem, seed, threads, trace_path, verbosity,
+            basis_file, preimage, problem, seed, threads, trace_path, scheduler, verbosity,
             qp_verbosity, example_file, model_file, **cfg):
     """Learn a structural SVM from EXAMPLE_FILE and write MODEL_FILE.
 
@@ -141,7 +143,13 @@ def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_it
         time_limit=time_limit)
     validate_options(params)
     if cfg.get("baseline"):
+        if scheduler is not None:
+            raise OptionError("--baseline cannot be used with --scheduler")
         return learn_baseline(params, custom, cfg, example_file, model_file, verbosity)
+    if scheduler is not None:   # the examples stay on a Dask cluster (cli/cluster.py)
+        from .cluster import learn_on_cluster
+        return learn_on_cluster(params, custom, scheduler, example_file, model_file,
+                                verbosity, trace_path, _apply_custom, _print_statistics)
     known = params.problem != "auto"
     if known:
         _apply_custom(params, custom, "user" if ":" in params.problem else params.problem)

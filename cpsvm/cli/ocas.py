@@ -8,6 +8,7 @@ import sys
 import click
 
 from ..errors import InputError
+from .cluster import scheduler_option
 from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, Checked, IntChoice, StopOnInterrupt,
                      TrainingMonitor, non_negative, note, positive, run,
                      threads_option, validate_options, verbosity_option, version_option)
@@ -86,13 +87,14 @@ def read_costs(path) -> np.ndarray:
               help="Accepted for uniformity with the other learners; OCAS is deterministic.")
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
               help="Write one TSV row per iteration (Q_P, Q_D, gap, ...).")
+@scheduler_option()
 @verbosity_option(default=1)
 @version_option("libocas's svmocas and msvmocas")
 @click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
 def command(C, cost_file, bias, first_n, method, buffer_size, threads, tol_abs, tol_rel,
             qp_bound, time_limit, cut_lambda, max_iterations, problem, seed, trace_path,
-            verbosity, example_file, model_file):
+            scheduler, verbosity, example_file, model_file):
     """Train a linear SVM on EXAMPLE_FILE by OCAS and write MODEL_FILE.
 
     Targets +1/-1 train svmocas's binary SVM (an SVMlight linear model, which
@@ -109,7 +111,13 @@ def command(C, cost_file, bias, first_n, method, buffer_size, threads, tol_abs, 
                         max_iterations=max_iterations, problem=problem,
                         n_threads=threads)
     validate_options(params)
-    data = read_svmlight(example_file)
+    if scheduler is not None:   # the examples stay on a Dask cluster (cli/cluster.py)
+        from .cluster import ClusterInputs
+        data = ClusterInputs(scheduler, example_file, model_file, first_n=first_n,
+                             cost_file=cost_file, verbosity=verbosity)
+        train = data.train
+    else:
+        data = read_svmlight(example_file)
     if first_n is not None and first_n < data.n_examples:
         data = data.subset(slice(0, first_n))
     if cost_file is not None:
@@ -129,7 +137,8 @@ def command(C, cost_file, bias, first_n, method, buffer_size, threads, tol_abs, 
               f"   BufSize        : {buffer_size}\n   Method         : "
               f"{'OCAS' if method == 1 else 'standard cutting plane'}", file=report)
 
-    monitor = TrainingMonitor(verbosity, trace_path, "ocas_learn", style="ocas")
+    monitor = getattr(data, "Monitor", TrainingMonitor)(verbosity, trace_path, "ocas_learn",
+                                                        style="ocas")
     try:
         with StopOnInterrupt() as stop:
             model, info = train(data, params, callback=monitor, should_stop=stop)
@@ -152,6 +161,8 @@ def command(C, cost_file, bias, first_n, method, buffer_size, threads, tol_abs, 
               f"{s['total']:f} s", file=report)
         print(f"Training error: {100 * info.training_error:.4f}%", file=report)
         print(f"Result saved to model file: {model_file}", file=report)
+    if scheduler is not None:
+        data.report()
     if r.status == "interrupted":
         note(f"ocas_learn: interrupted at iteration {r.iterations} with gap {r.gap:.6g}; "
              f"the best model so far was written to {model_file}")

@@ -1,0 +1,383 @@
+"""Training on a Dask cluster (--scheduler): exact sums, the distributed line search
+against the single-machine one, the same model for any sharding, faults, bad input.
+
+The algorithm's tests run the cluster code in-process (a client that runs each task at
+once); the promises about Dask run on one LocalCluster of 2 worker processes shared by
+the module (the worker-killing test last, as it leaves a restarted worker behind).
+"""
+
+import functools
+import gzip
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from cpsvm.data import Dataset
+from cpsvm.engine import distributed as dist
+from cpsvm.engine.ocas import OcasOracle, binary_line_search, line_search
+from cpsvm.io.shards import global_line, plan_shards, read_shard
+from cpsvm.io.svmlight import read_svmlight, write_svmlight
+from cpsvm.solvers.cluster import train_ocas, train_struct
+from cpsvm.solvers.ocas import OcasParams
+from cpsvm.solvers.ocas import train as ocas_train
+from cpsvm.solvers.one_slack import StructParams
+from cpsvm.solvers.one_slack import train as struct_train
+
+from conftest import ROOT, run_cli
+
+
+# -- an in-process stand-in for dask.distributed.Client ----------------------------------
+
+class _Done:
+    count = 0
+
+    def __init__(self, value):
+        self.value = value
+        _Done.count += 1
+        self.key = _Done.count
+
+    def result(self):
+        return self.value
+
+
+class InProcessClient:
+    """Runs each task when submitted (what the algorithm needs of a Client)."""
+
+    def submit(self, fn, *args, **_):
+        return _Done(fn(*[a.value if isinstance(a, _Done) else a for a in args]))
+
+    def gather(self, futures):
+        return [f.value for f in futures]
+
+    def scatter(self, x, **_):
+        return _Done(x)
+
+    def who_has(self, futures):
+        return {f.key: ["here"] for f in futures}
+
+    def scheduler_info(self):
+        return {"workers": {"here": {}}}
+
+
+class InProcessSession:
+    client = InProcessClient()
+    n_workers = 1
+
+    def close(self):
+        pass
+
+
+def in_memory(X, y, lo, hi):
+    return Dataset(X=sp.csr_matrix(X[lo:hi]), y=y[lo:hi], source="<memory>",
+                   line_numbers=np.arange(lo, hi) + 1)
+
+
+def sharded(X, y, cuts, session=None):
+    loaders = [functools.partial(in_memory, X, y, a, b) for a, b in zip(cuts, cuts[1:])]
+    return dist.ShardedData(session or InProcessSession(), loaders)
+
+
+def file_shards(path, parts, session=None):
+    specs = plan_shards(str(path), parts)
+    return dist.ShardedData(session or InProcessSession(),
+                            [functools.partial(read_shard, s) for s in specs],
+                            [functools.partial(global_line, s) for s in specs])
+
+
+def model_bytes(model, tmp_path, name="m"):
+    from cpsvm.io.model_file import write_model
+    path = tmp_path / name
+    write_model(str(path), model)
+    return path.read_bytes()
+
+
+def make_binary(n=600, d=30, seed=1):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=0.3, random_state=seed, format="csr")
+    X.data = rng.standard_normal(X.nnz)
+    w = rng.standard_normal(d)
+    y = np.where(X @ w + 0.5 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    return X, y
+
+
+def make_multiclass(n=450, d=20, k=3, seed=2):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=0.4, random_state=seed, format="csr")
+    X.data = rng.standard_normal(X.nnz)
+    W = rng.standard_normal((k, d))
+    y = np.argmax(X @ W.T + 0.7 * rng.standard_normal((n, k)), axis=1) + 1.0
+    return X, y
+
+
+# -- exact sums --------------------------------------------------------------------------
+
+def test_folded_sums_do_not_depend_on_grouping():
+    """Summed in folds, any split of the terms into groups gives the same bits, and
+    the total is the exact sum to within the last bits (math.fsum is the reference);
+    plain float addition does depend on the grouping for these terms."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(5000) * np.exp(rng.uniform(-20, 20, 5000))
+    sig = dist.fold_grid(np.abs(x).max(), len(x))
+
+    def folds(part):
+        acc = np.zeros((1, sig.shape[1]))
+        for v in part:
+            dist._deposit(acc, sig, 0, v, 1.0)
+        return acc
+
+    totals = set()
+    naive = set()
+    for cuts in ([0, 5000], [0, 1234, 5000], [0, 10, 2000, 4999, 5000]):
+        parts = [x[a:b] for a, b in zip(cuts, cuts[1:])]
+        acc = sum(folds(p[::-1]) for p in parts[::-1])
+        totals.add(dist.exact_scalar(acc))
+        naive.add(sum(float(np.sum(p)) for p in parts))
+    assert len(totals) == 1
+    assert len(naive) > 1
+    # Each term is kept to half an ulp of the largest: no worse than a float sum.
+    assert abs(totals.pop() - math.fsum(x)) <= len(x) * 2.0 ** -53 * np.abs(x).max()
+
+
+# -- the distributed line search against the exact single-machine one ----------------------
+
+@pytest.mark.parametrize("forced", [False, True])
+def test_binary_line_search_matches_single_machine(monkeypatch, forced):
+    """The map-reduce search finds the exact step of binary_line_search (engine/ocas.py),
+    also when it must narrow the interval over several rounds (few candidates)."""
+    if forced:
+        monkeypatch.setattr(dist, "MIN_GATHER", 8)
+        monkeypatch.setattr(dist, "MAX_CANDIDATES", 6)
+        monkeypatch.setattr(dist, "BUCKET_SAMPLES", 3)
+        monkeypatch.setattr(dist, "FIRST_SAMPLES", 4)
+    X, y = make_binary(n=3000, d=5, seed=3)
+    data = sharded(X, y, [0, 700, 1900, 3000])
+    data.prepare(X.shape[1])
+    C = 2.0
+    oracle = dist.ClusterOcasOracle(data, X.shape[1], dict(loss=1.0, margin=1.0, scale=C,
+                                                         n_classes=0, bias=0.0))
+    rng = np.random.default_rng(4)
+    for trial in range(6):
+        w_b, w_t = rng.standard_normal(5) * 0.3, rng.standard_normal(5) * 2
+        oracle._kb, oracle._wb_future = ("b", trial), w_b
+        direction = w_t - w_b
+        A0, B0 = float(direction @ direction), float(w_b @ direction)
+        step = oracle.line_search(A0, B0, w_b, ("t", trial), w_t, w_t)
+        reference = binary_line_search(A0, B0, y, X @ w_b, X @ w_t, np.full(len(y), C))
+        assert step == pytest.approx(reference, rel=1e-12, abs=1e-15)
+    rounds = oracle.line_search_rounds / oracle.line_searches
+    assert rounds >= 3 if forced else rounds == 1
+
+
+def test_multiclass_line_search_matches_single_machine(monkeypatch):
+    monkeypatch.setattr(dist, "MIN_GATHER", 16)
+    monkeypatch.setattr(dist, "MAX_CANDIDATES", 8)
+    X, y = make_multiclass(n=1500, d=6, k=4, seed=5)
+    data = sharded(X, y, [0, 500, 1500])
+    k, d = 4, X.shape[1]
+    data.prepare(d, 0.0, k)
+    oracle = dist.ClusterOcasOracle(data, k * d, dict(loss=1.0, margin=1.0, scale=0.5,
+                                                    n_classes=k, bias=0.0))
+    reference_oracle = OcasOracle.__new__(OcasOracle)
+    reference_oracle.problem = type("P", (), {"y": y.astype(np.int64)})()
+    reference_oracle.loss = 1.0
+    rng = np.random.default_rng(6)
+    for trial in range(4):
+        w_b, w_t = rng.standard_normal(k * d) * 0.2, rng.standard_normal(k * d)
+        oracle._kb, oracle._wb_future = ("b", trial), w_b
+        direction = w_t - w_b
+        A0, B0 = float(direction @ direction), float(w_b @ direction)
+        step = oracle.line_search(A0, B0, w_b, ("t", trial), w_t, w_t)
+        out_b = np.asarray(X @ w_b.reshape(k, d).T)
+        out_t = np.asarray(X @ w_t.reshape(k, d).T)
+        lines = reference_oracle._class_lines(out_b, out_t)
+        reference = line_search(A0, B0, *lines, np.full(len(y), 0.5))
+        assert step == pytest.approx(reference, rel=1e-12, abs=1e-15)
+    assert oracle.line_search_rounds > oracle.line_searches   # it had to narrow
+
+
+# -- the same model for any sharding (in-process) ----------------------------------------
+
+@pytest.fixture(scope="module")
+def sets(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cluster")
+    X, y = make_binary()
+    write_svmlight(str(root / "binary.svm"), X, y)
+    text = (root / "binary.svm").read_bytes().splitlines(keepends=True)
+    for i, (a, b) in enumerate([(0, 150), (150, 420), (420, len(text))]):
+        part = b"".join(text[a:b])
+        if i == 1:
+            (root / f"part-{i}.svm.gz").write_bytes(gzip.compress(part))
+        else:
+            (root / f"part-{i}.svm").write_bytes(part)
+    Xm, ym = make_multiclass()
+    write_svmlight(str(root / "multi.svm"), Xm, ym)
+    return root
+
+
+@pytest.mark.parametrize("kind,name", [("ocas", "binary"), ("ocas", "multi"), ("3", "binary"),
+                                       ("3", "multi"), ("9", "binary"), ("9", "multi")])
+def test_same_model_for_any_sharding(sets, tmp_path, kind, name):
+    """1, 2 and 3 byte ranges (and, binary, a glob of three files, one gzip) give
+    byte-identical models; the objective is the single-machine solver's to its stopping
+    tolerance."""
+    source = sets / f"{name}.svm"
+    models, objectives = set(), []
+    for parts in (1, 2, 3, "glob") if name == "binary" else (1, 2, 3):
+        data = file_shards(sets / "part-*.svm*", 1) if parts == "glob" \
+            else file_shards(source, parts)
+        if kind == "ocas":
+            model, info = train_ocas(data, OcasParams(C=1.0))
+        else:
+            model, info = train_struct(data, StructParams(C=10.0, algorithm=int(kind)))
+        models.add(model_bytes(model, tmp_path))
+        objectives.append(info.result.primal)
+    assert len(models) == 1
+    dataset = read_svmlight(str(source))
+    if kind == "ocas":
+        _, reference = ocas_train(dataset, OcasParams(C=1.0))
+        tolerance = 0.01 * reference.result.primal
+    else:
+        _, reference = struct_train(dataset, StructParams(C=10.0, algorithm=int(kind)))
+        tolerance = 10.0 * 0.1   # C·ε
+    assert abs(objectives[0] - reference.result.primal) <= tolerance
+
+
+# -- on a real LocalCluster --------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def cluster():
+    dask = pytest.importorskip("dask")
+    distributed = pytest.importorskip("distributed")
+    with dask.config.set({"distributed.scheduler.work-stealing": False}):
+        lc = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                      dashboard_address=None, silence_logs=50)
+    client = distributed.Client(lc)
+    yield lc.scheduler_address, client
+    client.close()
+    lc.close()
+
+
+def objective(stdout, key="Q_P"):
+    return float(re.search(rf"{key}[:=]\s*([-0-9.e+]+)", stdout).group(1))
+
+
+def test_cli_same_model_on_one_and_two_workers_and_shards(cluster, sets, tmp_path):
+    """ocas_learn --scheduler: two workers (two byte ranges), one worker (one range) and
+    the glob of three shard files write the same bytes; the objective is the local run's
+    to the stopping tolerance; the trace has the seconds spent communicating."""
+    address, _ = cluster
+    runs = {"two": (address, sets / "binary.svm"), "one": ("local:1", sets / "binary.svm"),
+            "glob": (address, sets / "part-*.svm*")}
+    out = {}
+    for name, (scheduler, source) in runs.items():
+        r = run_cli("ocas", "--scheduler", scheduler, "-c", 1, "--trace", tmp_path / "t.tsv",
+                    source, tmp_path / f"{name}.model")
+        assert r.returncode == 0, r.stderr
+        out[name] = r.stdout
+    models = {(tmp_path / f"{name}.model").read_bytes() for name in runs}
+    assert len(models) == 1
+    local = run_cli("ocas", "-c", 1, sets / "binary.svm", tmp_path / "local.model")
+    assert abs(objective(out["two"]) - objective(local.stdout)) <= 0.01 * objective(local.stdout)
+    header = (tmp_path / "t.tsv").read_text().splitlines()[0].split("\t")
+    assert "communication_seconds" in header and "rounds" in header
+    assert "Cluster: 3 shards" in out["glob"]
+
+
+def test_cli_cp_learn_multiclass_on_cluster(cluster, sets, tmp_path):
+    address, _ = cluster
+    for w in (3, 9):
+        r = run_cli("learn", "--scheduler", address, "-c", 10, "-w", w, sets / "multi.svm",
+                    tmp_path / f"c{w}.model")
+        assert r.returncode == 0, r.stderr
+        local = run_cli("learn", "-c", 10, "-w", w, sets / "multi.svm", tmp_path / f"l{w}.model")
+        assert abs(objective(r.stdout, "pval") - objective(local.stdout, "pval")) <= 10 * 0.1
+        assert (tmp_path / f"c{w}.model").read_text().splitlines()[0] == \
+            (tmp_path / f"l{w}.model").read_text().splitlines()[0]
+
+
+def test_cli_errors_one_line_no_model(cluster, sets, tmp_path):
+    address, _ = cluster
+    model = tmp_path / "m.model"
+    # A bad line in the second byte range: named with its line number in the file.
+    text = (sets / "binary.svm").read_text().splitlines()
+    text[500] = "+1 3:1 2:1"
+    bad = tmp_path / "bad.svm"
+    bad.write_text("\n".join(text) + "\n")
+    r = run_cli("ocas", "--scheduler", address, bad, model)
+    assert r.returncode == 1 and not model.exists()
+    local = run_cli("ocas", bad, model)
+    assert r.stderr.strip().splitlines() == local.stderr.strip().splitlines()
+    assert f"bad.svm:501:" in r.stderr
+    # a missing shard, a glob matching nothing
+    for source in (tmp_path / "missing.svm", tmp_path / "none-*.svm"):
+        r = run_cli("ocas", "--scheduler", address, source, model)
+        assert r.returncode == 1 and not model.exists()
+        assert len(r.stderr.strip().splitlines()) == 1 and str(source) in r.stderr
+    # an unreachable scheduler
+    env = dict(os.environ, PYTHONPATH=str(ROOT), DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="1s")
+    r = subprocess.run([sys.executable, "-m", "cpsvm.cli.learn", "-c", "1", "--scheduler",
+                        "tcp://127.0.0.1:9", str(sets / "binary.svm"), str(model)],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 1 and not model.exists()
+    assert r.stderr.strip().splitlines() == [
+        r.stderr.strip()] and "cannot reach the Dask scheduler" in r.stderr
+
+
+def test_without_dask(sets, tmp_path):
+    """No dask: --scheduler says how to get it (usage error); import cpsvm loads none."""
+    code = ("import sys; sys.modules['dask'] = sys.modules['distributed'] = None\n"
+            "from cpsvm.cli.ocas import main\n"
+            f"main(['--scheduler', 'local:2', {str(sets / 'binary.svm')!r}, "
+            f"{str(tmp_path / 'm')!r}])")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert r.returncode == 2
+    assert "pip install cpsvm[dask]" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    code = ("import sys, cpsvm, cpsvm.cli.ocas, cpsvm.cli.learn, cpsvm.engine.distributed\n"
+            "print([m for m in ('dask', 'distributed') if m in sys.modules])")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert r.stdout.strip() == "[]", r.stderr
+
+
+def counting_reader(log, spec):
+    with open(log, "a") as f:
+        f.write(f"{spec.start}\n")
+    return read_shard(spec)
+
+
+def test_worker_killed_mid_run(cluster, sets, tmp_path):
+    """A worker killed during training: its shard is read again on another worker and
+    training ends at the objective of an undisturbed run."""
+    address, client = cluster
+    source = sets / "binary.svm"
+    reference = None
+    for kill in (False, True):
+        log = tmp_path / f"loads-{kill}"
+        with dist.Session(address) as session:
+            specs = plan_shards(str(source), 2)
+            data = dist.ShardedData(session, [functools.partial(counting_reader, str(log), s)
+                                              for s in specs])
+            killed = []
+
+            def callback(p):
+                if kill and p.iteration == 3 and not killed:
+                    holder = client.who_has(data.shards)[data.shards[0].key][0]
+                    pid = client.run(os.getpid, workers=[holder])[holder]
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(pid)
+
+            _, info = train_ocas(data, OcasParams(C=10.0, tol_rel=0.001), callback=callback)
+        loads = log.read_text().split()
+        if not kill:
+            reference = info.result.primal
+            assert len(loads) == 2
+        else:
+            assert killed and len(loads) > 2    # the lost shard was read again
+            assert info.result.primal == pytest.approx(reference, rel=0.001)
