@@ -315,6 +315,10 @@ def test_cli_errors_one_line_no_model(cluster, sets, tmp_path):
     local = run_cli("ocas", bad, model)
     assert r.stderr.strip().splitlines() == local.stderr.strip().splitlines()
     assert f"bad.svm:501:" in r.stderr
+    # local:N hosts the workers: their logs of the failed task stay quiet, one line remains
+    r = run_cli("ocas", "--scheduler", "local:1", bad, model)
+    assert r.returncode == 1 and not model.exists()
+    assert r.stderr.strip().splitlines() == local.stderr.strip().splitlines()
     # a missing shard, a glob matching nothing
     for source in (tmp_path / "missing.svm", tmp_path / "none-*.svm"):
         r = run_cli("ocas", "--scheduler", address, source, model)

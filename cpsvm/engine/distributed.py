@@ -719,7 +719,7 @@ class Session:
                 warnings.simplefilter("ignore")   # e.g. "port 8787 in use": not ours to say
                 self.cluster = LocalCluster(n_workers=value, threads_per_worker=1,
                                             processes=True, dashboard_address=None,
-                                            silence_logs=logging.ERROR)
+                                            silence_logs=logging.CRITICAL)
             self.client = Client(self.cluster)
         else:
             # Dask's connect timeout (distributed.comm.timeouts.connect, 30 s unless
