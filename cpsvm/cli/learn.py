@@ -15,6 +15,7 @@ import sys
 import click
 
 from ..errors import OptionError
+from .bounds import margin_bounds_option, margin_bounds_value
 from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, IntChoice, kernel_options, note,
                      positive, run, runtime_line, svmlight_scale_line, threads_option,
                      train_and_save, validate_options, verbosity_option, version_option)
@@ -104,6 +105,7 @@ STOP_REASONS = {
 @click.option("-y", "qp_verbosity", type=click.IntRange(0, 3), default=0, show_default=True,
               help="SVMstruct's verbosity of the inner QP solver; accepted for compatibility, the QP prints nothing.")
 @version_option("SVM-struct V3.10, SVM-perf V3.00, SVM-multiclass V2.20 and SVM-hmm V3.10")
+@margin_bounds_option("Binary problems with a linear model (-w 2, 3, 9); default 0.")
 @click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
 def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_iterations,
@@ -132,6 +134,7 @@ def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_it
         max_iterations=max_iterations, max_idle=max_idle, cache_size=cache_size,
         batch=batch, kernel=kernel, n_threads=threads, problem=problem, seed=seed,
         time_limit=time_limit)
+    params.margin_bounds = margin_bounds_value()
     validate_options(params)
     known = params.problem != "auto"
     if known:

@@ -8,6 +8,7 @@ import sys
 import click
 
 from ..errors import InputError
+from .bounds import margin_bounds_option, margin_bounds_value
 from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, Checked, IntChoice, StopOnInterrupt,
                      TrainingMonitor, non_negative, note, positive, run,
                      threads_option, validate_options, verbosity_option, version_option)
@@ -88,6 +89,7 @@ def read_costs(path) -> np.ndarray:
               help="Write one TSV row per iteration (Q_P, Q_D, gap, ...).")
 @verbosity_option(default=1)
 @version_option("libocas's svmocas and msvmocas")
+@margin_bounds_option("Binary problems (-m 1); default 0.")
 @click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
 def command(C, cost_file, bias, first_n, method, buffer_size, threads, tol_abs, tol_rel,
@@ -108,6 +110,7 @@ def command(C, cost_file, bias, first_n, method, buffer_size, threads, tol_abs, 
                         time_limit=time_limit, cut_lambda=cut_lambda,
                         max_iterations=max_iterations, problem=problem,
                         n_threads=threads)
+    params.margin_bounds = margin_bounds_value()
     validate_options(params)
     data = read_svmlight(example_file)
     if first_n is not None and first_n < data.n_examples:
