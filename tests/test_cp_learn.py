@@ -333,3 +333,20 @@ def test_ctrl_c_writes_a_valid_model_and_exits_130(samples, tmp_path):
     restored = read_model(model)
     assert restored.w.shape[0] >= 122
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_margin_bounds_flag(cli, samples, tmp_path):
+    """--margin-bounds 0|1: the same model either way (tests/test_margin_bounds.py has
+    the runs), anything else a usage error."""
+    model = tmp_path / "m"
+    run = cli("learn", "-c", "1", "--margin-bounds", "2", samples / "a9a2k.test", model)
+    assert run.returncode == 2 and "--margin-bounds 0 or 1" in run.stderr
+    assert run.stderr.count("\n") == 1 and not model.exists()
+    objectives = []
+    for flag in ("0", "1"):
+        run = cli("learn", "-c", "10", "-w", "9", "--margin-bounds", flag,
+                  samples / "a9a2k.test", model)
+        assert run.returncode == 0, run.stderr
+        line = [ln for ln in run.stdout.splitlines() if ln.startswith("SVMlight scale")][0]
+        objectives.append(float(line.rsplit("=", 1)[1]))
+    assert objectives[1] == pytest.approx(objectives[0], rel=1e-9)

@@ -385,3 +385,14 @@ def test_worker_killed_mid_run(cluster, sets, tmp_path):
         else:
             assert killed and len(loads) > 2    # the lost shard was read again
             assert info.result.primal == pytest.approx(reference, rel=0.001)
+
+
+@pytest.mark.parametrize("command", ["ocas", "learn"])
+def test_margin_bounds_is_refused_with_a_scheduler(command, sets, tmp_path):
+    """The workers compute every margin: asking for the bounds there is a usage error,
+    given before any cluster starts."""
+    model = tmp_path / "m.model"
+    r = run_cli(command, "-c", "1", "--margin-bounds", "1", "--scheduler", "local:1",
+                sets / "binary.svm", model)
+    assert r.returncode == 2 and not model.exists()
+    assert len(r.stderr.strip().splitlines()) == 1 and "--margin-bounds" in r.stderr

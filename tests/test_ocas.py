@@ -207,6 +207,7 @@ def test_cli_cost_file_and_first_n(cli, samples, tmp_path):
     (["-s", "1"], "-s >= 2"),
     (["-a", "0", "-r", "0"], "no stopping condition"),
     (["-x", "1"], "No such option"),
+    (["--margin-bounds", "2"], "--margin-bounds 0 or 1"),
 ])
 def test_bad_options(cli, samples, tmp_path, args, expected):
     """Usage errors: exit 2, one line, no model."""

@@ -10,8 +10,8 @@ import sys
 import click
 
 from ..errors import OptionError
-from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, Checked, kernel_options, note,
-                     positive, progress, run, threads_option, train_and_save,
+from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, Checked, kernel_options,
+                     margin_bounds_option, note, positive, progress, run, threads_option, train_and_save,
                      validate_options, verbosity_option, version_option)
 
 # numpy, the reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
@@ -147,13 +147,30 @@ class AssetMonitor:
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
               help="Write one TSV row per check: epoch, iteration, objective estimate, "
                    "validation error, seconds.")
+@click.option("--method", type=click.Choice(["sgd", "gd"]), default="sgd", show_default=True,
+              help="sgd: ASSET/ASSET* (stochastic subgradient); gd: gradient descent on "
+                   "the Huber loss with an intercept (needs --approx none --loss huber): "
+                   "step 100, halved whenever the objective would increase, until it "
+                   "drops by less than -e relative.")
+@click.option("--loss", type=click.Choice(["hinge", "huber"]), default="hinge",
+              show_default=True,
+              help="Classification loss: hinge, or (with --method gd) the Huber loss of "
+                   "width --h.")
+@click.option("--h", "huber_h", type=positive("--h"), default=0.01, show_default=True,
+              help="--loss huber: width h (quadratic for margins within h of 1).")
+@click.option("-e", "gd_epsilon", type=positive("-e"), default=1e-4, show_default=True,
+              help="--method gd: stop when a step lowers the objective by less than this "
+                   "fraction of it.")
+@margin_bounds_option("--approx none only; default 0, except with --method gd on at "
+                      "least 10000 examples at -e <= 1e-5.")
 @verbosity_option(default=1, help=ASSET_VERBOSITY)
 @version_option("Lee & Wright's ASSET, with SVMlight's -c, -z, -w and kernel flags")
 @click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
 def command(C, lam, task, tube, approx, basis_size, eig_threshold, kernel, star, batch,
             epochs, average_last, dg_samples, memory_mb, validation_file, patience, seed,
-            threads, trace_path, verbosity, example_file, model_file):
+            threads, trace_path, method, loss, huber_h, gd_epsilon, margin_bounds, verbosity,
+            example_file, model_file):
     """Learn a kernel SVM (or SVR with -z r) from EXAMPLE_FILE by ASSET and write
     MODEL_FILE: Nyström models as SVMlight kernel models (cp_classify and svm_classify
     read them), random-feature models as 'cpsvm rff model V1' (cp_classify reads them),
@@ -166,11 +183,25 @@ def command(C, lam, task, tube, approx, basis_size, eig_threshold, kernel, star,
         task="regression" if task == "r" else "classification", tube=tube, star=star,
         batch=batch, epochs=epochs, average_last=average_last, dg_samples=dg_samples,
         eig_threshold=eig_threshold, memory_mb=memory_mb, patience=patience, seed=seed,
-        n_threads=threads)
+        n_threads=threads, method=method, loss=loss, huber_h=huber_h, gd_epsilon=gd_epsilon,
+        margin_bounds=margin_bounds)
+    if method == "gd" and validation_file is not None:
+        raise OptionError("--method gd takes no --validate")
     validate_options(params)
     data = read_svmlight(example_file)
     if validation_file is not None:
         params.validation = read_svmlight(validation_file)
+    if method == "gd":
+        info, cpu, report = train_and_save("asset_learn", train, data, params, model_file,
+                                           verbosity, trace_path,
+                                           monitor=GDMonitor(verbosity, trace_path))
+        if verbosity >= 1:
+            _print_gd_statistics(info, params, cpu, report)
+        if info.result.status == "interrupted":
+            note(f"asset_learn: interrupted at iteration {info.result.iterations}; the model "
+                 f"so far was written to {model_file}")
+            sys.exit(EXIT_INTERRUPTED)
+        return
     total = epochs * -(-data.n_examples // batch)
     info, cpu, report = train_and_save("asset_learn", train, data, params, model_file,
                                        verbosity, trace_path,
@@ -184,6 +215,51 @@ def command(C, lam, task, tube, approx, basis_size, eig_threshold, kernel, star,
         note(f"asset_learn: interrupted at iteration {r.iterations}; the model so far was "
              f"written to {model_file}")
         sys.exit(EXIT_INTERRUPTED)
+
+
+class GDMonitor:
+    """--method gd's callback: -v 2 lines and --trace rows, one per step taken."""
+
+    COLUMNS = ("iteration", "objective", "step")
+
+    def __init__(self, verbosity, trace_path):
+        self.verbosity = verbosity
+        self.trace = open(trace_path, "w", encoding="utf-8") if trace_path else None
+        if self.trace:
+            self.trace.write("\t".join(self.COLUMNS) + "\n")
+
+    def __call__(self, iteration, objective, step):
+        if self.verbosity >= 2:
+            note(f"Iteration {iteration}: objective {objective:.10g}, step {step:g}")
+        if self.trace:
+            self.trace.write(f"{iteration}\t{objective!r}\t{step!r}\n")
+            self.trace.flush()
+
+    def close(self):
+        if self.trace:
+            self.trace.close()
+
+
+GD_STOP = {"converged": "the objective dropped by less than -e (relative)",
+           "max_iterations": "iteration limit", "interrupted": "interrupted (Ctrl-C)"}
+
+
+def _print_gd_statistics(info, params, cpu, out):
+    r = info.result
+    p = lambda s: print(s, file=out)  # noqa: E731
+    p(f"Algorithm: gradient descent, Huber loss (h={params.huber_h:g}), intercept, step "
+      f"from 100 halved when the objective would increase")
+    p(f"Stopped because: {GD_STOP[r.status]}")
+    p(f"Number of iterations: {r.iterations} ({r.evaluations} evaluations); last step "
+      f"{r.step:g}")
+    if params.bounds(info.n_examples):
+        p(f"Margin bounds: {100 * r.margins_computed:.1f}% of the margins computed per "
+          f"evaluation, {r.resorts} sorts")
+    p(f"Norm of weight vector: |w|={info.norm_gamma:.5f}")
+    p(f"Objective: lambda = {info.lam:.6g}; lambda/2|w|^2 + mean(loss) = "
+      f"{info.objective:.10g}")
+    p(f"Training error: {100 * info.training_error:.2f}%")
+    p(f"Runtime in cpu-seconds: {cpu:.2f} (wall: training {r.seconds:.2f}s)")
 
 
 def _print_statistics(info, params, cpu, out):

@@ -71,7 +71,8 @@ class ClusterInputs:
     Monitor = ClusterMonitor
 
     def __init__(self, scheduler, example_file, model_file, *, first_n=None, cost_file=None,
-                 verbosity=1):
+                 margin_bounds=None, verbosity=1):
+        refuse_margin_bounds(margin_bounds)
         if first_n is not None:
             raise OptionError("-n cannot be used with --scheduler")
         if cost_file is not None:
@@ -112,11 +113,18 @@ def report_cluster(info, data, model_file, out=None):
           f"({info.communication_seconds / iterations:.4f} s per iteration)", file=out)
 
 
+def refuse_margin_bounds(margin_bounds):
+    """The workers compute every margin: --margin-bounds 1 is a single-machine option."""
+    if margin_bounds:
+        raise OptionError("--margin-bounds 1 cannot be used with --scheduler")
+
+
 def learn_on_cluster(params, custom, scheduler, example_file, model_file, verbosity,
                      trace_path, apply_custom, print_statistics):
     """cp_learn --scheduler: the command's flow with the data on the cluster."""
     from ..solvers.cluster import choose_kind, train_struct
     from .common import EXIT_INTERRUPTED, train_and_save
+    refuse_margin_bounds(params.margin_bounds)
     data = open_data(scheduler, example_file)
     try:
         kind = choose_kind(data, params.problem)

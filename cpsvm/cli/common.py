@@ -302,6 +302,19 @@ def threads_option(*names, work="the separation oracle"):
                              "Results do not depend on it.")
 
 
+def margin_bounds_option(default_text: str):
+    """``--margin-bounds 0|1`` (cp_learn, ocas_learn, asset_learn), handed to the command as
+    ``margin_bounds``: True, False, or None when not given (the solver's default);
+    ``default_text`` says where it is on when not given."""
+    return click.option(
+        "--margin-bounds", "margin_bounds",
+        type=IntChoice(0, 1, expected="--margin-bounds 0 or 1"), default=None,
+        callback=lambda ctx, param, value: None if value is None else bool(value),
+        help="1: skip the examples whose loss cannot have changed since the margins were "
+             "last sorted (Guillory & Bilmes' bounds on the change of the margin): the "
+             "same result, fewer products; 0: compute every margin. " + default_text)
+
+
 def kernel_options(r_note=""):
     """SVMlight's kernel flags -t -d -g -s -r (one definition for every learner, so their
     command lines agree), handed to the command as one ``kernel`` argument.

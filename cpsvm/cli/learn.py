@@ -16,8 +16,8 @@ import click
 
 from ..errors import OptionError
 from .cluster import scheduler_option
-from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, IntChoice, kernel_options, note,
-                     positive, run, runtime_line, svmlight_scale_line, threads_option,
+from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, IntChoice, kernel_options,
+                     margin_bounds_option, note, positive, run, runtime_line, svmlight_scale_line, threads_option,
                      train_and_save, validate_options, verbosity_option, version_option)
 from .parsing import (c_unless_baseline, describe, learn_baseline, read_examples,
                       statistics_line, tree_options)
@@ -113,12 +113,13 @@ STOP_REASONS = {
 @click.option("-y", "qp_verbosity", type=click.IntRange(0, 3), default=0, show_default=True,
               help="SVMstruct's verbosity of the inner QP solver; accepted for compatibility, the QP prints nothing.")
 @version_option("SVM-struct V3.10, SVM-perf V3.00, SVM-multiclass V2.20 and SVM-hmm V3.10")
+@margin_bounds_option("Binary problems with a linear model (-w 2, 3, 9); default 0.")
 @click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
 def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_iterations,
             time_limit, max_idle, kernel, custom_b, custom_t, custom_e, basis_size,
             basis_file, preimage, problem, seed, threads, trace_path, scheduler, verbosity,
-            qp_verbosity, example_file, model_file, **cfg):
+            qp_verbosity, margin_bounds, example_file, model_file, **cfg):
     """Learn a structural SVM from EXAMPLE_FILE and write MODEL_FILE.
 
     Binary targets (+1/-1) give an SVMperf-style linear or kernel model in SVMlight's
@@ -141,6 +142,7 @@ def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_it
         max_iterations=max_iterations, max_idle=max_idle, cache_size=cache_size,
         batch=batch, kernel=kernel, n_threads=threads, problem=problem, seed=seed,
         time_limit=time_limit)
+    params.margin_bounds = margin_bounds
     validate_options(params)
     if cfg.get("baseline"):
         if scheduler is not None:

@@ -10,7 +10,7 @@ import click
 from ..errors import InputError
 from .cluster import scheduler_option
 from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, Checked, IntChoice, StopOnInterrupt,
-                     TrainingMonitor, non_negative, note, positive, run,
+                     TrainingMonitor, margin_bounds_option, non_negative, note, positive, run,
                      threads_option, validate_options, verbosity_option, version_option)
 
 # numpy, the reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
@@ -90,11 +90,12 @@ def read_costs(path) -> np.ndarray:
 @scheduler_option()
 @verbosity_option(default=1)
 @version_option("libocas's svmocas and msvmocas")
+@margin_bounds_option("Binary problems (-m 1); default 0.")
 @click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
 def command(C, cost_file, bias, first_n, method, buffer_size, threads, tol_abs, tol_rel,
             qp_bound, time_limit, cut_lambda, max_iterations, problem, seed, trace_path,
-            scheduler, verbosity, example_file, model_file):
+            scheduler, verbosity, margin_bounds, example_file, model_file):
     """Train a linear SVM on EXAMPLE_FILE by OCAS and write MODEL_FILE.
 
     Targets +1/-1 train svmocas's binary SVM (an SVMlight linear model, which
@@ -110,11 +111,13 @@ def command(C, cost_file, bias, first_n, method, buffer_size, threads, tol_abs, 
                         time_limit=time_limit, cut_lambda=cut_lambda,
                         max_iterations=max_iterations, problem=problem,
                         n_threads=threads)
+    params.margin_bounds = margin_bounds
     validate_options(params)
     if scheduler is not None:   # the examples stay on a Dask cluster (cli/cluster.py)
         from .cluster import ClusterInputs
         data = ClusterInputs(scheduler, example_file, model_file, first_n=first_n,
-                             cost_file=cost_file, verbosity=verbosity)
+                             cost_file=cost_file, margin_bounds=margin_bounds,
+                             verbosity=verbosity)
         train = data.train
     else:
         data = read_svmlight(example_file)

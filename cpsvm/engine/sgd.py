@@ -41,6 +41,10 @@ HINGE, EPSILON_INSENSITIVE = 0, 1
 # State vector shared with the kernels: γ = s·w, |w|², b, η-weighted sums of b and of η
 # (averaging), the sum of the losses seen and how many.
 _S, _WNORM2, _B, _ACC_B, _ACC_ETA, _LOSS, _SEEN = range(7)
+# Margin-change bounds (Guillory & Bilmes' Algorithm 3): whether to prune, γ·γ′ and |γ′|²
+# for the reference γ′, its b′, and the rows skipped and visited.
+_PRUNE, _DOTREF, _REFN2, _BREF, _SKIPPED, _VISITED = range(7, 13)
+_N_STATE = 13
 # Placeholders for the arrays of the other kind of rows (one kernel signature).
 _NO_ROWS = np.zeros((0, 0))
 _NO_INDEX = np.zeros(0, dtype=np.int64)
@@ -63,6 +67,9 @@ class SGDSettings:
     checks_per_epoch: int = 10
     patience: int | None = None  # checks without a better validation error before stopping
     block_rows: int = 4096       # rows fetched from the source at a time
+    margin_bounds: bool = False  # Algorithm 3 (sparse rows only): skip the rows whose loss
+    resort_c: float = 1.0        # is surely 0; its ResortPolicy's c
+    resort_period: int | None = None   # fixed refresh period in iterations (tests)
 
 
 @dataclass
@@ -85,6 +92,9 @@ class SGDResult:
     n_checks: int = 0
     seconds_rows: float = 0.0    # fetching rows from the source
     seconds_steps: float = 0.0   # the subgradient steps
+    rows_visited: int = 0        # rows of the mini-batches (margin bounds on)
+    rows_skipped: int = 0        # of them, skipped: loss surely 0
+    refreshes: int = 0           # reference margins computed
 
 
 def run_sgd(source, y, settings: SGDSettings, rng: np.random.Generator, *, validate=None,
@@ -125,7 +135,8 @@ def run_sgd(source, y, settings: SGDSettings, rng: np.random.Generator, *, valid
 
     w = np.zeros(source.dim)
     acc = np.zeros(source.dim)
-    state = np.zeros(7)
+    state = np.zeros(_N_STATE)
+    bounds = _Bounds(source, st, k, m) if st.margin_bounds and source.sparse else None
     state[_S] = 1.0
     grads = np.zeros(k)
     dots = np.zeros(k)
@@ -159,6 +170,8 @@ def run_sgd(source, y, settings: SGDSettings, rng: np.random.Generator, *, valid
             accumulate = (not st.star) and window_start(upcoming) <= J
             lo, hi = p * k, min(q * k, m)
             rows = perm[lo:hi]
+            if bounds is not None:
+                bounds.before(w, state)
             t0 = time.perf_counter()
             if source.sparse:
                 V, local, sq = _NO_ROWS, rows, source.row_sq
@@ -170,8 +183,10 @@ def run_sgd(source, y, settings: SGDSettings, rng: np.random.Generator, *, valid
             _steps(not source.sparse, V, indptr, indices, data, local, sq, y[rows], k, w,
                    acc, state, J, q - p, st.lam, st.loss, st.epsilon, st.star,
                    st.step_scale, st.radius, st.b_radius, st.intercept, accumulate, grads,
-                   dots)
+                   dots, *(bounds.arrays() if bounds is not None else (_NO_DATA, _NO_DATA)))
             t2 = time.perf_counter()
+            if bounds is not None:
+                bounds.after(state, q - p, hi - lo)
             t_rows += t1 - t0
             t_steps += t2 - t1
             accumulated_last = accumulate
@@ -214,7 +229,55 @@ def run_sgd(source, y, settings: SGDSettings, rng: np.random.Generator, *, valid
     gamma, b, best_j, error = best
     return SGDResult(gamma=gamma, b=b, iterations=J, best_iteration=best_j,
                      validation_error=error, status=status, n_checks=n_checks,
-                     seconds_rows=t_rows, seconds_steps=t_steps)
+                     seconds_rows=t_rows, seconds_steps=t_steps,
+                     rows_visited=int(state[_VISITED]), rows_skipped=int(state[_SKIPPED]),
+                     refreshes=bounds.refreshes if bounds is not None else 0)
+
+
+class _Bounds:
+    """Algorithm 3's reference for :func:`_steps`: outputs V_i·γ′ of every row at γ′,
+    refreshed when a :class:`~cpsvm.engine.margin_bounds.ResortPolicy` says (the full
+    pass is its "sort"; an iteration's plain cost is k/m of it). Rows are skipped only
+    where their loss is surely 0, so the steps are the same whenever it refreshes."""
+
+    def __init__(self, source, settings, k, m):
+        from .margin_bounds import ResortPolicy
+        self.source, self.k, self.m = source, k, m
+        self.policy = ResortPolicy(settings.resort_c, settings.resort_period)
+        self.gamma_ref = np.zeros(source.dim)
+        self.ref_out = np.zeros(m)
+        self.refreshes = 0
+        self._visited = self._skipped = 0.0
+
+    def before(self, w, state):
+        if not self.policy.should_resort():
+            return
+        clock = self.policy.clock
+        t0 = clock()
+        self.gamma_ref = state[_S] * w
+        self.ref_out = np.asarray(self.source.X @ self.gamma_ref).ravel()
+        pass_time = clock() - t0
+        state[_REFN2] = float(self.gamma_ref @ self.gamma_ref)
+        state[_BREF] = state[_B]
+        state[_PRUNE] = 1.0
+        self.refreshes += 1
+        self.policy.sorted_now(pass_time, pass_time * self.k / self.m)
+
+    def arrays(self):
+        return self.ref_out, self.gamma_ref
+
+    def after(self, state, n_iterations, n_rows):
+        visited = state[_VISITED] - self._visited
+        skipped = state[_SKIPPED] - self._skipped
+        self._visited, self._skipped = state[_VISITED], state[_SKIPPED]
+        if state[_PRUNE] > 0:
+            fraction = 1.0 - skipped / max(visited, 1.0)
+            self.policy.evaluated(fraction, n_iterations)
+            if skipped == 0:          # nothing pruned: plain until the next refresh
+                state[_PRUNE] = 0.0
+                self.policy.plain = True
+        else:
+            self.policy.evaluated(1.0, n_iterations)
 
 
 # --- the kernels ----------------------------------------------------------------------
@@ -264,10 +327,13 @@ def _intercept_step(state, eta, gsum, count, intercept, b_radius):
 
 @njit(cache=True)
 def _project_and_average(state, w, acc, eta, radius, accumulate):
+    """Returns the factor the projection scaled γ by."""
     s = state[_S]
     norm = s * math.sqrt(max(state[_WNORM2], 0.0))
+    scaled = 1.0
     if norm > radius:
-        s *= radius / norm
+        scaled = radius / norm
+        s *= scaled
     if s < 1e-9:      # fold the scale into w before it underflows
         for c in range(w.shape[0]):
             w[c] *= s
@@ -280,6 +346,7 @@ def _project_and_average(state, w, acc, eta, radius, accumulate):
             acc[c] += f * w[c]
         state[_ACC_B] += eta * state[_B]
         state[_ACC_ETA] += eta
+    return scaled
 
 
 @njit(cache=True)
@@ -306,14 +373,31 @@ def _add_row(dense, V, indptr, indices, data, r, coef, w):
             w[indices[p]] += coef * data[p]
 
 
+@njit(cache=True, inline="always")
+def _surely_zero(loss, y, f_ref, bound, epsilon):
+    """The loss is 0 for every output within ``bound`` of ``f_ref`` (hinge: margin ≥ 1;
+    ε-insensitive: inside the tube), the tests of :func:`_loss_and_derivative`."""
+    if loss == HINGE:
+        return y * f_ref - bound >= 1.0
+    return f_ref - bound >= y - epsilon and f_ref + bound <= y + epsilon
+
+
 @njit(cache=True)
 def _steps(dense, V, indptr, indices, data, rows, sq, y, batch, w, acc, state, j0, n_steps,
            lam, loss, epsilon, star, step_scale, radius, b_radius, intercept, accumulate,
-           grads, dots):
+           grads, dots, ref_out, gamma_ref):
     """``n_steps`` iterations, iteration j0+1 first, over the rows ``rows[i]`` (targets
-    y[i], squared norms sq[rows[i]]) of a dense V (``dense``) or of a CSR matrix."""
+    y[i], squared norms sq[rows[i]]) of a dense V (``dense``) or of a CSR matrix.
+
+    With state[_PRUNE] (CSR rows): |V_r·γ + b − (V_r·γ′ + b′)| ≤ |γ − γ′|·|V_r| + |b − b′|,
+    |γ − γ′|² from |γ|², |γ′|² and γ·γ′, the last kept along the steps from the
+    reference outputs ``ref_out`` (each added row moves it by its coefficient times
+    V_r·γ′), so a row whose loss is surely 0 costs no product."""
     n = rows.shape[0]
     state[_WNORM2] = np.dot(w, w)
+    prune = state[_PRUNE] > 0.0
+    if prune:
+        state[_DOTREF] = state[_S] * np.dot(w, gamma_ref)
     for t in range(n_steps):
         lo = t * batch
         hi = min(lo + batch, n)
@@ -323,15 +407,39 @@ def _steps(dense, V, indptr, indices, data, rows, sq, y, batch, w, acc, state, j
         s = state[_S]
         b = state[_B]
         gsum = 0.0
+        delta = 0.0
+        db = 0.0
+        tol = 0.0
+        if prune:
+            g2 = s * s * max(state[_WNORM2], 0.0)
+            r2 = state[_REFN2]
+            # The three terms are kept to rounding: a slack of 1e-9 of their size.
+            dist2 = g2 - 2.0 * state[_DOTREF] + r2
+            delta = math.sqrt(max(dist2, 0.0) + 1e-9 * (g2 + r2)) * (1.0 + 1e-9)
+            db = abs(b - state[_BREF])
+            tol = 1e-10 * (math.sqrt(g2) + math.sqrt(r2) + abs(b) + abs(state[_BREF]) + 1.0)
+            state[_VISITED] += count
         for i in range(lo, hi):
-            dot = _row_dot(dense, V, indptr, indices, data, rows[i], w)
+            r = rows[i]
+            if prune:
+                norm = math.sqrt(sq[r])
+                if _surely_zero(loss, y[i], ref_out[r] + state[_BREF],
+                                delta * norm + db + tol * (norm + 1.0), epsilon):
+                    grads[i - lo] = 0.0
+                    state[_SKIPPED] += 1
+                    continue
+            dot = _row_dot(dense, V, indptr, indices, data, r, w)
             value, g = _loss_and_derivative(loss, y[i], s * dot + b, epsilon)
             state[_LOSS] += value
             grads[i - lo] = g
             dots[i - lo] = dot
             gsum += g
         state[_SEEN] += count
+        s_before = state[_S]
         changed = _shrink(state, w, eta, lam)
+        if prune:
+            # γ·γ′ after the shrink (or 0 when γ became 0).
+            state[_DOTREF] = 0.0 if changed else state[_DOTREF] * (state[_S] / s_before)
         _intercept_step(state, eta, gsum, count, intercept, b_radius)
         for i in range(lo, hi):
             g = grads[i - lo]
@@ -343,5 +451,65 @@ def _steps(dense, V, indptr, indices, data, rows, sq, y, batch, w, acc, state, j
             dot = _row_dot(dense, V, indptr, indices, data, r, w) if changed else dots[i - lo]
             state[_WNORM2] += 2.0 * coef * dot + coef * coef * sq[r]
             _add_row(dense, V, indptr, indices, data, r, coef, w)
+            if prune:
+                state[_DOTREF] += coef * state[_S] * ref_out[r]
             changed = True
-        _project_and_average(state, w, acc, eta, radius, accumulate)
+        scaled = _project_and_average(state, w, acc, eta, radius, accumulate)
+        if prune:
+            state[_DOTREF] *= scaled
+
+
+@dataclass
+class GDResult:
+    w: np.ndarray
+    b: float
+    objective: float
+    iterations: int              # steps taken (accepted)
+    evaluations: int             # loss evaluations (rejected steps included)
+    step: float                  # the last step size
+    status: str                  # "converged", "max_iterations", "interrupted"
+    seconds: float = 0.0
+    margins_computed: float = 1.0  # mean share of the margins computed per evaluation
+    resorts: int = 0
+
+
+def huber_gd(margins, lam, epsilon, *, intercept=True, step=100.0, max_iterations=100000,
+             callback=None, should_stop=None) -> GDResult:
+    """Gradient descent on λ/2·|w|² + Σ_i c_i·ℓ(y_i·(⟨w, x_i⟩ + b)) (Guillory & Bilmes
+    §4.2): ``margins`` a :class:`~cpsvm.engine.margin_bounds.SortedMargins` holding the
+    loss and weights c_i (1/m for the mean). The step starts at ``step`` and halves
+    whenever it would increase the objective (the step is then not taken); the run stops
+    when a step lowers the objective by less than ``epsilon`` relative to it.
+    ``callback(iteration, objective, step)`` after each accepted step."""
+    w = np.zeros(margins.d)
+    b = 0.0
+    ev = margins.evaluate(w, b)
+    F = ev.loss
+    iterations, evaluations, status = 0, 1, "max_iterations"
+    while iterations < max_iterations:
+        if should_stop is not None and should_stop():
+            status = "interrupted"
+            break
+        gw = lam * w - ev.grad
+        gb = -ev.grad_b if intercept else 0.0
+        w_new = w - step * gw
+        b_new = b - step * gb
+        ev_new = margins.evaluate(w_new, b_new)
+        evaluations += 1
+        F_new = 0.5 * lam * float(w_new @ w_new) + ev_new.loss
+        if not F_new <= F:
+            step *= 0.5
+            if step == 0.0:
+                status = "converged"
+                break
+            continue
+        iterations += 1
+        change = (F - F_new) / abs(F) if F != 0 else 0.0
+        w, b, ev, F = w_new, b_new, ev_new, F_new
+        if callback is not None:
+            callback(iterations, F, step)
+        if change < epsilon:
+            status = "converged"
+            break
+    return GDResult(w=w, b=b, objective=F, iterations=iterations, evaluations=evaluations,
+                    step=step, status=status)

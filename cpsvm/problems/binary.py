@@ -34,6 +34,10 @@ class BinaryProblem(StructuredProblem):
         self.bias = float(bias)
         self.loss_scale, self.psi_scale = float(loss_scale), float(psi_scale)
         self.n_examples, self.size_psi = X.shape
+        # Margin-change bounds in :meth:`cut` (cp_learn --margin-bounds): a
+        # SortedMargins per (weights, rescaling), made at the first cut.
+        self.margin_bounds = False
+        self._bounds = None
 
     def scores(self, w, rows=None):
         return self.rows.dot(w) if rows is None else self.X[rows] @ w
@@ -67,6 +71,17 @@ class BinaryProblem(StructuredProblem):
         # and costs_i·y_i to its coefficient.
         scale = self.flip_gain if rescaling == MARGIN_RESCALING \
             else self.flip_gain * self.loss_scale
+        if self.margin_bounds:
+            # The same sums with the rows whose side of the threshold cannot have changed
+            # skipped (Guillory & Bilmes' Algorithm 2): c = a·Σ_V costs, g = Σ_V costs·y·x.
+            if self._bounds is None or self._bounds[0] is not weights \
+                    or self._bounds[1] != rescaling:
+                from ..engine.margin_bounds import SortedMargins
+                self._bounds = (weights, rescaling, SortedMargins(
+                    self.X, self.y, scale * np.asarray(weights, np.float64),
+                    a=self._threshold(rescaling), rows=self.rows))
+            ev = self._bounds[2].evaluate(w)
+            return self._threshold(rescaling) * ev.weight, ev.grad
         coef = np.empty(self.n_examples)
         _, c, _ = hinge_cut(self.y, self.scores(w), scale * np.asarray(weights, np.float64),
                             self._threshold(rescaling), 1.0, coef)

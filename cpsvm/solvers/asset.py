@@ -33,6 +33,15 @@ from ..kernels import LINEAR, RBF, Kernel
 
 APPROXIMATIONS = ("nystrom", "rff", "none")
 TASKS = ("classification", "regression")
+METHODS = ("sgd", "gd")
+LOSSES = ("hinge", "huber")
+# --margin-bounds when not given (benchmarks/bench_margin_bounds.py; --approx none only):
+# off for sgd (Pegasos skipped few rows: no speedup); on for gd from GD_BOUNDS_MIN_ROWS
+# examples at -e <= GD_BOUNDS_MAX_EPSILON, where the benchmark measured 1.1-3.7x (at
+# -e 1e-4, or on dna's 2000 rows, it was as often slower).
+MARGIN_BOUNDS_DEFAULT = {"sgd": False, "gd": True}
+GD_BOUNDS_MIN_ROWS = 10_000
+GD_BOUNDS_MAX_EPSILON = 1e-5
 
 
 @dataclass
@@ -56,6 +65,11 @@ class AssetParams:
     seed: int = 0
     n_threads: int | None = None
     validation: Dataset | None = None
+    method: str = "sgd"               # sgd: ASSET/ASSET*; gd: gradient descent (Huber)
+    loss: str = "hinge"               # huber: gd only
+    huber_h: float = 0.01             # h of the Huber loss
+    gd_epsilon: float = 1e-4          # gd: stop when the objective drops by less (relative)
+    margin_bounds: bool | None = None  # None: MARGIN_BOUNDS_DEFAULT[method]
 
     def validate(self) -> None:
         if (self.C is None) == (self.lam is None):
@@ -85,6 +99,34 @@ class AssetParams:
             raise OptionError(f"expected --eig-threshold >= 0, got {self.eig_threshold:g}")
         if not self.memory_mb >= 0:
             raise OptionError(f"expected --memory >= 0, got {self.memory_mb:g}")
+        if self.method not in METHODS:
+            raise OptionError(f"expected --method sgd or gd, got {self.method!r}")
+        if self.loss not in LOSSES:
+            raise OptionError(f"expected --loss hinge or huber, got {self.loss!r}")
+        if self.method == "gd":
+            if self.approx != "none" or self.task != "classification" or self.star \
+                    or self.loss != "huber" or self.validation is not None:
+                raise OptionError("--method gd trains a linear classifier with the Huber "
+                                  "loss: it needs --approx none --loss huber, and takes "
+                                  "neither -z r, --star nor --validate")
+        elif self.loss != "hinge":
+            raise OptionError("--loss huber needs --method gd (--approx none)")
+        if not (self.huber_h > 0 and math.isfinite(self.huber_h)):
+            raise OptionError(f"expected --h > 0, got {self.huber_h:g}")
+        if not (self.gd_epsilon > 0 and math.isfinite(self.gd_epsilon)):
+            raise OptionError(f"expected -e > 0, got {self.gd_epsilon:g}")
+        if self.margin_bounds and self.approx != "none":
+            raise OptionError("--margin-bounds 1 needs --approx none (the input features)")
+
+    def bounds(self, m: int) -> bool:
+        """Whether a run on ``m`` examples uses margin-change bounds."""
+        if self.approx != "none":
+            return False
+        if self.margin_bounds is None:
+            return MARGIN_BOUNDS_DEFAULT[self.method] and (
+                self.method != "gd" or (m >= GD_BOUNDS_MIN_ROWS
+                                        and self.gd_epsilon <= GD_BOUNDS_MAX_EPSILON))
+        return self.margin_bounds
 
     def lambda_for(self, m: int) -> float:
         return self.lam if self.lam is not None else 1.0 / (self.C * m)
@@ -193,6 +235,8 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
     if m == 0:
         raise InputError("expected at least one training example", source=dataset.source)
     _check_targets(dataset, params.task, "training")
+    if params.method == "gd":
+        return _train_gd(dataset, params, callback, should_stop)
     validation = params.validation
     notes = []
     if validation is not None:
@@ -278,7 +322,8 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
         star=params.star, intercept=intercept, batch=params.batch, epochs=params.epochs,
         average_last=average_last, radius=radius, b_radius=b_radius,
         step_scale=step_scale,
-        patience=params.patience if validation is not None else None)
+        patience=params.patience if validation is not None else None,
+        margin_bounds=params.bounds(m))
 
     validate = None
     if validation is not None:
@@ -390,3 +435,31 @@ def _model(feature_map, gamma, b, params: AssetParams, dataset: Dataset, m: int)
     return RandomFeaturesModel(omega=feature_map.omega, nu=feature_map.nu,
                                coef=feature_map.scale * gamma, b=threshold,
                                gamma=params.kernel.gamma, n_train=m, task=params.task)
+
+
+def _train_gd(dataset: Dataset, params: AssetParams, callback, should_stop):
+    """Gradient descent on λ/2·|w|² + (1/m)·Σ Huber(y_i·(⟨w, x_i⟩ + b)) with an intercept
+    (Guillory & Bilmes §4.2), pruned by margin-change bounds unless turned off."""
+    from ..engine.margin_bounds import HUBER, SortedMargins
+    from ..engine.sgd import huber_gd
+    m = dataset.n_examples
+    lam = params.lambda_for(m)
+    started = time.perf_counter()
+    margins = SortedMargins(dataset.X, dataset.y, np.full(m, 1.0 / m), loss=HUBER,
+                            h=params.huber_h, prune=params.bounds(m))
+    result = huber_gd(margins, lam, params.gd_epsilon, callback=callback,
+                      should_stop=should_stop)
+    seconds = time.perf_counter() - started
+    f = np.asarray(dataset.X @ result.w).ravel() + result.b
+    training_error = float(np.mean(np.where(f > 0, 1.0, -1.0) != dataset.y))
+    result.seconds = seconds
+    result.margins_computed = margins.computed / max(margins.evaluations, 1) / max(m, 1)
+    result.resorts = margins.resorts
+    model = _model(None, result.w, result.b, params, dataset, m)
+    info = AssetInfo(
+        n_examples=m, lam=lam, dim=dataset.n_features, n_dropped=0,
+        objective=result.objective, training_error=training_error,
+        norm_gamma=float(np.linalg.norm(result.w)), result=result, radius=math.inf,
+        b_radius=math.inf, step_scale=result.step, average_last=0, cached=True,
+        seconds_map=0.0)
+    return model, info

@@ -21,12 +21,17 @@ import numpy as np
 from ..data import Dataset
 from ..engine.cutting_plane import CuttingPlaneParams, one_slack
 from ..engine.ocas import OcasOracle, merged_examples
+from ..engine.ocas_bounds import PrunedOcasOracle
 from ..engine.qp import CutWorkingSet
 from ..engine.threads import thread_count
 from ..errors import InputError
 from ..problems import choose_problem
 from ..problems.binary import BinaryProblem
 from ..problems.multiclass import MulticlassProblem
+
+
+# --margin-bounds when not given (benchmarks/bench_margin_bounds.py).
+MARGIN_BOUNDS_DEFAULT = False
 
 
 @dataclass
@@ -44,6 +49,7 @@ class OcasParams:
     max_iterations: int = 100000
     problem: str = "auto"
     n_threads: int | None = None              # None: as the caller's numba setting
+    margin_bounds: bool | None = None         # None: the default (MARGIN_BOUNDS_DEFAULT)
 
     def validate(self):
         if not self.C > 0:
@@ -109,7 +115,9 @@ def _train(dataset, params, callback, should_stop):
         problem = BinaryProblem(X, y, bias=params.bias, loss_scale=1.0, psi_scale=0.5)
     else:
         problem = MulticlassProblem(X, y, loss_scale=1.0)
-    oracle = OcasOracle(problem, costs, 1.0, params.method, params.cut_lambda)
+    bounds = MARGIN_BOUNDS_DEFAULT if params.margin_bounds is None else params.margin_bounds
+    oracle = (PrunedOcasOracle if bounds else OcasOracle)(
+        problem, costs, 1.0, params.method, params.cut_lambda)
     engine_params = CuttingPlaneParams(
         C=1.0, epsilon=-math.inf, max_iterations=params.max_iterations,
         max_idle=params.buffer_size, time_limit=params.time_limit,

@@ -22,6 +22,7 @@ from ..data import Dataset
 from ..engine.cuts import KernelCutOracle, LinearCutOracle
 from ..engine.cutting_plane import CuttingPlaneParams, n_slack, one_slack
 from ..engine.ocas import OcasOracle, merged_examples
+from ..engine.ocas_bounds import PrunedOcasOracle
 from ..engine.primal_qp import PrimalCutWorkingSet
 from ..engine.qp import CutWorkingSet
 from ..engine.threads import thread_count
@@ -39,6 +40,9 @@ ALGORITHMS = (0, 2, 3, 4, 9)
 # the time on satimage) and for binary they equal the exact ones: -w 3. hmm with slack
 # rescaling: -w 4, SVMhmm's default, the fewest Viterbi calls.
 DEFAULT_ALGORITHM = {"binary": 3, "multiclass": 3, "hmm": 4, "user": 4, "cfg": 4}
+# --margin-bounds when not given, per -w (benchmarks/bench_margin_bounds.py): the binary
+# linear cut (-w 2, 3) and OCAS's iteration (-w 9).
+MARGIN_BOUNDS_DEFAULT = {2: False, 3: False, 9: False}
 LINE_SEARCH = ("binary", "multiclass", "hmm")   # -w 9 trains them with OCAS's line search
 # -l of each problem, its default first: zero/one (SVMperf's error rate, -l 2, the same)
 # or SVMhmm's Hamming.
@@ -70,6 +74,7 @@ class StructParams:
     time_limit: float = math.inf
     n_threads: int | None = None      # numba threads for the run (None: the caller's)
     tree_options: object = None       # cfg: the trees' preprocessing (io.trees.TreeOptions)
+    margin_bounds: bool | None = None  # binary linear: None = MARGIN_BOUNDS_DEFAULT[-w]
 
     def validate(self):
         if not self.C > 0:
@@ -213,10 +218,14 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
         if algorithm == 9:
             X, y, costs, _ = merged_examples(X, y, costs)
         problem = problem_entry(kind).build(X, y, bias=bias)
+    bounds = kind == "binary" and (MARGIN_BOUNDS_DEFAULT.get(algorithm, False)
+                                   if params.margin_bounds is None else params.margin_bounds)
+    if bounds and algorithm in (2, 3):
+        problem.margin_bounds = True
     if algorithm == 9:
         # OCAS in the problem's scale: F(w) = ½|w|² + C·(1/n)·Σ ξ_i is the 1-slack primal;
         # a duality gap of C·ε gives the 1-slack ε guarantee.
-        oracle = OcasOracle(problem, costs, params.C)
+        oracle = (PrunedOcasOracle if bounds else OcasOracle)(problem, costs, params.C)
         engine_params.epsilon = -math.inf
         engine_params.tol_abs = params.C * params.epsilon
     else:
