@@ -4,7 +4,8 @@ Dask, on the text-like synthetic file of bench_io/bench_ocas.
 Per configuration (interleaved, --repeats times, so that a busy machine slows all alike):
 whole-process wall time (reading included), training time, iterations, and for the
 cluster the per-iteration split into compute (slowest worker), communication (the rest
-of each round's wall time) and map-reduce rounds, line-search rounds per search; the
+of each round's wall time) and map-reduce rounds, line-search rounds per search (the
+round that gathers the step's breakpoints and moves w_b counted in both); the
 models of local:1 and local:2 are compared byte for byte, the objective with the local
 run's. Then a round-trip micro-measure (latency of an empty round, bandwidth of a
 d-vector) and the cost model of an iteration on W workers:

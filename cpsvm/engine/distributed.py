@@ -11,11 +11,14 @@ Line search (OCAS). Along w_b + λ(w_t − w_b) the objective is ½A0λ² + B0λ
 piecewise-linear risk; its right derivative D(λ) = A0λ + G + J(λ), J(λ) the sum of the
 slope jumps of the breakpoints at or below λ, is monotone, and the step is the
 smallest λ where the subdifferential contains 0. Each worker computes its breakpoints
-and keeps them; the client sends candidate steps (quantiles of the breakpoints,
-sampled by the workers), gets back per-worker jump sums between them (a map-reduce of
-a few hundred numbers), keeps the interval where D changes sign, and refines it with
-new samples until it holds few breakpoints; those alone are gathered, and the step is
-found exactly in them. Usually: one round with the outputs, one evaluation, one gather.
+with the outputs and keeps them; the same round returns their jump sums between the
+steps of a fixed global grid (STEP_GRID, 32 per octave), so the client knows the grid
+interval where D changes sign at once. If it holds too many breakpoints, the client
+refines it with candidate steps sampled by the workers (more rounds of a few hundred
+numbers). The breakpoints of the final interval alone are gathered and the step is
+found exactly in them; that gather is chained, inside the cluster, to the round that
+moves w_b (every worker finds the step from all the gathered pieces), so an iteration
+usually costs two round trips: the outputs, the move (:meth:`_Rounds.chained`).
 
 Same answer for any sharding. Floating-point sums depend on how the rows are grouped,
 so every sum over examples (the cut vector, the loss, G, J) is *exact*: each per-row
@@ -30,9 +33,10 @@ shards; against the single-machine solver (other summation order, merged duplica
 examples) it agrees to the stopping tolerance.
 
 Faults. Worker state (outputs, breakpoints, the last cut's coefficients) is a cache:
-every task gets the vectors it needs to rebuild it, so a task that lands on a worker
-that lost the shard (Dask recomputes the shard from its loader) recomputes the outputs
-from the current w_b and w_t and training continues.
+a task that lands on a worker that lost the shard (Dask recomputes the shard from its
+loader) and misses the outputs it needs raises StateLost; the client then ships w_b
+(otherwise it never travels: the workers move their outputs themselves) and repeats the
+round, which recomputes the outputs from w_b and w_t, and training continues.
 """
 
 from __future__ import annotations
@@ -50,19 +54,23 @@ from .hinge import hinge_excess, multiclass_most_violated
 
 FOLDS = 3                # at most; 2 when a sum has at most 2^23 terms (fold_grid)
 TWO_FOLD_HEADROOM = 26
-FIRST_SAMPLES = 64       # breakpoint positions per worker with the outputs
+GRID_SAMPLES = 8         # breakpoint positions per worker and grid interval
 BUCKET_SAMPLES = 16      # per worker and candidate interval, with each evaluation
 MAX_CANDIDATES = 256
 MIN_GATHER = 8192        # breakpoints gathered at most (or size_psi, if larger)
+# The steps whose jump sums come back with the outputs: 0 and 2^k, k in [-24, 8], 32
+# per octave; the same for every iteration and sharding.
+STEP_GRID = np.concatenate([[0.0], np.exp2(np.arange(-24 * 32, 8 * 32 + 1) / 32.0)])
 
 SHIP_INLINE = 1 << 16    # vectors up to this size travel inside the tasks, larger ones
                          # are scattered to every worker first
+PLACEMENT_CHECK = 2.0     # seconds between checks that the shards' workers are alive
 DASK_MISSING = "--scheduler needs Dask: pip install cpsvm[dask]"
 
 
 class StateLost(Exception):
-    """A line-search round found no breakpoints for this iteration on its worker (the
-    shard was rebuilt after a fault): the client starts the search again."""
+    """A task on a worker that lost its shard (rebuilt by Dask) found neither the outputs
+    it needs nor the vector to recompute them: the client ships it and repeats."""
 
 
 # -- exact (binned) sums --------------------------------------------------------------------
@@ -134,17 +142,6 @@ def _packed(sig):
 
 
 # -- per-shard kernels (row by row, no reassociation: the same bits for any sharding) ----
-
-@njit(cache=True)
-def _dot(indptr, indices, data, w, bias, d, out):
-    for i in range(len(out)):
-        s = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            s += data[p] * w[indices[p]]
-        if bias != 0.0:
-            s += bias * w[d]
-        out[i] = s
-
 
 @njit(cache=True)
 def _dot_classes(indptr, indices, data, W, out):
@@ -469,6 +466,12 @@ class Shard:
         self.n_classes = 0
         self.state = {}
 
+    def __sizeof__(self):
+        # What Dask weighs when it places a task that needs the shard (its default,
+        # sys.getsizeof, would see a small object and move it to any idle worker).
+        return object.__sizeof__(self) + sum(
+            a.nbytes for a in (self.indptr, self.indices, self.data, self.y))
+
     def costs(self, scale):
         """C_i = scale·cost_i (cost_i SVMlight's cost: factor, 1 if none)."""
         key = ("costs", scale)
@@ -486,13 +489,18 @@ class Shard:
         """x_i·w (n,) or every class's score (n, k), cached under ``key``."""
         cache = self.state.setdefault("out", {})
         if key not in cache:
+            if w is None:
+                raise StateLost(key)
             if self.n_classes:
                 out = np.empty((self.n, self.n_classes))
                 W = np.ascontiguousarray(w.reshape(self.n_classes, self.d))
                 _dot_classes(self.indptr, self.indices, self.data, W, out)
             else:
-                out = np.empty(self.n)
-                _dot(self.indptr, self.indices, self.data, w, self.bias, self.d, out)
+                # SciPy's CSR product sums each row in stored order, as a plain loop
+                # would (the same bits), and measured faster than one in numba.
+                out = self.X @ w[:self.width]
+                if self.bias != 0.0:
+                    out += self.bias * w[self.d]
             cache[key] = out
         return cache[key]
 
@@ -539,6 +547,10 @@ def _prepare(shard, d, bias, n_classes):
     shard.d, shard.bias, shard.n_classes = d, float(bias), int(n_classes)
     shard.state = {}
     return shard
+
+
+def _size(shard):
+    return shard.n
 
 
 def _timed(fn):
@@ -608,8 +620,6 @@ def _line(shard, it, kb, wb, kt, wt, p, sig):
     line = shard.state.get("line")
     if line is not None and line[0] == it:
         return line
-    if wb is None:
-        raise StateLost(it)
     out_b, out_t = shard.outputs(kb, wb), shard.outputs(kt, wt)
     shard.keep_outputs(kb, kt)
     costs = p["C"] * shard.costs(p["scale"])
@@ -623,26 +633,30 @@ def _line(shard, it, kb, wb, kt, wt, p, sig):
     return line
 
 
+def _bucket_sums(at, jump, cand, sig, per_bucket):
+    acc = np.zeros((len(cand) + 1, sig.shape[1]))
+    counts = np.zeros(len(cand) + 1, np.int64)
+    wide = np.repeat(sig[:1], len(cand) + 1, axis=0)
+    samples = _buckets(at, jump, cand, acc, wide, counts, per_bucket)
+    return acc, counts, samples
+
+
 @_timed
-def _ocas_outputs(shard, it, kb, wb, kt, wt, p, sig, whole):
-    """The slope at 0 and a sample of the breakpoints; all of them if at most
-    ``whole`` (the search then needs no further round)."""
+def _ocas_outputs(shard, it, kb, wb, kt, wt, p, sig, whole, grid):
+    """The slope at 0 and the breakpoints: all of them if at most ``whole`` (the
+    search then needs no further round), else their jump sums on the global step
+    ``grid`` (as :func:`_ocas_eval`), so that the client can bracket the step at once."""
     _, at, jump, acc = _line(shard, it, kb, wb, kt, wt, p, sig)
     m = len(at)
     if m <= whole:
         return acc, m, None, (at, jump)
-    sample = np.sort(at[::max(1, m // FIRST_SAMPLES)])
-    return acc, m, sample, None
+    return acc, m, _bucket_sums(at, jump, grid, sig, GRID_SAMPLES), None
 
 
 @_timed
 def _ocas_eval(shard, it, kb, wb, kt, wt, p, sig, cand):
     _, at, jump, _ = _line(shard, it, kb, wb, kt, wt, p, sig)
-    acc = np.zeros((len(cand) + 1, sig.shape[1]))
-    counts = np.zeros(len(cand) + 1, np.int64)
-    wide = np.repeat(sig[:1], len(cand) + 1, axis=0)
-    samples = _buckets(at, jump, cand, acc, wide, counts, BUCKET_SAMPLES)
-    return acc, counts, samples
+    return _bucket_sums(at, jump, cand, sig, BUCKET_SAMPLES)
 
 
 @_timed
@@ -652,17 +666,46 @@ def _ocas_gather(shard, it, kb, wb, kt, wt, p, sig, lo, hi):
     return at[inside], jump[inside]
 
 
+def _moved_risk_grid(rg, step):
+    """The loss's grid at w_b + step·(w_t − w_b), from a bound on |w| there (|1−step|·
+    max|w_b| + step·max|w_t|) that needs no vector, so a worker can form it too."""
+    w_max = abs(1.0 - step) * rg["wb_max"] + step * rg["wt_max"]
+    return fold_grid(rg["cost_bound"] * (rg["loss"] + rg["spread"] * 4.0 * rg["radius"] * w_max),
+                     rg["n_terms"])
+
+
+def _final_step(search, pieces):
+    """The exact step from the breakpoints gathered in the interval holding it (the
+    same on the client and on every worker: exact sums, positions sorted)."""
+    A0, B0, G, J_lo, sig = search
+    at = np.concatenate([p[0] for p in pieces])
+    jump = np.concatenate([p[1] for p in pieces])
+    order = np.argsort(at, kind="stable")
+    kind, t, J_end = _walk(A0, np.concatenate([[B0], G[0]]), J_lo, at[order], jump[order], sig)
+    if kind == 0:
+        return float(t)
+    return -exact_scalar(B0, G, J_end) / A0 if A0 > 0.0 else 0.0
+
+
 @_timed
-def _ocas_move(shard, kb, wb, kt, wt, k_new, step, p, sig_g, sig_s, sig_r):
-    """w_b moves by ``step`` towards w_t: the new outputs (from the old ones, as the
-    single-machine oracle, or from w if they were lost), the loss there and the cut at
+def _ocas_move(shard, kb, wb, kt, wt, k_new, step, p, sig_g, sig_s, rg, pieces=None):
+    """w_b moves by ``step`` towards w_t (``step`` found here from the gathered
+    ``pieces`` if given): the new outputs (from the old ones, as the single-machine
+    oracle, or from w if they were lost), the loss there and the cut at
     w_c = (1−λ)·w_b + λ·w_t."""
+    first_seconds = 0.0
+    if pieces is not None:
+        step = _final_step(step, [r for r, _ in pieces])
+        first_seconds = max(seconds for _, seconds in pieces)
+    sig_r = _moved_risk_grid(rg, step)
     cache = shard.state.setdefault("out", {})
     out_t = shard.outputs(kt, wt)
     if k_new not in cache:
         if kb in cache or step == 0.0:
             out_b = shard.outputs(kb, wb)
             cache[k_new] = out_b + step * (out_t - out_b)
+        elif wb is None:
+            raise StateLost(kb)
         else:
             cache[k_new] = shard.outputs(k_new, wb + step * (wt - wb))
     out_b = cache[k_new]
@@ -670,7 +713,7 @@ def _ocas_move(shard, kb, wb, kt, wt, k_new, step, p, sig_g, sig_s, sig_r):
     risk = _risk(shard, out_b, p, sig_r)
     mu = p["cut_lambda"]
     acc_g, acc_s, nv = _ocas_cut(shard, (1.0 - mu) * out_b + mu * out_t, p, sig_g, sig_s)
-    return risk, acc_g, acc_s, nv
+    return risk, acc_g, acc_s, nv, step, first_seconds
 
 
 def _errors(shard, key, w):
@@ -787,7 +830,8 @@ class ShardedData:
         client = self.session.client
         self.shards = [client.submit(_prepare, f, d, bias, n_classes, pure=False)
                        for f in self.loaded]
-        client.gather(self.shards)
+        # Waits for them (and fails if one did) without bringing the shards here.
+        client.gather([client.submit(_size, f, pure=False) for f in self.shards])
 
 
 class _Rounds:
@@ -801,11 +845,18 @@ class _Rounds:
         self.compute = 0.0
         self.communication = 0.0
         self._where = None
+        self._checked = 0.0
         self.by_task = {}              # compute seconds of each kind of round
 
     def _placement(self):
         """The worker holding each shard: its tasks run there (a shard copied elsewhere
-        would leave its cache behind). Asked again when one of them has left."""
+        would leave its cache behind). Asked again, at most every PLACEMENT_CHECK
+        seconds (each asking is a round trip), when one of them has left; until then
+        a task pinned to a lost worker runs where the scheduler puts its shard."""
+        now = time.monotonic()
+        if self._where is not None and now - self._checked < PLACEMENT_CHECK:
+            return self._where
+        self._checked = now
         live = self.client.scheduler_info().get("workers", {})
         if self._where is None or any(a not in live for a in self._where.values()):
             held = self.client.who_has(self.shards)
@@ -813,16 +864,27 @@ class _Rounds:
         return self._where
 
     def __call__(self, fn, *args):
+        return self.chained(None, (), fn, *args)
+
+    def chained(self, first, first_args, then, *args):
+        """One round trip: ``then`` on every shard, after (if given) ``first`` on every
+        shard, whose results ``then`` gets as its last argument, all of them (they
+        travel between the workers; ``then`` returns the slowest of them last)."""
         t0 = time.perf_counter()
         where = self._placement()
-        futures = [self.client.submit(fn, shard, *args, pure=False,
+
+        def submit(fn, shard, *extra):
+            return self.client.submit(fn, shard, *extra, pure=False, allow_other_workers=True,
                                       workers=[where[shard.key]] if shard.key in where
-                                      else None, allow_other_workers=True)
-                   for shard in self.shards]
-        results = self.client.gather(futures)
+                                      else None)
+        if first is not None:
+            stage = [submit(first, shard, *first_args) for shard in self.shards]
+            args = args + (stage,)
+        results = self.client.gather([submit(then, shard, *args) for shard in self.shards])
         wall = time.perf_counter() - t0
-        slowest = max(seconds for _, seconds in results)
-        name = fn.__name__.lstrip("_")
+        slowest = max(seconds + (r[-1] if first is not None else 0.0)
+                      for r, seconds in results)
+        name = then.__name__.lstrip("_")
         self.by_task[name] = self.by_task.get(name, 0.0) + slowest
         self.rounds += 1
         self.compute += slowest
@@ -889,6 +951,10 @@ def _column_bounds(data, size_psi, n_classes, bias):
     return np.tile(col, n_classes) if n_classes else col
 
 
+class _Pending(SimpleNamespace):
+    """A line search whose last round (the gather) goes with the move."""
+
+
 class ClusterOcasOracle(LinearCutOracle):
     """:class:`cpsvm.engine.ocas.OcasOracle` (binary or Crammer-Singer multiclass) with
     the examples on the cluster: same best-so-far point, exact line search, cut point.
@@ -928,10 +994,16 @@ class ClusterOcasOracle(LinearCutOracle):
     def _out_bound(self, *ws):
         return 4.0 * self.radius * sum(float(np.max(np.abs(w), initial=0.0)) for w in ws)
 
+    @property
+    def _rg(self):
+        """What :func:`_moved_risk_grid` needs besides the two points' max |w|."""
+        return dict(cost_bound=self.cost_bound, loss=self.spec["loss"],
+                    spread=2.0 if not self.binary else self.spec["margin"],
+                    radius=self.radius, n_terms=self.n_terms)
+
     def _risk_grid(self, w):
-        spread = 2.0 if not self.binary else self.spec["margin"]
-        return fold_grid(self.cost_bound * (self.spec["loss"] + spread * self._out_bound(w)),
-                         self.n_terms)
+        return _moved_risk_grid(dict(self._rg, wb_max=0.0,
+                                     wt_max=float(np.max(np.abs(w), initial=0.0))), 1.0)
 
     def _line_grid(self, wb, wt):
         spread = 4.0 if not self.binary else self.spec["margin"]
@@ -976,45 +1048,80 @@ class ClusterOcasOracle(LinearCutOracle):
         direction = w_t - w_b
         A0 = float(direction @ direction)
         B0 = float(w_b @ direction)
-        step = self.line_search(A0, B0, w_b, kt, wt_future, w_t)
+        step = self.line_search(A0, B0, w_b, kt, wt_future, w_t, chain=True)
         t1 = time.perf_counter()
         self.seconds["line_search"] += t1 - t0
-        self.w_best = w_b + step * direction
         self._version += 1
         k_new = ("w", self._version)
-        results = self.rounds(_ocas_move, self._kb, self._wb_future, kt, wt_future, k_new, step,
-                              self.spec, self.sig_g, self.sig_s, self._risk_grid(self.w_best))
+        rg = dict(self._rg, wb_max=float(np.max(np.abs(w_b), initial=0.0)),
+                  wt_max=float(np.max(np.abs(w_t), initial=0.0)))
+        results = None
+        if isinstance(step, _Pending):
+            # The gather of the interval's breakpoints and the move in one round trip:
+            # every worker finds the step from all of them.
+            try:
+                results = self.rounds.chained(_ocas_gather, step.args, _ocas_move, self._kb,
+                                              self._wb_future, kt, wt_future, k_new,
+                                              step.search, self.spec, self.sig_g,
+                                              self.sig_s, rg)
+                self.line_search_rounds += 1
+            except StateLost:
+                if self._wb_future is None:
+                    self._wb_future = self.rounds.ship(w_b)
+                self.line_searches -= 1      # the same search, finished
+                step = self.line_search(A0, B0, w_b, kt, wt_future, w_t)
+        if results is None:
+            results = self._retried(lambda: self.rounds(
+                _ocas_move, self._kb, self._wb_future, kt, wt_future, k_new, step, self.spec,
+                self.sig_g, self.sig_s, rg), w_b)
+        step = results[0][4]
+        self.w_best = w_b + step * direction
         self.oracle_calls += self.data.n_examples
         self._kb = k_new
-        # The workers moved their outputs; after a fault they rebuild them from this.
-        self._wb_future = self.rounds.ship(self.w_best)
+        # The workers moved their outputs: w_b itself travels only if one lost them.
+        self._wb_future = None
         risk = exact_scalar(*(r[0] for r in results))
         self.primal = 0.5 * float(self.w_best @ self.w_best) + self.C * risk
         cut = self._cut(results)
         self.seconds["cut"] += time.perf_counter() - t1
         return cut
 
-    def line_search(self, A0, B0, w_b, kt, wt_future, w_t):
-        """The exact OCAS step (see the module docstring), in a few map-reduce rounds."""
+    def _retried(self, round_, w_b):
+        """``round_()``, again with w_b shipped if a worker no longer had its outputs."""
+        try:
+            return round_()
+        except StateLost:
+            if self._wb_future is not None:
+                raise
+            self._wb_future = self.rounds.ship(w_b)
+            return round_()
+
+    def line_search(self, A0, B0, w_b, kt, wt_future, w_t, chain=False):
+        """The exact OCAS step (see the module docstring), in a few map-reduce rounds;
+        with ``chain``, when the last of them would gather the breakpoints of the
+        interval holding the step, that round is left to the caller (a _Pending)."""
         rounds_before = self.rounds.rounds
         self.line_searches += 1
         for _ in range(3):
             try:
-                step = self._search(A0, B0, w_b, kt, wt_future, w_t)
+                step = self._search(A0, B0, w_b, kt, wt_future, w_t, chain)
                 break
             except StateLost:
-                continue   # a worker lost its shard mid-search: again, from the outputs
+                # A worker lost its shard mid-search: again, from the outputs.
+                if self._wb_future is None:
+                    self._wb_future = self.rounds.ship(w_b)
+                continue
         else:
             raise RuntimeError("the cluster keeps losing workers during the line search")
         self.line_search_rounds += self.rounds.rounds - rounds_before
         return step
 
-    def _search(self, A0, B0, w_b, kt, wt_future, w_t):
+    def _search(self, A0, B0, w_b, kt, wt_future, w_t, chain):
         it = kt
         sig = self._line_grid(w_b, w_t)
         limit = max(MIN_GATHER, len(w_b))
         first = self.rounds(_ocas_outputs, it, self._kb, self._wb_future, kt, wt_future,
-                            self.spec, sig, limit // len(self.data.shards))
+                            self.spec, sig, limit // len(self.data.shards), STEP_GRID)
         args = (it, self._kb, None, kt, None, self.spec, sig)
         G = sum(r[0][:1] for r in first)
         count = sum(r[1] for r in first)
@@ -1031,32 +1138,41 @@ class ClusterOcasOracle(LinearCutOracle):
         if all(r[3] is not None for r in first):
             pieces = [r[3] for r in first]
         else:
-            samples = np.unique(np.concatenate([r[2] for r in first if r[2] is not None]
-                                               + [r[3][0] for r in first if r[3] is not None]))
-            while inside > limit and len(samples):
-                cand = _spread(samples, MAX_CANDIDATES)
-                results = self.rounds(_ocas_eval, *args, cand)
+            # Jump sums on the global grid: the workers' and, for the shards that sent
+            # all their breakpoints, the client's own (exact sums: the same bits).
+            cand = STEP_GRID
+            results = [r[2] if r[2] is not None
+                       else _bucket_sums(r[3][0], r[3][1], cand, sig, GRID_SAMPLES)
+                       for r in first]
+            while True:
                 acc = sum(r[0] for r in results)
                 counts = sum(r[1] for r in results)
                 J = np.cumsum(acc, axis=0)          # exact: J at every candidate
-                b = 0                               # first candidate where D >= 0
-                while b < len(cand) and D_sign(cand[b], J[b:b + 1]) < 0:
-                    b += 1
+                b_lo, b_hi = 0, len(cand)           # first candidate where D >= 0 (D rises)
+                while b_lo < b_hi:
+                    mid = (b_lo + b_hi) // 2
+                    if D_sign(cand[mid], J[mid:mid + 1]) < 0:
+                        b_lo = mid + 1
+                    else:
+                        b_hi = mid
+                b = b_lo
                 if b > 0:
                     lo, J_lo = cand[b - 1], J[b - 1:b]
                 hi = cand[b] if b < len(cand) else math.inf
                 inside = int(counts[b])
                 found = np.concatenate([r[2][b] for r in results])
                 samples = np.unique(found[~np.isnan(found) & (found > lo) & (found < hi)])
+                if inside <= limit or not len(samples):
+                    break
+                cand = _spread(samples, MAX_CANDIDATES)
+                results = self.rounds(_ocas_eval, *args, cand)
             if inside == 0:
                 return min(root(J_lo), hi)
+            search = (A0, B0, G, J_lo, sig[:1].copy())
+            if chain:
+                return _Pending(search=search, args=args + (lo, hi))
             pieces = self.rounds(_ocas_gather, *args, lo, hi)
-        at = np.concatenate([p[0] for p in pieces])
-        jump = np.concatenate([p[1] for p in pieces])
-        order = np.argsort(at, kind="stable")
-        kind, t, J_end = _walk(A0, np.concatenate([[B0], G[0]]), J_lo, at[order],
-                               jump[order], sig[:1].copy())
-        return float(t) if kind == 0 else root(J_end)
+        return _final_step((A0, B0, G, J_lo, sig[:1].copy()), pieces)
 
     def training_error(self):
         client = self.data.session.client
