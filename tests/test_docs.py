@@ -96,6 +96,38 @@ def test_help_lists_every_option(name, command):
     assert help_options(command, name) == command_options(command, name)
 
 
+def phantom_flags(command: click.Command, name: str, width: int) -> list[str]:
+    """Words that open a wrapped line of --help's option texts and look like a flag
+    and are not one of its options (a reader takes '-d:-1' at the start of a line for an
+    option -d; a wrapped reference to a real option such as '-t 2' is fine)."""
+    settings = {**command.context_settings, "terminal_width": width,
+                "max_content_width": width}
+    ctx = click.Context(command, info_name=name, **settings)
+    options = command.get_help(ctx).split("Options:", 1)[1]
+    words = re.findall(r"^ {3,}(-[A-Za-z#?][^\s.,;:)'\"]*)", options, flags=re.M)
+    return [word for word in words if word not in command_options(command, name)]
+
+
+WIDTHS = range(60, 121)   # terminal widths: click wraps --help to min(this, 100)
+
+
+@pytest.mark.parametrize("name, command", list(commands()))
+def test_help_texts_wrap_into_no_phantom_flag(name, command):
+    assert {w: found for w in WIDTHS if (found := phantom_flags(command, name, w))} == {}
+
+
+def test_phantom_flags_are_found():
+    # cp_classify's -f text once wrapped into a line starting '-d:-1', read as an option.
+    @click.command(context_settings={"max_content_width": 100})
+    @click.option("-f", type=click.IntRange(0, 1), default=1, show_default=True,
+                  help="Output format for binary models: 1 decision value per line; 0 "
+                       "SVMlight V1.0 format 'd:+1 -d:-1'.")
+    def command(f):
+        pass
+
+    assert any(phantom_flags(command, "x", width) == ["-d"] for width in WIDTHS)
+
+
 def test_the_parser_sees_each_entry():
     # The failure the old substring test missed: -t's entry deleted, --trace kept.
     man = (ROOT / "man" / "cp_learn.1").read_text()

@@ -22,7 +22,8 @@ CLASSIFY_VERBOSITY = ("Verbosity 0..3: 0 silent but errors; 1 the figures; 2 als
 @verbosity_option(default=2, help=CLASSIFY_VERBOSITY)
 @click.option("-f", "pred_format", type=click.IntRange(0, 1), default=1, show_default=True,
               help="Output format for binary models: 1 decision value per line; 0 "
-                   "SVMlight V1.0 format 'd:+1 -d:-1'.")
+                   "SVMlight V1.0's pairs of value:class, the predicted class first "
+                   "(see the man page).")
 @click.option("--double", "full_precision", is_flag=True,
               help="Compute with feature values in full double precision. By default they "
                    "are rounded to 32-bit floats as SVMlight stores them, so that decision "
