@@ -521,7 +521,7 @@ class CuttingPlaneSVC(_Classifier):
     @classmethod
     def _from_model(cls, model):
         params = _kernel_params(model.kernel) if isinstance(model, KernelModel) else {}
-        if getattr(model, "loss_id", None) is not None:
+        if isinstance(model, (LinearModel, KernelModel)) and model.loss_id is not None:
             params.update(loss=_PERF_LOSS_OF_ID[model.loss_id], k_fraction=model.k_fraction)
         if isinstance(model, (LinearModel, KernelModel, MulticlassModel)):
             return cls._binary_or_multiclass(model, **params)

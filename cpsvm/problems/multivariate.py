@@ -218,7 +218,8 @@ class MultivariateProblem(StructuredProblem):
     error rate, decomposes and is :class:`cpsvm.problems.binary.BinaryProblem`).
 
     X, y: the examples and their ±1 labels; bias: SVMperf's --b, a constant feature
-    (regularised; ROC area is blind to it, so its weight, and the threshold, stay 0);
+    (regularised), left out for ROC area, which is blind to it (its weight would be 0 up
+    to rounding): the threshold is then 0;
     k_fraction: SVMperf's --p for Prec@k and Rec@k (0: 0.5 and 2). ``flip_gain`` None and
     ``separate_at``: -w 9 trains it by OCAS's structured line search
     (:mod:`cpsvm.engine.ocas`), the scores its outputs.
@@ -233,6 +234,8 @@ class MultivariateProblem(StructuredProblem):
             raise ValueError(f"expected a multivariate loss {PERF_MULTIVARIATE_LOSSES}, got "
                              f"{loss_id}")
         X = as_csr(X)
+        if loss_id == ROC_AREA:
+            bias = 0.0
         if bias != 0:
             X = sp.hstack([X, np.full((X.shape[0], 1), float(bias))], format="csr")
         if not X.has_canonical_format:
