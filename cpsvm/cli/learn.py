@@ -3,7 +3,8 @@ SVMmulticlass / SVMhmm command lines).
 
 SVMstruct's ``--`` options belong to the problem (its instance): ``--t`` and ``--b`` are
 SVMperf's kernel approximation and bias for binary and multiclass, SVMhmm's transition
-order and beam width for hmm (with ``--e``, the emission order). They are read as text
+order and beam width for hmm (with ``--e``, the emission order); ``--p`` is SVMperf's k of
+Prec@k and Rec@k (binary). They are read as text
 and interpreted once the problem is known: before the data is read when ``--problem``
 names it, after (auto) otherwise.
 """

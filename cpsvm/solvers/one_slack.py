@@ -1,8 +1,9 @@
 """Structural SVM training by cutting planes (SVMstruct / SVMperf / SVMmulticlass /
 SVMhmm).
 
-``train(dataset, params)`` picks the problem (binary, multiclass, hmm, cfg or a user's
-class),
+``train(dataset, params)`` picks the problem (binary — with the error rate, or one of
+SVMperf's multivariate losses, :mod:`cpsvm.problems.multivariate` —, multiclass, hmm, cfg
+or a user's class),
 the representation (linear, exact kernel expansion, or a Nyström basis trained
 linearly — SVMperf's ``--t 1``) and the algorithm (``-w``: 0 n-slack, 2 1-slack with
 the primal QP, 3 1-slack dual, 4 1-slack dual with constraint cache, 9 — SVMperf's
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..conventions import PERF_LOSS_NAMES, PERF_MULTIVARIATE_LOSSES
 from ..data import Dataset
 from ..engine.cuts import KernelCutOracle, LinearCutOracle
 from ..engine.cutting_plane import CuttingPlaneParams, n_slack, one_slack
@@ -26,7 +28,6 @@ from ..engine.ocas_bounds import PrunedOcasOracle
 from ..engine.primal_qp import PrimalCutWorkingSet
 from ..engine.qp import CutWorkingSet
 from ..engine.threads import thread_count
-from ..conventions import PERF_LOSS_NAMES, PERF_MULTIVARIATE_LOSSES
 from ..errors import InputError, OptionError
 from ..kernels import Kernel
 from ..models import KernelModel
@@ -46,7 +47,7 @@ DEFAULT_ALGORITHM = {"binary": 3, "multiclass": 3, "hmm": 4, "user": 4, "cfg": 4
 MARGIN_BOUNDS_DEFAULT = {2: False, 3: False, 9: False}
 LINE_SEARCH = ("binary", "multiclass", "hmm")   # -w 9 trains them with OCAS's line search
 # -l of each problem, its default first: binary SVMperf's numbering (2 the error rate;
-# the others, multivariate, see MULTIVARIATE_LOSSES), multiclass and user problems zero/one
+# the others SVMperf's multivariate losses, problems/multivariate.py), multiclass and user problems zero/one
 # per example (-l 2 the same), hmm SVMhmm's Hamming, cfg zero/one or brackets.
 LOSSES_OF = {"binary": (2, 0, 1, 3, 4, 5, 10), "multiclass": (0, 2), "user": (0, 2),
              "hmm": (1, 0), "cfg": (0, 1)}
