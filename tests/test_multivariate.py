@@ -184,7 +184,9 @@ def test_measures_match_scikit_learn_and_break_ties_pessimistically():
 
 def test_svm_perf_roc_model_classifies_as_svm_perf_classify(tmp_path):
     """A model written by svm_perf_learn -l 10: the same predictions and the same seven
-    figures as svm_perf_classify printed (tests/fixtures/a9a2k.perf_roc.*)."""
+    figures as svm_perf_classify printed. Fixtures: svm_perf_learn -c 20 -l 10 -w 3
+    a9a3k.train a9a3k.perf_roc.model, then svm_perf_classify a9a2k.test with it
+    (a9a2k.perf_roc.pred, its output in a9a2k.perf_roc.classify.txt)."""
     out = tmp_path / "pred"
     run = run_cli("classify", "--perf-measures", SAMPLES / "a9a2k.test",
                   FIXTURES / "a9a3k.perf_roc.model", out)
