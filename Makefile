@@ -26,6 +26,9 @@ demo: $(VENV)/.installed
 	@echo "== binary (SVMperf): cp_learn on data/samples/a9a3k.train, cp_classify on a9a2k.test"
 	$(BIN)/cp_learn -v 0 -c 30 data/samples/a9a3k.train $(DEMO)/a9a.model
 	$(BIN)/cp_classify -v 1 data/samples/a9a2k.test $(DEMO)/a9a.model $(DEMO)/a9a.predictions
+	@echo "== ROC area (SVMperf -l 10): cp_learn on data/samples/a9a3k.train, cp_classify on a9a2k.test"
+	$(BIN)/cp_learn -v 0 -c 20 -l 10 data/samples/a9a3k.train $(DEMO)/a9a.roc.model
+	$(BIN)/cp_classify -v 1 --perf-measures data/samples/a9a2k.test $(DEMO)/a9a.roc.model $(DEMO)/a9a.roc.predictions
 	@echo "== multiclass (SVMmulticlass): cp_learn on data/samples/dna1k.train, cp_classify on dna500.test"
 	$(BIN)/cp_learn -v 0 -c 1000 data/samples/dna1k.train $(DEMO)/dna.model
 	$(BIN)/cp_classify -v 1 data/samples/dna500.test $(DEMO)/dna.model $(DEMO)/dna.predictions
@@ -46,6 +49,8 @@ warm: $(VENV)/.installed
 	$(BIN)/ocas_learn -v 0 data/samples/a9a3k.train $(DEMO)/warm.ocas.model
 	$(BIN)/ocas_learn -v 0 -c 10 data/samples/dna1k.train $(DEMO)/warm.ocas-mc.model
 	$(BIN)/cp_learn -v 0 -c 30 data/samples/a9a3k.train $(DEMO)/warm.perf.model
+	$(BIN)/cp_learn -v 0 -c 30 -l 10 data/samples/a9a3k.train $(DEMO)/warm.roc.model
+	$(BIN)/cp_learn -v 0 -c 30 -l 1 -w 3 data/samples/a9a3k.train $(DEMO)/warm.f1.model
 	$(BIN)/cp_learn -v 0 -c 1000 data/samples/dna1k.train $(DEMO)/warm.dna.model
 	$(BIN)/cp_learn -v 0 -c 30 -t 2 -g 0.05 -# 3 data/samples/a9a3k.train $(DEMO)/warm.rbf.model
 	$(BIN)/cp_learn -v 0 -c 30 -t 2 -g 0.05 --t 1 --k 50 data/samples/a9a3k.train $(DEMO)/warm.cpny.model

@@ -49,3 +49,24 @@ def struct_from_c_sum(C_sum: float, n: int) -> float:
     """SVMstruct's ``-c`` (``cp_learn`` hmm and user problems) of the C of
     ½|w|² + C′·Σ_i ξ_i over n examples: C′·n."""
     return C_sum * n
+
+
+# SVMperf's -l for binary problems (svm_perf_learn's numbering) and what each measures.
+# Its losses are 100 minus the measure in percent, except zero/one (1 for any error in the
+# label vector) and the error rate (the percentage of errors).
+PERF_LOSS_NAMES = {0: "zero/one", 1: "F1", 2: "error rate", 3: "PRBEP", 4: "Prec@k",
+                   5: "Rec@k", 10: "ROC area"}
+PERF_ERROR_RATE = 2
+# The losses that do not decompose over the examples (cpsvm.problems.multivariate).
+PERF_MULTIVARIATE_LOSSES = (0, 1, 3, 4, 5, 10)
+# --p 0 means k = this fraction of the positives for Prec@k (-l 4) and Rec@k (-l 5).
+PERF_K_DEFAULT = {4: 0.5, 5: 2.0}
+
+
+def perf_k(loss_id: int, n_positive: int, k_fraction: float = 0.0) -> int:
+    """SVMperf's k of Prec@k and Rec@k: --p times the number of positives, truncated, at
+    least 1 (--p 0: 0.5 for Prec@k, 2 for Rec@k); 0 for the other losses."""
+    if loss_id not in PERF_K_DEFAULT:
+        return 0
+    fraction = k_fraction or PERF_K_DEFAULT[loss_id]
+    return max(1, int(n_positive * fraction))

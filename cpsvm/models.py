@@ -35,6 +35,8 @@ class LinearModel:
     w: np.ndarray
     b: float = 0.0
     n_train: int = 0
+    loss_id: int | None = None   # SVMperf's -l it was trained for; None: the error rate
+    k_fraction: float = 0.0      # its --p (Prec@k, Rec@k)
 
     @property
     def n_features(self) -> int:
@@ -62,6 +64,8 @@ class KernelModel:
     kernel: Kernel
     n_train: int = 0
     sv_comments: list | None = field(default=None, repr=False)
+    loss_id: int | None = None   # as LinearModel's (a Nyström basis, cp_learn --t 1)
+    k_fraction: float = 0.0
 
     @property
     def n_features(self) -> int:
@@ -89,7 +93,8 @@ class KernelModel:
         if not self.kernel.is_linear:
             raise ValueError("only a linear-kernel model has a weight vector")
         w = np.asarray(self.support_vectors.T @ self.coef).ravel()
-        return LinearModel(w=w, b=self.b, n_train=self.n_train)
+        return LinearModel(w=w, b=self.b, n_train=self.n_train, loss_id=self.loss_id,
+                           k_fraction=self.k_fraction)
 
 
 @dataclass

@@ -69,6 +69,10 @@ KERNELS = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3}
 _KERNEL_NAMES = {v: k for k, v in KERNELS.items()}
 _SPARSE = ["csr", "csc", "coo"]
 _RESCALING = {"margin": 2, "slack": 1, 2: 2, 1: 1}
+# CuttingPlaneSVC's loss: cp_learn's binary -l (SVMperf's numbering).
+PERF_LOSSES = {"error_rate": 2, "zero_one": 0, "f1": 1, "prbep": 3, "precision_at_k": 4,
+               "recall_at_k": 5, "roc_auc": 10}
+_PERF_LOSS_OF_ID = {v: k for k, v in PERF_LOSSES.items()}
 
 
 # -- conversions shared by the estimators ---------------------------------------------------
@@ -459,6 +463,13 @@ class CuttingPlaneSVC(_Classifier):
     [--max-time]; random_state [--seed] (the basis draw; None is --seed 0); n_jobs
     [--threads]; verbose [-v].
 
+    loss [-l] binary: 'error_rate' (default, the hinge loss above), or one of SVMperf's
+    losses over the whole label vector (linear, or the Nyström basis): 'zero_one',
+    'f1', 'prbep', 'precision_at_k', 'recall_at_k', 'roc_auc' (or cp_learn's -l number);
+    k_fraction [--p] k of Prec@k and Rec@k as a fraction of the positives (0: 0.5 and 2).
+    C becomes -c = C·n/100 for every loss, so ½|w|² + C·n·ξ/100 is minimised with ξ the
+    loss in percent (for the error rate, Σ hinge); sample_weight is for the error rate.
+
     Attributes: classes_, coef_ and intercept_ (linear kernel), support_vectors_ and
     dual_coef_ (kernel models), n_iter_, objective_ (the primal in scikit-learn's
     convention: SVMlight's ½|w|² + C·Σ hinge; multiclass Crammer-Singer's),
@@ -475,25 +486,43 @@ class CuttingPlaneSVC(_Classifier):
                  max_iter=100000, max_idle=50, cache_size=5, batch=100, kernel="linear",
                  gamma=1.0, degree=3, coef0=1.0, approximation="exact", n_components=500,
                  fit_intercept=None, intercept_scaling=1.0, max_time=None,
-                 random_state=None, n_jobs=None, verbose=0):
+                 random_state=None, n_jobs=None, verbose=0, loss="error_rate",
+                 k_fraction=0.0):
         _store(self, locals())
 
     def fit(self, X, y, sample_weight=None):
         _check_choice("approximation", self.approximation, ("exact", "nystrom"))
+        loss_id = self._loss_id()
         X, target, cost = self._labelled(X, y, sample_weight)
         kind = "binary" if len(self.classes_) == 2 else "multiclass"
+        if loss_id != 2 and (kind != "binary" or sample_weight is not None):
+            raise ValueError(f"loss={self.loss!r} is a binary loss over the whole label "
+                             "vector: two classes, no sample_weight")
         bias = None if self.fit_intercept is None else \
             float(self.intercept_scaling) if self.fit_intercept else 0.0
         params = _struct_params(
             self, kind, X.shape[0], bias=bias,
             kernel=svmlight_kernel(self.kernel, self.gamma, self.degree, self.coef0, X),
             basis_method=1 if self.approximation == "nystrom" else 0,
-            basis_size=self.n_components)
+            basis_size=self.n_components, loss_id=loss_id if kind == "binary" else None,
+            k_fraction=float(self.k_fraction))
         return _fit_struct(self, Dataset(X, target, cost=cost), params)
+
+    def _loss_id(self) -> int:
+        """cp_learn's -l of ``loss`` (a name of PERF_LOSSES or the number itself)."""
+        if isinstance(self.loss, str):
+            _check_choice("loss", self.loss, tuple(PERF_LOSSES))
+            return PERF_LOSSES[self.loss]
+        if isinstance(self.loss, (int, np.integer)) and int(self.loss) in _PERF_LOSS_OF_ID:
+            return int(self.loss)
+        raise ValueError("expected loss " + " or ".join(map(repr, PERF_LOSSES))
+                         + f" (or cp_learn's -l), got {self.loss!r}")
 
     @classmethod
     def _from_model(cls, model):
         params = _kernel_params(model.kernel) if isinstance(model, KernelModel) else {}
+        if isinstance(model, (LinearModel, KernelModel)) and model.loss_id is not None:
+            params.update(loss=_PERF_LOSS_OF_ID[model.loss_id], k_fraction=model.k_fraction)
         if isinstance(model, (LinearModel, KernelModel, MulticlassModel)):
             return cls._binary_or_multiclass(model, **params)
         return None

@@ -116,6 +116,12 @@ CASES = {
                    lambda: CuttingPlaneSVC(C=0.5).fit(*_a9a(), sample_weight=_weights(3000))),
     "cp_multiclass": ("learn", ["-c", _c(0.01 * 100 * 1000)], "dna1k.train",
                       lambda: CuttingPlaneSVC(C=0.01).fit(*_svmlight("dna1k.train"))),
+    "cp_roc_area": ("learn", ["-c", _c(1.0 * 3000 / 100), "-l", "10"], "a9a3k.train",
+                    lambda: CuttingPlaneSVC(C=1, loss="roc_auc").fit(*_a9a())),
+    "cp_prec_at_k": ("learn", ["-c", _c(1.0 * 3000 / 100), "-l", "4", "--p", "0.2", "-w",
+                               "3"], "a9a3k.train",
+                     lambda: CuttingPlaneSVC(C=1, loss="precision_at_k", k_fraction=0.2,
+                                             algorithm=3).fit(*_a9a())),
     "cp_rbf": ("learn", ["-c", "30", "-t", "2", "-g", "0.05", "-#", "3"], "a9a3k.train",
                lambda: CuttingPlaneSVC(C=1, kernel="rbf", gamma=0.05, max_iter=3).fit(*_a9a())),
     "cp_poly": ("learn", ["-c", "30", "-t", "1", "-d", "2", "-s", "0.5", "-r", "0.25", "-#",
@@ -308,6 +314,25 @@ def test_solver_refusals_are_value_errors():
         SampledCutSVC().fit(*_svmlight("dna1k.train"))
     with pytest.raises(ValueError, match="bias"):
         OCASClassifier(fit_intercept=True).fit(*_svmlight("dna1k.train"))
+    with pytest.raises(ValueError, match="expected loss 'error_rate'"):
+        CuttingPlaneSVC(loss="auc").fit(X, y)
+    with pytest.raises(ValueError, match="two classes, no sample_weight"):
+        CuttingPlaneSVC(loss="f1").fit(*_svmlight("dna1k.train"))
+    with pytest.raises(ValueError, match="--p <= 1"):
+        CuttingPlaneSVC(loss=4, k_fraction=3).fit(X, y)
+
+
+def test_a_multivariate_loss_is_kept_by_the_model_file(tmp_path):
+    """loss= and k_fraction= come back from the model file (load_model), and the loaded
+    estimator writes the same file."""
+    X, y = _small(300)
+    est = CuttingPlaneSVC(C=1, loss="recall_at_k", k_fraction=1.5).fit(X, y)
+    est.save_model(tmp_path / "m")
+    again = load_model(tmp_path / "m")
+    assert (again.loss, again.k_fraction) == ("recall_at_k", 1.5)
+    np.testing.assert_array_equal(again.decision_function(X), est.decision_function(X))
+    again.save_model(tmp_path / "m2")
+    assert (tmp_path / "m2").read_bytes() == (tmp_path / "m").read_bytes()
 
 
 # -- sequences and user problems ------------------------------------------------------------

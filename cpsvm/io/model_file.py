@@ -31,6 +31,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
+from ..conventions import PERF_ERROR_RATE, PERF_LOSS_NAMES
 from ..errors import InputError
 from .atomic import atomic_output
 from .streams import read_bytes, source_name
@@ -157,8 +158,10 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
                              f"feature index {dim}", source=name, line=2)
         return MulticlassModel(W=w[:k * d].reshape(k, d).copy(), n_train=n_train,
                                loss_id=header["loss function"])
+    loss_id, k_fraction = _read_trained_for(lines[8], name)
     model = KernelModel(support_vectors=sv_matrix, coef=svs.y, b=b, kernel=kernel,
-                        n_train=n_train, sv_comments=svs.comments)
+                        n_train=n_train, sv_comments=svs.comments, loss_id=loss_id,
+                        k_fraction=k_fraction)
     return model.to_linear() if kernel.is_linear else model
 
 
@@ -232,7 +235,7 @@ def _format_linear(model) -> list:
 
     from ..kernels import Kernel
     lines = [SVMLIGHT_VERSION] + _kernel_header(Kernel(), model.n_features, model.n_train,
-                                                1, model.b)
+                                                1, model.b, _trained_for(model))
     lines.append(_sv_line(1.0, *_nonzero(np.asarray(model.w, dtype=np.float64))))
     return lines
 
@@ -242,7 +245,8 @@ def _format_kernel(model) -> list:
     sv = sp.csr_matrix(model.support_vectors)
     sv.sort_indices()
     lines = [SVMLIGHT_VERSION] + _kernel_header(model.kernel, model.n_features,
-                                                model.n_train, sv.shape[0], model.b)
+                                                model.n_train, sv.shape[0], model.b,
+                                                _trained_for(model))
     comments = model.sv_comments or [""] * sv.shape[0]
     for i in range(sv.shape[0]):
         lo, hi = sv.indptr[i], sv.indptr[i + 1]
@@ -614,7 +618,40 @@ def _number(v) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
-def _kernel_header(kernel, dim: int, n_train: int, n_sv: int, b: float) -> list:
+def _trained_for(model) -> str:
+    """What a binary model trained for one of SVMperf's other losses adds to the comment
+    of its 'number of training documents' line, where svm_classify and
+    svm_perf_classify read past it: ', trained for -l 10 (ROC area)' (with --p for
+    Prec@k and Rec@k). The error rate (-l 2, and every other tool's model) adds
+    nothing."""
+    loss_id = getattr(model, "loss_id", None)
+    if loss_id is None:
+        return ""
+    fraction = f" --p {_number(model.k_fraction)}" if model.k_fraction else ""
+    return f", trained for -l {loss_id}{fraction} ({PERF_LOSS_NAMES[loss_id]})"
+
+
+def _read_trained_for(line: bytes, name):
+    """(loss_id, k_fraction) from a 'number of training documents' line, (None, 0.0)
+    without the mark; a mark naming no SVMperf loss is an error."""
+    import re
+    found = re.search(rb"trained for -l (\S+)(?: --p (\S+))?", line.partition(b"#")[2])
+    if found is None:
+        return None, 0.0
+    try:
+        loss_id = int(found.group(1))
+        fraction = float(found.group(2)) if found.group(2) else 0.0
+    except ValueError:
+        loss_id, fraction = -1, 0.0
+    if loss_id not in PERF_LOSS_NAMES or not fraction >= 0 or loss_id == PERF_ERROR_RATE:
+        raise InputError(f"expected 'trained for -l L' with L one of SVMperf's losses "
+                         f"{sorted(set(PERF_LOSS_NAMES) - {PERF_ERROR_RATE})}, got "
+                         f"{found.group(0).decode('utf-8', 'replace')!r}", source=name, line=9)
+    return loss_id, fraction
+
+
+def _kernel_header(kernel, dim: int, n_train: int, n_sv: int, b: float,
+                   trained_for: str = "") -> list:
     return [
         f"{kernel.kind} # kernel type",
         f"{kernel.degree} # kernel parameter -d ",
@@ -623,7 +660,7 @@ def _kernel_header(kernel, dim: int, n_train: int, n_sv: int, b: float) -> list:
         f"{_number(kernel.coef_const)} # kernel parameter -r ",
         "empty# kernel parameter -u ",
         f"{dim} # highest feature index ",
-        f"{n_train} # number of training documents ",
+        f"{n_train} # number of training documents{trained_for} ",
         f"{n_sv + 1} # number of support vectors plus 1 ",
         f"{_number(b)} # {_SV_HEADER_COMMENT}",
     ]

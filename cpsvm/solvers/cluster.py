@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..conventions import LOSS_SCALE, PSI_SCALE
+from ..conventions import LOSS_SCALE, PERF_ERROR_RATE, PSI_SCALE
 from ..engine.cutting_plane import CuttingPlaneParams, Progress, one_slack
 from ..engine.distributed import ClusterCutOracle, ClusterOcasOracle, ShardedData
 from ..engine.qp import CutWorkingSet
@@ -173,6 +173,9 @@ def train_struct(data: ShardedData, params, *, callback=None, should_stop=None):
     if algorithm == 9 and not margin:
         raise OptionError("-w 9 needs margin rescaling (-o 2); use -w 3 for -o 1")
     loss_id = params.loss_of(kind)
+    if kind == "binary" and loss_id != PERF_ERROR_RATE:
+        raise OptionError(f"--scheduler trains the error rate (-l 2) only; -l {loss_id} is "
+                          "a loss over the whole label vector")
     n, d = data.n_examples, data.n_features
     bias = (params.bias if params.bias is not None else 1.0) if kind == "binary" else 0.0
     n_classes = 0 if kind == "binary" else int(max(x["y_max"] for x in data.summaries))

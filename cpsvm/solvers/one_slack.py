@@ -1,8 +1,9 @@
 """Structural SVM training by cutting planes (SVMstruct / SVMperf / SVMmulticlass /
 SVMhmm).
 
-``train(dataset, params)`` picks the problem (binary, multiclass, hmm, cfg or a user's
-class),
+``train(dataset, params)`` picks the problem (binary — with the error rate, or one of
+SVMperf's multivariate losses, :mod:`cpsvm.problems.multivariate` —, multiclass, hmm, cfg
+or a user's class),
 the representation (linear, exact kernel expansion, or a Nyström basis trained
 linearly — SVMperf's ``--t 1``) and the algorithm (``-w``: 0 n-slack, 2 1-slack with
 the primal QP, 3 1-slack dual, 4 1-slack dual with constraint cache, 9 — SVMperf's
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..conventions import PERF_LOSS_NAMES, PERF_MULTIVARIATE_LOSSES
 from ..data import Dataset
 from ..engine.cuts import KernelCutOracle, LinearCutOracle
 from ..engine.cutting_plane import CuttingPlaneParams, n_slack, one_slack
@@ -44,10 +46,11 @@ DEFAULT_ALGORITHM = {"binary": 3, "multiclass": 3, "hmm": 4, "user": 4, "cfg": 4
 # linear cut (-w 2, 3) and OCAS's iteration (-w 9).
 MARGIN_BOUNDS_DEFAULT = {2: False, 3: False, 9: False}
 LINE_SEARCH = ("binary", "multiclass", "hmm")   # -w 9 trains them with OCAS's line search
-# -l of each problem, its default first: zero/one (SVMperf's error rate, -l 2, the same)
-# or SVMhmm's Hamming.
-LOSSES_OF = {"binary": (0, 2), "multiclass": (0, 2), "user": (0, 2), "hmm": (1, 0),
-             "cfg": (0, 1)}
+# -l of each problem, its default first: binary SVMperf's numbering (2 the error rate;
+# the others SVMperf's multivariate losses, problems/multivariate.py), multiclass and user problems zero/one
+# per example (-l 2 the same), hmm SVMhmm's Hamming, cfg zero/one or brackets.
+LOSSES_OF = {"binary": (2, 0, 1, 3, 4, 5, 10), "multiclass": (0, 2), "user": (0, 2),
+             "hmm": (1, 0), "cfg": (0, 1)}
 
 
 @dataclass
@@ -75,6 +78,7 @@ class StructParams:
     n_threads: int | None = None      # numba threads for the run (None: the caller's)
     tree_options: object = None       # cfg: the trees' preprocessing (io.trees.TreeOptions)
     margin_bounds: bool | None = None  # binary linear: None = MARGIN_BOUNDS_DEFAULT[-w]
+    k_fraction: float = 0.0           # binary --p: k of Prec@k/Rec@k over #positives
 
     def validate(self):
         if not self.C > 0:
@@ -86,10 +90,11 @@ class StructParams:
         if self.rescaling not in (1, 2):
             raise InputError(f"expected -o 1 (slack) or 2 (margin rescaling), got "
                              f"{self.rescaling}")
-        if self.loss_id not in (None, 0, 1, 2):
-            raise InputError(f"loss -l {self.loss_id} is not supported: -l 0 (zero/one "
-                             "per example, i.e. SVMperf's error rate -l 2) or, for hmm, "
-                             "-l 1 (Hamming)")
+        if self.loss_id not in (None,) + LOSSES_OF["binary"]:
+            raise InputError(f"loss -l {self.loss_id} is not supported: binary -l 0, 1, 2, "
+                             "3, 4, 5 or 10 (SVMperf's), multiclass -l 0 or 2, hmm and cfg "
+                             "-l 0 or 1")
+        _check_multivariate(self)
         from ..problems.viterbi import MAX_EMIT_ORDER, MAX_TRANS_ORDER
         if not 0 <= self.trans_order <= MAX_TRANS_ORDER:
             raise InputError(f"expected --t 0..{MAX_TRANS_ORDER} (order of the hmm's "
@@ -133,6 +138,7 @@ class TrainInfo:
     n_sv: int                        # cuts with α > 0
     notes: list = field(default_factory=list)
     kernel_evaluations: int = 0
+    class_counts: tuple | None = None   # (positives, negatives) of a multivariate loss
 
 
 def train(dataset: Dataset, params: StructParams, *, callback=None, should_stop=None):
@@ -157,6 +163,11 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
     nonlinear = not kernel.is_linear
     if nonlinear and kind != "binary":
         raise InputError("kernels (-t 1..3) are supported for binary problems only")
+    # SVMperf's losses over the whole label vector: one structured example.
+    multivariate = kind == "binary" and loss_id in PERF_MULTIVARIATE_LOSSES
+    if multivariate and nonlinear and params.basis_method == 0:
+        raise OptionError(f"-l {loss_id} ({PERF_LOSS_NAMES[loss_id]}) trains linear models: "
+                          "with a kernel use its Nyström basis (--t 1 --k K)")
     entry = problem_entry(kind) if kind != "user" else None
     n = dataset.n_examples
     if entry is not None and entry.from_dataset is not None:
@@ -205,6 +216,10 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
         notes.append(f"cost: factors ignored: the problem has {problem.n_examples} "
                      f"examples, the file {dataset.n_examples} lines")
         cost_factors = None
+    if cost_factors is not None and multivariate:
+        notes.append(f"cost: factors ignored: the loss -l {loss_id} counts every example "
+                     "once, as SVMperf's")
+        cost_factors = None
     costs = (np.ones(n) if cost_factors is None else cost_factors) / n
     if problem is None:
         X, y = dataset.X, dataset.y
@@ -215,11 +230,20 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
                 notes.append(f"basis kernel matrix is singular: {nystrom.n_dropped} of "
                              f"{nystrom.basis.shape[0]} directions dropped")
             X = nystrom.transform(dataset.X)
-        if algorithm == 9:
-            X, y, costs, _ = merged_examples(X, y, costs)
-        problem = problem_entry(kind).build(X, y, bias=bias)
-    bounds = kind == "binary" and (MARGIN_BOUNDS_DEFAULT.get(algorithm, False)
-                                   if params.margin_bounds is None else params.margin_bounds)
+        if multivariate:
+            from ..problems.multivariate import MultivariateProblem
+            problem = MultivariateProblem(X, y, loss_id, bias=bias,
+                                          k_fraction=params.k_fraction)
+            costs = np.ones(1)
+        else:
+            if algorithm == 9:
+                X, y, costs, _ = merged_examples(X, y, costs)
+            problem = problem_entry(kind).build(X, y, bias=bias)
+    if multivariate and params.margin_bounds:
+        notes.append(f"--margin-bounds 1 ignored: -l {loss_id} has no per-example hinge")
+    bounds = kind == "binary" and not multivariate and (
+        MARGIN_BOUNDS_DEFAULT.get(algorithm, False) if params.margin_bounds is None
+        else params.margin_bounds)
     if bounds and algorithm in (2, 3):
         problem.margin_bounds = True
     if algorithm == 9:
@@ -246,11 +270,30 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
             result, xi=(result.primal - 0.5 * float(w @ w)) / params.C)
     if nystrom is not None:
         model = KernelModel(nystrom.basis, nystrom.expansion_coef(w), 0.0, kernel, n_train=n)
+        if multivariate:
+            problem.record_loss(model)
     else:
         model = problem.to_model(w, n_train=n, loss_id=loss_id)
     info = TrainInfo(kind, algorithm, n, result, float(np.linalg.norm(w)),
                      int(np.count_nonzero(result.alpha)), notes)
+    if multivariate:
+        info.class_counts = (problem.n_positive, problem.n_negative)
     return model, info
+
+
+def _check_multivariate(params: StructParams):
+    """SVMperf's own refusals for its multivariate losses (-l, --p), before any data."""
+    if not params.k_fraction >= 0:
+        raise InputError(f"expected --p >= 0, got {params.k_fraction:g}")
+    if params.loss_id == 4 and params.k_fraction > 1:
+        raise InputError(f"expected --p <= 1 for Prec@k (-l 4): k is that fraction of the "
+                         f"positives, got {params.k_fraction:g}")
+    if params.loss_id == 5 and 0 < params.k_fraction < 1:
+        raise InputError(f"expected --p >= 1 (or 0) for Rec@k (-l 5): k is that fraction of "
+                         f"the positives, got {params.k_fraction:g}")
+    if params.loss_id == 10 and params.rescaling != MARGIN_RESCALING:
+        raise InputError("ROC area (-l 10) is trained with margin rescaling only (-o 2), "
+                         "as in SVMperf")
 
 
 def _basis(dataset: Dataset, params: StructParams):
