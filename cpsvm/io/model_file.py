@@ -239,11 +239,12 @@ def _format_linear(model) -> list:
 
 def _format_kernel(model) -> list:
     import scipy.sparse as sp
+
+    from .svmlight import format_rows
     sv = sp.csr_matrix(model.support_vectors)
     sv.sort_indices()
     lines = [SVMLIGHT_VERSION] + _kernel_header(model.kernel, model.n_features,
                                                 model.n_train, sv.shape[0], model.b)
-    from .svmlight import format_rows
     comments = model.sv_comments or [""] * sv.shape[0]
     features = format_rows(sv.indptr, sv.indices, sv.data)
     for coef, text, comment in zip(model.coef, features, comments):
