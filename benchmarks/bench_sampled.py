@@ -1,7 +1,16 @@
 """sampled_learn (Yu & Joachims' sampled cuts) against libsvm, and its scaling in n.
 
-Three parts, in one run:
+Four parts, in one run:
 
+0. The defaults, as a user runs them: whole processes (interpreter start, imports,
+   reading the file, training, writing the model) of sampled_learn at its defaults, both
+   algorithms, and at the defaults before issue #23 (-e 0.3), against a process that
+   reads the file with scikit-learn, fits SVC and pickles it; A B A B ..., --repeats
+   passes, the ratio of SVC's wall time to each row's taken pass by pass (min/median),
+   the load average printed beside each pass. On a9a / a9a.t (RBF gamma = 0.05,
+   C_light = 1: DESIGN.md's target) and the MNIST test set as digits 0-4 against 5-9
+   (7000 training / 3000 test examples, gamma = 0.02, C_light = 10). Test errors from
+   the written models (not timed). --defaults-only runs just this part.
 1. Kernel evaluation: the expansion Σ_j β_j k(x_i, b_j) over all of a9a (n = 32561) for
    r random basis examples, RBF — cpsvm.kernel_rows.RowKernel (numba; the basis as
    bitsets, a9a's features being 0/1, as dense blocks or as an inverted index; rows with
@@ -13,11 +22,11 @@ Three parts, in one run:
    smaller C (--gamma and --c-light fix them instead). Then, on all of a9a: SVC
    (libsvm, default tolerance) at that C and γ, and sampled_learn's constant-time and
    linear-time algorithms with r = 400 and 1000 at the equivalent C = C_light·n/100 and
-   the paper's ε (0.1, its 0.001), then sampled_learn's default (linear, r = 400,
-   ε = 0.3), then linear-time with smaller samples and a looser ε (1, the paper's 0.01)
-   — settings outside the paper's, shown so that the cost of each is visible (--configs
-   picks others); every row run is printed. Training time is the solver call only (no
-   file reading) for both, the faster of two passes (each: SVC, then every row); wall
+   the paper's ε (0.1, its 0.001), then sampled_learn's default before issue #23
+   (linear, r = 400, ε = 0.3), then linear-time with smaller samples and a looser ε (1,
+   the paper's 0.01, the default since) — settings outside the paper's, shown so that
+   the cost of each is visible (--configs picks others); every row run is printed.
+   Training time is the solver call only (no file reading) for both, the faster of two passes (each: SVC, then every row); wall
    and CPU seconds (CPU counts all threads: numba uses every core, libsvm one; CPU ≈
    wall means the second core was busy with other work). The goal of the issue — at
    least 10x SVC's wall time with test error within 0.5 points of SVC's — is checked
@@ -34,7 +43,10 @@ commands run: the master QP's small LAPACK calls (eigh of the cut Gram matrix) a
 times slower with OpenBLAS's threads competing with numba's for the cores (libsvm uses
 no BLAS).
 
+Data: $CPSVM_SHARED/data, else shared/data beside the checkout (or its parent).
+
 Usage: .venv/bin/python benchmarks/bench_sampled.py [--quick] [--cap 200]
+       [--defaults-only | --skip-defaults] [--repeats 3] [--sets a9a,mnist]
        [--skip-a9a] [--skip-checkerboard] [--sizes 10000,30000,...]
 """
 
@@ -67,16 +79,33 @@ from cpsvm.kernels import Kernel  # noqa: E402
 from cpsvm.models import fit_columns  # noqa: E402
 from cpsvm.solvers.sampled import SampledParams, train  # noqa: E402
 
-DATA = REPO.parent / "shared" / "data"
+
+
+def _shared_data():
+    """$CPSVM_SHARED/data, else shared/data beside the checkout (or beside its parent, for
+    a worktree)."""
+    if os.environ.get("CPSVM_SHARED"):
+        return Path(os.environ["CPSVM_SHARED"]) / "data"
+    for up in (REPO.parent, REPO.parent.parent):
+        if (up / "shared" / "data").is_dir():
+            return up / "shared" / "data"
+    return REPO.parent / "shared" / "data"
+
+
+DATA = _shared_data()
 GAMMAS = (0.001, 0.01, 0.05)
 C_LIGHTS = (1.0, 10.0, 100.0)
 REPEATS = 2
 # (algorithm, r, epsilon): the issue's four at the paper's epsilon, sampled_learn's
-# default, then linear-time with smaller samples and epsilon 1 (the paper's 0.01).
+# default before issue #23, then linear-time with smaller samples and epsilon 1 (the
+# paper's 0.01, the default since).
 CONFIGS = [("const", 400, 0.1), ("const", 1000, 0.1), ("linear", 400, 0.1),
            ("linear", 1000, 0.1), ("linear", 400, 0.3), ("linear", 200, 0.1),
            ("linear", 100, 0.1),
            ("linear", 400, 1.0), ("linear", 200, 1.0), ("linear", 100, 1.0)]
+# Part 0's sampled_learn rows (flags beyond -c -t -g): both algorithms at the defaults,
+# then the defaults before issue #23 spelled out (-e 0.3, const with -p 4).
+DEFAULT_FLAGS = ["", "--algorithm const", "-e 0.3", "--algorithm const -e 0.3 -p 4"]
 
 
 def timed(fn, *args, **kwargs):
@@ -86,8 +115,8 @@ def timed(fn, *args, **kwargs):
 
 
 def kernel_part(train_data):
-    print("== 1. kernel expansion over all of a9a (n = %d), RBF g = 0.01; best of 3, seconds"
-          % train_data.n_examples)
+    print(f"== 1. kernel expansion over all of the training set (n = "
+          f"{train_data.n_examples}), RBF g = 0.01; best of 3, seconds")
     X, n = train_data.X, train_data.n_examples
     kernel = Kernel(2, gamma=0.01)
     rng = np.random.default_rng(0)
@@ -158,19 +187,24 @@ def search(train_data, quick):
     return gamma, C_light
 
 
-def a9a_part(quick, gamma=None, C_light=None, skip_kernels=False):
-    train_data = read_svmlight(DATA / "a9a")
-    test_data = read_svmlight(DATA / "a9a.t")
+def a9a_part(quick, gamma=None, C_light=None, skip_kernels=False, seeds=(), name="a9a"):
+    if name == "mnist":
+        train_data, test_data = mnist_data()
+    else:
+        train_data = read_svmlight(DATA / "a9a")
+        test_data = read_svmlight(DATA / "a9a.t")
     test_data.X = fit_columns(test_data.X, train_data.n_features)
     if not skip_kernels:
         kernel_part(train_data)
+    if name == "mnist" and (gamma is None or C_light is None):
+        gamma, C_light = 0.02, 10.0          # see mnist_data
     if gamma is None or C_light is None:
         gamma, C_light = search(train_data, quick)
     if quick:
         train_data = train_data.subset(slice(0, 8000))
     n = train_data.n_examples
     C = C_light * n / 100
-    print(f"== 2b. a9a (n = {n}) / a9a.t (n = {test_data.n_examples}): RBF gamma={gamma:g},"
+    print(f"== 2b. {name} (n = {n}) / test (n = {test_data.n_examples}): RBF gamma={gamma:g},"
           f" C_light={C_light:g} (sampled_learn -c {C:.6g} -t 2 -g {gamma:g})")
     from sklearn.svm import SVC
     for algorithm in ("const", "linear"):  # load the numba cache outside the timings
@@ -222,6 +256,155 @@ def a9a_part(quick, gamma=None, C_light=None, skip_kernels=False):
               f"{result.status}")
     print("goal (>= 10x SVC's wall time, test error <= SVC's + 0.5): "
           + ("met by " + ", ".join(met) if met else "not met by any row"))
+    if seeds:
+        seed_part(train_data, test_data, gamma, C, svc_error, seeds)
+
+
+def seed_part(train_data, test_data, gamma, C, svc_error, seeds):
+    """Test error of every row over several --seed values (not timed): the draws make
+    one seed's error a sample of a spread as wide as the differences between rows."""
+    print(f"== 2c. test error over seeds {','.join(map(str, seeds))} (SVC: {svc_error:.2f}%)")
+    print(f"{'method':<16} {'r':>5} {'eps':>4} {'mean %':>7} {'vs SVC':>7} {'sd':>5} "
+          f"{'min':>6} {'max':>6} {'computed':>9}  per seed")
+    for algorithm, r, epsilon in CONFIGS:
+        errors, computed = [], []
+        for seed in seeds:
+            model, info = train(train_data, SampledParams(
+                C=C, kernel=Kernel(2, gamma=gamma), algorithm=algorithm, sample_size=r,
+                epsilon=epsilon, seed=seed))
+            scores = model.decision_function(test_data.X)
+            errors.append(100 * np.mean(np.where(scores > 0, 1.0, -1.0) != test_data.y))
+            computed.append(info.kernel_values_computed)
+        print(f"{'sampled ' + algorithm:<16} {r:>5} {epsilon:>4g} {np.mean(errors):>7.2f} "
+              f"{np.mean(errors) - svc_error:>+7.2f} {np.std(errors):>5.2f} "
+              f"{min(errors):>6.2f} {max(errors):>6.2f} {np.mean(computed):>9.3g}  "
+              + " ".join(f"{e:.2f}" for e in errors), flush=True)
+
+
+# The SVC process of part 0: read the file as scikit-learn reads it, fit, save the model
+# (as sampled_learn writes its own). argv: train file, gamma, C_light, number of
+# features, model path.
+SVC_PROCESS = """
+import pickle, sys
+from sklearn.datasets import load_svmlight_file
+from sklearn.svm import SVC
+X, y = load_svmlight_file(sys.argv[1], n_features=int(sys.argv[4]))
+X.indices, X.indptr = X.indices.astype("int32"), X.indptr.astype("int32")  # SVC's check
+svc = SVC(C=float(sys.argv[3]), gamma=float(sys.argv[2]), cache_size=1000).fit(X, y)
+with open(sys.argv[5], "wb") as out:
+    pickle.dump(svc, out)
+"""
+
+
+def mnist_data():
+    """MNIST test set (10,000 digits) as a binary problem, digits 0-4 (+1) against 5-9
+    (-1): (training, test) Datasets of 7000 and 3000 examples (a fixed random split, seed
+    0). (gamma, C_light) = (0.02, 10) had the lowest validation error of SVC on 5000/2000
+    of the training examples over gamma 0.01/0.02/0.05, C_light 1/10."""
+    data = read_svmlight(DATA / "mnist" / "mnist10k.scale.xz", n_features=784)
+    data.y = np.where(data.y <= 4, 1.0, -1.0)
+    perm = np.random.default_rng(0).permutation(data.n_examples)
+    return data.subset(np.sort(perm[:7000])), data.subset(np.sort(perm[7000:]))
+
+
+def mnist_split(workdir):
+    """:func:`mnist_data` written to ``workdir``: (training file, test file)."""
+    from cpsvm.io.svmlight import write_svmlight
+    files = []
+    for name, part in zip(("mnist04.train", "mnist04.test"), mnist_data()):
+        write_svmlight(Path(workdir) / name, part.X, part.y)
+        files.append(Path(workdir) / name)
+    return files
+
+
+def _run_process(argv):
+    """(wall seconds, CPU seconds of the process and its children) of one command."""
+    import resource
+    import subprocess
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(map(str, argv))} failed: {done.stderr.strip()}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _test_error(model_path, test_path, n_features, svc=False):
+    test = read_svmlight(test_path, n_features=n_features)
+    if svc:
+        import pickle
+        with open(model_path, "rb") as f:
+            predicted = pickle.load(f).predict(test.X)
+    else:
+        from cpsvm.io.model_file import read_model
+        predicted = read_model(model_path).predict(test.X)
+    return 100 * float(np.mean(predicted != test.y))
+
+
+def defaults_part(repeats, configs, sets):
+    """Part 0: whole processes (interpreter start, imports, reading the file, training,
+    writing the model) of sampled_learn at its defaults against SVC, A B A B ..."""
+    import tempfile
+    learner = [str(REPO / "bin" / "sampled_learn"), "-v", "0"]
+    with tempfile.TemporaryDirectory() as workdir:
+        specs = [("a9a", DATA / "a9a", DATA / "a9a.t", 123, 0.05, 1.0)]
+        if "mnist" in sets:
+            train_path, test_path = mnist_split(workdir)
+            specs.append(("mnist 0-4/5-9", train_path, test_path, 784, 0.02, 10.0))
+        for name, train_path, test_path, n_features, gamma, C_light in specs:
+            n = read_svmlight(train_path).n_examples
+            C = C_light * n / 100
+            print(f"== 0. whole processes, {name} (n = {n}): RBF gamma={gamma:g}, "
+                  f"C_light={C_light:g}; sampled_learn -c {C:.6g} -t 2 -g {gamma:g} [flags]; "
+                  f"{repeats} passes; load {_load()}")
+            rows = {"SVC (libsvm)": [sys.executable, "-c", SVC_PROCESS, str(train_path),
+                                     str(gamma), str(C_light), str(n_features)]}
+            for flags in configs:
+                rows[f"sampled {flags or '(defaults)'}"] = \
+                    learner + flags.split() + ["-c", f"{C:.10g}", "-t", "2", "-g",
+                                               f"{gamma:g}", str(train_path)]
+            models = {label: Path(workdir) / f"model{k}" for k, label in enumerate(rows)}
+            for label, argv in rows.items():   # the numba cache, the file in page cache
+                if label != "SVC (libsvm)":
+                    _run_process(argv + [str(models[label])])
+            times = {label: [] for label in rows}
+            for repeat in range(repeats):
+                line = []
+                for label, argv in rows.items():
+                    wall, cpu = _run_process(argv + [str(models[label])])
+                    times[label].append((wall, cpu))
+                    line.append(f"{wall:.1f}")
+                print(f"  pass {repeat + 1} wall s: {', '.join(line)}; load {_load()}",
+                      flush=True)
+            svc_label = "SVC (libsvm)"
+            svc_error = _test_error(models[svc_label], test_path, n_features, svc=True)
+            print(f"  {'command':<44} {'wall min/med':>12} {'cpu med':>7} "
+                  f"{'x SVC min/med':>13} {'test err %':>10} {'vs SVC':>7} goal")
+            for label in rows:
+                walls = sorted(w for w, _ in times[label])
+                cpu = float(np.median([c for _, c in times[label]]))
+                error = svc_error if label == svc_label else \
+                    _test_error(models[label], test_path, n_features)
+                if label == svc_label:
+                    print(f"  {label:<44} {walls[0]:>5.1f}/{np.median(walls):<6.1f} "
+                          f"{cpu:>7.1f} {'-':>13} {error:>10.2f} {'-':>7}")
+                    continue
+                # Ratios pass by pair: SVC's time over this row's in the same pass.
+                ratios = sorted(s[0] / t[0] for s, t in zip(times[svc_label], times[label]))
+                goal = np.median(ratios) >= 10 and error - svc_error <= 0.5
+                print(f"  {label:<44} {walls[0]:>5.2f}/{np.median(walls):<6.2f} "
+                      f"{cpu:>7.2f} {ratios[0]:>6.1f}/{np.median(ratios):<6.1f} "
+                      f"{error:>10.2f} {error - svc_error:>+7.2f} "
+                      f"{'yes' if goal else 'no'}")
+            print("  goal: >= 10x SVC's whole-process wall time (median of the passes' "
+                  "ratios), test error <= SVC's + 0.5")
+
+
+def _load():
+    return "%.1f/%.1f/%.1f" % os.getloadavg()
 
 
 def slope(ns, values):
@@ -284,9 +467,24 @@ def main(argv=None):
     parser.add_argument("--skip-a9a", action="store_true")
     parser.add_argument("--skip-checkerboard", action="store_true")
     parser.add_argument("--skip-kernels", action="store_true")
+    parser.add_argument("--skip-defaults", action="store_true",
+                        help="no part 0 (whole processes at the defaults; --quick skips "
+                             "it too)")
+    parser.add_argument("--defaults-only", action="store_true", help="only part 0")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="passes of part 0 (each: SVC, then every row)")
+    parser.add_argument("--sets", default="a9a,mnist",
+                        help="part 0's data: a9a and/or mnist (digits 0-4 vs 5-9)")
+    parser.add_argument("--flags", default=";".join(DEFAULT_FLAGS),
+                        help="part 0's sampled_learn rows: flags per row, rows separated "
+                             "by ';' (an empty row: the defaults)")
     parser.add_argument("--gamma", type=float, default=None,
                         help="with --c-light: no (gamma, C) search")
     parser.add_argument("--c-light", type=float, default=None)
+    parser.add_argument("--set", default="a9a", choices=("a9a", "mnist"),
+                        help="part 2's data (mnist: digits 0-4 vs 5-9, as in part 0)")
+    parser.add_argument("--seeds", default="",
+                        help="part 2: also every row's test error over these seeds (0,1,...)")
     parser.add_argument("--configs", default=None,
                         help="algorithm:r:eps,... (default: the list in the source)")
     args = parser.parse_args(argv)
@@ -297,8 +495,15 @@ def main(argv=None):
     print(f"numba threads: {numba.get_num_threads()}; OPENBLAS_NUM_THREADS="
           f"{os.environ['OPENBLAS_NUM_THREADS']}; SVC (libsvm) is single-threaded")
     started = time.perf_counter()
+    if args.defaults_only or not (args.skip_defaults or args.quick):
+        defaults_part(args.repeats, [f.strip() for f in args.flags.split(";")],
+                      args.sets.split(","))
+    if args.defaults_only:
+        print(f"total benchmark time {time.perf_counter() - started:.0f} s")
+        return
     if not args.skip_a9a:
-        a9a_part(args.quick, args.gamma, args.c_light, args.skip_kernels)
+        a9a_part(args.quick, args.gamma, args.c_light, args.skip_kernels,
+                 [int(v) for v in args.seeds.split(",") if v], args.set)
     if not args.skip_checkerboard:
         default = "2000,5000,20000" if args.quick else "10000,30000,100000,300000,1000000"
         sizes = [int(s) for s in (args.sizes or default).split(",")]

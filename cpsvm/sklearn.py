@@ -550,7 +550,7 @@ class SampledCutSVC(_Classifier):
     _command = "sampled_learn"
     _multiclass = False
 
-    def __init__(self, C=1.0, *, epsilon=0.3, algorithm="linear", sample_size=400,
+    def __init__(self, C=1.0, *, epsilon=1.0, algorithm="linear", sample_size=400,
                  patience=4, kernel="linear", gamma=1.0, degree=3, coef0=1.0,
                  max_iter=100000, max_idle=20, max_time=None, random_state=None,
                  n_jobs=None, verbose=0):

@@ -43,6 +43,18 @@ def test_kernel_model_round_trip(tmp_path, kernel):
     np.testing.assert_array_equal(again.decision_function(X), model.decision_function(X))
 
 
+def test_kernel_model_lines_as_svmlight_writes_them():
+    """Support vectors are formatted all at once: each line is still its own coefficient
+    and its own features (an empty row, repeated and tiny values), as written by hand."""
+    rows = [[(0, 0.5), (3, 1 / 3)], [], [(1, 0.5), (8, -2.0)], [(2, 1e-300)]]
+    sv = sp.csr_matrix(([v for r in rows for _, v in r], [j for r in rows for j, _ in r],
+                        np.cumsum([0] + [len(r) for r in rows])), shape=(4, 9))
+    model = KernelModel(sv, np.array([0.25, -1.5, 3.0, 1e-5]), b=0.0, kernel=Kernel(2),
+                        n_train=10)
+    assert format_model(model).splitlines()[-4:] == [
+        "0.25 1:0.5 4:0.3333333333333333 #", "-1.5 #", "3 2:0.5 9:-2.0 #", "1e-05 3:1e-300 #"]
+
+
 def test_multiclass_round_trip(tmp_path):
     W = np.random.default_rng(1).standard_normal((4, 6))
     W[1, 2] = 0.0

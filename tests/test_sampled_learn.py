@@ -166,6 +166,53 @@ def test_same_seed_same_model_bytes_for_any_thread_count(cli, samples, tmp_path,
     assert outputs[0] == outputs[1] != outputs[2]
 
 
+def test_defaults_are_documented_and_shared():
+    """One set of defaults: the command's and the scikit-learn estimator's are the
+    library's, --help shows them and the man page's DEFAULTS section names each with
+    its measured figures."""
+    import click
+
+    from cpsvm.cli.sampled import command
+    ctx = click.Context(command, info_name="sampled_learn")
+    shown = {p.name: p.default for p in command.get_params(ctx)}
+    library = SampledParams(C=1.0)
+    for name in ("epsilon", "algorithm", "sample_size", "patience", "max_idle", "seed"):
+        assert shown[name] == getattr(library, name), name
+    assert library.epsilon == 1.0 and library.sample_size == 400 and library.patience == 4
+    import inspect
+
+    from cpsvm.sklearn import SampledCutSVC
+    estimator = inspect.signature(SampledCutSVC).parameters
+    for name in ("epsilon", "algorithm", "sample_size", "patience", "max_idle"):
+        assert estimator[name].default == getattr(library, name), name
+    help_text = " ".join(command.get_help(ctx).split())
+    assert "much. 1 is the paper's 0.01" in help_text and "[default: 1.0]" in help_text
+    man = (ROOT / "man" / "sampled_learn.1").read_text()
+    defaults = man.split(".SH DEFAULTS", 1)[1].split(".SH ", 1)[0]
+    for flag in ("\\-e 1", "\\-\\-r 400", "\\-p 4", "Measured 2026-11"):
+        assert flag in defaults, flag
+
+
+@pytest.mark.parametrize("args, warned", [
+    (["-t", "2", "-g", "0.05", "-r", "100"], True),    # SVMlight's habit for --r 100
+    (["-r", "100"], True),                             # linear kernel: -r unused too
+    (["-t", "1", "-r", "100"], False),                 # polynomial: -r is its constant
+    (["-t", "2", "-g", "0.05", "--r", "100"], False),
+    (["-v", "0", "-t", "2", "-g", "0.05", "-r", "100"], False),   # -v 0: errors only
+])
+def test_kernel_constant_r_unused_warns_of_sample_size_r(capsys, samples, tmp_path, args,
+                                                          warned):
+    model = tmp_path / "m"
+    with pytest.raises(SystemExit) as stop:
+        main(["-c", "1", "-#", "2", *args, str(samples / "a9a2k.test"), str(model)])
+    assert stop.value.code == 0 and model.exists()
+    err = capsys.readouterr().err
+    warning = [line for line in err.splitlines() if "-r is the constant" in line]
+    assert len(warning) == warned, err
+    if warned:
+        assert "the sample size is --r (now 400)" in warning[0]
+
+
 @pytest.mark.parametrize("args, data, expected", [
     (["-c", "0"], "a9a2k.test", "C > 0"),
     (["-c", "-1"], "a9a2k.test", "C > 0"),

@@ -35,11 +35,11 @@ class SampledMonitor(TrainingMonitor):
 @click.option("-c", "C", type=positive("C"), required=True,
               help="Trade-off C (required), SVMperf's convention as cp_learn: "
                    "C_light = C*100/n.")
-@click.option("-e", "epsilon", type=positive("epsilon"), default=0.3, show_default=True,
+@click.option("-e", "epsilon", type=positive("epsilon"), default=1.0, show_default=True,
               help="Tolerance in cp_learn's units (loss 100 per error): stop when the "
                    "(sampled, for const) most violated constraint is violated by at most "
-                   "this much. 0.3 is the paper's 0.003 on the zero/one loss (see SPEED "
-                   "AND ACCURACY in the man page).")
+                   "this much. 1 is the paper's 0.01 on the zero/one loss; its 0.001 is "
+                   "-e 0.1 (see DEFAULTS in the man page).")
 @click.option("--algorithm", type=click.Choice(ALGORITHMS), default="linear",
               show_default=True,
               help="const: constant-time (Algorithm 2), cuts from r uniform draws; "
@@ -48,7 +48,10 @@ class SampledMonitor(TrainingMonitor):
 @click.option("--r", "--sample-size", "sample_size",
               type=Checked(int, lambda v: v >= 1, "a sample size --r >= 1"),
               default=400,
-              show_default=True, help="Sample size r: examples drawn for each cut.")
+              show_default=True,
+              help="Sample size r: examples drawn for each cut. Not -r, which is the "
+                   "kernel's constant as in SVMlight (a warning says so when -r is given "
+                   "with -t 0 or 2, whose kernels ignore it).")
 @click.option("-p", "patience",
               type=Checked(int, lambda v: v >= 1, "-p >= 1 (unviolated draws before stopping)"),
               default=4, show_default=True,
@@ -61,7 +64,8 @@ class SampledMonitor(TrainingMonitor):
               help="Stop after this many seconds of training (the model is still written).")
 @click.option("--max-idle", type=click.IntRange(min=1), default=20, show_default=True,
               help="Drop a cut whose dual variable stayed 0 for this many QPs.")
-@kernel_options(' (the sample size is --r)')
+@kernel_options(", as in SVMlight; not the sample size, which is --r (-r given with -t 0 "
+                "or 2, whose kernels ignore it, gets a warning)")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the draws: the same seed gives the same model file.")
 @threads_option()
@@ -80,6 +84,9 @@ def command(C, epsilon, algorithm, sample_size, patience, max_iterations, time_l
     """
     from ..io.svmlight import read_svmlight
     from ..solvers.sampled import SampledParams, train
+    if verbosity >= 1 and _coef_const_unused(kernel):
+        note(f"Warning: -r is the constant of the polynomial and sigmoid kernels, unused "
+             f"with -t {kernel.kind}; the sample size is --r (now {sample_size})")
     params = SampledParams(
         C=C, epsilon=epsilon, algorithm=algorithm, sample_size=sample_size,
         patience=patience, kernel=kernel, n_threads=threads,
@@ -100,6 +107,16 @@ def command(C, epsilon, algorithm, sample_size, patience, max_iterations, time_l
         sys.exit(EXIT_INTERRUPTED)
     if status != "converged" and verbosity >= 1:
         note(f"Warning: {STOP_REASONS[status]}")
+
+
+def _coef_const_unused(kernel) -> bool:
+    """-r was typed on the command line with a kernel that ignores it (linear, RBF):
+    SVMlight's habit for what is --r (the sample size) here."""
+    from click.core import ParameterSource
+
+    from ..kernels import LINEAR, RBF
+    given = click.get_current_context().get_parameter_source("coef_const")
+    return given is ParameterSource.COMMANDLINE and kernel.kind in (LINEAR, RBF)
 
 
 def _stop_reason(info, params) -> str:

@@ -242,16 +242,17 @@ def _format_linear(model) -> list:
 
 def _format_kernel(model) -> list:
     import scipy.sparse as sp
+
+    from .svmlight import format_rows
     sv = sp.csr_matrix(model.support_vectors)
     sv.sort_indices()
     lines = [SVMLIGHT_VERSION] + _kernel_header(model.kernel, model.n_features,
                                                 model.n_train, sv.shape[0], model.b,
                                                 _trained_for(model))
     comments = model.sv_comments or [""] * sv.shape[0]
-    for i in range(sv.shape[0]):
-        lo, hi = sv.indptr[i], sv.indptr[i + 1]
-        lines.append(_sv_line(model.coef[i], sv.indices[lo:hi], sv.data[lo:hi],
-                              comment=comments[i]))
+    features = format_rows(sv.indptr, sv.indices, sv.data)
+    for coef, text, comment in zip(model.coef, features, comments):
+        lines.append(_sv_line(coef, text=text, comment=comment))
     return lines
 
 
@@ -666,8 +667,10 @@ def _kernel_header(kernel, dim: int, n_train: int, n_sv: int, b: float,
     ]
 
 
-def _sv_line(coef: float, indices, values, prefix="", comment="") -> str:
-    features = _features(indices, values)
+def _sv_line(coef: float, indices=None, values=None, prefix="", comment="", text=None) -> str:
+    """One support-vector line; its features as ``indices`` and ``values`` or already
+    formatted (``text``)."""
+    features = _features(indices, values) if text is None else text
     parts = [_number(coef)] + ([prefix] if prefix else []) + ([features] if features else [])
     return " ".join(parts) + " #" + comment
 

@@ -61,11 +61,11 @@ class SampledParams:
     """Options of :func:`train` (the ``sampled_learn`` flags).
 
     ``epsilon`` is in the engine's units, cp_learn's ``-e``: the loss is 100 per wrong
-    example, so ε = 0.3 is the paper's ε = 0.003 on the zero/one loss.
+    example, so ε = 1 is the paper's ε = 0.01 on the zero/one loss.
     """
 
     C: float
-    epsilon: float = 0.3             # sampled_learn's default (its man page says why)
+    epsilon: float = 1.0             # sampled_learn's default (man page, DEFAULTS)
     algorithm: str = "linear"        # "const" (Algorithm 2) or "linear" (Algorithm 3)
     sample_size: int = 400           # r
     patience: int = 4                # p: const stops after p unviolated draws in a row
