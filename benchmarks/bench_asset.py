@@ -62,8 +62,8 @@ outside the repository, created if needed):
    10, with the paper's --average-last 100 for classification); a long fixed run
    (--holdout 0 --epochs --long-epochs, the converged reference); any --stop-variants;
    SVC or SVR at the same kernel and C (cached like part 1's). The asset_learn rows run
-   --repeats times interleaved (min and median wall), --stop-seeds seeds (the others
-   once); test error or RMSE through
+   --repeats times interleaved (min and median wall; CPU of the fastest), --stop-seeds
+   seeds (the others once); test error or RMSE through
    cp_classify, with why each run stopped and after how many epochs. Goal per set:
    test error within 0.3 points of the long run (regression: RMSE within 3% of SVR's)
    at >= 10x the reference's wall time.
@@ -862,8 +862,8 @@ def part6(tools, out, args, ready):
           f"and SVC/SVR at the same setting, s = 512; {now()}, {load()}")
     import sklearn
     table = Table(out, "stopping", ["set", "seed", "method", "epochs_run", "stopped",
-                                    "wall_min", "wall_median", "metric", "vs_long",
-                                    "x_ref_wall", "goal", "note"])
+                                    "wall_min", "wall_median", "cpu", "metric", "vs_long",
+                                    "x_ref_wall", "x_ref_cpu", "goal", "note"])
     problems = stop_problems(out, args)
     if not ready:
         return
@@ -887,7 +887,7 @@ def part6(tools, out, args, ready):
             (lambda p: error_percent(p, y_test))
         ref_metric = ref["rmse"] if task == "r" else ref["error"]
         table.add(set=name, method="sklearn " + spec["kind"].upper(), wall_min=ref["wall_s"],
-                  metric=ref_metric, note=f"own: read {ref['read_s']:.2f} s + fit "
+                  cpu=ref["cpu_s"], metric=ref_metric, note=f"own: read {ref['read_s']:.2f} s + fit "
                   f"{ref['fit_s']:.1f} s; measured at {ref['load_at_fit']}"
                   + (f"; CACHED from {ref['cached']}" if ref["cached"] else ""))
         for seed in range(args.stop_seeds):
@@ -902,19 +902,21 @@ def part6(tools, out, args, ready):
 def stop_rows(tools, out, args, table, name, train, test, task, flags, spec, ref, runs,
               seed, metric_of, ref_metric):
     """Part 6's asset_learn rows of one problem and seed: seed 0 --repeats times
-    interleaved (min and median wall), other seeds once."""
+    interleaved (min and median wall), other seeds once and without the variants."""
     times, results = {}, {}
+    if seed:
+        runs = [r for r in runs if not r[0].startswith("variant")]
     for repeat in range(args.repeats if seed == 0 else 1):  # every row once per pass
         for label, extra in runs:
             if label.startswith("old") and task == "c":
                 extra = extra + ["--average-last", "100"]
             model = out / "stop.model"
             try:
-                wall, _, proc = tools.asset(train, model, *flags, *extra, "--seed", seed)
+                wall, cpu, proc = tools.asset(train, model, *flags, *extra, "--seed", seed)
             except RuntimeError as e:
                 print(f"  {name} {label}: FAILED {e}")
                 continue
-            times.setdefault(label, []).append(wall)
+            times.setdefault(label, []).append((wall, cpu))
             if repeat == 0:
                 _, scores = tools.classify(test, model, out / "stop.pred")
                 results[label] = (metric_of(scores), stopped_line(proc.stdout),
@@ -924,7 +926,7 @@ def stop_rows(tools, out, args, table, name, train, test, task, flags, spec, ref
         if label not in results:
             continue
         metric, stopped, epochs, at = results[label]
-        wall = min(times[label])
+        wall, cpu = min(times[label])
         vs_long = metric / long_metric - 1 if task == "r" else metric - long_metric
         vs_ref = metric / ref_metric - 1 if task == "r" else metric - ref_metric
         goal = ""
@@ -932,8 +934,9 @@ def stop_rows(tools, out, args, table, name, train, test, task, flags, spec, ref
             ok_metric = vs_ref <= 0.03 if task == "r" else vs_long <= 0.3
             goal = "yes" if ok_metric and ref["wall_s"] / wall >= 10 else "no"
         table.add(set=name, seed=seed, method=label, epochs_run=epochs, stopped=stopped,
-                  wall_min=wall, wall_median=float(np.median(times[label])),
-                  metric=metric, vs_long=vs_long, x_ref_wall=ref["wall_s"] / wall,
+                  wall_min=wall, wall_median=float(np.median([t[0] for t in times[label]])),
+                  cpu=cpu, metric=metric, vs_long=vs_long, x_ref_wall=ref["wall_s"] / wall,
+                  x_ref_cpu=ref["cpu_s"] / cpu,
                   goal=goal, note=(f"vs {spec['kind'].upper()} {vs_ref:+.2%}"
                                    if task == "r" else f"vs SVC {vs_ref:+.2f} pt")
                   + f"; {len(times[label])} runs; {at}")
