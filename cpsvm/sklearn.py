@@ -598,8 +598,8 @@ _ASSET_DOC = """
     Parameters [asset_learn flag]: C [-c]; kernel [-t], gamma, degree, coef0 (as
     CuttingPlaneSVC); approximation [--approx] 'nystrom', 'rff' (RBF only) or 'none'
     (linear kernel: the input features); n_components [--k] basis examples or random
-    features (Nyström: at most the number of examples; more is clipped with a warning,
-    where asset_learn refuses); eig_threshold [--eig-threshold]; star [--star] ASSET*;
+    features (Nyström: at most the number of examples trained on, those not held out;
+    more is clipped with a warning, where asset_learn refuses); eig_threshold [--eig-threshold]; star [--star] ASSET*;
     batch_size [-k]; max_iter [--epochs] the cap on passes over the data;
     validation_fraction [--holdout] held out to check convergence on (0: none, run all
     max_iter epochs); patience [--patience] and tolerance [--tolerance] the stopping

@@ -41,7 +41,7 @@ class _Window(click.ParamType):
     name = "N|half"
 
     def convert(self, value, param, ctx):
-        if value == "half" or isinstance(value, int):
+        if value == "half":
             return value
         try:
             number = int(value)

@@ -20,9 +20,10 @@ iterations so far (from the check numbered by the largest number with at most th
 significant bits not above half the current one: 50-60% of the run); ASSET*'s is the
 last iterate. Checks come ``checks_per_epoch`` times an epoch: the average is formed,
 validated (when a ``validate`` callable is given), reported to ``callback`` and the
-best one kept (the latest of equals); with ``patience`` the run stops once the last max(patience, half of the
-checks) checks did not lower the best error by more than a ``tolerance`` fraction of
-it (status "converged"). ``should_stop()`` is asked at each check.
+best one kept (the latest of equals); with ``patience`` the run stops once the last
+max(patience, half of the checks) checks did not lower the best error by more than a
+``tolerance`` fraction of it (status "converged"). ``should_stop()`` is asked at each
+check.
 
 The rows reach the engine through a *row source*: ``dim``; ``sparse`` (True: CSR arrays
 ``indptr, indices, data`` and ``row_sq`` for all m rows); otherwise ``block(rows)`` ->
