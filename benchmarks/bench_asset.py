@@ -1,12 +1,12 @@
 """asset_learn (Lee & Wright's ASSET and ASSET*) against libsvm, scikit-learn and
 sampled_learn: speed, test error, the paper's Figure 1, convergence rates, regression.
 
-Five parts, in one run; every table is also written as TSV into --out (a directory
+Six parts, in one run; every table is also written as TSV into --out (a directory
 outside the repository, created if needed):
 
 1. a9a / a9a.t, the paper's ADULT setting: RBF γ = 0.001, λ = 3.07e-8 (= 1/(C·m) with
    SVMlight's C = 1000, m = 32561), s = 512 and 1024, ASSET and ASSET* (--star),
-   Nyström and random Fourier features, asset_learn's default epochs. Every time is
+   Nyström and random Fourier features, asset_learn's defaults. Every time is
    whole-process wall and CPU (children's user + system) seconds: interpreter start,
    imports, file reading, training, and for scikit-learn its test predictions; each
    row also says the time the program measures itself ("own"). asset_learn's rows:
@@ -33,11 +33,12 @@ outside the repository, created if needed):
    problem is the exact kernel SVM, whose optimum is computed here from its dual with
    quadprog (with an intercept for ASSET, without for ASSET*; the primal-dual gap of
    that solution is printed). asset_learn is run for epochs 1, 2, 4, ..., 256 and
-   --conv-seeds seeds; the exact objective λ/2·αᵀK_SSα + (1/m)·Σ hinge of each written
-   model is computed (the --trace objective, an estimate over the running iterates, is
-   shown beside it), and the log-log slope of the mean (objective − optimum) against
-   iterations fitted, over the whole range and over its last half: ASSET (its default
-   model, the average of the last 100 iterates, and --average-last 0, the average of
+   --conv-seeds seeds (--holdout 0: fixed epochs on all the data); the exact objective
+   λ/2·αᵀK_SSα + (1/m)·Σ hinge of each written model is computed (the --trace
+   objective, an estimate over the running iterates, is shown beside it), and the
+   log-log slope of the mean (objective − optimum) against iterations fitted, over the
+   whole range and over its last half: ASSET (its default model, the average of the
+   last half of the iterations; the paper's, of the last 100; and --average-last 0, of
    all) should be near −0.5, ASSET* near −1.
 4. Regression, the three sets in shared/data/regression: asset_learn -z r against
    sklearn.svm.SVR with the same RBF kernel, C and ε, chosen from the data: γ =
@@ -45,14 +46,27 @@ outside the repository, created if needed):
    max(|ȳ + 3σ_y|, |ȳ − 3σ_y|), ε = 0.1·σ_y; on cadata_scale_y100k also the best point
    of shared/data/README.md's grid (C = 100, ε = 0.01·σ_y: the slow SVR the issue
    cites; --no-reg-tuned leaves it out). asset_learn's λ = 1/(C·m), tube -w ε, its
-   default epochs and each of --reg-epochs. Test RMSE and whole-process time side by
-   side (SVR cached like SVC). Goal on cadata_scale_y100k: RMSE within 3% of SVR's at
+   defaults and each of --reg-epochs (fixed: --holdout 0). Test RMSE and whole-process
+   time side by side (SVR cached like SVC). Goal on cadata_scale_y100k: RMSE within 3% of SVR's at
    >= 10x its speed.
 5. Random Fourier features: the error of φ(a)·φ(b) against exp(−γ|a−b|²) over 300 a9a
    rows (γ = 0.05, where the kernel values spread over (0, 1)) for d = 16 ... 4096,
    --rff-seeds seeds each, and the log-log slope of the RMS error in d (1/√d: −0.5).
    The product's map (cpsvm.approx.RandomFourierMap) when it has one, else the issue's
    formula here.
+6. The stopping rule (asset_learn's defaults: a tenth held out, checked ten times per
+   epoch, at most --epochs 100) on every set in shared/data: a9a (as part 1), MNIST
+   digits 0-4 against 5-9 (the first 5,000 rows of mnist10k to train, the last 5,000 to
+   test; ASSET's Table 2: λ = 1.72e-7, -g 0.01) and the regression sets at part 4's
+   settings. Rows: the defaults; the fixed 10 epochs they replace (--holdout 0 --epochs
+   10, with the paper's --average-last 100 for classification); a long fixed run
+   (--holdout 0 --epochs --long-epochs, the converged reference); any --stop-variants;
+   SVC or SVR at the same kernel and C (cached like part 1's). The asset_learn rows run
+   --repeats times interleaved (min and median wall; CPU of the fastest), --stop-seeds
+   seeds (the others once); test error or RMSE through
+   cp_classify, with why each run stopped and after how many epochs. Goal per set:
+   test error within 0.3 points of the long run (regression: RMSE within 3% of SVR's)
+   at >= 10x the reference's wall time.
 
 Tools: this checkout's commands from the venv beside this interpreter (--bin to use
 others). BLAS: unless OPENBLAS_NUM_THREADS is set, it is set to 1 before numpy loads,
@@ -61,7 +75,7 @@ The machine is shared: `uptime`'s load is printed with every measurement; compar
 ratios within a run, not absolute times across runs.
 
 Usage: .venv/bin/python benchmarks/bench_asset.py --out /work/bench/asset/run1
-       [--quick] [--reuse-reference] [--parts 1,2,3,4,5] [--repeats 2]
+       [--quick] [--reuse-reference] [--parts 1,2,3,4,5,6] [--repeats 2]
 """
 
 from __future__ import annotations
@@ -84,7 +98,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-DATA = REPO.parent / "shared" / "data"
+# shared/ beside the checkout, or where CPSVM_SHARED says (a worktree elsewhere).
+DATA = Path(os.environ.get("CPSVM_SHARED", REPO.parent / "shared")) / "data"
 REGRESSION_SETS = ("cadata_scale_y100k", "cpusmall_scale", "abalone_scale")
 GAMMA = 0.001
 C_LIGHT = 1000.0
@@ -249,7 +264,7 @@ def reference_main(spec: dict) -> None:
     """One scikit-learn reference, in a process of its own (run by run_reference): the
     file reading and fit timed inside, the result printed as one JSON line."""
     result = {}
-    if spec["kind"] in ("svc", "pipeline"):
+    if spec["kind"] in ("svc", "pipeline") and "train" not in spec:
         data, result["read_s"], _ = timed(sklearn_data, DATA / "a9a", DATA / "a9a.t", 123)
     else:
         data, result["read_s"], _ = timed(sklearn_data, Path(spec["train"]),
@@ -582,9 +597,12 @@ def convergence(tools, out, args, lam):
                   ["method", "epochs", "iterations", "seeds", "objective", "optimum", "gap",
                    "gap_min", "gap_max", "trace_objective", "wall_s"])
     epochs_list = [1, 2, 4, 8, 16, 32, 64, 128] + ([] if args.quick else [256])
-    # ASSET's model is the average of the last 100 iterates by default (the paper's
-    # choice); averaging from the start is the setting of the O(1/sqrt(N)) bound.
-    variants = [("ASSET", [], True), ("ASSET --average-last 0", ["--average-last", "0"], True),
+    # ASSET's model averages the last half of the iterations by default (suffix
+    # averaging), the paper's the last 100 iterates; averaging from the start is the
+    # setting of the O(1/sqrt(N)) bound. --holdout 0: fixed epochs on all the data.
+    variants = [("ASSET", [], True),
+                ("ASSET --average-last 100", ["--average-last", "100"], True),
+                ("ASSET --average-last 0", ["--average-last", "0"], True),
                 ("ASSET*", ["--star"], False)]
     slopes = {}
     for name, extra, bias in variants:
@@ -594,8 +612,8 @@ def convergence(tools, out, args, lam):
             objectives, walls, traced = [], [], []
             for seed in seeds:
                 flags = ["-t", "2", "-g", gamma, "-l", lam, "--approx", "nystrom", "--k", m,
-                         "--epochs", epochs, "--trace", trace, "--seed", seed] + extra \
-                    + args.conv_flags
+                         "--holdout", "0", "--epochs", epochs, "--trace", trace, "--seed",
+                         seed] + extra + args.conv_flags
                 try:
                     wall, _, _ = tools.asset(train, model, *flags)
                 except RuntimeError as e:
@@ -617,7 +635,8 @@ def convergence(tools, out, args, lam):
             gaps.append(gap)
         half = len(its) // 2
         slopes[name] = (slope(its, gaps), slope(its[half:], gaps[half:]))
-    goals = {"ASSET": -0.5, "ASSET --average-last 0": -0.5, "ASSET*": -1.0}
+    goals = {"ASSET": -0.5, "ASSET --average-last 100": -0.5, "ASSET --average-last 0": -0.5,
+             "ASSET*": -1.0}
     print(f"  lambda={lam:g}: log-log slope of the exact objective gap (mean over "
           f"{len(seeds)} seeds) in iterations: " + "; ".join(
               f"{name} {slopes[name][0]:.2f} (last half of the range {slopes[name][1]:.2f}; "
@@ -714,7 +733,7 @@ def regression_setting_rows(tools, out, args, ready, table, name, label, data, g
             model = out / f"reg_{name}.model"
             flags = ["-z", "r", "-w", eps, "-t", "2", "-g", gamma, "-l", lam,
                      "--approx", approx, "--k", s] + (["--star"] if star else []) \
-                + (["--epochs", epochs] if epochs else [])
+                + (["--holdout", "0", "--epochs", epochs] if epochs else [])
             try:
                 wall, cpu, proc = tools.asset(train, model, *flags)
                 if repeat == 0:
@@ -790,6 +809,153 @@ def part5(out, args):
     (out / "rff_slope.tsv").write_text(f"slope\n{s:.4f}\n")
 
 
+# ---------------------------------------------------------------- part 6
+
+MNIST_LAMBDA, MNIST_GAMMA = 1.72e-7, 0.01   # ASSET's Table 2 (its σ is SVMlight's -g)
+
+
+def mnist_files(out: Path):
+    """MNIST digits 0-4 (+1) against 5-9 (-1): the first 5,000 rows of the test set
+    (shared/data/mnist) to train, the last 5,000 to test, written into --out."""
+    import lzma
+    train, test = out / "mnist04.train", out / "mnist04.test"
+    if not (train.exists() and test.exists()):
+        with lzma.open(DATA / "mnist" / "mnist10k.scale.xz", "rt") as f:
+            lines = f.read().splitlines()
+        relabel = [("+1 " if int(line.split(None, 1)[0]) <= 4 else "-1 ")
+                   + line.split(None, 1)[1] + "\n" for line in lines]
+        train.write_text("".join(relabel[:5000]))
+        test.write_text("".join(relabel[5000:]))
+    return train, test
+
+
+def stop_problems(out: Path, args):
+    """(name, train, test, task, asset_learn's flags, the reference's spec) of part 6."""
+    problems = [("a9a", DATA / "a9a", DATA / "a9a.t", "c",
+                 ["-t", "2", "-g", GAMMA, "-c", C_LIGHT],
+                 {"kind": "svc", "C": C_LIGHT, "gamma": GAMMA})]
+    mn_train, mn_test = mnist_files(out)
+    problems.append(("mnist 0-4/5-9", mn_train, mn_test, "c",
+                     ["-t", "2", "-g", MNIST_GAMMA, "-l", MNIST_LAMBDA],
+                     {"kind": "svc", "train": str(mn_train), "test": str(mn_test),
+                      "C": 1.0 / (MNIST_LAMBDA * 5000), "gamma": MNIST_GAMMA}))
+    sets = REGRESSION_SETS[:1] if args.quick else REGRESSION_SETS
+    for name in sets:
+        train = DATA / "regression" / f"{name}.train"
+        test = DATA / "regression" / f"{name}.test"
+        Xtr, ytr, _, _ = sklearn_data(train, test)
+        gamma, C, eps = regression_setting(Xtr, ytr)
+        settings = [("rule", C, eps)]
+        if name == "cadata_scale_y100k":
+            settings.append(("README grid best", 100.0, 0.01 * float(ytr.std())))
+        for label, C, eps in settings:
+            problems.append((f"{name} ({label})", train, test, "r",
+                             ["-z", "r", "-w", eps, "-t", "2", "-g", gamma, "-c", C],
+                             {"kind": "svr", "train": str(train), "test": str(test),
+                              "gamma": gamma, "C": C, "epsilon": eps}))
+    return problems
+
+
+def part6(tools, out, args, ready):
+    print(f"\n== 6. the stopping rule: asset_learn's defaults against the old fixed 10 "
+          f"epochs, a long fixed run (--holdout 0 --epochs {args.long_epochs}: converged) "
+          f"and SVC/SVR at the same setting, s = 512; {now()}, {load()}")
+    import sklearn
+    table = Table(out, "stopping", ["set", "seed", "method", "epochs_run", "stopped",
+                                    "wall_min", "wall_median", "cpu", "metric", "vs_long",
+                                    "x_ref_wall", "x_ref_cpu", "goal", "note"])
+    problems = stop_problems(out, args)
+    if not ready:
+        return
+    tools.asset(DATA / "heart_scale", out / "warm.model", "-c", "1", "-t", "2", "--k", "20")
+    # The rows: the defaults; the fixed 10 epochs they replace (the paper's window of 100
+    # iterates for classification, the last half for regression, as before); the long run.
+    runs = [("default", []),
+            ("old default: 10 epochs", ["--holdout", "0", "--epochs", "10"]),
+            (f"long: {args.long_epochs} epochs", ["--holdout", "0", "--epochs",
+                                                  args.long_epochs])]
+    runs += [(f"variant {' '.join(v)}", v) for v in args.stop_variants]
+    for name, train, test, task, flags, spec in problems:
+        key = dict(spec, sklearn=sklearn.__version__)
+        if name == "a9a":   # part 1's SVC, cached under the same name
+            ref = svc_reference(out, args.reuse_reference)
+        else:
+            ref = cached(out, "stop_" + "".join(c if c.isalnum() else "_" for c in name),
+                         key, args.reuse_reference, lambda: run_reference(spec))
+        y_test = labels(test)
+        metric_of = (lambda p: rmse(p, y_test)) if task == "r" else \
+            (lambda p: error_percent(p, y_test))
+        ref_metric = ref["rmse"] if task == "r" else ref["error"]
+        table.add(set=name, method="sklearn " + spec["kind"].upper(), wall_min=ref["wall_s"],
+                  cpu=ref["cpu_s"], metric=ref_metric, note=f"own: read {ref['read_s']:.2f} s + fit "
+                  f"{ref['fit_s']:.1f} s; measured at {ref['load_at_fit']}"
+                  + (f"; CACHED from {ref['cached']}" if ref["cached"] else ""))
+        for seed in range(args.stop_seeds):
+            stop_rows(tools, out, args, table, name, train, test, task, flags, spec, ref,
+                      runs, seed, metric_of, ref_metric)
+    print("  metric: test error % (classification) or RMSE (regression); vs_long: points "
+          "or relative. Goal per default row: classification within 0.3 points of the long "
+          "run, regression RMSE within 3% of SVR's, and >= 10x the reference's wall time")
+    print_goals([dict(r, approx="", s="") for r in table.rows], "goal", "goal")
+
+
+def stop_rows(tools, out, args, table, name, train, test, task, flags, spec, ref, runs,
+              seed, metric_of, ref_metric):
+    """Part 6's asset_learn rows of one problem and seed: seed 0 --repeats times
+    interleaved (min and median wall), other seeds once and without the variants."""
+    times, results = {}, {}
+    if seed:
+        runs = [r for r in runs if not r[0].startswith("variant")]
+    for repeat in range(args.repeats if seed == 0 else 1):  # every row once per pass
+        for label, extra in runs:
+            if label.startswith("old") and task == "c":
+                extra = extra + ["--average-last", "100"]
+            model = out / "stop.model"
+            try:
+                wall, cpu, proc = tools.asset(train, model, *flags, *extra, "--seed", seed)
+            except RuntimeError as e:
+                print(f"  {name} {label}: FAILED {e}")
+                continue
+            times.setdefault(label, []).append((wall, cpu))
+            if repeat == 0:
+                _, scores = tools.classify(test, model, out / "stop.pred")
+                results[label] = (metric_of(scores), stopped_line(proc.stdout),
+                                  epochs_run(proc.stdout), load())
+    long_metric = results.get(runs[2][0], (math.nan,))[0]
+    for label, _ in runs:
+        if label not in results:
+            continue
+        metric, stopped, epochs, at = results[label]
+        wall, cpu = min(times[label])
+        vs_long = metric / long_metric - 1 if task == "r" else metric - long_metric
+        vs_ref = metric / ref_metric - 1 if task == "r" else metric - ref_metric
+        goal = ""
+        if label == "default":
+            ok_metric = vs_ref <= 0.03 if task == "r" else vs_long <= 0.3
+            goal = "yes" if ok_metric and ref["wall_s"] / wall >= 10 else "no"
+        table.add(set=name, seed=seed, method=label, epochs_run=epochs, stopped=stopped,
+                  wall_min=wall, wall_median=float(np.median([t[0] for t in times[label]])),
+                  cpu=cpu, metric=metric, vs_long=vs_long, x_ref_wall=ref["wall_s"] / wall,
+                  x_ref_cpu=ref["cpu_s"] / cpu,
+                  goal=goal, note=(f"vs {spec['kind'].upper()} {vs_ref:+.2%}"
+                                   if task == "r" else f"vs SVC {vs_ref:+.2f} pt")
+                  + f"; {len(times[label])} runs; {at}")
+
+
+def stopped_line(stdout: str) -> str:
+    for line in stdout.splitlines():
+        if line.startswith("Stopped because:"):
+            return line.split(":", 1)[1].strip().split(":")[0]
+    return ""
+
+
+def epochs_run(stdout: str) -> str:
+    for line in stdout.splitlines():
+        if line.startswith("Number of iterations:"):
+            return line.split("(", 1)[1].split(" epochs")[0]
+    return ""
+
+
 # ---------------------------------------------------------------- main
 
 def main(argv=None):
@@ -803,7 +969,7 @@ def main(argv=None):
     parser.add_argument("--reuse-reference", action="store_true",
                         help="reuse SVC/SVR/sampled_learn results cached in --out by an "
                              "earlier run with the same setting (the output says so)")
-    parser.add_argument("--parts", default="1,2,3,4,5")
+    parser.add_argument("--parts", default="1,2,3,4,5,6")
     parser.add_argument("--repeats", type=int, default=2,
                         help="asset_learn runs per configuration (interleaved; the faster)")
     parser.add_argument("--sgd-epochs", default="5,20,80",
@@ -822,6 +988,14 @@ def main(argv=None):
     parser.add_argument("--conv-flags", default="",
                         help="extra asset_learn flags for part 3 (space-separated)")
     parser.add_argument("--rff-seeds", type=int, default=5)
+    parser.add_argument("--long-epochs", type=int, default=200,
+                        help="part 6: epochs of the long fixed run (the converged reference)")
+    parser.add_argument("--stop-seeds", type=int, default=1,
+                        help="part 6: seeds 0..N-1 of the asset_learn rows (seed 0 timed "
+                             "--repeats times, the others once)")
+    parser.add_argument("--stop-variants", default="",
+                        help="part 6: extra asset_learn flag sets, ';'-separated (for "
+                             "example '--patience 20;--holdout 0.2')")
     parser.add_argument("--bin", type=Path, default=Path(sys.executable).parent,
                         help="directory of the commands (default: this interpreter's)")
     args = parser.parse_args(argv)
@@ -834,6 +1008,7 @@ def main(argv=None):
     args.conv_flags = args.conv_flags.split()
     args.conv_lambda = [float(v) for v in args.conv_lambda.split(",")]
     args.reg_epochs = [int(v) for v in args.reg_epochs.split(",")]
+    args.stop_variants = [v.split() for v in args.stop_variants.split(";") if v.strip()]
     if args.out.resolve().is_relative_to(REPO):
         parser.error("--out must be outside the repository")
     args.out.mkdir(parents=True, exist_ok=True)
@@ -856,6 +1031,8 @@ def main(argv=None):
         part4(tools, args.out, args, ready)
     if 5 in parts:
         part5(args.out, args)
+    if 6 in parts:
+        part6(tools, args.out, args, ready)
     print(f"\ntotal benchmark time {time.perf_counter() - started:.0f} s; {load()}")
 
 

@@ -156,6 +156,14 @@ CASES = {
                                     "2"], "a9a3k.train",
                           lambda: ASSETClassifier(C=1, approximation="none", star=True,
                                                   max_iter=2).fit(*_a9a())),
+    "asset_stopping_rule": ("asset", ["-c", "1000", "-t", "2", "-g", "0.001", "--k", "50",
+                                      "--holdout", "0.2", "--patience", "5", "--tolerance",
+                                      "0.05", "--epochs", "3", "--average-last", "100"],
+                            "a9a3k.train",
+                            lambda: ASSETClassifier(C=1000, kernel="rbf", gamma=0.001,
+                                                    n_components=50, validation_fraction=0.2,
+                                                    patience=5, tolerance=0.05, max_iter=3,
+                                                    average_last=100).fit(*_a9a())),
     "asset_regression": ("asset", ["-z", "r", "-c", "1", "-w", "0.2", "-t", "1", "-d", "2",
                                    "--k", "40", "--epochs", "2"], "a9a3k.train",
                          lambda: ASSETRegressor(C=1, epsilon=0.2, kernel="poly", degree=2,
@@ -579,3 +587,16 @@ def test_sentences_are_counted_once_for_the_command_and_the_estimator(tmp_path):
                          capture_output=True, text=True, timeout=300,
                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert f"({len(sentences)} examples (sentences), {data.n_examples} tokens" in run.stdout
+
+
+def test_asset_estimators_stop_by_the_commands_rule():
+    """ASSETRegressor at its defaults (asset_learn's) stops by the rule on generated data
+    that 10 epochs leave unconverged, and says so."""
+    rng = np.random.default_rng(0)
+    A = rng.uniform(-1, 1, size=(1000, 2))
+    y = np.sin(3 * A[:, 0]) + A[:, 1] ** 2 + rng.normal(scale=0.1, size=1000)
+    est = ASSETRegressor(C=10, epsilon=0.05, kernel="rbf", gamma=2, n_components=50).fit(A, y)
+    assert est.stop_reason_ == "converged" and 10 < est.n_iter_ < 100
+    fixed = ASSETRegressor(C=10, epsilon=0.05, kernel="rbf", gamma=2, n_components=50,
+                           validation_fraction=0, max_iter=10).fit(A, y)
+    assert fixed.stop_reason_ == "epochs" and fixed.n_iter_ == 10

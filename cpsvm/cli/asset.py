@@ -16,10 +16,13 @@ from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, Checked, kernel_options
 
 # numpy, the reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
 APPROXIMATIONS = ("nystrom", "rff", "none")   # cpsvm.solvers.asset.APPROXIMATIONS
+# cpsvm.solvers.asset's HOLDOUT, EPOCHS, PATIENCE and TOLERANCE, without importing it.
+HOLDOUT, EPOCHS, PATIENCE, TOLERANCE = 0.1, 100, 100, 0.01
 
 STOP_REASONS = {
-    "completed": "all epochs run (--epochs)",
-    "patience": "the validation error did not improve for --patience checks",
+    "converged": "converged: the best validation {what} did not fall{by} over the last "
+                 "{span} checks (the longer of --patience and half of all checks)",
+    "epochs": "the epoch cap (--epochs {epochs}) was reached",
     "interrupted": "interrupted (Ctrl-C)",
 }
 
@@ -30,6 +33,26 @@ ASSET_VERBOSITY = ("Verbosity 0..3: 0 silent but errors; 1 statistics (and a pro
 
 def _at_least(n: int, what: str) -> Checked:
     return Checked(int, lambda v: v >= n, f"{what} >= {n}")
+
+
+class _Window(click.ParamType):
+    """--average-last: a number of iterations >= 0, or 'half'."""
+
+    name = "N|half"
+
+    def convert(self, value, param, ctx):
+        if value == "half":
+            return value
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            number = -1
+        if number < 0:
+            self.fail(f"expected --average-last >= 0 or half, got {value!r}", param, ctx)
+        return number
+
+
+_WINDOW = _Window()
 
 
 def _checked_combinations(command):
@@ -119,14 +142,16 @@ class AssetMonitor:
                    "averaging).")
 @click.option("-k", "batch", type=_at_least(1, "-k"), default=1, show_default=True,
               help="Mini-batch size: examples per subgradient step.")
-@click.option("--epochs", type=_at_least(1, "--epochs"), default=10, show_default=True,
-              help="Passes over the training set (see DEFAULTS in the man page).")
-@click.option("--average-last", "average_last", type=_at_least(0, "--average-last"),
+@click.option("--epochs", type=_at_least(1, "--epochs"), default=EPOCHS, show_default=True,
+              help="Cap on the passes over the training set: the run stops earlier once "
+                   "converged (--holdout, --validate, --patience; DEFAULTS in the man "
+                   "page).")
+@click.option("--average-last", "average_last", type=_WINDOW,
               default=None,
               help="ASSET: the model is the step-weighted average of the iterates of the "
                    "last N iterations before each check; 0 averages from the first "
-                   "iteration on. Default: 100 (the paper's) for classification, half of "
-                   "all iterations for -z r.")
+                   "iteration on; half (the default) the last half of the iterations so "
+                   "far (50-60%).")
 @click.option("--dg-samples", type=_at_least(1, "--dg-samples"), default=1000,
               show_default=True,
               help="ASSET: examples M sampled to estimate D_G for the step size.")
@@ -134,12 +159,23 @@ class AssetMonitor:
               default=1024.0, show_default=True,
               help="MB for the approximation's rows: they are kept after the first epoch "
                    "when m*D*8 bytes fit, else computed again each epoch.")
+@click.option("--holdout", type=Checked(float, lambda v: 0 <= v < 1, "0 <= --holdout < 1"),
+              default=HOLDOUT, show_default=True,
+              help="Without --validate: the fraction of the training examples held out "
+                   "(stratified by class) to check the model on ten times per epoch; 0 "
+                   "holds out none and runs all --epochs.")
 @click.option("--validate", "validation_file", type=click.Path(dir_okay=False, allow_dash=True),
               default=None,
               help="Check the model's error (regression: mean squared error) on this file "
-                   "ten times per epoch; keep the best.")
-@click.option("--patience", type=_at_least(1, "--patience"), default=5, show_default=True,
-              help="With --validate: stop after this many checks without a lower error.")
+                   "ten times per epoch instead of on held-out examples; keep the best.")
+@click.option("--patience", type=_at_least(1, "--patience"), default=PATIENCE,
+              show_default=True,
+              help="Stop once the best validation error fell by at most --tolerance of "
+                   "itself over the last max(this many, half of all) checks.")
+@click.option("--tolerance", type=Checked(float, lambda v: 0 <= v < 1, "0 <= --tolerance < 1"),
+              default=TOLERANCE, show_default=True,
+              help="The relative fall of the best validation error that counts as "
+                   "progress for --patience.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of every draw (basis, random features, sampling order): the same "
                    "seed gives the same model file at any --threads.")
@@ -168,23 +204,23 @@ class AssetMonitor:
 @click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
 def command(C, lam, task, tube, approx, basis_size, eig_threshold, kernel, star, batch,
-            epochs, average_last, dg_samples, memory_mb, validation_file, patience, seed,
-            threads, trace_path, method, loss, huber_h, gd_epsilon, margin_bounds, verbosity,
-            example_file, model_file):
+            epochs, average_last, dg_samples, memory_mb, holdout, validation_file, patience,
+            tolerance, seed, threads, trace_path, method, loss, huber_h, gd_epsilon,
+            margin_bounds, verbosity, example_file, model_file):
     """Learn a kernel SVM (or SVR with -z r) from EXAMPLE_FILE by ASSET and write
     MODEL_FILE: Nyström models as SVMlight kernel models (cp_classify and svm_classify
     read them), random-feature models as 'cpsvm rff model V1' (cp_classify reads them),
     --approx none as SVMlight linear models.
     """
     from ..io.svmlight import read_svmlight
-    from ..solvers.asset import AssetParams, train
+    from ..solvers.asset import AssetParams, train, training_size
     params = AssetParams(
         C=C, lam=lam, approx=approx, basis_size=basis_size, kernel=kernel,
         task="regression" if task == "r" else "classification", tube=tube, star=star,
         batch=batch, epochs=epochs, average_last=average_last, dg_samples=dg_samples,
-        eig_threshold=eig_threshold, memory_mb=memory_mb, patience=patience, seed=seed,
-        n_threads=threads, method=method, loss=loss, huber_h=huber_h, gd_epsilon=gd_epsilon,
-        margin_bounds=margin_bounds)
+        eig_threshold=eig_threshold, memory_mb=memory_mb, patience=patience,
+        tolerance=tolerance, holdout=holdout, seed=seed, n_threads=threads, method=method,
+        loss=loss, huber_h=huber_h, gd_epsilon=gd_epsilon, margin_bounds=margin_bounds)
     if method == "gd" and validation_file is not None:
         raise OptionError("--method gd takes no --validate")
     validate_options(params)
@@ -202,7 +238,7 @@ def command(C, lam, task, tube, approx, basis_size, eig_threshold, kernel, star,
                  f"so far was written to {model_file}")
             sys.exit(EXIT_INTERRUPTED)
         return
-    total = epochs * -(-data.n_examples // batch)
+    total = epochs * -(-training_size(data, params) // batch)
     info, cpu, report = train_and_save("asset_learn", train, data, params, model_file,
                                        verbosity, trace_path,
                                        monitor=AssetMonitor(verbosity, trace_path, total))
@@ -278,13 +314,26 @@ def _print_statistics(info, params, cpu, out):
           f"mini-batch {params.batch}")
     else:
         window = "all iterates" if info.average_last == 0 else \
+            "the last half of the iterates" if info.average_last == "half" else \
             f"the last {info.average_last} iterates"
         p(f"Algorithm: ASSET (step D_X/(D_G*sqrt(j)) = {info.step_scale:.6g}/sqrt(j), "
           f"average of {window}), {loss} loss, mini-batch {params.batch}")
-    p(f"Stopped because: {STOP_REASONS[r.status]}")
-    n_iter = -(-info.n_examples // params.batch)
+    what = "mean squared error" if params.task == "regression" else "error"
+    if info.n_held_out:
+        p(f"Validation: {info.n_held_out} of the {info.n_examples} training examples held "
+          f"out (--holdout {params.holdout:g}), checked ten times per epoch")
+    elif params.validation is not None:
+        p(f"Validation: the --validate file's {params.validation.n_examples} examples, "
+          f"checked ten times per epoch")
+    else:
+        p("Validation: none (--holdout 0): all --epochs run")
+    tol = params.tolerance
+    p("Stopped because: " + STOP_REASONS[r.status].format(
+        what=what, by=f" by more than {100 * tol:g}% (--tolerance)" if tol else "",
+        span=max(params.patience, -(-r.n_checks // 2)), epochs=params.epochs))
+    n_iter = -(-info.n_trained // params.batch)
     p(f"Number of iterations: {r.iterations} ({r.iterations / n_iter:.1f} epochs); model "
-      f"of iteration {r.best_iteration}")
+      f"of iteration {r.best_iteration} ({r.best_iteration / n_iter:.1f} epochs)")
     p(f"Bounds: |gamma| <= {info.radius:.6g}, |b| <= {info.b_radius:.6g}")
     p(f"Norm of weight vector: |gamma|={info.norm_gamma:.5f}")
     p(f"Objective (ASSET's): lambda = {info.lam:.6g}; lambda/2|gamma|^2 + mean(loss) = "
@@ -295,8 +344,7 @@ def _print_statistics(info, params, cpu, out):
         p(f"Training mean squared error: {info.training_error:.6g}")
     else:
         p(f"Training error: {100 * info.training_error:.2f}%")
-    if params.validation is not None:
-        what = "mean squared error" if params.task == "regression" else "error"
+    if params.validation is not None or info.n_held_out:
         value = info.result.validation_error
         shown = f"{value:.6g}" if params.task == "regression" else f"{100 * value:.2f}%"
         p(f"Validation {what}: {shown} (best of {r.n_checks} checks)")

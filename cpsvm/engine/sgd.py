@@ -15,10 +15,15 @@ as s·w so that the shrink by (1 - η_jλ) and the projection are one scalar pro
 only the rows with a non-zero loss derivative touch w.
 
 ASSET's model is the η-weighted average of the iterates of the last ``average_last``
-iterations (0: all) before each check; ASSET*'s is the last iterate. Checks come
-``checks_per_epoch`` times an epoch: the average is formed, validated (when a
-``validate`` callable is given), reported to ``callback`` and, with ``patience``, the
-best one kept. ``should_stop()`` is asked at each check.
+iterations (0: all) before each check, or with ``average_half`` of the last half of the
+iterations so far (from the check numbered by the largest number with at most three
+significant bits not above half the current one: 50-60% of the run); ASSET*'s is the
+last iterate. Checks come ``checks_per_epoch`` times an epoch: the average is formed,
+validated (when a ``validate`` callable is given), reported to ``callback`` and the
+best one kept (the latest of equals); with ``patience`` the run stops once the last
+max(patience, half of the checks) checks did not lower the best error by more than a
+``tolerance`` fraction of it (status "converged"). ``should_stop()`` is asked at each
+check.
 
 The rows reach the engine through a *row source*: ``dim``; ``sparse`` (True: CSR arrays
 ``indptr, indices, data`` and ``row_sq`` for all m rows); otherwise ``block(rows)`` ->
@@ -31,6 +36,7 @@ from __future__ import annotations
 
 import math
 import time
+from bisect import bisect_left
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,11 +67,13 @@ class SGDSettings:
     batch: int = 1
     epochs: int = 10
     average_last: int = 100      # 0: average from the first iteration on
+    average_half: bool = False   # the last half of the iterations so far (not average_last)
     radius: float = math.inf     # R, bound on |γ|
     b_radius: float = math.inf   # B, bound on |b|
     step_scale: float = 1.0      # D_X / D_G (ASSET)
     checks_per_epoch: int = 10
-    patience: int | None = None  # checks without a better validation error before stopping
+    patience: int | None = None  # the stopping rule's least span in checks (None: no rule)
+    tolerance: float = 0.0       # progress: the best error falls below best·(1 - tolerance)
     block_rows: int = 4096       # rows fetched from the source at a time
     margin_bounds: bool = False  # Algorithm 3 (sparse rows only): skip the rows whose loss
     resort_c: float = 1.0        # is surely 0; its ResortPolicy's c
@@ -88,7 +96,7 @@ class SGDResult:
     iterations: int              # iterations run
     best_iteration: int          # iteration of the kept model
     validation_error: float
-    status: str                  # "completed", "patience" or "interrupted"
+    status: str                  # "converged", "epochs" (all run) or "interrupted"
     n_checks: int = 0
     seconds_rows: float = 0.0    # fetching rows from the source
     seconds_steps: float = 0.0   # the subgradient steps
@@ -113,8 +121,26 @@ def run_sgd(source, y, settings: SGDSettings, rng: np.random.Generator, *, valid
         later = [q for q in positions if q > p]
         return e * n_iter + later[0] if later else (e + 1) * n_iter + positions[0]
 
+    per_epoch = len(positions)
+
+    def check_iteration(n):
+        """The iteration of check number n (1, 2, ...; 0: the start)."""
+        if n == 0:
+            return 0
+        e, i = divmod(n - 1, per_epoch)
+        return e * n_iter + positions[i]
+
+    def check_number(J):
+        """The number of the check at iteration J."""
+        e, p = divmod(J - 1, n_iter)
+        return e * per_epoch + bisect_left(positions, p + 1) + 1
+
     def window_start(J):
-        if st.star or st.average_last <= 0:
+        if st.star:
+            return 0
+        if st.average_half:
+            return check_iteration(_half_anchor(check_number(J) // 2))
+        if st.average_last <= 0:
             return 0
         return max(0, J - st.average_last)
 
@@ -126,7 +152,13 @@ def run_sgd(source, y, settings: SGDSettings, rng: np.random.Generator, *, valid
         if not st.star:
             if epoch == 0:
                 starts.add(0)
-            if st.average_last > 0:
+            if st.average_half:
+                # Every anchor starts some window; the checks at lo..hi-1 are numbered
+                # epoch*per_epoch (the previous epoch's last) onwards.
+                starts.update(check_iteration(n) for n in range(
+                    max(1, epoch * per_epoch), (epoch + 1) * per_epoch)
+                    if _half_anchor(n) == n)
+            elif st.average_last > 0:
                 J = next_check(lo + st.average_last - 1)
                 while window_start(J) < hi:
                     starts.add(window_start(J))
@@ -143,8 +175,8 @@ def run_sgd(source, y, settings: SGDSettings, rng: np.random.Generator, *, valid
     snapshots = {}
     accumulated_last = False
     best = None
-    since_best = 0
-    status = "completed"
+    best_errors = []             # the best validation error after each check
+    status = "epochs"
     n_checks = 0
     t_rows = t_steps = 0.0
     started = time.perf_counter()
@@ -210,16 +242,15 @@ def run_sgd(source, y, settings: SGDSettings, rng: np.random.Generator, *, valid
             objective = 0.5 * st.lam * float(gamma_bar @ gamma_bar) + float(state[_LOSS] / seen)
             state[_LOSS] = state[_SEEN] = 0.0
             error = float(validate(gamma_bar, b_bar)) if validate is not None else math.nan
-            if best is None or validate is None or error < best[3]:
+            # Of equally good checks the later, more converged one is kept.
+            if best is None or validate is None or error <= best[3]:
                 best = (gamma_bar.copy(), float(b_bar), J, error)
-                since_best = 0
-            else:
-                since_best += 1
+            best_errors.append(best[3])
             n_checks += 1
             if callback is not None:
                 callback(Check(J / n_iter, J, objective, error, time.perf_counter() - started))
-            if validate is not None and st.patience and since_best >= st.patience:
-                status, stop = "patience", True
+            if validate is not None and st.patience and _no_progress(best_errors, st):
+                status, stop = "converged", True
             elif should_stop is not None and should_stop():
                 status, stop = "interrupted", True
             if stop:
@@ -232,6 +263,26 @@ def run_sgd(source, y, settings: SGDSettings, rng: np.random.Generator, *, valid
                      seconds_rows=t_rows, seconds_steps=t_steps,
                      rows_visited=int(state[_VISITED]), rows_skipped=int(state[_SKIPPED]),
                      refreshes=bounds.refreshes if bounds is not None else 0)
+
+
+def _no_progress(best_errors, st: SGDSettings) -> bool:
+    """The stopping rule: over the last max(patience, half of the checks) checks the best
+    validation error fell by at most a ``tolerance`` fraction of what it was before them.
+    With ``average_half`` the model of a check averages the last half of the iterations,
+    so by then the averaged model has been renewed without getting better."""
+    n = len(best_errors)
+    span = max(st.patience, -(-n // 2))
+    return n > span and best_errors[-1] >= best_errors[n - span - 1] * (1.0 - st.tolerance)
+
+
+def _half_anchor(n: int) -> int:
+    """The largest number not above n with at most three significant bits (0..7, 8, 10,
+    12, 14, 16, 20, ...): the checks where a window of ``average_half`` may start, a
+    fixed ratio apart, so that few snapshots of the running sums are alive at once."""
+    if n < 8:
+        return n
+    shift = n.bit_length() - 3
+    return (n >> shift) << shift
 
 
 class _Bounds:

@@ -40,6 +40,14 @@ LOSSES = ("hinge", "huber")
 # examples at -e <= GD_BOUNDS_MAX_EPSILON, where the benchmark measured 1.1-3.7x (at
 # -e 1e-4, or on dna's 2000 rows, it was as often slower).
 MARGIN_BOUNDS_DEFAULT = {"sgd": False, "gd": True}
+HALF = "half"   # --average-last half: the last half of the iterations so far
+# The stopping rule's defaults (man page DEFAULTS; benchmarks/bench_asset.py part 6): a
+# tenth held out, at most 100 epochs, a span of at least 10 epochs (the fixed count
+# they replace), progress a 1% fall of the best validation error.
+HOLDOUT = 0.1
+EPOCHS = 100
+PATIENCE = 100
+TOLERANCE = 0.01
 GD_BOUNDS_MIN_ROWS = 10_000
 GD_BOUNDS_MAX_EPSILON = 1e-5
 
@@ -55,13 +63,15 @@ class AssetParams:
     tube: float = 0.1                 # ε of the ε-insensitive loss (regression)
     star: bool = False                # ASSET*: η = 1/(λj), no intercept, no averaging
     batch: int = 1
-    epochs: int = 10
-    average_last: int | None = None   # ASSET: average the last N iterates (0: all; None:
-                                      # 100 for classification, half of them for regression)
+    epochs: int = EPOCHS              # the cap on passes over the data
+    average_last: int | str | None = None  # ASSET: average the last N iterates (0: all;
+                                      # HALF, or None: the last half so far)
     dg_samples: int = 1000            # M, examples estimating D_G
     eig_threshold: float = 1e-16      # ε_d
     memory_mb: float = 1024.0
-    patience: int = 5
+    patience: int = PATIENCE          # the stopping rule's least span, in checks
+    tolerance: float = TOLERANCE      # its relative progress
+    holdout: float = HOLDOUT          # fraction held out to check on without validation
     seed: int = 0
     n_threads: int | None = None
     validation: Dataset | None = None
@@ -89,10 +99,16 @@ class AssetParams:
                               f"linear kernel (-t 0), got -t {self.kernel.kind}")
         checks = [("--k", self.basis_size, 1), ("-k", self.batch, 1),
                   ("--epochs", self.epochs, 1), ("--dg-samples", self.dg_samples, 1),
-                  ("--patience", self.patience, 1), ("--average-last", 0 if self.average_last is None else self.average_last, 0)]
+                  ("--patience", self.patience, 1)]
+        if self.average_last != HALF:
+            checks.append(("--average-last", self.average_last or 0, 0))
         for name, value, least in checks:
             if value < least:
                 raise OptionError(f"expected {name} >= {least}, got {value}")
+        if not 0 <= self.holdout < 1:
+            raise OptionError(f"expected 0 <= --holdout < 1, got {self.holdout:g}")
+        if not 0 <= self.tolerance < 1:
+            raise OptionError(f"expected 0 <= --tolerance < 1, got {self.tolerance:g}")
         if not self.tube >= 0:
             raise OptionError(f"expected a tube width -w >= 0, got {self.tube:g}")
         if not self.eig_threshold >= 0:
@@ -145,11 +161,16 @@ class AssetInfo:
     radius: float
     b_radius: float
     step_scale: float
-    average_last: int                 # the averaging window used (ASSET)
+    average_last: int | str           # the averaging window used (ASSET; HALF)
     cached: bool                      # V's rows kept in memory after the first epoch
     seconds_map: float                # building the approximation
+    n_held_out: int = 0               # of the n_examples, held out to check on (--holdout)
     kernel_evaluations: int = 0
     notes: list = field(default_factory=list)
+
+    @property
+    def n_trained(self) -> int:
+        return self.n_examples - self.n_held_out
 
     @property
     def c_light(self) -> float:
@@ -245,9 +266,20 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
         if dropped:
             notes.append(f"{dropped} validation feature values above the training data's "
                          f"highest feature index ({dataset.n_features}) ignored")
+    # λ is the whole training set's, whatever is held out.
     lam = params.lambda_for(m)
     rng = np.random.default_rng(params.seed)
     regression = params.task == "regression"
+    full, held = dataset, None
+    if validation is None and params.holdout > 0:
+        kept, held = held_out_split(dataset.y, params.holdout, params.task, rng)
+        if len(held):
+            dataset, validation = full.subset(kept), full.subset(held)
+            m = dataset.n_examples
+        else:
+            held = None
+            notes.append(f"--holdout {params.holdout:g} of {m} examples is none: no example "
+                         f"held out, all --epochs run")
     # Regression trains on centred targets and puts their mean into b: the bounds and
     # the step size then follow the targets' spread, not their distance from 0.
     offset = float(np.mean(dataset.y)) if regression else 0.0
@@ -258,8 +290,10 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
     n_dropped = 0
     if params.approx == "nystrom":
         if params.basis_size > m:
-            raise OptionError(f"expected --k <= the number of training examples ({m}), got "
-                              f"{params.basis_size}")
+            trained = "" if held is None else \
+                f" less the {len(held)} held out by --holdout {params.holdout:g}"
+            raise OptionError(f"expected --k <= the number of training examples{trained} "
+                              f"({m}), got {params.basis_size}")
         basis = np.sort(rng.choice(m, params.basis_size, replace=False))
         feature_map = NystromMap(params.kernel, dataset.X[basis],
                                  threshold=params.eig_threshold)
@@ -320,50 +354,83 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
     settings = SGDSettings(
         lam=lam, loss=EPSILON_INSENSITIVE if regression else HINGE, epsilon=params.tube,
         star=params.star, intercept=intercept, batch=params.batch, epochs=params.epochs,
-        average_last=average_last, radius=radius, b_radius=b_radius,
+        average_last=0 if average_last == HALF else average_last,
+        average_half=average_last == HALF, radius=radius, b_radius=b_radius,
         step_scale=step_scale,
         patience=params.patience if validation is not None else None,
-        margin_bounds=params.bounds(m))
+        tolerance=params.tolerance, margin_bounds=params.bounds(m))
 
-    validate = None
+    validate = validation_values = None
     if validation is not None:
-        validate = _validator(validation, feature_map, params,
-                              params.memory_mb * 2**20 - (m * source.dim * 8 if cached else 0),
-                              regression, offset)
+        validate, validation_values = _validator(
+            validation, feature_map, params,
+            params.memory_mb * 2**20 - (m * source.dim * 8 if cached else 0), regression,
+            offset)
     result = run_sgd(source, y, settings, rng, validate=validate, callback=callback,
                      should_stop=should_stop)
     gamma, b = result.gamma, result.b + offset
     y = y + offset
 
-    # The exact objective and training error of the model.
+    # The exact objective and training error of the model, over every training example
+    # (the held-out ones too).
     f = _decision_on_training(source, gamma, b, m)
+    if held is not None:
+        f = np.concatenate([f, validation_values(gamma, b)])
+        y = np.concatenate([y, validation.y])
     losses = np.maximum(0.0, np.abs(f - y) - params.tube) if regression \
         else np.maximum(0.0, 1.0 - y * f)
     objective = 0.5 * lam * float(gamma @ gamma) + float(np.mean(losses))
     training_error = float(np.mean((f - y) ** 2)) if regression \
         else float(np.mean(np.where(f > 0, 1.0, -1.0) != y))
 
-    model = _model(feature_map, gamma, b, params, dataset, m)
+    model = _model(feature_map, gamma, b, params, full, full.n_examples)
     info = AssetInfo(
-        n_examples=m, lam=lam, dim=source.dim, n_dropped=n_dropped, objective=objective,
+        n_examples=full.n_examples, lam=lam, dim=source.dim, n_dropped=n_dropped,
+        objective=objective,
         training_error=training_error, norm_gamma=float(np.linalg.norm(gamma)),
         result=result, radius=radius, b_radius=b_radius, step_scale=step_scale,
         average_last=average_last,
         cached=cached, seconds_map=seconds_map,
         kernel_evaluations=kernel_rows.rk.evaluations
         if kernel_rows is not None and hasattr(kernel_rows, "rk") else 0,
-        notes=notes)
+        notes=notes, n_held_out=0 if held is None else len(held))
     return model, info
 
 
-def _average_last(params: AssetParams, m: int) -> int:
-    """The paper's window (the last 100 iterates) classifies well, but the ε-insensitive
-    loss's iterates stay noisy much longer: regression averages the last half."""
+def held_out_split(y, fraction: float, task: str, rng: np.random.Generator):
+    """(kept, held): the examples trained on and those held out to check on, both sorted;
+    one ``rng.permutation(m)`` decides. Classification holds out round(fraction·n_c) of
+    each class's n_c examples in that order (at most n_c − 1), regression the first
+    round(fraction·m)."""
+    m = len(y)
+    order = rng.permutation(m)
+    if task == "regression":
+        held = order[:round(fraction * m)]
+    else:
+        ranked = y[order]
+        held = np.concatenate([order[ranked == c][:min(round(fraction * n), n - 1)]
+                               for c, n in zip(*np.unique(ranked, return_counts=True))])
+    is_held = np.zeros(m, dtype=bool)
+    is_held[held] = True
+    return np.flatnonzero(~is_held), np.flatnonzero(is_held)
+
+
+def training_size(dataset: Dataset, params: AssetParams) -> int:
+    """How many examples the steps visit: those not held out (a progress bar's total)."""
+    m = dataset.n_examples
+    if params.validation is not None or params.holdout <= 0 or params.method == "gd":
+        return m
+    return m - len(held_out_split(dataset.y, params.holdout, params.task,
+                                  np.random.default_rng(params.seed))[1])
+
+
+def _average_last(params: AssetParams, m: int) -> int | str:
+    """ASSET's window; by default the last half of the iterations so far (see DEFAULTS):
+    the paper's last 100 iterates swing between checks, and the ε-insensitive loss's
+    iterates stay noisy far longer."""
     if params.average_last is not None:
         return params.average_last
-    if params.task == "regression":
-        return max(1, params.epochs * -(-m // params.batch) // 2)
-    return 100
+    return HALF
 
 
 def _kernel_diagonal(kernel: Kernel, X) -> np.ndarray:
@@ -387,8 +454,8 @@ def _decision_on_training(source, gamma, b, m, block_rows=4096) -> np.ndarray:
 
 
 def _validator(validation: Dataset, feature_map, params, budget_bytes, regression, offset):
-    """error(γ, b) on the validation set: the error rate, or the mean squared error
-    (b in the frame of targets less ``offset``)."""
+    """(error, values): error(γ, b) on the validation set, the error rate or the mean
+    squared error (b in the frame of targets less ``offset``); values(γ, b) its outputs."""
     from ..approx import FeatureRows
     yv = validation.y
     if feature_map is None:
@@ -417,7 +484,7 @@ def _validator(validation: Dataset, feature_map, params, budget_bytes, regressio
         if regression:
             return float(np.mean((f - yv) ** 2))
         return float(np.mean(np.where(f > 0, 1.0, -1.0) != yv))
-    return error
+    return error, values
 
 
 def _model(feature_map, gamma, b, params: AssetParams, dataset: Dataset, m: int):
