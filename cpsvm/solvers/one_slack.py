@@ -1,8 +1,8 @@
 """Structural SVM training by cutting planes (SVMstruct / SVMperf / SVMmulticlass /
 SVMhmm).
 
-``train(dataset, params)`` picks the problem (binary, multiclass, hmm, cfg or a user's
-class),
+``train(dataset, params)`` picks the problem (binary, multiclass, hmm, cfg, rank or a
+user's class),
 the representation (linear, exact kernel expansion, or a Nyström basis trained
 linearly — SVMperf's ``--t 1``) and the algorithm (``-w``: 0 n-slack, 2 1-slack with
 the primal QP, 3 1-slack dual, 4 1-slack dual with constraint cache, 9 — SVMperf's
@@ -39,15 +39,16 @@ ALGORITHMS = (0, 2, 3, 4, 9)
 # oracle far less, but its cached cuts are weaker (multiclass: 2x the iterations, 3-4x
 # the time on satimage) and for binary they equal the exact ones: -w 3. hmm with slack
 # rescaling: -w 4, SVMhmm's default, the fewest Viterbi calls.
-DEFAULT_ALGORITHM = {"binary": 3, "multiclass": 3, "hmm": 4, "user": 4, "cfg": 4}
+DEFAULT_ALGORITHM = {"binary": 3, "multiclass": 3, "hmm": 4, "user": 4, "cfg": 4,
+                     "rank": 3}
 # --margin-bounds when not given, per -w (benchmarks/bench_margin_bounds.py): the binary
 # linear cut (-w 2, 3) and OCAS's iteration (-w 9).
 MARGIN_BOUNDS_DEFAULT = {2: False, 3: False, 9: False}
-LINE_SEARCH = ("binary", "multiclass", "hmm")   # -w 9 trains them with OCAS's line search
+LINE_SEARCH = ("binary", "multiclass", "hmm", "rank")   # -w 9: OCAS's line search
 # -l of each problem, its default first: zero/one (SVMperf's error rate, -l 2, the same)
-# or SVMhmm's Hamming.
+# or SVMhmm's Hamming; rank: SVMrank's swapped pairs (1) or their fraction per query (2).
 LOSSES_OF = {"binary": (0, 2), "multiclass": (0, 2), "user": (0, 2), "hmm": (1, 0),
-             "cfg": (0, 1)}
+             "cfg": (0, 1), "rank": (1, 2)}
 
 
 @dataclass
@@ -133,6 +134,8 @@ class TrainInfo:
     n_sv: int                        # cuts with α > 0
     notes: list = field(default_factory=list)
     kernel_evaluations: int = 0
+    epsilon: float = math.nan        # the tolerance used, in the loss's units (rank: -e x
+                                     # pairs per query with -l 1)
 
 
 def train(dataset: Dataset, params: StructParams, *, callback=None, should_stop=None):
@@ -153,6 +156,8 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
     if kind == "cfg" and loss_id == 1 and params.rescaling != MARGIN_RESCALING:
         raise OptionError("the bracket loss (-l 1) of the cfg problem needs margin "
                           "rescaling (-o 2): with slack rescaling its argmax is no CKY")
+    if kind == "rank" and params.rescaling != MARGIN_RESCALING:
+        raise OptionError("the rank problem has margin rescaling only (-o 2), as SVMrank")
     kernel = params.kernel
     nonlinear = not kernel.is_linear
     if nonlinear and kind != "binary":
@@ -163,7 +168,8 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
         # Examples that are groups of lines (sentences): built from the whole dataset.
         options = {"options": params.tree_options} if kind == "cfg" else dict(
             trans_order=params.trans_order, emit_order=params.emit_order, beam=params.beam)
-        problem = entry.from_dataset(dataset, loss_id=loss_id, **options)
+        problem = entry.from_dataset(dataset, loss_id=loss_id,
+                                     **(options if kind != "rank" else {}))
         n = problem.n_examples
     bias = params.bias if params.bias is not None else float(params.kernel.is_linear)
     algorithm = params.algorithm
@@ -175,8 +181,11 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
     elif algorithm == 1:
         algorithm = 0   # n-slack with shrinking: the same optimum as plain n-slack
     notes = []
+    # A problem whose loss is a count may scale -e to it (rank: svm_rank_learn's -e is
+    # relative to the average number of pairs per query).
+    epsilon = params.epsilon * getattr(problem, "epsilon_scale", 1.0)
     engine_params = CuttingPlaneParams(
-        C=params.C, epsilon=params.epsilon, max_iterations=params.max_iterations,
+        C=params.C, epsilon=epsilon, max_iterations=params.max_iterations,
         max_idle=params.max_idle, time_limit=params.time_limit, use_cache=algorithm == 4)
 
     if nonlinear and params.basis_method == 0:
@@ -227,7 +236,7 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
         # a duality gap of C·ε gives the 1-slack ε guarantee.
         oracle = (PrunedOcasOracle if bounds else OcasOracle)(problem, costs, params.C)
         engine_params.epsilon = -math.inf
-        engine_params.tol_abs = params.C * params.epsilon
+        engine_params.tol_abs = params.C * epsilon
     else:
         oracle = LinearCutOracle(problem, params.rescaling,
                                  params.cache_size if algorithm == 4 else 0, cost_factors)
@@ -249,7 +258,7 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
     else:
         model = problem.to_model(w, n_train=n, loss_id=loss_id)
     info = TrainInfo(kind, algorithm, n, result, float(np.linalg.norm(w)),
-                     int(np.count_nonzero(result.alpha)), notes)
+                     int(np.count_nonzero(result.alpha)), notes, epsilon=epsilon)
     return model, info
 
 
