@@ -841,8 +841,8 @@ class StructuredSVM(_Classifier):
                 kind = choose_problem(data, spec, sequences=True)
             except InputError as e:
                 raise ValueError(str(e)) from None
-        if kind == "hmm" and isinstance(data, Dataset):
-            n = data.n_qid_runs()      # sentences, not token lines: as cp_learn counts them
+        if kind in ("hmm", "rank") and isinstance(data, Dataset):
+            n = max(data.n_qid_runs(), 1)   # sentences or queries (no qid: one), as cp_learn
         else:
             n = int(getattr(data, "n_sequences", 0) or data.n_examples)
         labels = getattr(data, "y", None)

@@ -175,6 +175,12 @@ def test_every_algorithm_reaches_the_same_optimum(toy, algorithm):
     assert optimum - C * reference.epsilon <= info.result.primal <= optimum + C * info.epsilon
 
 
+def test_the_model_is_the_same_for_any_thread_count(toy):
+    one, _ = train(toy, StructParams(C=2.0, problem="rank", n_threads=1))
+    two, _ = train(toy, StructParams(C=2.0, problem="rank", n_threads=2))
+    assert np.array_equal(one.w, two.w)
+
+
 def test_a_query_of_one_level_counts_in_n_and_adds_no_loss():
     # svm_rank_learn counts every query in n: the one without pairs halves C's weight.
     X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.5]]))

@@ -52,7 +52,7 @@ CHECKED = [
     ASSETClassifier(max_iter=2, n_components=20),
     ASSETRegressor(max_iter=20, n_components=20),
     StructuredSVM(max_iter=200, epsilon=1e-4),
-    RankSVM(max_iter=50),
+    RankSVM(max_iter=20, epsilon=0.01),
 ]
 
 
