@@ -14,9 +14,11 @@ Every objective below is recomputed here from the weights, over the materialised
    median fit times (LinearSVC's without building the pairs, which is said apart); each
    objective's excess over the best of a tight LinearSVC (tol 1e-7) and a tight cpsvm run
    (-e 1e-5). Goal (issue 24): within 0.1% at <= 0.2x LinearSVC's time.
-2. scale: training time against the number of documents (--scale-queries x --scale-docs,
-   the same C), and the least-squares log-log slopes in documents and in pairs. Goal:
-   linear in the documents, not in the pairs.
+2. scale: training time against the number of documents (the first --scale-queries
+   queries of one generated set of --scale-docs documents per query, the same C), then
+   at --fixed-docs documents in queries of --query-sizes documents (the pairs grow with
+   the query size); least-squares log-log slopes of the time and of the time per
+   iteration. Goal: linear in the documents, not in the pairs.
 3. tools: whole processes, interleaved: svm_rank_learn (CPSVM_SVMRANK_DIR) and cp_learn at
    the same -c on the public set (CPSVM_RANK_DATA: rank.train, rank.test) and on a
    generated file; svm_learn -z p (CPSVM_SVMLIGHT_DIR) at C/n on a small generated file.
@@ -32,7 +34,8 @@ speed figure is a ratio within one run. Tables go to stdout and, as TSV, to --ou
 
 Usage: .venv/bin/python benchmarks/bench_rank.py [--parts pairs,scale,tools,defaults]
        [--rounds 3] [--cs 1,10,100] [--pair-sizes 1000x20,300x60]
-       [--scale-queries 500,1000,2000,4000,8000] [--scale-docs 50] [--out DIR] [--quick]
+       [--scale-queries 500,1000,2000,4000,8000] [--scale-docs 50] [--fixed-docs 50000]
+       [--query-sizes 10,30,100,300,1000] [--out DIR] [--quick]
 """
 
 import argparse
@@ -200,35 +203,68 @@ def part_pairs(args, out_dir):
           out_dir, "pairs")
 
 
+def _timed_runs(data, C, rounds):
+    times, info = [], None
+    for _ in range(rounds):
+        _, seconds, info = fit_cpsvm(data, C)
+        times.append(seconds)
+    return times, info
+
+
+def _n_pairs(y, qid):
+    starts = query_starts(qid)
+    return int(sum(np.sum(y[a:b, None] > y[None, a:b]) for a, b in zip(starts[:-1],
+                                                                       starts[1:])))
+
+
 def part_scale(args, out_dir):
-    rows = []
+    """Two series: more queries of the same size (prefixes of one generated set, so one
+    distribution), and the same number of documents in fewer, larger queries (the pairs
+    grow with the query size, the documents do not)."""
     C = args.scale_c
+    sizes = [int(q) for q in args.scale_queries.split(",")]
+    X, y, qid = generate(max(sizes), args.scale_docs, N_FEATURES, seed=2)
     fit_cpsvm(Dataset(*generate(50, args.scale_docs, N_FEATURES, seed=2)), C)
-    for nq in map(int, args.scale_queries.split(",")):
-        X, y, qid = generate(nq, args.scale_docs, N_FEATURES, seed=2)
-        data = Dataset(X, y, qid)
-        times, infos = [], []
-        for _ in range(args.rounds):
-            _, s, info = fit_cpsvm(data, C)
-            times.append(s)
-            infos.append(info)
-        n_pairs = int(sum(np.sum(y[a:b, None] > y[None, a:b])
-                          for a, b in zip(query_starts(qid)[:-1], query_starts(qid)[1:])))
-        it = infos[0].result.iterations
-        rows.append(dict(queries=nq, docs=len(y), pairs=n_pairs, C=C,
+    rows = []
+    for nq in sizes:
+        end = int(np.searchsorted(qid, nq + 1))
+        data = Dataset(X[:end], y[:end], qid[:end])
+        times, info = _timed_runs(data, C, args.rounds)
+        r = info.result
+        rows.append(dict(queries=nq, docs=end, pairs=_n_pairs(y[:end], qid[:end]), C=C,
                          seconds_min=min(times), seconds_med=statistics.median(times),
-                         iterations=it, oracle_calls=infos[0].result.oracle_calls,
-                         ms_per_iteration=1e3 * min(times) / it, load=load1()))
-        print(f"  {nq} queries: {min(times):.3f}s, {it} iterations", flush=True)
+                         iterations=r.iterations, oracle_calls=r.oracle_calls,
+                         ms_per_iteration=1e3 * min(times) / r.iterations,
+                         gap_rel=(r.primal - r.dual) / r.primal, load=load1()))
+        print(f"  {nq} queries: {min(times):.3f}s, {r.iterations} iterations", flush=True)
+    table(f"training time against documents (-c {C:g}; the first N queries of one generated "
+          f"set, {args.scale_docs} documents per query on average)", rows, out_dir, "scale")
     docs = np.log([r["docs"] for r in rows])
+    seconds = np.log([r["seconds_min"] for r in rows])
+    per_iteration = np.log([r["ms_per_iteration"] for r in rows])
+    print(f"log-log slope in documents: of the time {np.polyfit(docs, seconds, 1)[0]:.3f}, "
+          f"of the time per iteration {np.polyfit(docs, per_iteration, 1)[0]:.3f}")
+    rows = []
+    total = args.fixed_docs
+    for per_query in map(int, args.query_sizes.split(",")):
+        X, y, qid = generate(max(1, total // per_query), per_query, N_FEATURES, seed=6)
+        data = Dataset(X, y, qid)
+        times, info = _timed_runs(data, C, args.rounds)
+        r = info.result
+        rows.append(dict(docs_per_query=per_query, queries=int(qid[-1]), docs=len(y),
+                         pairs=_n_pairs(y, qid), C=C, seconds_min=min(times),
+                         seconds_med=statistics.median(times), iterations=r.iterations,
+                         ms_per_iteration=1e3 * min(times) / r.iterations,
+                         gap_rel=(r.primal - r.dual) / r.primal, load=load1()))
+        print(f"  {per_query} documents a query: {min(times):.3f}s, {r.iterations} "
+              "iterations", flush=True)
+    table(f"training time against the pairs at about {total} documents (-c {C:g}; queries of "
+          "growing size)", rows, out_dir, "scale_pairs")
     pairs = np.log([r["pairs"] for r in rows])
-    secs = np.log([r["seconds_min"] for r in rows])
-    per_it = np.log([r["ms_per_iteration"] for r in rows])
-    table(f"training time against documents (-c {C:g}, {args.scale_docs} documents per "
-          "query on average)", rows, out_dir, "scale")
-    print(f"log-log slope of time in documents: {np.polyfit(docs, secs, 1)[0]:.3f}; in pairs: "
-          f"{np.polyfit(pairs, secs, 1)[0]:.3f}; of the time per iteration in documents: "
-          f"{np.polyfit(docs, per_it, 1)[0]:.3f}")
+    print(f"log-log slope in pairs: of the time "
+          f"{np.polyfit(pairs, np.log([r['seconds_min'] for r in rows]), 1)[0]:.3f}, of the "
+          f"time per iteration "
+          f"{np.polyfit(pairs, np.log([r['ms_per_iteration'] for r in rows]), 1)[0]:.3f}")
 
 
 def run_process(cmd):
@@ -380,6 +416,8 @@ def main():
     parser.add_argument("--scale-queries", default="500,1000,2000,4000,8000")
     parser.add_argument("--scale-docs", type=int, default=50)
     parser.add_argument("--scale-c", type=float, default=10.0)
+    parser.add_argument("--fixed-docs", type=int, default=50000)
+    parser.add_argument("--query-sizes", default="10,30,100,300,1000")
     parser.add_argument("--default-cs", default="0.01,1,20")
     parser.add_argument("--out", default=str(Path(tempfile.gettempdir()) / "cpsvm-bench"
                                              / "rank"))
@@ -389,6 +427,7 @@ def main():
     if args.quick:
         args.rounds, args.cs, args.pair_sizes = 1, "10", "200x20"
         args.scale_queries, args.scale_docs, args.default_cs = "100,200,400", 20, "1"
+        args.fixed_docs, args.query_sizes = 2000, "10,100"
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     print(f"bench_rank: load {load1()}, numba layer {os.environ['NUMBA_THREADING_LAYER']}, "

@@ -8,7 +8,8 @@ quantiles (most documents 0, few 4). Dense features are shifted by a vector of t
 query's own: pairs within a query cancel it, a classifier of the lines would not, so the
 problem is a ranking one. ``generate`` is what benchmarks/bench_rank.py draws its larger
 sets from. Deterministic (numpy Generator, --seed). Usage:
-    .venv/bin/python benchmarks/make_toy_ranking.py [--train 60] [--test 30] [--seed 0]
+    .venv/bin/python benchmarks/make_toy_ranking.py [--train 60] [--test 30] [--noise 0.5]
+        [--seed 0]
 """
 
 import argparse
@@ -68,10 +69,12 @@ def main():
     parser.add_argument("--test", type=int, default=30, help="queries in the test file")
     parser.add_argument("--docs", type=int, default=12, help="documents per query (mean)")
     parser.add_argument("--features", type=int, default=10)
+    parser.add_argument("--noise", type=float, default=0.5,
+                        help="standard deviation of the noise on the relevance score")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     X, y, qid = generate(args.train + args.test, args.docs, args.features, seed=args.seed,
-                         decimals=3)
+                         noise=args.noise, decimals=3)
     split = int(np.searchsorted(qid, args.train + 1))
     write(SAMPLES / "toy.rank.train", X[:split], y[:split], qid[:split])
     write(SAMPLES / "toy.rank.test", X[split:], y[split:], qid[split:])

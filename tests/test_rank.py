@@ -220,7 +220,7 @@ BAD = {
     "kernel": (ONE_PAIR, ["-t", "2"], 1, "kernels (-t 1..3) are supported for binary "
                                          "problems only"),
     "binary_reading": (None, ["--problem", "binary"], 1,
-                       "toy.rank.train:3: expected binary targets +1 or -1, got target 2"),
+                       "toy.rank.train:1: expected binary targets +1 or -1, got target 2"),
 }
 CASES = {
     "toy": [("learn", ["-c", "3", TOY, "NAME/m"], {}),

@@ -109,7 +109,8 @@ STOP_REASONS = {
                    "file with graded targets: some 0, negative or fractional; hmm for an "
                    "SVM-hmm file: qid on the "
                    "lines, sentences of several tokens, tags 1..k; else binary if the "
-                   "targets are +-1, multiclass if 1..k; a choice made from qid is said) or module:Class: your own subclass of "
+                   "targets are +-1, multiclass if 1..k; a choice made from qid is said) "
+                   "or module:Class: your own subclass of "
                    "cpsvm.problems.PerExampleProblem, imported from the current directory "
                    "or PYTHONPATH (its model records module:Class for cp_classify).")
 @tree_options()
@@ -149,7 +150,8 @@ def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_it
     from ..problems import auto_choice_note, choose_problem
     from ..solvers.one_slack import StructParams, train
     params = StructParams(
-        C=C or 1.0, epsilon=epsilon or DEFAULT_EPSILON, algorithm=algorithm, rescaling=rescaling, loss_id=loss_id,
+        C=C or 1.0, epsilon=epsilon or DEFAULT_EPSILON, algorithm=algorithm,
+        rescaling=rescaling, loss_id=loss_id,
         max_iterations=max_iterations, max_idle=max_idle, cache_size=cache_size,
         batch=batch, kernel=kernel, n_threads=threads, problem=problem, seed=seed,
         time_limit=time_limit)

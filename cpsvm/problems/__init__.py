@@ -3,8 +3,9 @@
 ``--problem`` takes a registered name (``binary``, ``multiclass``, ``hmm``, ``cfg``,
 ``rank``), ``auto`` (cfg for bracketed trees, rank for a qid file with graded targets and
 hmm for an SVM-hmm file when the learner trains structures, else binary if every target
-is ±1, else multiclass) or ``module:Class`` (a user's subclass of :class:`PerExampleProblem`). :func:`resolve_problem` checks that spec before any data
-is read; :func:`choose_problem` then checks the data's labels against the problem.
+is ±1, else multiclass) or ``module:Class`` (a user's subclass of
+:class:`PerExampleProblem`). :func:`resolve_problem` checks that spec before any data is
+read; :func:`choose_problem` then checks the data's labels against the problem.
 The registry holds only names and builders: the problem modules (and numba) are
 imported when a problem is built, not when a name is checked.
 """
