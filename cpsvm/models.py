@@ -55,6 +55,17 @@ class LinearModel:
 
 
 @dataclass
+class RankingModel(LinearModel):
+    """A linear ranking function (``cp_learn --problem rank``, SVMrank): ``w·x`` scores the
+    documents of a query, the higher the more relevant; b is 0. Its file is an SVMlight
+    linear model (svm_classify reads it) whose support vector's comment names it."""
+
+    def predict(self, X) -> np.ndarray:
+        """The scores themselves: a ranking function has no classes."""
+        return self.decision_function(X)
+
+
+@dataclass
 class KernelModel:
     """Binary kernel expansion ``sign(sum_i coef_i k(sv_i, x) - b)``."""
 

@@ -15,10 +15,13 @@ ASSETClassifier     asset_learn      binary, Nyström / random Fourier / linear
 ASSETRegressor      asset_learn -z r the same, epsilon-insensitive loss
 StructuredSVM       cp_learn         any problem: binary, multiclass, hmm (lists of
                                      sentences), a registered instance, your own
+RankSVM             cp_learn         ranking (SVMrank): linear, pairs within
+                    --problem rank   each query (fit(X, y, groups=qid))
 =================== ================ ==========================================
 
 ``C`` is scikit-learn's: the C of ½|w|² + C·Σ_i loss_i (hinge; Crammer-Singer's for
-multiclass; a sum of slacks for structured problems). Each class's docstring says how it
+multiclass; a sum of slacks for structured problems; the pairs' hinge losses for
+RankSVM). Each class's docstring says how it
 becomes its command's ``-c``. Defaults are the command's, so an estimator built with only
 ``C`` trains what the command does with only ``-c``. ``random_state=None`` is the
 command's ``--seed 0``: a fit is reproducible unless a seed says otherwise.
@@ -55,15 +58,17 @@ except ImportError as _error:   # pragma: no cover - tested in a subprocess
 import numpy as np
 import scipy.sparse as sp
 
-from .conventions import multiclass_from_c_cs, perf_from_c_light, struct_from_c_sum
+from .conventions import (multiclass_from_c_cs, perf_from_c_light, rank_from_c_light,
+                          struct_from_c_sum)
 from .data import Dataset
 from .errors import InputError
 from .kernels import Kernel
 from .models import (CfgModel, KernelModel, LinearModel, MulticlassModel, RandomFeaturesModel,
-                     SequenceModel, UserProblemModel)
+                     RankingModel, SequenceModel, UserProblemModel)
 
 __all__ = ["OCASClassifier", "CuttingPlaneSVC", "SampledCutSVC", "ASSETClassifier",
-           "ASSETRegressor", "StructuredSVM", "load_model", "expected_failed_checks"]
+           "ASSETRegressor", "StructuredSVM", "RankSVM", "load_model",
+           "expected_failed_checks"]
 
 KERNELS = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3}
 _KERNEL_NAMES = {v: k for k, v in KERNELS.items()}
@@ -872,8 +877,8 @@ class StructuredSVM(_Classifier):
                 kind = choose_problem(data, spec, sequences=True)
             except InputError as e:
                 raise ValueError(str(e)) from None
-        if kind == "hmm" and isinstance(data, Dataset):
-            n = data.n_qid_runs()      # sentences, not token lines: as cp_learn counts them
+        if kind in ("hmm", "rank") and isinstance(data, Dataset):
+            n = max(data.n_qid_runs(), 1)   # sentences or queries (no qid: one), as cp_learn
         else:
             n = int(getattr(data, "n_sequences", 0) or data.n_examples)
         labels = getattr(data, "y", None)
@@ -1015,6 +1020,115 @@ class StructuredSVM(_Classifier):
         return None
 
 
+# -- ranking --------------------------------------------------------------------------------
+
+_RANK_LOSSES = {"pairs": 1, "fraction": 2, 1: 1, 2: 2}
+
+
+def _query_ids(groups, n):
+    """Query numbers 1..q of ``groups`` (one label per row, any type; None: one query),
+    refusing a query whose rows are not consecutive, as cp_learn refuses such a file."""
+    if groups is None:
+        return np.ones(n, dtype=np.int64)
+    groups = np.asarray(groups)
+    if groups.ndim != 1 or len(groups) != n:
+        raise ValueError(f"expected groups with one query label per row ({n}), got shape "
+                         f"{groups.shape}")
+    new = np.concatenate(([True], groups[1:] != groups[:-1])) if n else np.zeros(0, bool)
+    ids = np.cumsum(new).astype(np.int64)
+    if len(np.unique(groups[new])) != int(new.sum()):
+        raise ValueError("expected the rows of each query (group) to be consecutive, as in "
+                         "a ranking file; sort them first, e.g. order = np.argsort(groups, "
+                         "kind='stable')")
+    return ids
+
+
+class RankSVM(_Estimator):
+    """Ranking SVM (``cp_learn --problem rank``, SVMrank V1.00): a linear scoring function
+    learnt from the pairs of documents of each query whose targets differ (graded
+    relevance, any real values), by 1-slack cutting planes with Joachims' O(n log n)
+    separation oracle; the pairs are never formed.
+
+    ``fit(X, y, groups)``: X the documents' features, y their relevance, groups their query
+    (a label per row, the rows of a query consecutive; None: all rows one query), as the
+    lines and ``qid`` of a ranking file.
+
+    ``C`` is scikit-learn's: ½|w|² + C·Σ_pairs hinge(1 − w·(x_i − x_j)) for loss 'pairs'
+    (svm_learn -z p's C, and LinearSVC's on the pairs' differences), ½|w|² + C·Σ_q
+    (mean hinge over query q's pairs) for 'fraction'; cp_learn's -c is C·n, n the number of
+    queries (those without a pair included, as svm_rank_learn counts them).
+
+    Parameters [cp_learn flag]: C; loss [-l] 'pairs' (1, the number of swapped pairs) or
+    'fraction' (2, their fraction per query); epsilon [-e] (svm_rank_learn's default
+    0.001, relative to a query's loss); algorithm [-w] 0, 2, 3, 4 or 9, None the default;
+    max_iter [-#]; max_idle [--max-idle]; cache_size [-f]; batch [-k]; max_time
+    [--max-time]; n_jobs [--threads]; verbose [-v].
+
+    predict and decision_function give the scores w·x (sort a query's documents by them,
+    highest first); score is the mean NDCG@10 over the queries with a relevant document
+    (target > 0), as cp_classify prints it. Attributes: coef_ (1, d), n_iter_,
+    objective_ (in the convention of C above), n_features_in_, model_.
+    """
+
+    _command = "cp_learn"
+
+    def __init__(self, C=1.0, *, loss="pairs", epsilon=0.001, algorithm=None,
+                 max_iter=100000, max_idle=50, cache_size=5, batch=100, max_time=None,
+                 n_jobs=None, verbose=0):
+        _store(self, locals())
+
+    def fit(self, X, y, groups=None):
+        from .solvers.one_slack import StructParams, train
+        if self.loss not in _RANK_LOSSES:
+            raise ValueError(f"expected loss 'pairs' or 'fraction', got {self.loss!r}")
+        X, y, _ = self._check_Xy(X, y, None, numeric=True)
+        if X.shape[0] < 2:
+            raise ValueError(f"expected at least two documents to rank, got n_samples = "
+                             f"{X.shape[0]}")
+        qid = _query_ids(groups, X.shape[0])
+        n_queries = int(qid[-1]) if len(qid) else 0
+        params = StructParams(
+            C=rank_from_c_light(float(self.C), n_queries), epsilon=self.epsilon,
+            algorithm=self.algorithm, loss_id=_RANK_LOSSES[self.loss],
+            max_iterations=self.max_iter, max_idle=self.max_idle,
+            cache_size=self.cache_size, batch=self.batch, problem="rank",
+            time_limit=_time_limit(self.max_time), n_threads=_n_threads(self.n_jobs))
+        data = Dataset(X, np.asarray(y, dtype=np.float64), qid)
+        _train(self, train, data, params, _monitor(self.verbose, self._command))
+        return self
+
+    def decision_function(self, X):
+        """The scores w·x, shape (n,)."""
+        check_is_fitted(self, "model_")
+        return self.model_.decision_function(self._check_X(X, reset=False))
+
+    def predict(self, X):
+        """The scores w·x: rank a query's documents by them, highest first."""
+        return self.decision_function(X)
+
+    def score(self, X, y, groups=None):
+        """Mean NDCG@10 over the queries with a relevant document (target > 0); ties in the
+        scores broken against the targets (cp_classify's figure)."""
+        from .problems.rank import NDCG_AT, query_metrics
+        scores = self.decision_function(X)
+        qid = _query_ids(groups, len(scores))
+        starts = np.concatenate(([0], np.flatnonzero(np.diff(qid)) + 1, [len(qid)]))
+        ndcg = query_metrics(scores, np.asarray(y, dtype=np.float64), starts, NDCG_AT)[:, 2]
+        return float(np.nanmean(ndcg)) if np.any(~np.isnan(ndcg)) else 0.0
+
+    @property
+    def coef_(self):
+        check_is_fitted(self, "model_")
+        return self.model_.w[None, :]
+
+    @classmethod
+    def _from_model(cls, model):
+        if isinstance(model, LinearModel):   # svm_rank_learn's models are plain linear
+            return cls()._loaded(RankingModel(model.w, model.b, model.n_train),
+                                 model.n_features)
+        return None
+
+
 _SAMPLED_WEIGHTS = (
     "sampled cuts draw examples uniformly at random: a repeated example is drawn more "
     "often than one weighted 2, so the two fits follow different random paths (the same "
@@ -1040,12 +1154,15 @@ def expected_failed_checks(estimator) -> dict:
 
 
 def load_model(path):
-    """A fitted estimator from any model file the commands read: a linear or kernel
-    SVMlight/SVMperf model becomes a CuttingPlaneSVC, an SVMmulticlass model a
+    """A fitted estimator from any model file the commands read: a ranking function
+    (cp_learn --problem rank) a RankSVM, a linear or kernel
+    SVMlight/SVMperf model a CuttingPlaneSVC, an SVMmulticlass model a
     CuttingPlaneSVC (multiclass), an SVMhmm or user-problem model a StructuredSVM, a
     random-features model an ASSETClassifier or ASSETRegressor."""
     from .io.model_file import read_model
     model = read_model(path)
+    if isinstance(model, RankingModel):
+        return RankSVM._from_model(model)
     if isinstance(model, (SequenceModel, UserProblemModel)):
         return StructuredSVM._from_model(model)
     if isinstance(model, RandomFeaturesModel):

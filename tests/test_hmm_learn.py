@@ -232,7 +232,10 @@ def test_hmm_options_keep_their_svmperf_meaning_for_binary(tmp_path):
 def test_tag_0_in_training_is_an_input_error(tmp_path):
     data, model = tmp_path / "d", tmp_path / "m"
     data.write_text("1 qid:1 1:1\n2 qid:1 2:1\n0 qid:2 1:1\n1 qid:2 2:1\n")
-    result = run_cli("learn", "-c", "1", data, model)
+    result = run_cli("learn", "-c", "1", "--problem", "hmm", data, model)
     assert result.returncode == 1 and one_line(result), result.stderr
     assert f"{data}:3: expected an integer tag >= 1, got 0" in result.stderr
     assert not model.exists()
+    # Left to auto, a qid file with a target 0 is a ranking problem (graded relevance).
+    ranked = run_cli("learn", "-c", "1", data, model)
+    assert ranked.returncode == 0 and "Problem: rank" in ranked.stdout

@@ -185,7 +185,8 @@ def test_one_table_of_kinds():
     from cpsvm.io import model_file
     seen = [cls for kind in model_file.MODEL_KINDS for cls in kind.writers]
     assert sorted(seen) == ["CfgModel", "KernelModel", "LinearModel", "MulticlassModel",
-                            "RandomFeaturesModel", "SequenceModel", "UserProblemModel"]
+                            "RandomFeaturesModel", "RankingModel", "SequenceModel",
+                            "UserProblemModel"]
     assert len(seen) == len(set(seen))
     for model in (LinearModel(w=np.ones(2)), MulticlassModel(np.ones((2, 2))), _user_model()):
         kind = model_file.model_kind_of(model)

@@ -96,7 +96,7 @@ def test_binary_named_with_zero_one_labels_says_map_0_to_minus_1():
 # -- cp_learn refuses what names no problem, before reading the data ---------------------
 
 @pytest.mark.parametrize("spec, expected", [
-    ("foo", "unknown problem 'foo': expected auto, binary, multiclass, hmm, cfg or "
+    ("foo", "unknown problem 'foo': expected auto, binary, multiclass, hmm, cfg, rank or "
             "module:Class"),
     ("nosuchmodule_xyz:Problem", "cannot import problem"),
     ("ordinal:NoSuchClass", "has no 'NoSuchClass'"),

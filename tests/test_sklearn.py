@@ -23,7 +23,7 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 from cpsvm.sklearn import (ASSETClassifier, ASSETRegressor, CuttingPlaneSVC,  # noqa: E402
-                           OCASClassifier, SampledCutSVC, StructuredSVM,
+                           OCASClassifier, RankSVM, SampledCutSVC, StructuredSVM,
                            expected_failed_checks, load_model)
 
 from cpsvm.data import TreeDataset  # noqa: E402
@@ -52,6 +52,7 @@ CHECKED = [
     ASSETClassifier(max_iter=2, n_components=20),
     ASSETRegressor(max_iter=20, n_components=20),
     StructuredSVM(max_iter=200, epsilon=1e-4),
+    RankSVM(max_iter=20, epsilon=0.01),
 ]
 
 
@@ -82,6 +83,11 @@ def _sentences(name):
     cuts = np.flatnonzero(np.diff(qid)) + 1
     rows = np.split(np.arange(len(qid)), cuts)
     return [X[r] for r in rows], [tags[r].astype(int) for r in rows]
+
+
+def _ranking(name):
+    X, y, qid = _svmlight(name, query_id=True)
+    return X, y, qid
 
 
 def _ordinal():
@@ -187,6 +193,11 @@ CASES = {
     "struct_cfg": ("learn", ["-c", _c(10.0 * 300), "-e", "1"], "toy.train.mrg",
                    lambda: StructuredSVM(problem="cfg", C=10, epsilon=1).fit(
                        TreeDataset.read(SAMPLES / "toy.train.mrg", 0))),
+    "rank": ("learn", ["-c", _c(0.5 * 60)], "toy.rank.train",
+             lambda: RankSVM(C=0.5).fit(*_ranking("toy.rank.train"))),
+    "rank_fraction": ("learn", ["-c", _c(2.0 * 60), "-l", "2", "-w", "3"], "toy.rank.train",
+                      lambda: RankSVM(C=2, loss="fraction", algorithm=3).fit(
+                          *_ranking("toy.rank.train"))),
     "struct_user": ("learn", ["-c", _c(0.25 * 120), "--problem", "ordinal:OrdinalRegression"],
                     EXAMPLES / "ordinal.train",
                     lambda: StructuredSVM(_ordinal()[0], C=0.25).fit(*_ordinal()[1:])),
@@ -600,3 +611,24 @@ def test_asset_estimators_stop_by_the_commands_rule():
     fixed = ASSETRegressor(C=10, epsilon=0.05, kernel="rbf", gamma=2, n_components=50,
                            validation_fraction=0, max_iter=10).fit(A, y)
     assert fixed.stop_reason_ == "epochs" and fixed.n_iter_ == 10
+
+
+def test_rank_svm_scores_ndcg_as_cp_classify_and_loads_back(tmp_path):
+    X, y, qid = _ranking("toy.rank.train")
+    Xt, yt, qt = _ranking("toy.rank.test")
+    ranker = RankSVM(C=0.5).fit(X, y, groups=qid)
+    ranker.save_model(tmp_path / "m")
+    run = subprocess.run([sys.executable, "-m", "cpsvm.cli.classify", "-v", "1", "--double",
+                          str(SAMPLES / "toy.rank.test"), str(tmp_path / "m"),
+                          str(tmp_path / "p")], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert run.returncode == 0, run.stderr
+    assert f"NDCG@10 on test set: {ranker.score(Xt, yt, groups=qt):.4f} " in run.stdout
+    written = np.loadtxt(tmp_path / "p")
+    assert np.allclose(ranker.predict(Xt), written, atol=1e-6)
+    loaded = load_model(tmp_path / "m")
+    assert isinstance(loaded, RankSVM)
+    assert np.array_equal(loaded.decision_function(Xt), ranker.decision_function(Xt))
+    # A query whose rows are apart is refused, as cp_learn refuses such a file.
+    with pytest.raises(ValueError, match="consecutive"):
+        RankSVM().fit(X[:4], y[:4], groups=[1, 2, 1, 2])

@@ -63,7 +63,11 @@ def command(verbosity, pred_format, full_precision, beam, perf_measures, max_len
     average loss per token, as svm_hmm_classify does. Parsing models (cp_learn --problem
     cfg) read bracketed trees (.mrg), parse each sentence's POS tags, write one tree a
     line and print labelled-bracket precision, recall, F1 and exact match (evalb's
-    conventions). Test features above the model's highest feature index are ignored.
+    conventions). Ranking functions (cp_learn --problem rank, svm_rank_learn; or any linear
+    model on a file of queries: qid, targets other than -1/0/+1) write one score a line, as
+    svm_rank_classify does, and print its figures (the fraction of swapped pairs per query,
+    averaged) with NDCG@10 and MAP. Test features above the model's highest feature index
+    are ignored.
     """
     if example_file == "-" and model_file == "-":
         raise click.UsageError("only one of EXAMPLE_FILE and MODEL_FILE can be '-'")
@@ -83,6 +87,8 @@ def command(verbosity, pred_format, full_precision, beam, perf_measures, max_len
     from ..io.svmlight import read_svmlight
     data = read_svmlight(example_file)
     kind = _KINDS[model_kind_of(model).name]
+    if kind is _Binary and _ranks(model, data):
+        kind = _Ranking
     kind.load(model)
     if verbosity >= 2:
         note(f"Reading model...OK. ({kind.describe(model)})")
@@ -214,6 +220,43 @@ class _Sequence:
         return lines, lambda out: _report_sequences(seqs, tags, out)
 
 
+class _Ranking:
+    """Ranking functions (cp_learn --problem rank, svm_rank_learn): one score a document
+    line, as svm_rank_classify writes them, and per query the fraction of swapped pairs
+    (SVMrank's loss), NDCG@10 and average precision, averaged."""
+
+    load = _Binary.load
+
+    @staticmethod
+    def describe(model):
+        return f"ranking function, {model.n_features} features"
+
+    @staticmethod
+    def classify(model, data, X, *, verbosity, pred_format, full_precision):
+        from ..problems.rank import check_targets, query_starts
+        check_targets(data)
+        starts = query_starts(data)
+        scores = model.decision_function(X)
+        lines = [f"{v:.8f}" for v in scores]
+        return lines, lambda out: _report_ranking(data.y, scores, starts, out)
+
+
+def _ranks(model, data) -> bool:
+    """A linear SVMlight model ranks a file when it is a ranking function (cp_learn
+    --problem rank), or when the file has queries (qid, some of several lines) with
+    targets other than -1, 0 and +1: SVMrank's test files, read by svm_rank_learn's models."""
+    import numpy as np
+
+    from ..models import LinearModel, RankingModel
+    if isinstance(model, RankingModel):
+        return True
+    qid = data.qid
+    if type(model) is not LinearModel or qid is None or len(qid) < 2:
+        return False
+    return bool(np.any(qid[1:] == qid[:-1])) and bool(np.any(np.abs(data.y) > 1) or
+                                                      np.any(data.y != np.round(data.y)))
+
+
 class _RandomFeatures(_Binary):
     """asset_learn's random Fourier feature models: decision values as binary models;
     regression models print the mean squared and absolute errors."""
@@ -292,6 +335,37 @@ def _report_perf(model, y, decision, out, all_figures):
     if all_figures:
         for name, value in perf_figures(y, decision):
             print(f"{name:<9}: {value:5.2f}", file=out)
+
+
+def _report_ranking(y, scores, starts, out):
+    """svm_rank_classify's figures (the fraction of swapped pairs per query, ties in the
+    scores counted as swapped, averaged over every query; the queries ranked perfectly),
+    then NDCG@10 and MAP over the queries that have a relevant document."""
+    import numpy as np
+
+    from ..problems.rank import NDCG_AT, query_metrics
+    metrics = query_metrics(scores, y, starts, at=NDCG_AT)
+    n = len(metrics)
+    pairs, swapped = metrics[:, 0], metrics[:, 1]
+    fraction = np.divide(swapped, pairs, out=np.zeros(n), where=pairs > 0)
+    wrong = int(np.count_nonzero(fraction))
+    average = float(np.float32(fraction.mean()))
+    print(f"Average loss on test set: {average:.4f}", file=out)
+    print(f"Zero/one-error on test set: {100.0 * wrong / n:.2f}% ({n - wrong} correct, "
+          f"{wrong} incorrect, {n} total)", file=out)
+    print("NOTE: The loss reported above is the fraction of swapped pairs averaged over\n"
+          "      all rankings. The zero/one-error is fraction of perfectly correct\n"
+          "      rankings!", file=out)
+    print(f"Total Num Swappedpairs  : {swapped.sum():6.0f}", file=out)
+    print(f"Avg Swappedpairs Percent: {100.0 * average:6.2f}", file=out)
+    for column, name in ((2, f"NDCG@{NDCG_AT}"), (3, "MAP")):
+        values = metrics[:, column]
+        scored = ~np.isnan(values)
+        left = n - int(np.count_nonzero(scored))
+        mean = f"{float(values[scored].mean()):.4f}" if scored.any() else "undefined"
+        print(f"{name} on test set: {mean} (over {n - left} queries with a relevant "
+              f"document, target > 0" + (f"; {left} without one left out)" if left else ")"),
+              file=out)
 
 
 def _report_multiclass(y, predicted, out):

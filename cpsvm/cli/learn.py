@@ -23,6 +23,9 @@ from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, IntChoice, kernel_optio
 from .parsing import (c_unless_baseline, describe, learn_baseline, read_examples,
                       statistics_line, tree_options)
 
+DEFAULT_EPSILON = 0.1     # -e of every problem but rank
+RANK_EPSILON = 0.001      # svm_rank_learn's -e (man cp_learn, DEFAULTS)
+
 # The reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
 from ..conventions import PERF_ERROR_RATE, PERF_LOSS_NAMES
 
@@ -39,10 +42,13 @@ STOP_REASONS = {
 @click.option("-c", "C", type=positive("C"), default=None, callback=c_unless_baseline,
               help="Trade-off C (required, except with --baseline). Binary: SVMperf's convention, "
                    "C_light = C*100/n. Multiclass: SVMmulticlass's, C_cs = C/(100*n). "
-                   "hmm: SVMhmm's, 1/2|w|^2 + (C/n)*sum of the n sentences' slacks.")
-@click.option("-e", "epsilon", type=positive("epsilon"), default=0.1, show_default=True,
+                   "hmm: SVMhmm's, 1/2|w|^2 + (C/n)*sum of the n sentences' slacks. "
+                   "rank: svm_rank_learn's, 1/2|w|^2 + (C/n)*sum of the pairs' hinge "
+                   "losses over n queries (svm_learn -z p's C = C/n).")
+@click.option("-e", "epsilon", type=positive("epsilon"), default=None,
               help="Tolerance: stop when the most violated constraint is violated by at "
-                   "most this much.")
+                   "most this much (default 0.1; rank: 0.001 as svm_rank_learn, relative to "
+                   "a query's loss: times the average number of pairs per query with -l 1).")
 @click.option("-w", "algorithm",
               type=IntChoice(0, 1, 2, 3, 4, 9, expected="-w 0, 1, 2, 3, 4 or 9"), default=9,
               show_default=True,
@@ -64,7 +70,9 @@ STOP_REASONS = {
                    "ROC area; each 100 minus the measure in percent (zero/one: 1). "
                    "Multiclass: 0 zero/one per example x100 (default; -l 2 the same). hmm: "
                    "1 Hamming, 1 per wrong token (default), 0 1 per wrong sentence. cfg: 0 "
-                   "100 per wrong tree (default), 1 100*(wrong brackets)/(2*gold brackets).")
+                   "100 per wrong tree (default), 1 100*(wrong brackets)/(2*gold brackets). "
+                   "rank (SVMrank): 1 the number of swapped pairs of a query (default), 2 "
+                   "their fraction.")
 @click.option("-k", "batch", type=click.IntRange(min=1), default=100, show_default=True,
               help="-w 0: new constraints before the QP is re-solved.")
 @click.option("-f", "cache_size", type=click.IntRange(min=1), default=5, show_default=True,
@@ -102,11 +110,14 @@ STOP_REASONS = {
 @click.option("--i", "preimage", type=int, default=0, show_default=True,
               help="SVMperf's CPSP preimage search: only 0 (none) is supported.")
 @click.option("--problem", default="auto", show_default=True,
-              help="binary, multiclass, hmm, cfg (parsing bracketed trees), auto (cfg for "
-                   "bracketed trees: a .mrg file or one starting with '('; hmm for an "
+              help="binary, multiclass, hmm, cfg (parsing bracketed trees), rank (SVMrank: "
+                   "pairs within each qid), auto (cfg for "
+                   "bracketed trees: a .mrg file or one starting with '('; rank for a qid "
+                   "file with graded targets: some 0, negative or fractional; hmm for an "
                    "SVM-hmm file: qid on the "
-                   "lines, sentences of several tokens; else binary if the targets are +-1, "
-                   "multiclass if 1..k) or module:Class: your own subclass of "
+                   "lines, sentences of several tokens, tags 1..k; else binary if the "
+                   "targets are +-1, multiclass if 1..k; a choice made from qid is said) "
+                   "or module:Class: your own subclass of "
                    "cpsvm.problems.PerExampleProblem, imported from the current directory "
                    "or PYTHONPATH (its model records module:Class for cp_classify).")
 @tree_options()
@@ -133,8 +144,9 @@ def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_it
     Binary targets (+1/-1) give an SVMperf-style linear or kernel model in SVMlight's
     format (svm_classify reads it); class labels 1..k a Crammer-Singer model in
     SVMmulticlass's format; an SVM-hmm file (one token a line, qid the sentence) an
-    SVM-HMM V3.10 model (svm_hmm_classify reads it); --problem module:Class a 'cpsvm
-    user-problem model V1'. Classify with cp_classify.
+    SVM-HMM V3.10 model (svm_hmm_classify reads it); a ranking file (qid the query,
+    graded targets) SVMrank's linear model in SVMlight's format; --problem module:Class
+    a 'cpsvm user-problem model V1'. Classify with cp_classify.
     """
     if preimage != 0:
         raise click.UsageError(f"--i {preimage} (CPSP preimage search) is not supported; "
@@ -143,10 +155,11 @@ def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_it
               "--f": basis_file, "--p": k_fraction}
     _check_custom(custom)
     from ..io.svmlight import read_svmlight
-    from ..problems import choose_problem
+    from ..problems import auto_choice_note, choose_problem
     from ..solvers.one_slack import StructParams, train
     params = StructParams(
-        C=C or 1.0, epsilon=epsilon, algorithm=algorithm, rescaling=rescaling, loss_id=loss_id,
+        C=C or 1.0, epsilon=epsilon or DEFAULT_EPSILON, algorithm=algorithm,
+        rescaling=rescaling, loss_id=loss_id,
         max_iterations=max_iterations, max_idle=max_idle, cache_size=cache_size,
         batch=batch, kernel=kernel, n_threads=threads, problem=problem, seed=seed,
         time_limit=time_limit)
@@ -167,6 +180,12 @@ def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_it
     if not known:
         params.problem = choose_problem(data, "auto", sequences=True)
         _apply_custom(params, custom, params.problem)
+        chosen = auto_choice_note(data, params.problem)
+        if chosen and verbosity >= 1:
+            print(f"Problem chosen from the file: {params.problem}: {chosen}",
+                  file=sys.stderr if model_file == "-" else sys.stdout)
+    if params.problem == "rank" and epsilon is None:
+        params.epsilon = RANK_EPSILON
     if basis_file is not None:
         params.basis_data = read_svmlight(basis_file)
     examples = None
@@ -174,6 +193,9 @@ def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_it
         examples = f"{data.n_qid_runs()} examples (sentences), {data.n_examples} tokens"
     if params.problem == "cfg":
         examples = describe(data)
+    if params.problem == "rank":
+        from ..problems.rank import describe_queries
+        examples = describe_queries(data)
     info, cpu, report = train_and_save("cp_learn", train, data, params, model_file,
                                        verbosity, trace_path, examples=examples)
     if verbosity >= 1:
@@ -214,8 +236,8 @@ def _check_custom(custom):
 def _apply_custom(params, custom, kind):
     """The ``--`` options in the meaning ``kind`` gives them, into ``params``."""
     given = [flag for flag, value in custom.items() if value is not None]
-    if kind == "cfg" and given:
-        raise OptionError(f"{' and '.join(given)}: not options of the cfg problem")
+    if kind in ("cfg", "rank") and given:
+        raise OptionError(f"{' and '.join(given)}: not options of the {kind} problem")
     if kind == "hmm":
         others = [flag for flag in given if flag in ("--k", "--f", "--p")]
         if others:
@@ -298,6 +320,18 @@ def _print_statistics(info, params, cpu, out):
         from ..conventions import LOSS_SCALE, c_cs_from_multiclass
         p(f"Crammer-Singer scale: C_cs = C/(100*n) = {c_cs_from_multiclass(params.C, n):.6g};"
           f" objective (w/100) = {r.primal / LOSS_SCALE ** 2:.6f}")
+    elif info.problem == "rank":
+        from ..conventions import c_light_from_rank
+        loss = "the pairs' hinge losses" if params.loss_of("rank") == 1 else \
+            "each query's mean hinge loss over its pairs"
+        p(f"SVMrank scale (svm_rank_learn -c {params.C:g}): objective 1/2|w|^2 + (C/n)*sum of "
+          f"{loss} = {r.primal:.6f} over n = {n} queries"
+          + (f"; svm_learn -z p and LinearSVC on the pairs: C = C/n = "
+             f"{c_light_from_rank(params.C, n):.6g}" if params.loss_of("rank") == 1 else ""))
+        if info.epsilon != params.epsilon:
+            p(f"NOTE: -e is relative to a query's loss (as svm_rank_learn's): eps = "
+              f"{params.epsilon:g} x {info.epsilon / params.epsilon:.6g} pairs per query = "
+              f"{info.epsilon:.6g}")
     elif info.problem == "hmm":
         from ..conventions import c_sum_from_struct
         p(f"SVMhmm scale (svm_hmm_learn -c {params.C:g}): objective 1/2|w|^2 + (C/n)*sum(xi) "

@@ -2,7 +2,9 @@
 
 Binary models are written as SVMlight models (version line exactly
 ``SVM-light Version V6.20``, which ``svm_classify`` insists on); a linear model in
-SVMperf's compressed form, one "support vector" with coefficient 1 holding w.
+SVMperf's compressed form, one "support vector" with coefficient 1 holding w. A ranking
+function (``cp_learn --problem rank``) is the same, its support vector's comment
+``RANKING_COMMENT`` saying what it is.
 Multiclass models use SVMmulticlass's layout: its header, then w of all classes
 stacked (class y's block at offset (y-1)·d) as the single support vector.
 Sequence models use SVMhmm V3.10's (``SVM-HMM Version V3.10``, which svm_hmm_classify
@@ -42,6 +44,8 @@ from .streams import read_bytes, source_name
 SVMLIGHT_VERSION = "SVM-light Version V6.20"
 MULTICLASS_VERSION = "SVM-multiclass Version V2.20"
 USER_PROBLEM_VERSION = "cpsvm user-problem model V1"
+# The comment of a ranking function's support vector (cp_learn --problem rank).
+RANKING_COMMENT = " ranking function (cp_learn --problem rank)"
 
 # Header fields after the version line: (what the file's comment says, type).
 _KERNEL_FIELDS = [
@@ -162,7 +166,13 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
     model = KernelModel(support_vectors=sv_matrix, coef=svs.y, b=b, kernel=kernel,
                         n_train=n_train, sv_comments=svs.comments, loss_id=loss_id,
                         k_fraction=k_fraction)
-    return model.to_linear() if kernel.is_linear else model
+    if not kernel.is_linear:
+        return model
+    linear = model.to_linear()
+    if n_sv == 1 and svs.comments and svs.comments[0].strip() == RANKING_COMMENT.strip():
+        from ..models import RankingModel
+        return RankingModel(linear.w, linear.b, n_train=linear.n_train)
+    return linear
 
 
 def _read_svmlight(raw, name, float32_features):
@@ -230,14 +240,21 @@ def _format_user_problem(model) -> list:
             + " # w (index:value, zero weights omitted)"]
 
 
-def _format_linear(model) -> list:
+def _format_linear(model, comment="") -> list:
     import numpy as np
 
     from ..kernels import Kernel
     lines = [SVMLIGHT_VERSION] + _kernel_header(Kernel(), model.n_features, model.n_train,
                                                 1, model.b, _trained_for(model))
-    lines.append(_sv_line(1.0, *_nonzero(np.asarray(model.w, dtype=np.float64))))
+    lines.append(_sv_line(1.0, *_nonzero(np.asarray(model.w, dtype=np.float64)),
+                          comment=comment))
     return lines
+
+
+def _format_ranking(model) -> list:
+    """A ranking function: SVMperf's compressed linear form, its support vector's comment
+    saying what it is (svm_classify keeps a comment and ignores it)."""
+    return _format_linear(model, comment=RANKING_COMMENT)
 
 
 def _format_kernel(model) -> list:
@@ -553,7 +570,8 @@ class ModelKind:
 
 MODEL_KINDS = [
     ModelKind("svmlight", ("SVM-light Version V6.", "SVM-light Version V5."), _read_svmlight,
-              {"LinearModel": _format_linear, "KernelModel": _format_kernel}),
+              {"LinearModel": _format_linear, "KernelModel": _format_kernel,
+               "RankingModel": _format_ranking}),
     ModelKind("multiclass", ("SVM-multiclass Version V2.",), _read_multiclass,
               {"MulticlassModel": _format_multiclass}),
     ModelKind("user-problem", (USER_PROBLEM_VERSION,), _read_user_problem,
@@ -586,7 +604,8 @@ def read_model(source, *, float32_features=False):
     SVMperf, SVMmulticlass V2 or SVMhmm V3.10.
 
     Returns a :class:`LinearModel` (SVMlight models with the linear kernel, SVMperf's
-    compressed models), :class:`KernelModel`, :class:`MulticlassModel`,
+    compressed models; a :class:`RankingModel` when cp_learn --problem rank wrote it),
+    :class:`KernelModel`, :class:`MulticlassModel`,
     :class:`SequenceModel` (SVMhmm V3.10) or :class:`UserProblemModel`.
     ``float32_features`` rounds the support vectors' feature values to 32-bit floats,
     as SVMlight stores them (its FVAL type), before a linear model's w is summed from

@@ -1,9 +1,11 @@
 """Structured problems: a registry of names, the label checks, and users' own classes.
 
-``--problem`` takes a registered name (``binary``, ``multiclass``, ``hmm``, ``cfg``),
-``auto`` (cfg for bracketed trees and hmm for an SVM-hmm file when the learner trains
-structures, else binary if every target is ±1, else multiclass) or ``module:Class`` (a user's subclass of :class:`PerExampleProblem`). :func:`resolve_problem` checks that spec before any data
-is read; :func:`choose_problem` then checks the data's labels against the problem.
+``--problem`` takes a registered name (``binary``, ``multiclass``, ``hmm``, ``cfg``,
+``rank``), ``auto`` (cfg for bracketed trees, rank for a qid file with graded targets and
+hmm for an SVM-hmm file when the learner trains structures, else binary if every target
+is ±1, else multiclass) or ``module:Class`` (a user's subclass of
+:class:`PerExampleProblem`). :func:`resolve_problem` checks that spec before any data is
+read; :func:`choose_problem` then checks the data's labels against the problem.
 The registry holds only names and builders: the problem modules (and numba) are
 imported when a problem is built, not when a name is checked.
 """
@@ -24,7 +26,9 @@ from .base import MARGIN_RESCALING, SLACK_RESCALING, PerExampleProblem, Structur
 __all__ = ["MARGIN_RESCALING", "SLACK_RESCALING", "PerExampleProblem", "StructuredProblem",
            "ProblemEntry", "ProblemSpecError", "register_problem", "problem_entry",
            "problem_names", "resolve_problem", "choose_problem", "check_binary_labels",
-           "check_multiclass_labels", "check_sequence_labels", "is_sequence_file", "import_problem_class", "load_user_problem"]
+           "check_multiclass_labels", "check_sequence_labels", "check_ranking_labels",
+           "is_sequence_file", "is_ranking_file", "auto_choice_note", "import_problem_class",
+           "load_user_problem"]
 
 
 class ProblemSpecError(OptionError):
@@ -117,6 +121,52 @@ def is_sequence_file(dataset) -> bool:
     return bool(np.any(qid[1:] == qid[:-1])) and not np.all(np.abs(dataset.y) == 1)
 
 
+def check_ranking_labels(dataset):
+    """A ranking training file (SVMrank): queries on consecutive lines, finite targets,
+    some query with two relevance levels."""
+    from .rank import check_ranking_labels as check
+    check(dataset)
+
+
+def _build_rank(dataset, loss_id=1):
+    from .rank import RankProblem
+    return RankProblem.from_dataset(dataset, loss_id=loss_id)
+
+
+def _runs_of_several_lines(dataset) -> bool:
+    """qid on the lines, and some qid on consecutive lines (a query or sentence of more
+    than one line)."""
+    qid = getattr(dataset, "qid", None)
+    return qid is not None and len(qid) >= 2 and bool(np.any(qid[1:] == qid[:-1]))
+
+
+def is_ranking_file(dataset) -> bool:
+    """SVMrank's shape: qid on the lines, some query of several documents, and graded
+    relevance: targets not all ±1 (binary classification with qid, as before) and not all
+    integers >= 1 (SVM-hmm's tags, which stay hmm): a 0, a negative or a fractional one."""
+    if not _runs_of_several_lines(dataset):
+        return False
+    y = dataset.y
+    if np.all(np.abs(y) == 1):
+        return False
+    return bool(np.any((y < 1) | (y != np.round(y))))
+
+
+def auto_choice_note(dataset, kind: str):
+    """The line saying why ``auto`` read a qid file as ``kind`` and how to say otherwise,
+    or None when no qid led the choice."""
+    if kind == "rank":
+        y = dataset.y
+        return (f"qid on the lines and graded targets ({float(y.min()):g} to "
+                f"{float(y.max()):g}): a ranking problem (SVMrank, pairs within each "
+                "query); --problem binary, multiclass or hmm reads it otherwise")
+    if kind == "hmm" and getattr(dataset, "qid", None) is not None:
+        return (f"qid on the lines and integer targets 1..{int(dataset.y.max())}: SVM-hmm "
+                "sequences (qid the sentence, a tag per line); --problem rank ranks the "
+                "lines of each qid instead")
+    return None
+
+
 def check_trees(dataset):
     """Parse trees (a :class:`cpsvm.data.TreeDataset`) with at least one tree."""
     if not hasattr(dataset, "trees"):
@@ -154,6 +204,9 @@ register_problem(ProblemEntry("binary", check_binary_labels, _build_binary))
 register_problem(ProblemEntry("multiclass", check_multiclass_labels, _build_multiclass))
 register_problem(ProblemEntry("hmm", check_sequence_labels, from_dataset=_build_hmm))
 register_problem(ProblemEntry("cfg", check_trees, from_dataset=_build_cfg))
+register_problem(ProblemEntry("rank", check_ranking_labels, from_dataset=_build_rank))
+# Problems only cp_learn trains (choose_problem's ``sequences``).
+_STRUCTURED_ONLY = ("hmm", "cfg", "rank")
 
 
 def _choices() -> str:
@@ -219,17 +272,20 @@ def resolve_problem(spec: str) -> str:
 
 def choose_problem(dataset, requested: str, sequences: bool = False) -> str:
     """The registered name for ``requested`` (auto or a name), after checking the labels.
-    ``sequences``: the caller trains sequence problems, so auto picks hmm for an SVM-hmm
-    file (:func:`is_sequence_file`); without it, hmm is refused."""
+    ``sequences``: the caller trains structured problems, so auto picks rank for a qid
+    file with graded targets (:func:`is_ranking_file`) and hmm for an SVM-hmm file
+    (:func:`is_sequence_file`); without it, hmm, cfg and rank are refused."""
     requested = (requested or "").strip()
     names = problem_names() if sequences else [n for n in problem_names()
-                                                if n not in ("hmm", "cfg")]
+                                                if n not in _STRUCTURED_ONLY]
     if requested != "auto" and requested not in names:
         choices = ", ".join(["auto"] + names[:-1]) + " or " + names[-1]
         raise _no_such_problem(requested, choices)
     if requested == "auto":
         if sequences and hasattr(dataset, "trees"):
             requested = "cfg"
+        elif sequences and is_ranking_file(dataset):
+            requested = "rank"
         elif sequences and is_sequence_file(dataset):
             requested = "hmm"
         else:

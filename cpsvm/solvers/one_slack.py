@@ -2,8 +2,8 @@
 SVMhmm).
 
 ``train(dataset, params)`` picks the problem (binary — with the error rate, or one of
-SVMperf's multivariate losses, :mod:`cpsvm.problems.multivariate` —, multiclass, hmm, cfg
-or a user's class),
+SVMperf's multivariate losses, :mod:`cpsvm.problems.multivariate` —, multiclass, hmm, cfg,
+rank or a user's class),
 the representation (linear, exact kernel expansion, or a Nyström basis trained
 linearly — SVMperf's ``--t 1``) and the algorithm (``-w``: 0 n-slack, 2 1-slack with
 the primal QP, 3 1-slack dual, 4 1-slack dual with constraint cache, 9 — SVMperf's
@@ -41,16 +41,18 @@ ALGORITHMS = (0, 2, 3, 4, 9)
 # oracle far less, but its cached cuts are weaker (multiclass: 2x the iterations, 3-4x
 # the time on satimage) and for binary they equal the exact ones: -w 3. hmm with slack
 # rescaling: -w 4, SVMhmm's default, the fewest Viterbi calls.
-DEFAULT_ALGORITHM = {"binary": 3, "multiclass": 3, "hmm": 4, "user": 4, "cfg": 4}
+DEFAULT_ALGORITHM = {"binary": 3, "multiclass": 3, "hmm": 4, "user": 4, "cfg": 4,
+                     "rank": 3}
 # --margin-bounds when not given, per -w (benchmarks/bench_margin_bounds.py): the binary
 # linear cut (-w 2, 3) and OCAS's iteration (-w 9).
 MARGIN_BOUNDS_DEFAULT = {2: False, 3: False, 9: False}
-LINE_SEARCH = ("binary", "multiclass", "hmm")   # -w 9 trains them with OCAS's line search
+LINE_SEARCH = ("binary", "multiclass", "hmm", "rank")   # -w 9: OCAS's line search
 # -l of each problem, its default first: binary SVMperf's numbering (2 the error rate;
-# the others SVMperf's multivariate losses, problems/multivariate.py), multiclass and user problems zero/one
-# per example (-l 2 the same), hmm SVMhmm's Hamming, cfg zero/one or brackets.
+# the others SVMperf's multivariate losses, problems/multivariate.py), multiclass and user
+# problems zero/one per example (-l 2 the same), hmm SVMhmm's Hamming, cfg zero/one or
+# brackets, rank SVMrank's swapped pairs (1) or their fraction per query (2).
 LOSSES_OF = {"binary": (2, 0, 1, 3, 4, 5, 10), "multiclass": (0, 2), "user": (0, 2),
-             "hmm": (1, 0), "cfg": (0, 1)}
+             "hmm": (1, 0), "cfg": (0, 1), "rank": (1, 2)}
 
 
 @dataclass
@@ -90,10 +92,10 @@ class StructParams:
         if self.rescaling not in (1, 2):
             raise InputError(f"expected -o 1 (slack) or 2 (margin rescaling), got "
                              f"{self.rescaling}")
-        if self.loss_id not in (None,) + LOSSES_OF["binary"]:
+        if self.loss_id is not None and self.loss_id not in set().union(*LOSSES_OF.values()):
             raise InputError(f"loss -l {self.loss_id} is not supported: binary -l 0, 1, 2, "
                              "3, 4, 5 or 10 (SVMperf's), multiclass -l 0 or 2, hmm and cfg "
-                             "-l 0 or 1")
+                             "-l 0 or 1, rank -l 1 or 2")
         _check_multivariate(self)
         from ..problems.viterbi import MAX_EMIT_ORDER, MAX_TRANS_ORDER
         if not 0 <= self.trans_order <= MAX_TRANS_ORDER:
@@ -139,6 +141,8 @@ class TrainInfo:
     notes: list = field(default_factory=list)
     kernel_evaluations: int = 0
     class_counts: tuple | None = None   # (positives, negatives) of a multivariate loss
+    epsilon: float = math.nan        # the tolerance used, in the loss's units (rank: -e x
+                                     # pairs per query with -l 1)
 
 
 def train(dataset: Dataset, params: StructParams, *, callback=None, should_stop=None):
@@ -159,6 +163,8 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
     if kind == "cfg" and loss_id == 1 and params.rescaling != MARGIN_RESCALING:
         raise OptionError("the bracket loss (-l 1) of the cfg problem needs margin "
                           "rescaling (-o 2): with slack rescaling its argmax is no CKY")
+    if kind == "rank" and params.rescaling != MARGIN_RESCALING:
+        raise OptionError("the rank problem has margin rescaling only (-o 2), as SVMrank")
     kernel = params.kernel
     nonlinear = not kernel.is_linear
     if nonlinear and kind != "binary":
@@ -174,7 +180,8 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
         # Examples that are groups of lines (sentences): built from the whole dataset.
         options = {"options": params.tree_options} if kind == "cfg" else dict(
             trans_order=params.trans_order, emit_order=params.emit_order, beam=params.beam)
-        problem = entry.from_dataset(dataset, loss_id=loss_id, **options)
+        problem = entry.from_dataset(dataset, loss_id=loss_id,
+                                     **(options if kind != "rank" else {}))
         n = problem.n_examples
     bias = params.bias if params.bias is not None else float(params.kernel.is_linear)
     algorithm = params.algorithm
@@ -186,8 +193,11 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
     elif algorithm == 1:
         algorithm = 0   # n-slack with shrinking: the same optimum as plain n-slack
     notes = []
+    # A problem whose loss is a count may scale -e to it (rank: svm_rank_learn's -e is
+    # relative to the average number of pairs per query).
+    epsilon = params.epsilon * getattr(problem, "epsilon_scale", 1.0)
     engine_params = CuttingPlaneParams(
-        C=params.C, epsilon=params.epsilon, max_iterations=params.max_iterations,
+        C=params.C, epsilon=epsilon, max_iterations=params.max_iterations,
         max_idle=params.max_idle, time_limit=params.time_limit, use_cache=algorithm == 4)
 
     if nonlinear and params.basis_method == 0:
@@ -251,7 +261,7 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
         # a duality gap of C·ε gives the 1-slack ε guarantee.
         oracle = (PrunedOcasOracle if bounds else OcasOracle)(problem, costs, params.C)
         engine_params.epsilon = -math.inf
-        engine_params.tol_abs = params.C * params.epsilon
+        engine_params.tol_abs = params.C * epsilon
     else:
         oracle = LinearCutOracle(problem, params.rescaling,
                                  params.cache_size if algorithm == 4 else 0, cost_factors)
@@ -275,7 +285,7 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
     else:
         model = problem.to_model(w, n_train=n, loss_id=loss_id)
     info = TrainInfo(kind, algorithm, n, result, float(np.linalg.norm(w)),
-                     int(np.count_nonzero(result.alpha)), notes)
+                     int(np.count_nonzero(result.alpha)), notes, epsilon=epsilon)
     if multivariate:
         info.class_counts = (problem.n_positive, problem.n_negative)
     return model, info
