@@ -44,7 +44,7 @@ STOP_REASONS = {
                    "C_light = C*100/n. Multiclass: SVMmulticlass's, C_cs = C/(100*n). "
                    "hmm: SVMhmm's, 1/2|w|^2 + (C/n)*sum of the n sentences' slacks. "
                    "rank: svm_rank_learn's, 1/2|w|^2 + (C/n)*sum of the pairs' hinge "
-                   "losses over n queries (svm_learn -z p's C = C/n).")
+                   "losses over n queries (SVMlight's preference-ranking C = C/n).")
 @click.option("-e", "epsilon", type=positive("epsilon"), default=None,
               help="Tolerance: stop when the most violated constraint is violated by at "
                    "most this much (default 0.1; rank: 0.001 as svm_rank_learn, relative to "
