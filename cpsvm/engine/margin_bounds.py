@@ -2,24 +2,27 @@
 Change in the Margin*): the hinge or Huber loss Σ c_i·ℓ(m_i) and its subgradient at a
 new w, computing only the margins that can have crossed a kink since a reference w′.
 
-For m_i = y_i·(⟨w, x_i⟩ + b) and the margins m′_i = y_i·⟨w′, x_i⟩ stored at w′,
+For m_i = y_i·(⟨w, x_i⟩ + b) and the margins m′_i = y_i·(⟨w′, x_i⟩ + b′) stored at
+(w′, b′),
 
-    |y_i·⟨w − w′, x_i⟩ − y_i·⟨w − w′, μ⟩| ≤ |w − w′|·R,   R = max_i |x_i − μ|,
+    |m_i − m′_i − y_i·(⟨w − w′, μ⟩ + b − b′)| ≤ |w − w′|·r_i,   r_i = |x_i − μ|,
 
-μ = 0 (the paper's bound, R the largest |x_i|) or the mean of the examples (§5's sphere
-around the data mean: ⟨w − w′, μ⟩ is then computed exactly, once per evaluation).
-Positives and negatives are sorted apart by m′ (the offset variant), so within a class
-the exact part y·(⟨w − w′, μ⟩ + b) is one shift and the rows whose loss cannot have left
-its linear part, or its zero part, are two tails of the sorted order:
+μ = 0 (the paper's bound) or the mean of the example's class (§5's sphere around the
+class mean: ⟨w − w′, μ⟩ is then computed exactly, once per evaluation); ``center="auto"``
+applies both and keeps, row by row, the tighter. Positives and negatives are sorted
+apart by m′ (the offset variant), so within a class the exact part is one shift, and
+with R = max r_i over the class the rows whose loss cannot have left its linear part,
+or its zero part, are two tails of the sorted order; between them, each row is tested
+with its own r_i (§5's per-example norms) before its product is computed:
 
-* **Algorithm 1** (:meth:`SortedMargins.resort`): margins at w′, sorted per class, the
-  prefix sums of c_i and c_i·y_i, and the sum S = Σ c_i·y_i·x_i of the rows in the
+* **Algorithm 1** (:meth:`SortedMargins.resort`): margins at (w′, b′), sorted per class,
+  the prefix sums of c_i and c_i·y_i, and the sum S = Σ c_i·y_i·x_i of the rows in the
   linear part at w′ — the *sparse-data variant* of §3: only the sum at the boundary is
   stored, a tail elsewhere is S plus or minus the rows between (``prefix="dense"``
   stores every prefix sum instead, Algorithm 1 as printed: d floats a row).
 * **Algorithm 2** (:meth:`SortedMargins.evaluate`): two binary searches give the band
-  of rows that need a product; the linear tail's loss is a·Σc − ⟨w, S_tail⟩ − b·Σc·y, its
-  subgradient S_tail. Only band rows whose part changed since w′ touch the sum.
+  of rows that may need a product; the linear tail's loss is a·Σc − ⟨w, S_tail⟩ − b·Σc·y,
+  its subgradient S_tail. Only band rows whose part changed since w′ touch the sum.
 * **Huber** (5): ℓ(m) = 1 − m for m ≤ 1 − h, (1 + h − m)²/(4h) between, 0 from 1 + h:
   the band is widened by h each side and its quadratic part computed directly.
 * Algorithm 3 (samples, per-example norms, no sorting) lives in :mod:`.sgd`, where the
@@ -72,35 +75,82 @@ def _row_loss(huber, a, h, y, out):
 
 
 @njit(cache=True)
-def _band(dense, D, indptr, indices, data, order, lo, hi, p, y, c, w, b, huber, a, h, G,
-          dots):
-    """Rows order[lo:hi] (of the dense array D when ``dense``, else of the CSR arrays):
-    their loss, Σ c·(−ℓ′)·y, Σ c over rows with a loss, their count,
-    Σ_{j<p} c·y·⟨w, x⟩ (the part of the stored tail sum S_p that the band recomputes),
-    and G += Σ (c·(−ℓ′)·y − [j < p]·c·y)·x: only rows whose part moved touch G.
-    ``dots[j - lo]`` gets ⟨w, x⟩."""
+def _group_ranges(upper, lower, starts, p, shift_lo, shift_hi, delta, tol, low, high, out):
+    """Per group g, sorted positions out[g] = [lo, hi) with lo ≤ p[g] ≤ hi: below lo every
+    row's margin stays under ``low`` (its loss linear), from hi on at least ``high``
+    (zero), for every shift in [shift_lo[k, g], shift_hi[k, g]] and change within
+    delta[k, g] of each center k (the tightest of them). ``upper``/``lower`` bound each
+    sorted row's margin from above and below (equal where sorted exactly)."""
+    for g in range(2):
+        s, e = starts[g], starts[g + 1]
+        lo, hi = s, e
+        for k in range(shift_lo.shape[0]):
+            lo = max(lo, s + np.searchsorted(
+                upper[s:e], low - shift_hi[k, g] - delta[k, g] - tol))
+            hi = min(hi, s + np.searchsorted(
+                lower[s:e], high - shift_lo[k, g] + delta[k, g] + tol))
+        lo = min(lo, p[g])
+        out[g, 0] = lo
+        out[g, 1] = max(hi, p[g], lo)
+
+
+@njit(cache=True)
+def _band(dense, D, indptr, indices, data, order, y, c, ranges, p, margin, radius, shift,
+          move, tol, w, b, huber, a, h, G):
+    """The rows of sorted positions ranges[g, 0] ≤ j < ranges[g, 1] of each group g (of
+    the dense array D when ``dense``, else of the CSR arrays; row order[j], its y and c).
+    A row j below p[g] (in the stored sum S) whose margin surely stays in the linear part,
+    or one from p[g] on whose margin surely stays in the zero part, is skipped — each
+    center k bounds the change of ``margin[j]`` by ``shift[k, g]`` ± move·radius[k, j]
+    (± tol; no test when ``move`` < 0); the others are computed. Returns their loss,
+    Σ c·(−ℓ′)·y, Σ c over rows with a loss, their count, how many were computed,
+    Σ_{j<p} c·y·⟨w, x⟩ over them (the part of S they recompute), and Σ c, Σ c·y of the
+    skipped linear rows; G += Σ (c·(−ℓ′)·y − [j < p]·c·y)·x over the computed rows:
+    only rows whose part moved touch G."""
+    low, high = a - h, a + h
     loss = 0.0
     gb = 0.0
     weight = 0.0
     count = 0
+    computed = 0
     tail_dot = 0.0
-    for j in range(lo, hi):
-        i = order[j]
-        dot = _row_dot(dense, D, indptr, indices, data, i, w)
-        dots[j - lo] = dot
-        value, slope = _row_loss(huber, a, h, y[i], dot + b)
-        loss += c[i] * value
-        coef = c[i] * slope * y[i]
-        gb += coef
-        if slope != 0.0:
-            weight += c[i]
-            count += 1
-        if j < p:
-            tail_dot += c[i] * y[i] * dot
-            coef -= c[i] * y[i]
-        if coef != 0.0:
-            _add_row(dense, D, indptr, indices, data, i, coef, G)
-    return loss, gb, weight, count, tail_dot
+    linear_c = 0.0
+    linear_cy = 0.0
+    n_centers = radius.shape[0]
+    for g in range(2):
+        pg = p[g]
+        for j in range(ranges[g, 0], ranges[g, 1]):
+            i = order[j]
+            if move >= 0.0:
+                m = margin[j]
+                skip = False
+                for k in range(n_centers):
+                    reach = move * radius[k, j] + tol
+                    if (m + shift[k, g] + reach < low) if j < pg \
+                            else (m + shift[k, g] - reach >= high):
+                        skip = True
+                        break
+                if skip:
+                    if j < pg:
+                        linear_c += c[i]
+                        linear_cy += c[i] * y[i]
+                        count += 1
+                    continue
+            computed += 1
+            dot = _row_dot(dense, D, indptr, indices, data, i, w)
+            value, slope = _row_loss(huber, a, h, y[i], dot + b)
+            loss += c[i] * value
+            coef = c[i] * slope * y[i]
+            gb += coef
+            if slope != 0.0:
+                weight += c[i]
+                count += 1
+            if j < pg:
+                tail_dot += c[i] * y[i] * dot
+                coef -= c[i] * y[i]
+            if coef != 0.0:
+                _add_row(dense, D, indptr, indices, data, i, coef, G)
+    return loss, gb, weight, count, computed, tail_dot, linear_c, linear_cy
 
 
 @njit(cache=True)
@@ -215,16 +265,18 @@ class SortedMargins:
     module docstring). ``X`` (CSR), labels ``y`` ±1, weights ``c`` (default 1),
     ``loss`` HINGE (threshold ``a``: ℓ = max(0, a − m)) or HUBER (width ``h``, kinks at
     a ∓ h); ``center`` True uses the sphere around each class's mean (§5), False the
-    ball around the origin, "auto" the smaller of the two per class; ``policy`` says
-    when to resort (a :class:`ResortPolicy`); ``prefix`` "boundary" (sparse variant) or
-    "dense"."""
+    ball around the origin, "auto" both (each row the tighter); ``per_row`` tests the
+    rows between the two tails with their own radii (False: the class's largest only);
+    ``policy`` says when to resort (a :class:`ResortPolicy`); ``prefix`` "boundary"
+    (sparse variant) or "dense"."""
 
     PARTIAL_SORT_MIN = 2048    # fewer rows: sorted whole
     COPY_BYTES = 1 << 30       # up to this, a sorted copy of the rows (12 bytes a non-zero)
     COPY_ROW_NNZ = 64          # ... when they have fewer non-zeros than this on average
+    CENTERS = {False: (False,), True: (True,), "auto": (False, True)}
 
     def __init__(self, X, y, c=None, *, loss=HINGE, a=1.0, h=0.0, center="auto",
-                 policy=None, prefix="boundary", rows=None, prune=True):
+                 per_row=True, policy=None, prefix="boundary", rows=None, prune=True):
         self.X = as_csr(X)
         if not self.X.has_canonical_format:
             self.X.sum_duplicates()
@@ -240,8 +292,11 @@ class SortedMargins:
         self.policy = policy if policy is not None else ResortPolicy()
         if prefix not in ("boundary", "dense"):
             raise ValueError(f"prefix: 'boundary' or 'dense', got {prefix!r}")
+        if center not in self.CENTERS:
+            raise ValueError(f"center: False, True or 'auto', got {center!r}")
         self.prefix = prefix
         self.prune = prune
+        self.per_row = bool(per_row)
         self._indptr = self.X.indptr.astype(np.int64)
         self._indices = self.X.indices.astype(np.int64)
         self._data = np.ascontiguousarray(self.X.data, dtype=np.float64)
@@ -253,39 +308,45 @@ class SortedMargins:
         self.sign = np.array([-1.0, 1.0])
         members = [np.flatnonzero(self.y == s) for s in self.sign]
         self.starts = np.array([0, len(members[0]), n], dtype=np.int64)
-        self.mu = np.zeros((2, self.d))
-        self.R = np.zeros(2)
-        for g, rows_g in enumerate(members):
-            if len(rows_g) == 0:
-                continue
-            self.R[g] = math.sqrt(float(sq[rows_g].max())) * (1 + 1e-12)
-            if center:
-                mu = np.asarray(self.X[rows_g].mean(axis=0)).ravel()
-                xm = np.asarray(self.X[rows_g] @ mu).ravel()
-                r2 = sq[rows_g] - 2.0 * xm + float(mu @ mu)
-                # Rounding of the expansion: a little more than its error.
-                r2 = float(r2.max()) + 1e-12 * float(sq[rows_g].max())
-                R = math.sqrt(max(r2, 0.0)) * (1 + 1e-12)
-                # "auto": the smaller sphere (the mean's is wider when a class is a
-                # half-space around the origin: the §4.1 Gaussians, a9a's one-hot rows).
-                if center != "auto" or R < self.R[g]:
-                    self.mu[g], self.R[g] = mu, R
-        self._members = members
+        # Center k of class g: mu[k, g] (0 for the origin); each row's distance to its
+        # class's center, radius[k, i], and the largest of a class, R[k, g].
+        kinds = self.CENTERS[center]
+        self.mu = np.zeros((len(kinds), 2, self.d))
+        self.radius = np.zeros((len(kinds), n))
+        self.R = np.zeros((len(kinds), 2))
+        for k, around_mean in enumerate(kinds):
+            for g, rows_g in enumerate(members):
+                if len(rows_g) == 0:
+                    continue
+                r2 = sq[rows_g]
+                if around_mean:
+                    mu = np.asarray(self.X[rows_g].mean(axis=0)).ravel()
+                    xm = np.asarray(self.X[rows_g] @ mu).ravel()
+                    mm = float(mu @ mu)
+                    # Rounding of the expansion: more than its error.
+                    r2 = r2 - 2.0 * xm + mm + 1e-11 * (r2 + 2.0 * np.abs(xm) + mm)
+                    self.mu[k, g] = mu
+                r = np.sqrt(np.maximum(r2, 0.0)) * (1 + 1e-12)
+                self.radius[k, rows_g] = r
+                self.R[k, g] = r.max()
         self.w_ref = None
         self.evaluations = self.resorts = self.computed = 0
         self.fractions = []      # rows computed / n, per evaluation
 
     # -- Algorithm 1 ----------------------------------------------------------------
-    def resort(self, w, out=None, eval_time=None):
-        """Sort at w′ = w (``out``: ⟨w, x_i⟩ if known, then ``eval_time`` the seconds a
-        plain evaluation took). Returns the outputs."""
+    def resort(self, w, out=None, eval_time=None, b=0.0):
+        """Sort at (w′, b′) = (w, b) (``out``: ⟨w, x_i⟩ if known, then ``eval_time`` the
+        seconds a plain evaluation took). Returns the outputs ⟨w, x_i⟩."""
         t0 = self.policy.clock()
         w = np.ascontiguousarray(w, dtype=np.float64)
         if out is None:
             out = self.rows.dot(w)
         t1 = self.policy.clock()
-        m = self.y * out
-        by_margin, m_sorted = self._sorted(m)
+        # The margins with the intercept: the sorted window and the linear parts are
+        # those of the model at w′ (an offset left out shifts each class by −y·b′,
+        # and the band then reaches from the true edges to where b = 0 puts them).
+        m = self.y * (out + b)
+        by_margin, upper, lower = self._sorted(m)
         # The classes apart, each in sorted order.
         negative = self.y[by_margin] < 0
         order = np.concatenate([by_margin[negative], by_margin[~negative]])
@@ -306,7 +367,10 @@ class SortedMargins:
             self._band_rows = (False, _NO_ROWS, self._indptr, self._indices, self._data,
                                order)
             self._band_yc = (self.y, self.c)
-        self.m_ref = np.concatenate([m_sorted[negative], m_sorted[~negative]])
+        self.upper = np.concatenate([upper[negative], upper[~negative]])
+        self.lower = np.concatenate([lower[negative], lower[~negative]])
+        self.margin = m[order]
+        self.radius_sorted = np.ascontiguousarray(self.radius[:, order])
         cs = self.c[order]
         self.C_pref = np.concatenate([[0.0], np.cumsum(cs)])
         self.CY_pref = np.concatenate([[0.0], np.cumsum(cs * self.y[order])])
@@ -314,7 +378,7 @@ class SortedMargins:
         self.p = np.empty(2, dtype=np.int64)
         for g in range(2):
             lo, hi = self.starts[g], self.starts[g + 1]
-            seg = self.m_ref[lo:hi]
+            seg = self.upper[lo:hi]
             self.p[g] = lo + (np.searchsorted(seg, self.a - self.h, "right") if self.huber
                               else np.searchsorted(seg, self.a, "left"))
         coef = np.zeros(self.n)
@@ -327,6 +391,7 @@ class SortedMargins:
             np.cumsum((self.X[order].multiply((cs * self.y[order])[:, None])).toarray(),
                       axis=0, out=self.P[1:])
         self.w_ref = w.copy()
+        self.b_ref = float(b)
         self.mu_ref = self.mu @ w
         self.resorts += 1
         t2 = self.policy.clock()
@@ -334,15 +399,16 @@ class SortedMargins:
         return out
 
     def _sorted(self, m):
-        """Rows in order of margin, and the margins to search in. Only the three quarters
-        of the rows nearest the threshold are sorted (an evaluation that needs more is
-        not worth pruning): the rows below come first in any order, searched as if all at their
-        largest margin, those above last, as if all at their smallest — a band reaching
-        into either takes the whole block, which stays exact."""
+        """Rows in order of margin, and for each an upper and a lower bound of its margin,
+        both non-decreasing in that order. Only the three quarters of the rows nearest the
+        threshold are sorted (an evaluation that needs more is not worth pruning): the
+        rows below come first in any order, those above last, each block bounded by its
+        largest and smallest margin — a band reaching into a block takes it whole, which
+        stays exact."""
         n = len(m)
         if n < self.PARTIAL_SORT_MIN:
             by_margin = np.argsort(m)
-            return by_margin, m[by_margin]
+            return by_margin, m[by_margin], m[by_margin]
         distance = np.abs(m - self.a)
         k = (3 * n) // 4
         reach = np.partition(distance, k)[k]
@@ -352,26 +418,30 @@ class SortedMargins:
         above = np.flatnonzero(~inside & (m > self.a))
         window = window[np.argsort(m[window])]
         by_margin = np.concatenate([below, window, above])
-        m_sorted = np.concatenate([np.full(len(below), m[below].max(initial=-np.inf)),
-                                   m[window],
-                                   np.full(len(above), m[above].min(initial=np.inf))])
-        return by_margin, m_sorted
+        bounds = []
+        for pick in (np.max, np.min):
+            bounds.append(np.concatenate([
+                np.full(len(below), pick(m[below]) if len(below) else 0.0), m[window],
+                np.full(len(above), pick(m[above]) if len(above) else 0.0)]))
+        return by_margin, bounds[0], bounds[1]
 
     # -- Algorithm 2 ----------------------------------------------------------------
+    def shifts(self, w, b=0.0):
+        """The exact part of each class's margin change since (w′, b′) for each center:
+        y·(⟨w − w′, μ⟩ + b − b′), shape (centers, 2)."""
+        return self.sign * ((self.mu @ w - self.mu_ref) + (b - self.b_ref))
+
     def _ranges(self, shift_lo, shift_hi, delta, tol):
-        """Per group, sorted positions [lo, hi): below lo every row's loss is linear and
-        from hi on zero, for margins m′ + s + ε with s in [shift_lo, shift_hi] and
-        |ε| ≤ delta."""
-        low_edge = self.a - self.h
-        high_edge = self.a + self.h
-        ranges = []
-        for g in range(2):
-            s, e = self.starts[g], self.starts[g + 1]
-            seg = self.m_ref[s:e]
-            lo = s + np.searchsorted(seg, low_edge - shift_hi[g] - delta[g] - tol, "left")
-            hi = s + np.searchsorted(seg, high_edge - shift_lo[g] + delta[g] + tol, "left")
-            lo, hi = min(lo, self.p[g]), max(hi, self.p[g], lo)
-            ranges.append((lo, hi))
+        """Per group, sorted positions [lo, hi) (an array of 2 rows): below lo every row's
+        loss is linear and from hi on zero, for margins m′ + s + ε with s in
+        [shift_lo, shift_hi] and |ε| ≤ delta, arrays (centers, 2): the tightest center
+        decides."""
+        ranges = np.empty((2, 2), dtype=np.int64)
+        _group_ranges(self.upper, self.lower, self.starts, self.p,
+                      np.ascontiguousarray(shift_lo, dtype=np.float64),
+                      np.ascontiguousarray(shift_hi, dtype=np.float64),
+                      np.ascontiguousarray(delta, dtype=np.float64), float(tol),
+                      self.a - self.h, self.a + self.h, ranges)
         return ranges
 
     def evaluate(self, w, b=0.0) -> Evaluation:
@@ -381,7 +451,7 @@ class SortedMargins:
         if not self.prune:
             return self._plain(w, b)
         if pol.should_resort():
-            out = self.resort(w)
+            out = self.resort(w, b=b)
             t1 = pol.clock()
             ev = self._plain(w, b, out)
             # A plain evaluation: the products (timed by resort) and the sums.
@@ -389,44 +459,36 @@ class SortedMargins:
             return ev
         if pol.plain:
             return self._plain(w, b)
-        diff = w - self.w_ref
-        norm = float(np.linalg.norm(diff)) * (1 + 1e-12)
-        shift = self.sign * ((self.mu @ w - self.mu_ref) + b)
-        tol = _tolerance(self.R_abs, w, self.w_ref, b, 0.0, self.a, self.h)
-        ranges = self._ranges(shift, shift, self.R * norm, tol)
-        return self._pruned(w, b, ranges)
+        move = float(np.linalg.norm(w - self.w_ref)) * (1 + 1e-12)
+        shift = self.shifts(w, b)
+        tol = _tolerance(self.R_abs, w, self.w_ref, b, self.b_ref, self.a, self.h)
+        ranges = self._ranges(shift, shift, self.R * move, tol)
+        return self._pruned(w, b, ranges, shift, move, tol)
 
-    def _pruned(self, w, b, ranges):
+    def _pruned(self, w, b, ranges, shift, move, tol):
         dense = self.prefix == "dense"
+        # The dense variant has every prefix sum: no row of the band is in a stored sum.
+        p = ranges[:, 0].copy() if dense else self.p
         G = np.zeros(self.d)
-        loss = gb = weight = 0.0
-        count = computed = 0
-        tail_dot = 0.0
-        for g, (lo, hi) in enumerate(ranges):
-            s = self.starts[g]
-            p = lo if dense else self.p[g]
-            dots = np.empty(hi - lo)
-            bl, bgb, bw, bc, bt = _band(*self._band_rows, lo, hi, p, *self._band_yc, w, b,
-                                        self.huber, self.a, self.h, G, dots)
-            loss += bl
-            gb += bgb + self.CY_pref[lo] - self.CY_pref[s]
-            weight += bw + self.C_pref[lo] - self.C_pref[s]
-            count += bc + lo - s
-            computed += hi - lo
-            tail_dot += bt
-            C_tail = self.C_pref[lo] - self.C_pref[s]
-            CY_tail = self.CY_pref[lo] - self.CY_pref[s]
-            if dense:
-                S_g = self.P[lo] - self.P[s]
-                G += S_g
-                loss += self.a * C_tail - float(w @ S_g) - b * CY_tail
-            else:
-                loss += self.a * C_tail - b * CY_tail
-        if not dense:
+        loss, gb, weight, count, computed, tail_dot, linear_c, linear_cy = _band(
+            *self._band_rows, *self._band_yc, ranges, p, self.margin, self.radius_sorted,
+            shift, move if self.per_row else -1.0, tol, w, b, self.huber, self.a, self.h, G)
+        # The rows below each band, and those of it that stayed linear.
+        lo, s = ranges[:, 0], self.starts[:2]
+        C_tail = float(np.sum(self.C_pref[lo] - self.C_pref[s])) + linear_c
+        CY_tail = float(np.sum(self.CY_pref[lo] - self.CY_pref[s])) + linear_cy
+        loss += self.a * C_tail - b * CY_tail
+        gb += CY_tail
+        weight += C_tail
+        count += int(np.sum(lo - s))
+        if dense:
+            S_tail = (self.P[lo] - self.P[s]).sum(axis=0)
+            G += S_tail
+            loss -= float(w @ S_tail)
+        else:
             G += self.S
             loss -= float(w @ self.S) - tail_dot
-        fraction = computed / max(self.n, 1)
-        self.policy.evaluated(fraction)
+        self.policy.evaluated(computed / max(self.n, 1))
         return self._record(Evaluation(loss, G, gb, weight, count, computed, True))
 
     def _plain(self, w, b, out=None):

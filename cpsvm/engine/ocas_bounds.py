@@ -114,8 +114,8 @@ class PrunedOcasOracle(OcasOracle):
         direction = w_t - w_b
         r = max(float(np.linalg.norm(w_b - mb.w_ref)), float(np.linalg.norm(w_t - mb.w_ref)))
         r *= 1 + 1e-12
-        shift_b = mb.sign * (mb.mu @ w_b - mb.mu_ref)
-        shift_t = mb.sign * (mb.mu @ w_t - mb.mu_ref)
+        shift_b = mb.shifts(w_b)
+        shift_t = mb.shifts(w_t)
         tol = 1e-10 * (mb.R_abs * (max(float(np.linalg.norm(w_b)), float(np.linalg.norm(w_t)))
                                    + float(np.linalg.norm(mb.w_ref))) + abs(mb.a) + 1.0)
         ranges = mb._ranges(np.minimum(shift_b, shift_t), np.maximum(shift_b, shift_t),
