@@ -95,32 +95,24 @@ def _group_ranges(upper, lower, starts, p, shift_lo, shift_hi, delta, tol, low, 
 
 
 @njit(cache=True)
-def _band(dense, D, indptr, indices, data, order, y, c, ranges, p, margin, radius, shift,
-          move, tol, w, b, huber, a, h, G):
-    """The rows of sorted positions ranges[g, 0] ≤ j < ranges[g, 1] of each group g (of
-    the dense array D when ``dense``, else of the CSR arrays; row order[j], its y and c).
-    A row j below p[g] (in the stored sum S) whose margin surely stays in the linear part,
-    or one from p[g] on whose margin surely stays in the zero part, is skipped — each
-    center k bounds the change of ``margin[j]`` by ``shift[k, g]`` ± move·radius[k, j]
-    (± tol; no test when ``move`` < 0); the others are computed. Returns their loss,
-    Σ c·(−ℓ′)·y, Σ c over rows with a loss, their count, how many were computed,
-    Σ_{j<p} c·y·⟨w, x⟩ over them (the part of S they recompute), and Σ c, Σ c·y of the
-    skipped linear rows; G += Σ (c·(−ℓ′)·y − [j < p]·c·y)·x over the computed rows:
-    only rows whose part moved touch G."""
-    low, high = a - h, a + h
-    loss = 0.0
-    gb = 0.0
-    weight = 0.0
-    count = 0
-    computed = 0
-    tail_dot = 0.0
+def _band_select(ys, cs, ranges, p, margin, radius, shift, move, tol, low, high):
+    """The sorted positions ranges[g, 0] ≤ j < ranges[g, 1] of each group g whose row must
+    be computed, and where each group's end in them. A row j below p[g] (in the stored
+    sum S) whose margin surely stays in the linear part (under ``low``), or one from p[g]
+    on whose margin surely stays in the zero part (from ``high`` on), is not — each center
+    k bounds the change of ``margin[j]`` by ``shift[k, g]`` ± move·radius[k, j] (± tol;
+    every row is computed when ``move`` < 0). Also returns Σ c, Σ c·y and the count of
+    the linear rows left out (``ys``, ``cs``: y and c by sorted position)."""
+    n_centers = radius.shape[0]
+    rows = np.empty(ranges[0, 1] - ranges[0, 0] + ranges[1, 1] - ranges[1, 0], np.int64)
+    ends = np.zeros(2, np.int64)
     linear_c = 0.0
     linear_cy = 0.0
-    n_centers = radius.shape[0]
+    n_linear = 0
+    n = 0
     for g in range(2):
         pg = p[g]
         for j in range(ranges[g, 0], ranges[g, 1]):
-            i = order[j]
             if move >= 0.0:
                 m = margin[j]
                 skip = False
@@ -132,25 +124,95 @@ def _band(dense, D, indptr, indices, data, order, y, c, ranges, p, margin, radiu
                         break
                 if skip:
                     if j < pg:
-                        linear_c += c[i]
-                        linear_cy += c[i] * y[i]
-                        count += 1
+                        linear_c += cs[j]
+                        linear_cy += cs[j] * ys[j]
+                        n_linear += 1
                     continue
-            computed += 1
-            dot = _row_dot(dense, D, indptr, indices, data, i, w)
-            value, slope = _row_loss(huber, a, h, y[i], dot + b)
-            loss += c[i] * value
-            coef = c[i] * slope * y[i]
+            rows[n] = j
+            n += 1
+        ends[g] = n
+    return rows[:n], ends, linear_c, linear_cy, n_linear
+
+
+@njit(cache=True)
+def _band_dots(dense, D, indptr, indices, data, order, rows, w, out):
+    """out[k] = ⟨w, x⟩ of the row at sorted position rows[k]. A kernel of its own: beside
+    the loss in one loop, one row's product no longer overlapped the next one's (7x
+    slower on a9a's short rows)."""
+    for k in range(len(rows)):
+        out[k] = _row_dot(dense, D, indptr, indices, data, order[rows[k]], w)
+
+
+@njit(cache=True)
+def _band_sums(dense, D, indptr, indices, data, order, ys, cs, rows, ends, p, dots, b,
+               huber, a, h, G):
+    """For the rows at sorted positions ``rows`` (group g's up to ends[g]; y and c by
+    sorted position, the row's data at order[j]) with products ``dots``: their loss, Σ c·(−ℓ′)·y, Σ c over rows with a loss, their count, and
+    Σ_{j<p} c·y·⟨w, x⟩ (the part of the stored sum S they recompute);
+    G += Σ (c·(−ℓ′)·y − [j < p]·c·y)·x: only rows whose part moved touch G."""
+    loss = 0.0
+    gb = 0.0
+    weight = 0.0
+    count = 0
+    tail_dot = 0.0
+    for g in range(2):
+        pg = p[g]
+        for k in range(ends[g - 1] if g else 0, ends[g]):
+            j = rows[k]
+            y, c = ys[j], cs[j]
+            dot = dots[k]
+            value, slope = _row_loss(huber, a, h, y, dot + b)
+            loss += c * value
+            coef = c * slope * y
             gb += coef
             if slope != 0.0:
-                weight += c[i]
+                weight += c
                 count += 1
             if j < pg:
-                tail_dot += c[i] * y[i] * dot
-                coef -= c[i] * y[i]
+                tail_dot += c * y * dot
+                coef -= c * y
             if coef != 0.0:
-                _add_row(dense, D, indptr, indices, data, i, coef, G)
-    return loss, gb, weight, count, computed, tail_dot, linear_c, linear_cy
+                _add_row(dense, D, indptr, indices, data, order[j], coef, G)
+    return loss, gb, weight, count, tail_dot
+
+
+@njit(cache=True)
+def _gather_indices(indptr, indices, order, out_indptr, out_indices):
+    """The column indices of the CSR rows ``order``, one row after the other. (For rows
+    with values, scipy's row indexing copied faster than this loop: 4 against 31 ms on
+    the text-like set's 2M non-zeros.)"""
+    k = 0
+    out_indptr[0] = 0
+    for j in range(len(order)):
+        i = order[j]
+        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            out_indices[k] = indices[q]
+            k += 1
+        out_indptr[j + 1] = k
+
+
+@njit(cache=True)
+def _class_tables(by_margin, upper, lower, m, y, c, radius, order, upper_out, lower_out,
+                  margin_out, radius_out, ys, cs, C_pref, CY_pref):
+    """The rows ``by_margin`` (in order of margin, with bounds ``upper``/``lower`` of their
+    margins) split by class, negatives first, each class in the same order: the rows
+    (``order``), their bounds, margins ``m``, radii, y, c, and the prefix sums of c and
+    c·y."""
+    k = 0
+    C_pref[0] = CY_pref[0] = 0.0
+    for positive in (False, True):
+        for t in range(len(by_margin)):
+            i = by_margin[t]
+            if (y[i] > 0) != positive:
+                continue
+            order[k] = i
+            upper_out[k], lower_out[k], margin_out[k] = upper[t], lower[t], m[i]
+            for q in range(radius.shape[0]):
+                radius_out[q, k] = radius[q, i]
+            ys[k], cs[k] = y[i], c[i]
+            C_pref[k + 1] = C_pref[k] + c[i]
+            CY_pref[k + 1] = CY_pref[k] + c[i] * y[i]
+            k += 1
 
 
 @njit(cache=True)
@@ -297,9 +359,13 @@ class SortedMargins:
         self.prefix = prefix
         self.prune = prune
         self.per_row = bool(per_row)
-        self._indptr = self.X.indptr.astype(np.int64)
-        self._indices = self.X.indices.astype(np.int64)
-        self._data = np.ascontiguousarray(self.X.data, dtype=np.float64)
+        # The rows as the row kernels read them: narrow indices and no values when every
+        # value is 1 (RowBlocks' choice); a sorted copy of short rows, made at each sort.
+        if self.rows.dense is None:
+            self._row_indices = self.rows.kernel_indices
+            self._row_values = self.rows.kernel_values
+        self._sorted_rows = None
+        self.order = None
         self._identity = np.arange(n, dtype=np.int64)
         sq = np.asarray(self.X.multiply(self.X).sum(axis=1)).ravel()
         self.R_abs = math.sqrt(float(sq.max(initial=0.0)))
@@ -348,32 +414,41 @@ class SortedMargins:
         m = self.y * (out + b)
         by_margin, upper, lower = self._sorted(m)
         # The classes apart, each in sorted order.
-        negative = self.y[by_margin] < 0
-        order = np.concatenate([by_margin[negative], by_margin[~negative]])
-        self.order = order
+        n = self.n
+        if self.order is None:
+            self.order = np.empty(n, np.int64)
+            self.upper, self.lower, self.margin = np.empty(n), np.empty(n), np.empty(n)
+            self.radius_sorted = np.empty_like(self.radius)
+            self.ys, self.cs = np.empty(n), np.empty(n)
+            self.C_pref, self.CY_pref = np.empty(n + 1), np.empty(n + 1)
+        order = self.order
+        _class_tables(by_margin, upper, lower, m, self.y, self.c, self.radius, order,
+                      self.upper, self.lower, self.margin, self.radius_sorted, self.ys,
+                      self.cs, self.C_pref, self.CY_pref)
         if self.rows.dense is not None:
             # Nearly dense rows: the dense array the plain products use.
             self._band_rows = (True, self.rows.dense, _NO_INDEX, _NO_INDEX, _NO_DATA, order)
-            self._band_yc = (self.y, self.c)
         elif self.X.nnz * 12 <= self.COPY_BYTES and self.X.nnz < self.COPY_ROW_NNZ * self.n:
             # Short rows again in sorted order: a band is then read from contiguous memory
             # (in the original order its rows are scattered: 5x slower a non-zero on
             # a9a's 14 a row). Long rows are contiguous enough as they are.
-            Xs = self.X[order]
-            self._band_rows = (False, _NO_ROWS, Xs.indptr.astype(np.int64),
-                               Xs.indices.astype(np.int64), Xs.data, self._identity)
-            self._band_yc = (self.y[order], self.c[order])
+            if len(self._row_values):
+                Xs = self.rows.X[order]
+                indptr, indices, values = Xs.indptr, Xs.indices, Xs.data
+            else:
+                # Values all 1: the narrow indices alone (scipy would copy int32 indices
+                # and the values), into the same arrays at each sort.
+                if self._sorted_rows is None:
+                    self._sorted_rows = (np.empty(self.n + 1, np.int64),
+                                         np.empty_like(self._row_indices))
+                indptr, indices = self._sorted_rows
+                values = self._row_values
+                _gather_indices(self.rows.X.indptr, self._row_indices, order, indptr,
+                                indices)
+            self._band_rows = (False, _NO_ROWS, indptr, indices, values, self._identity)
         else:
-            self._band_rows = (False, _NO_ROWS, self._indptr, self._indices, self._data,
-                               order)
-            self._band_yc = (self.y, self.c)
-        self.upper = np.concatenate([upper[negative], upper[~negative]])
-        self.lower = np.concatenate([lower[negative], lower[~negative]])
-        self.margin = m[order]
-        self.radius_sorted = np.ascontiguousarray(self.radius[:, order])
-        cs = self.c[order]
-        self.C_pref = np.concatenate([[0.0], np.cumsum(cs)])
-        self.CY_pref = np.concatenate([[0.0], np.cumsum(cs * self.y[order])])
+            self._band_rows = (False, _NO_ROWS, self.rows.X.indptr, self._row_indices,
+                               self._row_values, order)
         # p[g]: rows of group g in the linear part at w′ (m′ < a; Huber m′ ≤ a − h).
         self.p = np.empty(2, dtype=np.int64)
         for g in range(2):
@@ -388,7 +463,7 @@ class SortedMargins:
         if self.prefix == "dense":
             # Every prefix sum of c·y·x in sorted order (Algorithm 1 as printed).
             self.P = np.zeros((self.n + 1, self.d))
-            np.cumsum((self.X[order].multiply((cs * self.y[order])[:, None])).toarray(),
+            np.cumsum((self.X[order].multiply((self.cs * self.ys)[:, None])).toarray(),
                       axis=0, out=self.P[1:])
         self.w_ref = w.copy()
         self.b_ref = float(b)
@@ -469,10 +544,17 @@ class SortedMargins:
         dense = self.prefix == "dense"
         # The dense variant has every prefix sum: no row of the band is in a stored sum.
         p = ranges[:, 0].copy() if dense else self.p
+        rows, ends, linear_c, linear_cy, n_linear = _band_select(
+            self.ys, self.cs, ranges, p, self.margin, self.radius_sorted,
+            shift, move if self.per_row else -1.0, tol, self.a - self.h, self.a + self.h)
+        dots = np.empty(len(rows))
+        _band_dots(*self._band_rows, rows, w, dots)
         G = np.zeros(self.d)
-        loss, gb, weight, count, computed, tail_dot, linear_c, linear_cy = _band(
-            *self._band_rows, *self._band_yc, ranges, p, self.margin, self.radius_sorted,
-            shift, move if self.per_row else -1.0, tol, w, b, self.huber, self.a, self.h, G)
+        loss, gb, weight, count, tail_dot = _band_sums(
+            *self._band_rows, self.ys, self.cs, rows, ends, p, dots, b, self.huber, self.a,
+            self.h, G)
+        count += n_linear
+        computed = len(rows)
         # The rows below each band, and those of it that stayed linear.
         lo, s = ranges[:, 0], self.starts[:2]
         C_tail = float(np.sum(self.C_pref[lo] - self.C_pref[s])) + linear_c
