@@ -85,7 +85,9 @@ def test_pruned_equals_plain(problem, center, prefix, period, offset, partial, s
     if partial:
         mb.PARTIAL_SORT_MIN = 0   # some rows sorted, the others in two blocks
     if scattered:
-        mb.COPY_ROW_NNZ = 0       # the band read from the rows in place
+        mb.COPY = False           # the band read from the rows in place
+    else:
+        mb.COPY = True            # from a sorted copy
     w = rng.integers(-1, 2, size=d).astype(float)
     b = 0.0
     for move in moves:
@@ -284,7 +286,7 @@ def test_ocas_same_run(a9a3k, monkeypatch, rows):
     from cpsvm.data import Dataset
     from cpsvm.solvers import ocas
     if rows == "scattered":
-        monkeypatch.setattr(SortedMargins, "COPY_ROW_NNZ", 0)
+        monkeypatch.setattr(SortedMargins, "COPY", False)
     if rows == "dense":
         a9a3k = Dataset(*gaussians(3000, 20, 1))
     made = []

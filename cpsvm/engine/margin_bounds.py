@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from ..kernel_rows import row_sq_norms
 from ..sparse_ops import RowBlocks, as_csr
 from .hinge import hinge_excess
 from .sgd import _add_row, _row_dot
@@ -134,11 +135,12 @@ def _band_select(ys, cs, ranges, p, margin, radius, shift, move, tol, low, high)
     return rows[:n], ends, linear_c, linear_cy, n_linear
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"reassoc", "contract"})
 def _band_dots(dense, D, indptr, indices, data, order, rows, w, out):
-    """out[k] = ⟨w, x⟩ of the row at sorted position rows[k]. A kernel of its own: beside
-    the loss in one loop, one row's product no longer overlapped the next one's (7x
-    slower on a9a's short rows)."""
+    """out[k] = ⟨w, x⟩ of the row at sorted position rows[k], summed in any order (as the
+    plain products of dense rows are: 9x faster on 50 features). A kernel of its own:
+    beside the loss in one loop, one row's product no longer overlapped the next one's
+    (7x slower on a9a's short rows)."""
     for k in range(len(rows)):
         out[k] = _row_dot(dense, D, indptr, indices, data, order[rows[k]], w)
 
@@ -198,21 +200,28 @@ def _class_tables(by_margin, upper, lower, m, y, c, radius, order, upper_out, lo
     margins) split by class, negatives first, each class in the same order: the rows
     (``order``), their bounds, margins ``m``, radii, y, c, and the prefix sums of c and
     c·y."""
-    k = 0
+    n_negative = 0
+    for t in range(len(by_margin)):
+        if y[by_margin[t]] < 0:
+            n_negative += 1
+    negative, positive = 0, n_negative
+    for t in range(len(by_margin)):
+        i = by_margin[t]
+        if y[i] < 0:
+            k = negative
+            negative += 1
+        else:
+            k = positive
+            positive += 1
+        order[k] = i
+        upper_out[k], lower_out[k], margin_out[k] = upper[t], lower[t], m[i]
+        for q in range(radius.shape[0]):
+            radius_out[q, k] = radius[q, i]
+        ys[k], cs[k] = y[i], c[i]
     C_pref[0] = CY_pref[0] = 0.0
-    for positive in (False, True):
-        for t in range(len(by_margin)):
-            i = by_margin[t]
-            if (y[i] > 0) != positive:
-                continue
-            order[k] = i
-            upper_out[k], lower_out[k], margin_out[k] = upper[t], lower[t], m[i]
-            for q in range(radius.shape[0]):
-                radius_out[q, k] = radius[q, i]
-            ys[k], cs[k] = y[i], c[i]
-            C_pref[k + 1] = C_pref[k] + c[i]
-            CY_pref[k + 1] = CY_pref[k] + c[i] * y[i]
-            k += 1
+    for k in range(len(by_margin)):
+        C_pref[k + 1] = C_pref[k] + cs[k]
+        CY_pref[k + 1] = CY_pref[k] + cs[k] * ys[k]
 
 
 @njit(cache=True)
@@ -333,8 +342,9 @@ class SortedMargins:
     (sparse variant) or "dense"."""
 
     PARTIAL_SORT_MIN = 2048    # fewer rows: sorted whole
-    COPY_BYTES = 1 << 30       # up to this, a sorted copy of the rows (12 bytes a non-zero)
-    COPY_ROW_NNZ = 64          # ... when they have fewer non-zeros than this on average
+    COPY_BYTES = 1 << 30       # up to this, a sorted copy of the rows ...
+    COPY_MIN_BYTES = 16 << 20  # ... from this on (see _rows_in_order)
+    COPY = None                # True/False: always/never copy
     CENTERS = {False: (False,), True: (True,), "auto": (False, True)}
 
     def __init__(self, X, y, c=None, *, loss=HINGE, a=1.0, h=0.0, center="auto",
@@ -367,34 +377,38 @@ class SortedMargins:
         self._sorted_rows = None
         self.order = None
         self._identity = np.arange(n, dtype=np.int64)
-        sq = np.asarray(self.X.multiply(self.X).sum(axis=1)).ravel()
+        sq = row_sq_norms(self.X)
         self.R_abs = math.sqrt(float(sq.max(initial=0.0)))
         # Classes apart (the offset variant): group g holds sorted positions
         # starts[g]..starts[g+1]-1, label sign[g].
         self.sign = np.array([-1.0, 1.0])
-        members = [np.flatnonzero(self.y == s) for s in self.sign]
-        self.starts = np.array([0, len(members[0]), n], dtype=np.int64)
+        group = (self.y > 0).astype(np.int64)
+        sizes = np.bincount(group, minlength=2)
+        self.starts = np.array([0, sizes[0], n], dtype=np.int64)
         # Center k of class g: mu[k, g] (0 for the origin); each row's distance to its
         # class's center, radius[k, i], and the largest of a class, R[k, g].
         kinds = self.CENTERS[center]
         self.mu = np.zeros((len(kinds), 2, self.d))
         self.radius = np.zeros((len(kinds), n))
         self.R = np.zeros((len(kinds), 2))
+        if True in kinds and n:
+            # Both class means in one pass (each row into its class's block), then each
+            # row's products with both.
+            means = self.rows.rows_sum(1.0 / sizes[group], to_class=group,
+                                       from_class=np.full(n, -1), n_classes=2)
+            self.mu[kinds.index(True)] = means.reshape(2, self.d)
+            x_mu = self.rows.dot(self.mu[kinds.index(True)]).reshape(n, 2)
         for k, around_mean in enumerate(kinds):
-            for g, rows_g in enumerate(members):
-                if len(rows_g) == 0:
-                    continue
-                r2 = sq[rows_g]
-                if around_mean:
-                    mu = np.asarray(self.X[rows_g].mean(axis=0)).ravel()
-                    xm = np.asarray(self.X[rows_g] @ mu).ravel()
-                    mm = float(mu @ mu)
-                    # Rounding of the expansion: more than its error.
-                    r2 = r2 - 2.0 * xm + mm + 1e-11 * (r2 + 2.0 * np.abs(xm) + mm)
-                    self.mu[k, g] = mu
-                r = np.sqrt(np.maximum(r2, 0.0)) * (1 + 1e-12)
-                self.radius[k, rows_g] = r
-                self.R[k, g] = r.max()
+            r2 = sq
+            if around_mean:
+                xm = x_mu[np.arange(n), group]
+                mm = np.einsum("gd,gd->g", self.mu[k], self.mu[k])[group]
+                # Rounding of the expansion: more than its error.
+                r2 = r2 - 2.0 * xm + mm + 1e-11 * (r2 + 2.0 * np.abs(xm) + mm)
+            self.radius[k] = np.sqrt(np.maximum(r2, 0.0)) * (1 + 1e-12)
+            for g in range(2):
+                if sizes[g]:
+                    self.R[k, g] = self.radius[k][group == g].max()
         self.w_ref = None
         self.evaluations = self.resorts = self.computed = 0
         self.fractions = []      # rows computed / n, per evaluation
@@ -425,30 +439,7 @@ class SortedMargins:
         _class_tables(by_margin, upper, lower, m, self.y, self.c, self.radius, order,
                       self.upper, self.lower, self.margin, self.radius_sorted, self.ys,
                       self.cs, self.C_pref, self.CY_pref)
-        if self.rows.dense is not None:
-            # Nearly dense rows: the dense array the plain products use.
-            self._band_rows = (True, self.rows.dense, _NO_INDEX, _NO_INDEX, _NO_DATA, order)
-        elif self.X.nnz * 12 <= self.COPY_BYTES and self.X.nnz < self.COPY_ROW_NNZ * self.n:
-            # Short rows again in sorted order: a band is then read from contiguous memory
-            # (in the original order its rows are scattered: 5x slower a non-zero on
-            # a9a's 14 a row). Long rows are contiguous enough as they are.
-            if len(self._row_values):
-                Xs = self.rows.X[order]
-                indptr, indices, values = Xs.indptr, Xs.indices, Xs.data
-            else:
-                # Values all 1: the narrow indices alone (scipy would copy int32 indices
-                # and the values), into the same arrays at each sort.
-                if self._sorted_rows is None:
-                    self._sorted_rows = (np.empty(self.n + 1, np.int64),
-                                         np.empty_like(self._row_indices))
-                indptr, indices = self._sorted_rows
-                values = self._row_values
-                _gather_indices(self.rows.X.indptr, self._row_indices, order, indptr,
-                                indices)
-            self._band_rows = (False, _NO_ROWS, indptr, indices, values, self._identity)
-        else:
-            self._band_rows = (False, _NO_ROWS, self.rows.X.indptr, self._row_indices,
-                               self._row_values, order)
+        self._band_rows = self._rows_in_order(order)
         # p[g]: rows of group g in the linear part at w′ (m′ < a; Huber m′ ≤ a − h).
         self.p = np.empty(2, dtype=np.int64)
         for g in range(2):
@@ -472,6 +463,40 @@ class SortedMargins:
         t2 = self.policy.clock()
         self.policy.sorted_now(t2 - t1, t1 - t0 if eval_time is None else eval_time)
         return out
+
+    def _rows_in_order(self, order):
+        """The arrays a band reads its rows from, and each sorted position's row in them:
+        a copy in sorted order (then a band is contiguous memory) when the rows take more
+        than COPY_MIN_BYTES — scattered reads of larger data missed the cache: 8x slower
+        a row on the dense 200k x 50 set — or are 0/1 rows, whose narrow indices copy in
+        a fraction of a product; otherwise the rows in place (``COPY`` True or False
+        decides instead)."""
+        dense = self.rows.dense
+        if dense is not None:
+            size = dense.nbytes
+        else:
+            size = self._row_indices.nbytes + self._row_values.nbytes
+        copy = self.COPY if self.COPY is not None else size <= self.COPY_BYTES and (
+            size >= self.COPY_MIN_BYTES or (dense is None and not len(self._row_values)))
+        if dense is not None:
+            if not copy:
+                return True, dense, _NO_INDEX, _NO_INDEX, _NO_DATA, order
+            if self._sorted_rows is None:
+                self._sorted_rows = np.empty_like(dense)
+            np.take(dense, order, axis=0, out=self._sorted_rows)
+            return True, self._sorted_rows, _NO_INDEX, _NO_INDEX, _NO_DATA, self._identity
+        if not copy:
+            return False, _NO_ROWS, self.rows.X.indptr, self._row_indices, self._row_values, order
+        if len(self._row_values):
+            Xs = self.rows.X[order]
+            return False, _NO_ROWS, Xs.indptr, Xs.indices, Xs.data, self._identity
+        # Values all 1: the narrow indices alone (scipy would copy int32 indices and the
+        # values), into the same arrays at each sort.
+        if self._sorted_rows is None:
+            self._sorted_rows = (np.empty(self.n + 1, np.int64), np.empty_like(self._row_indices))
+        indptr, indices = self._sorted_rows
+        _gather_indices(self.rows.X.indptr, self._row_indices, order, indptr, indices)
+        return False, _NO_ROWS, indptr, indices, self._row_values, self._identity
 
     def _sorted(self, m):
         """Rows in order of margin, and for each an upper and a lower bound of its margin,

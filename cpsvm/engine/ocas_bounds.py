@@ -29,7 +29,7 @@ from .ocas import OcasOracle, binary_line_search, binary_move
 from .sgd import _add_row, _row_dot
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"reassoc", "contract"})
 def _two_dots(dense, D, indptr, indices, data, rows, u, v, out_u, out_v):
     for k in range(len(rows)):
         out_u[k] = _row_dot(dense, D, indptr, indices, data, rows[k], u)
