@@ -4,6 +4,7 @@ runs with and without pruning; the §4.1 illustration; Huber gradient descent ag
 scipy's optimum of the same objective; the flags of the three commands."""
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -399,6 +400,34 @@ def test_asset_gd_command(tmp_path):
     # SVMlight's threshold: f(x) = w·x − b.
     assert f(np.append(m.w, -m.b))[0] == pytest.approx(printed, rel=1e-9)
     assert m.n_train == data.n_examples
+
+
+def test_gd_bounds_default_follows_the_non_zeros(tmp_path):
+    """asset_learn --method gd prunes by default from GD_BOUNDS_MIN_NNZ non-zeros on (and
+    says so), not below; --margin-bounds decides when given; --help and the man page's
+    DEFAULTS give the same threshold."""
+    from cpsvm.io.svmlight import write_svmlight
+    from cpsvm.solvers.asset import GD_BOUNDS_MIN_NNZ, AssetParams
+    gd = dict(lam=1e-3, approx="none", method="gd", loss="huber")
+    assert not AssetParams(**gd).bounds(GD_BOUNDS_MIN_NNZ - 1)
+    assert AssetParams(**gd).bounds(GD_BOUNDS_MIN_NNZ)
+    assert not AssetParams(**gd, margin_bounds=False).bounds(10 * GD_BOUNDS_MIN_NNZ)
+    assert AssetParams(**gd, margin_bounds=True).bounds(0)
+    assert not AssetParams(lam=1e-3, approx="none").bounds(10 * GD_BOUNDS_MIN_NNZ)
+    # Dense rows with just enough non-zeros, and a9a3k's 42,000 or so.
+    X, y = gaussians(-(-GD_BOUNDS_MIN_NNZ // 50), 50, 2)
+    big = tmp_path / "big.train"
+    write_svmlight(big, X, y)
+    for path, pruned in ((big, True), (TRAIN, False)):
+        r = run("asset", "--approx", "none", "--method", "gd", "--loss", "huber", "-l",
+                "0.01", path, tmp_path / "m")
+        assert r.returncode == 0, r.stderr
+        assert ("Margin bounds:" in r.stdout) == pruned
+    assert f"{GD_BOUNDS_MIN_NNZ} non-zeros" in " ".join(run("asset", "--help").stdout.split())
+    man = (Path(__file__).resolve().parent.parent / "man" / "asset_learn.1").read_text()
+    defaults = man[man.index(".SH DEFAULTS"):]
+    defaults = defaults[:defaults.index(".SH ", 4)]
+    assert f"{GD_BOUNDS_MIN_NNZ:,} non-zeros" in " ".join(defaults.split())
 
 
 @pytest.mark.parametrize("args", [
