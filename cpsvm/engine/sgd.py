@@ -244,19 +244,24 @@ class _Bounds:
     ⟨γ − γ′, μ⟩ ± |γ − γ′|·|V_i − μ| around the mean μ of the row's class (regression:
     of all rows), ⟨γ, μ⟩ kept along the steps from each row's V_i·μ."""
 
+    # Plain steps until the next refresh once a block skips fewer than this share of its
+    # rows: a row's test then costs more than the skipped products save (text-like set).
+    FALLBACK = 0.85
+
     def __init__(self, source, settings, k, m, y):
         from .margin_bounds import ResortPolicy
         self.source, self.k, self.m = source, k, m
-        self.policy = ResortPolicy(settings.resort_c, settings.resort_period)
+        self.policy = ResortPolicy(settings.resort_c, settings.resort_period,
+                                   fallback=self.FALLBACK)
         self.gamma_ref = np.zeros(source.dim)
         X = source.X
         group = (y > 0).astype(np.int64) if settings.loss == HINGE else np.zeros(m, np.int64)
         n_groups = int(group.max(initial=0)) + 1
-        self.mu = np.zeros((n_groups, source.dim))
-        for g in range(n_groups):
-            members = group == g
-            if members.any():
-                self.mu[g] = np.asarray(X[members].mean(axis=0)).ravel()
+        # The groups' means by one product with their indicators over their sizes.
+        sizes = np.bincount(group, minlength=n_groups)
+        weights = np.zeros((m, n_groups))
+        weights[np.arange(m), group] = 1.0 / sizes[group]
+        self.mu = np.ascontiguousarray(np.asarray(X.T @ weights).T)
         self.x_mu = np.ascontiguousarray(np.asarray(X @ self.mu.T).reshape(m, n_groups))
         own = self.x_mu[np.arange(m), group]
         mm = np.einsum("gd,gd->g", self.mu, self.mu)[group]
@@ -301,9 +306,8 @@ class _Bounds:
         if state[_PRUNE] > 0:
             fraction = 1.0 - skipped / max(visited, 1.0)
             self.policy.evaluated(fraction, n_iterations)
-            if skipped == 0:          # nothing pruned: plain until the next refresh
+            if self.policy.plain:     # too few pruned: plain until the next refresh
                 state[_PRUNE] = 0.0
-                self.policy.plain = True
         else:
             self.policy.evaluated(1.0, n_iterations)
 
