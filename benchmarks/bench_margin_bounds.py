@@ -1,14 +1,16 @@
 """Benchmark margin-change bounds (Guillory & Bilmes, *Practical Methods for Exploiting
 Bounds on Change in the Margin*): each solver with and without them, in the same run.
 
-Data: a9a and dna.scale made binary (class 3 against the others) from shared/data;
+Data: a9a, dna.scale made binary (class 3 against the others), heart_scale and
+satimage.scale made binary (class 6 against the others) from shared/data, and the
+repository's data/samples/a9a3k.train ('a9a3k');
 MNIST class 8 against the rest ('mnist8': the first --mnist-n rows of
 shared/data/mnist/mnist10k.scale.xz, the paper's Table 2 set); the dense 'artificial'
 sets of bench_ocas (benchmarks/artificial.py): 'art' (--art-n x --art-d) and 'dense'
 (--dense-n x --dense-d, 200k x 50 by default); a sparse text-like set generated here
 (--text-n rows, Zipf-distributed words over --text-d, ~50 a row, unit-norm rows, labels
-from a sparse linear rule with 5% flipped). λ per set: mnist8 1e-3 (the paper's), dense
-1e-5, the others 1e-4 (--lam overrides all).
+from a sparse linear rule with 5% flipped). λ per set: mnist8 and heart 1e-3 (mnist8:
+the paper's), dense 1e-5, the others 1e-4 (--lam overrides all).
 
 Measures, per data set:
 1. Huber gradient descent (the paper's Table 2 shape; asset_learn --method gd): h = 0.01,
@@ -34,7 +36,8 @@ reported as min and median over the repeats, with the load. The machine may be s
 read the ratios, not the seconds.
 
 Usage: .venv/bin/python benchmarks/bench_margin_bounds.py
-       [--sets mnist8,a9a,dense,text,dna,art] [--parts gd,pegasos,cp,ocas] [--repeats 3]
+       [--sets mnist8,a9a,dense,text,dna,art,a9a3k,heart,satimage]
+       [--parts gd,pegasos,cp,ocas] [--repeats 3]
        [--gd-eps 1e-4,1e-5,1e-6] [--pegasos-epochs 10,50] [--lam L] [--threads 1]
        [--mnist-n 5000] [--art-n 20000] [--art-d 500] [--dense-n 200000] [--dense-d 50]
        [--text-n 50000] [--text-d 20000]
@@ -91,7 +94,7 @@ def text_like(n, d, seed=0):
     return sp.csr_matrix(X), y
 
 
-LAMBDA = {"mnist8": 1e-3, "dense": 1e-5}     # the others: 1e-4
+LAMBDA = {"mnist8": 1e-3, "heart": 1e-3, "dense": 1e-5}     # the others: 1e-4
 
 
 def datasets(a):
@@ -102,6 +105,13 @@ def datasets(a):
         elif name == "dna":
             d = read_svmlight(DATA / "dna.scale")
             out[name] = Dataset(d.X, np.where(d.y == 3, 1.0, -1.0))
+        elif name == "a9a3k":
+            out[name] = read_svmlight(REPO / "data" / "samples" / "a9a3k.train")
+        elif name == "heart":
+            out[name] = read_svmlight(DATA / "heart_scale")
+        elif name == "satimage":
+            d = read_svmlight(DATA / "satimage.scale")
+            out[name] = Dataset(d.X, np.where(d.y == 6, 1.0, -1.0))
         elif name == "mnist8":
             d = read_svmlight(DATA / "mnist" / "mnist10k.scale.xz")
             out[name] = Dataset(d.X[:a.mnist_n], np.where(d.y[:a.mnist_n] == 8, 1.0, -1.0))

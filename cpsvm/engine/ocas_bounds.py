@@ -52,6 +52,7 @@ class PrunedOcasOracle(OcasOracle):
     def __init__(self, problem, costs, C=1.0, method=1, cut_lambda=0.1, *, policy=None,
                  center="auto"):
         self._stale = False
+        self._pruned_cut = False  # the last cut was a pruned iteration's
         super().__init__(problem, costs, C, method, cut_lambda)
         self.bounds = None
         if self.binary and not self.structured and method == 1:
@@ -100,9 +101,12 @@ class PrunedOcasOracle(OcasOracle):
 
     def _plain(self, alpha, threshold):
         self.out_best            # the whole vector, if it is stale
-        # The base class's cut sum starts from its last cut; ours were not recorded.
-        self._cut_coef = np.zeros(self.problem.n_examples)
-        self._cut_sum = np.zeros(self.problem.size_psi)
+        if self._pruned_cut:
+            # The base class's cut sum starts from its last cut; a pruned one was not
+            # recorded.
+            self._cut_coef = np.zeros(self.problem.n_examples)
+            self._cut_sum = np.zeros(self.problem.size_psi)
+            self._pruned_cut = False
         self.fractions.append(1.0)
         return super().separate(alpha, threshold)
 
@@ -165,4 +169,5 @@ class PrunedOcasOracle(OcasOracle):
         mb.policy.evaluated(fraction)
         self.fractions.append(fraction)
         # The base class's incremental cut sum does not know this cut.
+        self._pruned_cut = True
         return c, g
