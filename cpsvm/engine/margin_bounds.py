@@ -439,7 +439,7 @@ class SortedMargins:
         _class_tables(by_margin, upper, lower, m, self.y, self.c, self.radius, order,
                       self.upper, self.lower, self.margin, self.radius_sorted, self.ys,
                       self.cs, self.C_pref, self.CY_pref)
-        self._band_rows = self._rows_in_order(order)
+        self._band_rows = None        # made by band_rows() when a band is computed
         # p[g]: rows of group g in the linear part at w′ (m′ < a; Huber m′ ≤ a − h).
         self.p = np.empty(2, dtype=np.int64)
         for g in range(2):
@@ -463,6 +463,13 @@ class SortedMargins:
         t2 = self.policy.clock()
         self.policy.sorted_now(t2 - t1, t1 - t0 if eval_time is None else eval_time)
         return out
+
+    def band_rows(self):
+        """(dense, D, indptr, indices, data, rows): the arrays a band reads its rows from
+        and each sorted position's row in them, made at the first band after a sort."""
+        if self._band_rows is None:
+            self._band_rows = self._rows_in_order(self.order)
+        return self._band_rows
 
     def _rows_in_order(self, order):
         """The arrays a band reads its rows from, and each sorted position's row in them:
@@ -572,11 +579,12 @@ class SortedMargins:
         rows, ends, linear_c, linear_cy, n_linear = _band_select(
             self.ys, self.cs, ranges, p, self.margin, self.radius_sorted,
             shift, move if self.per_row else -1.0, tol, self.a - self.h, self.a + self.h)
+        band = self.band_rows()
         dots = np.empty(len(rows))
-        _band_dots(*self._band_rows, rows, w, dots)
+        _band_dots(*band, rows, w, dots)
         G = np.zeros(self.d)
         loss, gb, weight, count, tail_dot = _band_sums(
-            *self._band_rows, self.ys, self.cs, rows, ends, p, dots, b, self.huber, self.a,
+            *band, self.ys, self.cs, rows, ends, p, dots, b, self.huber, self.a,
             self.h, G)
         count += n_linear
         computed = len(rows)

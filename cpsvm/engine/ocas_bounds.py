@@ -49,6 +49,8 @@ class PrunedOcasOracle(OcasOracle):
     rows near the threshold (see the module docstring). Multiclass, structured problems
     and ``method=0`` run the plain iteration."""
 
+    PLAIN_SHARE = 0.5    # a wider band: the plain iteration
+
     def __init__(self, problem, costs, C=1.0, method=1, cut_lambda=0.1, *, policy=None,
                  center="auto"):
         self._stale = False
@@ -94,8 +96,6 @@ class PrunedOcasOracle(OcasOracle):
             return self._plain(alpha, threshold)
         found = self._pruned(alpha)
         if found is None:
-            self.fallbacks += 1
-            pol.evaluated(1.0)
             return self._plain(alpha, threshold)
         return found
 
@@ -124,8 +124,13 @@ class PrunedOcasOracle(OcasOracle):
                                    + float(np.linalg.norm(mb.w_ref))) + abs(mb.a) + 1.0)
         ranges = mb._ranges(np.minimum(shift_b, shift_t), np.maximum(shift_b, shift_t),
                             mb.R * r, tol)
+        share = float(np.sum(ranges[:, 1] - ranges[:, 0])) / max(self.problem.n_examples, 1)
+        if share > self.PLAIN_SHARE:
+            # Two products a band row against one a row plainly: the plain iteration.
+            mb.policy.evaluated(share)
+            return None
         positions = np.concatenate([np.arange(lo, hi) for lo, hi in ranges])
-        dense, D, indptr, indices, data, rowmap = mb._band_rows
+        dense, D, indptr, indices, data, rowmap = mb.band_rows()
         rows = rowmap[positions]          # in the arrays the band is read from
         examples = mb.order[positions]    # in the problem's order
         in_tail = np.concatenate([np.arange(lo, hi) < mb.p[g]
@@ -149,6 +154,8 @@ class PrunedOcasOracle(OcasOracle):
                                   self.margin)
         if not step < 1.0:
             self.seconds["line_search"] += time.perf_counter() - t1
+            self.fallbacks += 1
+            mb.policy.evaluated(1.0)
             return None
         coef = np.empty(len(rows))
         risk, c, _, _ = binary_move(y, costs, out_b, out_t, step, self.cut_lambda, self.loss,
