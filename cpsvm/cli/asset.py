@@ -162,7 +162,7 @@ class AssetMonitor:
               help="--method gd: stop when a step lowers the objective by less than this "
                    "fraction of it.")
 @margin_bounds_option("--approx none only; default 0, except with --method gd on data "
-                      "with at least 100000 non-zeros.")
+                      "with at least 200000 non-zeros.")
 @verbosity_option(default=1, help=ASSET_VERBOSITY)
 @version_option("Lee & Wright's ASSET, with SVMlight's -c, -z, -w and kernel flags")
 @click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))

@@ -149,9 +149,10 @@ def _band_dots(dense, D, indptr, indices, data, order, rows, w, out):
 def _band_sums(dense, D, indptr, indices, data, order, ys, cs, rows, ends, p, dots, b,
                huber, a, h, G):
     """For the rows at sorted positions ``rows`` (group g's up to ends[g]; y and c by
-    sorted position, the row's data at order[j]) with products ``dots``: their loss, Σ c·(−ℓ′)·y, Σ c over rows with a loss, their count, and
-    Σ_{j<p} c·y·⟨w, x⟩ (the part of the stored sum S they recompute);
-    G += Σ (c·(−ℓ′)·y − [j < p]·c·y)·x: only rows whose part moved touch G."""
+    sorted position, the row's data at order[j]) with products ``dots``: their loss,
+    Σ c·(−ℓ′)·y, Σ c over rows with a loss, their count, and Σ_{j<p} c·y·⟨w, x⟩ (the
+    part of the stored sum S they recompute); G += Σ (c·(−ℓ′)·y − [j < p]·c·y)·x: only
+    rows whose part moved touch G."""
     loss = 0.0
     gb = 0.0
     weight = 0.0
@@ -370,7 +371,7 @@ class SortedMargins:
         self.prune = prune
         self.per_row = bool(per_row)
         # The rows as the row kernels read them: narrow indices and no values when every
-        # value is 1 (RowBlocks' choice); a sorted copy of short rows, made at each sort.
+        # value is 1 (RowBlocks' choice); in sorted order when _rows_in_order copies them.
         if self.rows.dense is None:
             self._row_indices = self.rows.kernel_indices
             self._row_values = self.rows.kernel_values
@@ -493,14 +494,16 @@ class SortedMargins:
             np.take(dense, order, axis=0, out=self._sorted_rows)
             return True, self._sorted_rows, _NO_INDEX, _NO_INDEX, _NO_DATA, self._identity
         if not copy:
-            return False, _NO_ROWS, self.rows.X.indptr, self._row_indices, self._row_values, order
+            return (False, _NO_ROWS, self.rows.X.indptr, self._row_indices,
+                    self._row_values, order)
         if len(self._row_values):
             Xs = self.rows.X[order]
             return False, _NO_ROWS, Xs.indptr, Xs.indices, Xs.data, self._identity
         # Values all 1: the narrow indices alone (scipy would copy int32 indices and the
         # values), into the same arrays at each sort.
         if self._sorted_rows is None:
-            self._sorted_rows = (np.empty(self.n + 1, np.int64), np.empty_like(self._row_indices))
+            self._sorted_rows = (np.empty(self.n + 1, np.int64),
+                                 np.empty_like(self._row_indices))
         indptr, indices = self._sorted_rows
         _gather_indices(self.rows.X.indptr, self._row_indices, order, indptr, indices)
         return False, _NO_ROWS, indptr, indices, self._row_values, self._identity

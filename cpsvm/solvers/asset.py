@@ -40,7 +40,7 @@ LOSSES = ("hinge", "huber")
 # products save); on for gd from GD_BOUNDS_MIN_NNZ non-zeros (below, a pruned
 # evaluation's fixed cost is that of a plain one).
 MARGIN_BOUNDS_DEFAULT = {"sgd": False, "gd": True}
-GD_BOUNDS_MIN_NNZ = 100_000
+GD_BOUNDS_MIN_NNZ = 200_000
 
 
 @dataclass
