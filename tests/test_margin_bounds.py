@@ -4,6 +4,7 @@ runs with and without pruning; the §4.1 illustration; Huber gradient descent ag
 scipy's optimum of the same objective; the flags of the three commands."""
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -85,7 +86,9 @@ def test_pruned_equals_plain(problem, center, prefix, period, offset, partial, s
     if partial:
         mb.PARTIAL_SORT_MIN = 0   # some rows sorted, the others in two blocks
     if scattered:
-        mb.COPY_ROW_NNZ = 0       # the band read from the rows in place
+        mb.COPY = False           # the band read from the rows in place
+    else:
+        mb.COPY = True            # from a sorted copy
     w = rng.integers(-1, 2, size=d).astype(float)
     b = 0.0
     for move in moves:
@@ -162,37 +165,92 @@ def test_policy_rules():
 
 def test_gaussian_illustration():
     """§4.1: 100,000 points of a 2-D Gaussian labelled by w = (1, 1), margins sorted at
-    w′ = (1, 1) and evaluated at w′ plus N(0, 0.1²) noise: only the band around the
-    margin boundary is examined, exactly the points the bound cannot place."""
+    w′ = (1, 1) and evaluated at w′ plus N(0, 0.1²) noise: only the points the bound
+    cannot place are examined — with each point's own radius (§5), fewer than with its
+    class's largest."""
     rng = np.random.default_rng(0)
     A = rng.normal(size=(100_000, 2))
     y = np.where(A @ [1.0, 1.0] > 0, 1.0, -1.0)
     X = sp.csr_matrix(A)
     w_ref = np.array([1.0, 1.0])
-    fractions = []
     w = w_ref + rng.normal(scale=0.1, size=2)
-    for center in (False, True, "auto"):
-        mb = SortedMargins(X, y, loss=HINGE, center=center, policy=ResortPolicy(period=10))
-        mb.PARTIAL_SORT_MIN = len(y) + 1    # sorted whole: the bound's own count
-        mb.evaluate(w_ref)
-        ev = mb.evaluate(w)
-        close(ev, reference(X, y, np.ones(len(y)), w, 0.0, HINGE, 1.0, 0.0), 1e5)
-        # The points the bound cannot place: |m′ − 1| ≤ |w − w′|·R plus the class shift.
-        m_ref = y * (A @ w_ref)
-        expected = 0
-        for g, s in enumerate((-1.0, 1.0)):
-            rows = y == s
-            shift = s * (mb.mu[g] @ (w - w_ref))
-            delta = np.linalg.norm(w - w_ref) * mb.R[g]
-            expected += np.count_nonzero(np.abs(m_ref[rows] + shift - 1.0) <= delta)
-        assert abs(ev.computed - expected) <= 10 + 1e-3 * expected
-        fractions.append(ev.computed / len(y))
+    move = np.linalg.norm(w - w_ref)
+    m_ref = y * (A @ w_ref)
+    # Each center's exact shift and radius per point, by numpy: the origin, the class mean.
+    means = {s: A[y == s].mean(axis=0) for s in (-1.0, 1.0)}
+    mu = np.array([means[s] for s in y])
+    origin = (np.zeros(len(y)), np.linalg.norm(A, axis=1))
+    around_mean = (y * (mu @ (w - w_ref)),
+                   np.linalg.norm(A - mu, axis=1))
+    fractions = {}
+    for center, bounds in ((False, [origin]), (True, [around_mean]),
+                           ("auto", [origin, around_mean])):
+        for per_row in (False, True):
+            mb = SortedMargins(X, y, loss=HINGE, center=center, per_row=per_row,
+                               policy=ResortPolicy(period=10))
+            mb.PARTIAL_SORT_MIN = len(y) + 1    # sorted whole: the bound's own count
+            mb.evaluate(w_ref)
+            ev = mb.evaluate(w)
+            close(ev, reference(X, y, np.ones(len(y)), w, 0.0, HINGE, 1.0, 0.0), 1e5)
+            # Examined: a point no center can place on its side of the threshold.
+            examined = np.ones(len(y), dtype=bool)
+            for shift, radius in bounds:
+                r = radius if per_row else np.where(
+                    y > 0, radius[y > 0].max(), radius[y < 0].max())
+                placed = np.where(m_ref < 1.0, m_ref + shift + move * r < 1.0,
+                                  m_ref + shift - move * r >= 1.0)
+                examined &= ~placed
+            expected = np.count_nonzero(examined)
+            if per_row or center != "auto":
+                assert abs(ev.computed - expected) <= 10 + 1e-3 * expected
+            else:
+                # The classes' largest radii give two tails: what lies between them.
+                assert ev.computed >= expected
+            fractions[center, per_row] = ev.computed / len(y)
     # The ball around the origin: about half the points (|m′ − 1| within 0.6 or so of
     # a |N(0, 2)|); the sphere around each class's mean (§5) is a little smaller here,
-    # and "auto" takes it.
-    print("fractions examined (origin, class means, auto):", fractions)
-    assert fractions[1] < fractions[0] < 0.6
-    assert fractions[2] == fractions[1]
+    # "auto" at most either, and each point's own radius smaller again.
+    print("fractions examined (center, per row):", fractions)
+    assert fractions[True, False] < fractions[False, False] < 0.6
+    for center in (False, True, "auto"):
+        assert fractions[center, True] < 0.9 * fractions[center, False]
+    assert fractions["auto", True] <= min(fractions[False, True], fractions[True, True])
+
+
+def test_intercept_moves_the_reference():
+    """The margins are sorted with the intercept: evaluated near a model with a large
+    offset b, only the rows near the threshold are computed (with b left out of the
+    sorted margins, the band reached from the threshold to where b = 0 puts it)."""
+    rng = np.random.default_rng(5)
+    X = sp.csr_matrix(rng.normal(size=(4000, 5)))
+    w = rng.normal(size=5)
+    y = np.where(X @ w + 3.0 + 0.5 * rng.normal(size=4000) > 0, 1.0, -1.0)
+    for loss, h in ((HINGE, 0.0), (HUBER, 0.01)):
+        mb = SortedMargins(X, y, loss=loss, h=h, policy=ResortPolicy(period=10))
+        mb.evaluate(w, 3.0)
+        w_near = w + 1e-4 * rng.normal(size=5)
+        ev = mb.evaluate(w_near, 3.0 + 1e-4)
+        close(ev, reference(X, y, np.ones(len(y)), w_near, 3.0 + 1e-4, loss, 1.0, h), 1e4)
+        m = y * (X @ w + 3.0)
+        near = np.count_nonzero(np.abs(m - 1.0) <= h + 0.01)
+        assert ev.computed <= near
+
+
+def test_partial_sort_blocks_bound_both_ways():
+    """Rows outside the sorted window are searched with their block's largest margin
+    when they may stay linear and its smallest when they may stay zero: a shift that
+    moves the lower block past the Huber band's top is still computed exactly."""
+    rng = np.random.default_rng(0)
+    m = np.concatenate([rng.uniform(0.3, 0.6, 20), 1.0 + rng.uniform(-0.005, 0.005, 80)])
+    X = sp.csr_matrix(m[:, None])
+    y = np.ones(len(m))
+    mb = SortedMargins(X, y, loss=HUBER, h=1.0, center=False, policy=ResortPolicy(period=10))
+    mb.PARTIAL_SORT_MIN = 0
+    w = np.array([1.0])
+    mb.evaluate(w, 0.0)
+    ev = mb.evaluate(w, 1.5)
+    close(ev, reference(X, y, np.ones(len(y)), w, 1.5, HUBER, 1.0, 1.0), 100.0)
+    assert ev.loss > 0
 
 
 # --- training runs: the same result with and without pruning ------------------------
@@ -229,7 +287,7 @@ def test_ocas_same_run(a9a3k, monkeypatch, rows):
     from cpsvm.data import Dataset
     from cpsvm.solvers import ocas
     if rows == "scattered":
-        monkeypatch.setattr(SortedMargins, "COPY_ROW_NNZ", 0)
+        monkeypatch.setattr(SortedMargins, "COPY", False)
     if rows == "dense":
         a9a3k = Dataset(*gaussians(3000, 20, 1))
     made = []
@@ -342,6 +400,34 @@ def test_asset_gd_command(tmp_path):
     # SVMlight's threshold: f(x) = w·x − b.
     assert f(np.append(m.w, -m.b))[0] == pytest.approx(printed, rel=1e-9)
     assert m.n_train == data.n_examples
+
+
+def test_gd_bounds_default_follows_the_non_zeros(tmp_path):
+    """asset_learn --method gd prunes by default from GD_BOUNDS_MIN_NNZ non-zeros on (and
+    says so), not below; --margin-bounds decides when given; --help and the man page's
+    DEFAULTS give the same threshold."""
+    from cpsvm.io.svmlight import write_svmlight
+    from cpsvm.solvers.asset import GD_BOUNDS_MIN_NNZ, AssetParams
+    gd = dict(lam=1e-3, approx="none", method="gd", loss="huber")
+    assert not AssetParams(**gd).bounds(GD_BOUNDS_MIN_NNZ - 1)
+    assert AssetParams(**gd).bounds(GD_BOUNDS_MIN_NNZ)
+    assert not AssetParams(**gd, margin_bounds=False).bounds(10 * GD_BOUNDS_MIN_NNZ)
+    assert AssetParams(**gd, margin_bounds=True).bounds(0)
+    assert not AssetParams(lam=1e-3, approx="none").bounds(10 * GD_BOUNDS_MIN_NNZ)
+    # Dense rows with just enough non-zeros, and a9a3k's 42,000 or so.
+    X, y = gaussians(-(-GD_BOUNDS_MIN_NNZ // 50), 50, 2)
+    big = tmp_path / "big.train"
+    write_svmlight(big, X, y)
+    for path, pruned in ((big, True), (TRAIN, False)):
+        r = run("asset", "--approx", "none", "--method", "gd", "--loss", "huber", "-l",
+                "0.01", path, tmp_path / "m")
+        assert r.returncode == 0, r.stderr
+        assert ("Margin bounds:" in r.stdout) == pruned
+    assert f"{GD_BOUNDS_MIN_NNZ} non-zeros" in " ".join(run("asset", "--help").stdout.split())
+    man = (Path(__file__).resolve().parent.parent / "man" / "asset_learn.1").read_text()
+    defaults = man[man.index(".SH DEFAULTS"):]
+    defaults = defaults[:defaults.index(".SH ", 4)]
+    assert f"{GD_BOUNDS_MIN_NNZ:,} non-zeros" in " ".join(defaults.split())
 
 
 @pytest.mark.parametrize("args", [

@@ -197,8 +197,8 @@ class AssetMonitor:
 @click.option("-e", "gd_epsilon", type=positive("-e"), default=1e-4, show_default=True,
               help="--method gd: stop when a step lowers the objective by less than this "
                    "fraction of it.")
-@margin_bounds_option("--approx none only; default 0, except with --method gd on at "
-                      "least 10000 examples at -e <= 1e-5.")
+@margin_bounds_option("--approx none only; default 0, except with --method gd on data "
+                      "with at least 200000 non-zeros.")
 @verbosity_option(default=1, help=ASSET_VERBOSITY)
 @version_option("Lee & Wright's ASSET, with SVMlight's -c, -z, -w and kernel flags")
 @click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
@@ -288,7 +288,7 @@ def _print_gd_statistics(info, params, cpu, out):
     p(f"Stopped because: {GD_STOP[r.status]}")
     p(f"Number of iterations: {r.iterations} ({r.evaluations} evaluations); last step "
       f"{r.step:g}")
-    if params.bounds(info.n_examples):
+    if r.resorts:
         p(f"Margin bounds: {100 * r.margins_computed:.1f}% of the margins computed per "
           f"evaluation, {r.resorts} sorts")
     p(f"Norm of weight vector: |w|={info.norm_gamma:.5f}")

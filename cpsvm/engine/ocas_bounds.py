@@ -29,7 +29,7 @@ from .ocas import OcasOracle, binary_line_search, binary_move
 from .sgd import _add_row, _row_dot
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"reassoc", "contract"})
 def _two_dots(dense, D, indptr, indices, data, rows, u, v, out_u, out_v):
     for k in range(len(rows)):
         out_u[k] = _row_dot(dense, D, indptr, indices, data, rows[k], u)
@@ -49,9 +49,12 @@ class PrunedOcasOracle(OcasOracle):
     rows near the threshold (see the module docstring). Multiclass, structured problems
     and ``method=0`` run the plain iteration."""
 
+    PLAIN_SHARE = 0.5    # a wider band: the plain iteration
+
     def __init__(self, problem, costs, C=1.0, method=1, cut_lambda=0.1, *, policy=None,
                  center="auto"):
         self._stale = False
+        self._pruned_cut = False  # the last cut was a pruned iteration's
         super().__init__(problem, costs, C, method, cut_lambda)
         self.bounds = None
         if self.binary and not self.structured and method == 1:
@@ -93,16 +96,17 @@ class PrunedOcasOracle(OcasOracle):
             return self._plain(alpha, threshold)
         found = self._pruned(alpha)
         if found is None:
-            self.fallbacks += 1
-            pol.evaluated(1.0)
             return self._plain(alpha, threshold)
         return found
 
     def _plain(self, alpha, threshold):
         self.out_best            # the whole vector, if it is stale
-        # The base class's cut sum starts from its last cut; ours were not recorded.
-        self._cut_coef = np.zeros(self.problem.n_examples)
-        self._cut_sum = np.zeros(self.problem.size_psi)
+        if self._pruned_cut:
+            # The base class's cut sum starts from its last cut; a pruned one was not
+            # recorded.
+            self._cut_coef = np.zeros(self.problem.n_examples)
+            self._cut_sum = np.zeros(self.problem.size_psi)
+            self._pruned_cut = False
         self.fractions.append(1.0)
         return super().separate(alpha, threshold)
 
@@ -114,14 +118,19 @@ class PrunedOcasOracle(OcasOracle):
         direction = w_t - w_b
         r = max(float(np.linalg.norm(w_b - mb.w_ref)), float(np.linalg.norm(w_t - mb.w_ref)))
         r *= 1 + 1e-12
-        shift_b = mb.sign * (mb.mu @ w_b - mb.mu_ref)
-        shift_t = mb.sign * (mb.mu @ w_t - mb.mu_ref)
+        shift_b = mb.shifts(w_b)
+        shift_t = mb.shifts(w_t)
         tol = 1e-10 * (mb.R_abs * (max(float(np.linalg.norm(w_b)), float(np.linalg.norm(w_t)))
                                    + float(np.linalg.norm(mb.w_ref))) + abs(mb.a) + 1.0)
         ranges = mb._ranges(np.minimum(shift_b, shift_t), np.maximum(shift_b, shift_t),
                             mb.R * r, tol)
+        share = float(np.sum(ranges[:, 1] - ranges[:, 0])) / max(self.problem.n_examples, 1)
+        if share > self.PLAIN_SHARE:
+            # Two products a band row against one a row plainly: the plain iteration.
+            mb.policy.evaluated(share)
+            return None
         positions = np.concatenate([np.arange(lo, hi) for lo, hi in ranges])
-        dense, D, indptr, indices, data, rowmap = mb._band_rows
+        dense, D, indptr, indices, data, rowmap = mb.band_rows()
         rows = rowmap[positions]          # in the arrays the band is read from
         examples = mb.order[positions]    # in the problem's order
         in_tail = np.concatenate([np.arange(lo, hi) < mb.p[g]
@@ -145,6 +154,8 @@ class PrunedOcasOracle(OcasOracle):
                                   self.margin)
         if not step < 1.0:
             self.seconds["line_search"] += time.perf_counter() - t1
+            self.fallbacks += 1
+            mb.policy.evaluated(1.0)
             return None
         coef = np.empty(len(rows))
         risk, c, _, _ = binary_move(y, costs, out_b, out_t, step, self.cut_lambda, self.loss,
@@ -165,4 +176,5 @@ class PrunedOcasOracle(OcasOracle):
         mb.policy.evaluated(fraction)
         self.fractions.append(fraction)
         # The base class's incremental cut sum does not know this cut.
+        self._pruned_cut = True
         return c, g

@@ -168,7 +168,7 @@ def run_sgd(source, y, settings: SGDSettings, rng: np.random.Generator, *, valid
     w = np.zeros(source.dim)
     acc = np.zeros(source.dim)
     state = np.zeros(_N_STATE)
-    bounds = _Bounds(source, st, k, m) if st.margin_bounds and source.sparse else None
+    bounds = _Bounds(source, st, k, m, y) if st.margin_bounds and source.sparse else None
     state[_S] = 1.0
     grads = np.zeros(k)
     dots = np.zeros(k)
@@ -215,7 +215,7 @@ def run_sgd(source, y, settings: SGDSettings, rng: np.random.Generator, *, valid
             _steps(not source.sparse, V, indptr, indices, data, local, sq, y[rows], k, w,
                    acc, state, J, q - p, st.lam, st.loss, st.epsilon, st.star,
                    st.step_scale, st.radius, st.b_radius, st.intercept, accumulate, grads,
-                   dots, *(bounds.arrays() if bounds is not None else (_NO_DATA, _NO_DATA)))
+                   dots, *(bounds.arrays() if bounds is not None else _NO_BOUNDS))
             t2 = time.perf_counter()
             if bounds is not None:
                 bounds.after(state, q - p, hi - lo)
@@ -289,14 +289,45 @@ class _Bounds:
     """Algorithm 3's reference for :func:`_steps`: outputs V_i·γ′ of every row at γ′,
     refreshed when a :class:`~cpsvm.engine.margin_bounds.ResortPolicy` says (the full
     pass is its "sort"; an iteration's plain cost is k/m of it). Rows are skipped only
-    where their loss is surely 0, so the steps are the same whenever it refreshes."""
+    where their loss is surely 0, so the steps are the same whenever it refreshes.
 
-    def __init__(self, source, settings, k, m):
+    Two bounds on the change of a row's output (§5): |γ − γ′|·|V_i| (the paper's), and
+    ⟨γ − γ′, μ⟩ ± |γ − γ′|·|V_i − μ| around the mean μ of the row's class (regression:
+    of all rows), ⟨γ, μ⟩ kept along the steps from each row's V_i·μ."""
+
+    # Plain steps until the next refresh once a block skips fewer than this share of its
+    # rows: a row's test then costs more than the skipped products save (text-like set).
+    FALLBACK = 0.85
+
+    def __init__(self, source, settings, k, m, y):
         from .margin_bounds import ResortPolicy
         self.source, self.k, self.m = source, k, m
-        self.policy = ResortPolicy(settings.resort_c, settings.resort_period)
+        self.policy = ResortPolicy(settings.resort_c, settings.resort_period,
+                                   fallback=self.FALLBACK)
         self.gamma_ref = np.zeros(source.dim)
-        self.ref_out = np.zeros(m)
+        X = source.X
+        group = (y > 0).astype(np.int64) if settings.loss == HINGE else np.zeros(m, np.int64)
+        n_groups = int(group.max(initial=0)) + 1
+        # The groups' means by one product with their indicators over their sizes.
+        sizes = np.bincount(group, minlength=n_groups)
+        weights = np.zeros((m, n_groups))
+        weights[np.arange(m), group] = 1.0 / sizes[group]
+        self.mu = np.ascontiguousarray(np.asarray(X.T @ weights).T)
+        self.x_mu = np.ascontiguousarray(np.asarray(X @ self.mu.T).reshape(m, n_groups))
+        own = self.x_mu[np.arange(m), group]
+        mm = np.einsum("gd,gd->g", self.mu, self.mu)[group]
+        sq = source.row_sq
+        # |V_i − μ|² by expansion, with more than its rounding error.
+        r2 = sq - 2.0 * own + mm + 1e-11 * (sq + 2.0 * np.abs(own) + mm)
+        # What a row's test reads, in one cache line: its reference output (set at each
+        # refresh), |V_i|, |V_i − μ| and its group.
+        self.row_info = np.zeros((m, 4))
+        self.row_info[:, 1] = np.sqrt(sq)
+        self.row_info[:, 2] = np.sqrt(np.maximum(r2, 0.0)) * (1 + 1e-12)
+        self.row_info[:, 3] = group
+        self.mu_norm = np.sqrt(np.einsum("gd,gd->g", self.mu, self.mu))
+        self.gamma_mu = np.zeros(n_groups)       # ⟨γ, μ_g⟩, kept by the kernel
+        self.ref_mu = np.zeros(n_groups)         # ⟨γ′, μ_g⟩
         self.refreshes = 0
         self._visited = self._skipped = 0.0
 
@@ -306,16 +337,18 @@ class _Bounds:
         clock = self.policy.clock
         t0 = clock()
         self.gamma_ref = state[_S] * w
-        self.ref_out = np.asarray(self.source.X @ self.gamma_ref).ravel()
+        self.row_info[:, 0] = self.source.X @ self.gamma_ref
         pass_time = clock() - t0
         state[_REFN2] = float(self.gamma_ref @ self.gamma_ref)
         state[_BREF] = state[_B]
         state[_PRUNE] = 1.0
+        self.ref_mu[:] = self.mu @ self.gamma_ref
         self.refreshes += 1
         self.policy.sorted_now(pass_time, pass_time * self.k / self.m)
 
     def arrays(self):
-        return self.ref_out, self.gamma_ref
+        return (self.row_info, self.gamma_ref, self.x_mu, self.mu, self.mu_norm,
+                self.gamma_mu, self.ref_mu)
 
     def after(self, state, n_iterations, n_rows):
         visited = state[_VISITED] - self._visited
@@ -324,11 +357,14 @@ class _Bounds:
         if state[_PRUNE] > 0:
             fraction = 1.0 - skipped / max(visited, 1.0)
             self.policy.evaluated(fraction, n_iterations)
-            if skipped == 0:          # nothing pruned: plain until the next refresh
+            if self.policy.plain:     # too few pruned: plain until the next refresh
                 state[_PRUNE] = 0.0
-                self.policy.plain = True
         else:
             self.policy.evaluated(1.0, n_iterations)
+
+
+# What :func:`_steps` gets in place of :meth:`_Bounds.arrays` without bounds.
+_NO_BOUNDS = (_NO_ROWS, _NO_DATA, _NO_ROWS, _NO_ROWS, _NO_DATA, _NO_DATA, _NO_DATA)
 
 
 # --- the kernels ----------------------------------------------------------------------
@@ -400,28 +436,37 @@ def _project_and_average(state, w, acc, eta, radius, accumulate):
     return scaled
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _row_dot(dense, V, indptr, indices, data, r, w):
-    """V_r·w for a dense row of V, or for CSR row r."""
+    """V_r·w for a dense row of V, or for CSR row r (empty ``data``: every stored value is
+    1). Inlined: a call passes its arrays with reference counting, which made a loop of
+    short rows 10x slower. Unsigned indices: numba checks a signed index read from memory
+    for wrap-around at every access (see :mod:`cpsvm.sparse_ops`)."""
     total = 0.0
     if dense:
         for c in range(w.shape[0]):
             total += V[r, c] * w[c]
+    elif len(data) == 0:
+        for p in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
+            total += w[np.uint64(indices[p])]
     else:
-        for p in range(indptr[r], indptr[r + 1]):
-            total += data[p] * w[indices[p]]
+        for p in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
+            total += data[p] * w[np.uint64(indices[p])]
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add_row(dense, V, indptr, indices, data, r, coef, w):
-    """w += coef·V_r."""
+    """w += coef·V_r (empty ``data``: every stored value is 1)."""
     if dense:
         for c in range(w.shape[0]):
             w[c] += coef * V[r, c]
+    elif len(data) == 0:
+        for p in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
+            w[np.uint64(indices[p])] += coef
     else:
-        for p in range(indptr[r], indptr[r + 1]):
-            w[indices[p]] += coef * data[p]
+        for p in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
+            w[np.uint64(indices[p])] += coef * data[p]
 
 
 @njit(cache=True, inline="always")
@@ -436,19 +481,24 @@ def _surely_zero(loss, y, f_ref, bound, epsilon):
 @njit(cache=True)
 def _steps(dense, V, indptr, indices, data, rows, sq, y, batch, w, acc, state, j0, n_steps,
            lam, loss, epsilon, star, step_scale, radius, b_radius, intercept, accumulate,
-           grads, dots, ref_out, gamma_ref):
+           grads, dots, row_info, gamma_ref, x_mu, mu, mu_norm, gamma_mu, ref_mu):
     """``n_steps`` iterations, iteration j0+1 first, over the rows ``rows[i]`` (targets
     y[i], squared norms sq[rows[i]]) of a dense V (``dense``) or of a CSR matrix.
 
-    With state[_PRUNE] (CSR rows): |V_r·γ + b − (V_r·γ′ + b′)| ≤ |γ − γ′|·|V_r| + |b − b′|,
-    |γ − γ′|² from |γ|², |γ′|² and γ·γ′, the last kept along the steps from the
-    reference outputs ``ref_out`` (each added row moves it by its coefficient times
-    V_r·γ′), so a row whose loss is surely 0 costs no product."""
+    With state[_PRUNE] (CSR rows, :class:`_Bounds`; row_info[r] = V_r·γ′, |V_r|,
+    |V_r − μ| (at least), g): V_r·γ is within |γ − γ′|·|V_r| of V_r·γ′, and within
+    |γ − γ′|·|V_r − μ| of V_r·γ′ + ⟨γ − γ′, μ⟩ for the mean μ = mu[g] of its group;
+    |γ − γ′|² from |γ|², |γ′|² and γ·γ′, the last and ⟨γ, μ⟩ (``gamma_mu``; ⟨γ′, μ⟩ in
+    ``ref_mu``) kept along the steps (each added row moves them by its coefficient
+    times V_r·γ′, V_r·μ = x_mu[r]), so a row whose loss is surely 0 costs no product."""
     n = rows.shape[0]
     state[_WNORM2] = np.dot(w, w)
     prune = state[_PRUNE] > 0.0
     if prune:
         state[_DOTREF] = state[_S] * np.dot(w, gamma_ref)
+        for g in range(len(gamma_mu)):
+            gamma_mu[g] = state[_S] * np.dot(w, mu[g])
+    computed = np.zeros(batch, np.bool_)
     for t in range(n_steps):
         lo = t * batch
         hi = min(lo + batch, n)
@@ -459,7 +509,6 @@ def _steps(dense, V, indptr, indices, data, rows, sq, y, batch, w, acc, state, j
         b = state[_B]
         gsum = 0.0
         delta = 0.0
-        db = 0.0
         tol = 0.0
         if prune:
             g2 = s * s * max(state[_WNORM2], 0.0)
@@ -467,30 +516,42 @@ def _steps(dense, V, indptr, indices, data, rows, sq, y, batch, w, acc, state, j
             # The three terms are kept to rounding: a slack of 1e-9 of their size.
             dist2 = g2 - 2.0 * state[_DOTREF] + r2
             delta = math.sqrt(max(dist2, 0.0) + 1e-9 * (g2 + r2)) * (1.0 + 1e-9)
-            db = abs(b - state[_BREF])
             tol = 1e-10 * (math.sqrt(g2) + math.sqrt(r2) + abs(b) + abs(state[_BREF]) + 1.0)
             state[_VISITED] += count
+        # The rows' products in a loop of their own (with the loss beside them, one
+        # row's product no longer overlapped the next one's), then their losses.
         for i in range(lo, hi):
             r = rows[i]
             if prune:
-                norm = math.sqrt(sq[r])
-                if _surely_zero(loss, y[i], ref_out[r] + state[_BREF],
-                                delta * norm + db + tol * (norm + 1.0), epsilon):
-                    grads[i - lo] = 0.0
+                out_ref = row_info[r, 0] + b
+                norm = row_info[r, 1]
+                around = row_info[r, 2]
+                g = int(row_info[r, 3])
+                if _surely_zero(loss, y[i], out_ref, delta * norm + tol * (norm + 1.0),
+                                epsilon) or _surely_zero(
+                        loss, y[i], out_ref + gamma_mu[g] - ref_mu[g],
+                        delta * around + tol * (around + mu_norm[g] + 1.0), epsilon):
+                    computed[i - lo] = False
                     state[_SKIPPED] += 1
                     continue
-            dot = _row_dot(dense, V, indptr, indices, data, r, w)
-            value, g = _loss_and_derivative(loss, y[i], s * dot + b, epsilon)
+            computed[i - lo] = True
+            dots[i - lo] = _row_dot(dense, V, indptr, indices, data, r, w)
+        for i in range(lo, hi):
+            if not computed[i - lo]:
+                grads[i - lo] = 0.0
+                continue
+            value, g = _loss_and_derivative(loss, y[i], s * dots[i - lo] + b, epsilon)
             state[_LOSS] += value
             grads[i - lo] = g
-            dots[i - lo] = dot
             gsum += g
         state[_SEEN] += count
         s_before = state[_S]
         changed = _shrink(state, w, eta, lam)
         if prune:
-            # γ·γ′ after the shrink (or 0 when γ became 0).
-            state[_DOTREF] = 0.0 if changed else state[_DOTREF] * (state[_S] / s_before)
+            # γ·γ′ and ⟨γ, μ⟩ after the shrink (or 0 when γ became 0).
+            factor = 0.0 if changed else state[_S] / s_before
+            state[_DOTREF] *= factor
+            gamma_mu *= factor
         _intercept_step(state, eta, gsum, count, intercept, b_radius)
         for i in range(lo, hi):
             g = grads[i - lo]
@@ -503,11 +564,14 @@ def _steps(dense, V, indptr, indices, data, rows, sq, y, batch, w, acc, state, j
             state[_WNORM2] += 2.0 * coef * dot + coef * coef * sq[r]
             _add_row(dense, V, indptr, indices, data, r, coef, w)
             if prune:
-                state[_DOTREF] += coef * state[_S] * ref_out[r]
+                state[_DOTREF] += coef * state[_S] * row_info[r, 0]
+                for c in range(len(gamma_mu)):
+                    gamma_mu[c] += coef * state[_S] * x_mu[r, c]
             changed = True
         scaled = _project_and_average(state, w, acc, eta, radius, accumulate)
         if prune:
             state[_DOTREF] *= scaled
+            gamma_mu *= scaled
 
 
 @dataclass

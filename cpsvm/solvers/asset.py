@@ -35,10 +35,10 @@ APPROXIMATIONS = ("nystrom", "rff", "none")
 TASKS = ("classification", "regression")
 METHODS = ("sgd", "gd")
 LOSSES = ("hinge", "huber")
-# --margin-bounds when not given (benchmarks/bench_margin_bounds.py; --approx none only):
-# off for sgd (Pegasos skipped few rows: no speedup); on for gd from GD_BOUNDS_MIN_ROWS
-# examples at -e <= GD_BOUNDS_MAX_EPSILON, where the benchmark measured 1.1-3.7x (at
-# -e 1e-4, or on dna's 2000 rows, it was as often slower).
+# --margin-bounds when not given (benchmarks/bench_margin_bounds.py, man page DEFAULTS;
+# --approx none only): off for sgd (the refresh pass costs about what the skipped
+# products save); on for gd from GD_BOUNDS_MIN_NNZ non-zeros (below, a pruned
+# evaluation's fixed cost is that of a plain one).
 MARGIN_BOUNDS_DEFAULT = {"sgd": False, "gd": True}
 HALF = "half"   # --average-last half: the last half of the iterations so far
 # The stopping rule's defaults (man page DEFAULTS; benchmarks/bench_asset.py part 6): a
@@ -48,8 +48,7 @@ HOLDOUT = 0.1
 EPOCHS = 100
 PATIENCE = 100
 TOLERANCE = 0.01
-GD_BOUNDS_MIN_ROWS = 10_000
-GD_BOUNDS_MAX_EPSILON = 1e-5
+GD_BOUNDS_MIN_NNZ = 200_000
 
 
 @dataclass
@@ -134,14 +133,13 @@ class AssetParams:
         if self.margin_bounds and self.approx != "none":
             raise OptionError("--margin-bounds 1 needs --approx none (the input features)")
 
-    def bounds(self, m: int) -> bool:
-        """Whether a run on ``m`` examples uses margin-change bounds."""
+    def bounds(self, nnz: int) -> bool:
+        """Whether a run on examples with ``nnz`` non-zeros uses margin-change bounds."""
         if self.approx != "none":
             return False
         if self.margin_bounds is None:
             return MARGIN_BOUNDS_DEFAULT[self.method] and (
-                self.method != "gd" or (m >= GD_BOUNDS_MIN_ROWS
-                                        and self.gd_epsilon <= GD_BOUNDS_MAX_EPSILON))
+                self.method != "gd" or nnz >= GD_BOUNDS_MIN_NNZ)
         return self.margin_bounds
 
     def lambda_for(self, m: int) -> float:
@@ -358,7 +356,7 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
         average_half=average_last == HALF, radius=radius, b_radius=b_radius,
         step_scale=step_scale,
         patience=params.patience if validation is not None else None,
-        tolerance=params.tolerance, margin_bounds=params.bounds(m))
+        tolerance=params.tolerance, margin_bounds=params.bounds(dataset.X.nnz))
 
     validate = validation_values = None
     if validation is not None:
@@ -513,7 +511,7 @@ def _train_gd(dataset: Dataset, params: AssetParams, callback, should_stop):
     lam = params.lambda_for(m)
     started = time.perf_counter()
     margins = SortedMargins(dataset.X, dataset.y, np.full(m, 1.0 / m), loss=HUBER,
-                            h=params.huber_h, prune=params.bounds(m))
+                            h=params.huber_h, prune=params.bounds(dataset.X.nnz))
     result = huber_gd(margins, lam, params.gd_epsilon, callback=callback,
                       should_stop=should_stop)
     seconds = time.perf_counter() - started
