@@ -10,10 +10,14 @@ sentences of at most --max-length words (15, as the paper) in both.
    -NONE- removed, chains joined, Markovised binarisation) and debinarised must give the
    tree with function tags and -NONE- removed back; reported as a count, for each
    --unary/--markov setting checked.
-1. accuracy: `cp_learn --baseline pcfg` and `cp_learn -c C -e E -l L -w 4` (each --markov
-   of --markovs), both classified by cp_classify on the test file: labelled F1 and exact
-   match as cp_classify prints them (evalb's conventions), training time, iterations, CKY
-   calls and the oracle's share of the time as cp_learn prints them.
+1. accuracy: `cp_learn --baseline pcfg` and `cp_learn -c C -e E [-l L] --features F` for
+   each --markov of --markovs, C of --cs, L of --losses ("default": no -l) and F of
+   --feature-sets (spans, the default, and rules, SVMcfg's rule counts), all classified
+   by cp_classify on the test file: labelled F1 and exact match as cp_classify prints
+   them (evalb's conventions), F1 minus the PCFG's of the same --markov, training wall
+   time (and its ratio to --features rules at the same settings, the runs one after the
+   other), iterations, CKY calls and the oracle's share of the time as cp_learn prints
+   them. Goal: the defaults (spans, -l 0) at least 1.5 points of F1 above the PCFG.
 2. cache: -w 3 against -w 4 at the same C, E (loss --cache-loss): iterations, CKY calls,
    primal objective, time. Goal: -w 4 several times fewer CKY calls at the same
    objective (the objectives agree within C*E, the guarantee of both).
@@ -22,9 +26,10 @@ sentences of at most --max-length words (15, as the paper) in both.
    with --threads 1 and 2, interleaved (--rounds pairs), wall-time ratio.
    The machine may be shared: ratios within one run, never absolute times across runs.
 
-Usage: .venv/bin/python benchmarks/bench_cfg.py [--ptb DIR] [--out DIR] [-c 10000]
-       [-e 0.5] [-l 1] [--markovs 1,0] [--cache-loss 0] [--cache-c 10000] [--cache-e 1]
-       [--rounds 2] [--parts roundtrip,accuracy,cache,threads]
+Usage: .venv/bin/python benchmarks/bench_cfg.py [--ptb DIR] [--out DIR] [--cs 20000]
+       [-e 0.1] [--losses default,1] [--feature-sets spans,rules] [--markovs 1,0]
+       [--cache-loss 0] [--cache-c 10000] [--cache-e 1] [--rounds 2]
+       [--parts roundtrip,accuracy,cache,threads]
 """
 
 import argparse
@@ -119,9 +124,10 @@ def main():
     ap.add_argument("--ptb", type=Path, default=default_ptb())
     ap.add_argument("--out", type=Path, default=Path("/tmp/cpsvm-bench-cfg"))
     ap.add_argument("--max-length", default="15")
-    ap.add_argument("-c", default="10000")
-    ap.add_argument("-e", default="0.5")
-    ap.add_argument("-l", default="1")
+    ap.add_argument("--cs", default="20000")
+    ap.add_argument("-e", default="0.1")
+    ap.add_argument("--losses", default="default,1")
+    ap.add_argument("--feature-sets", default="spans,rules")
     ap.add_argument("--markovs", default="1,0")
     ap.add_argument("--cache-loss", default="0")
     ap.add_argument("--cache-c", default="10000")
@@ -145,22 +151,35 @@ def main():
 
     if "accuracy" in parts:
         print("\n== accuracy (test F1 and exact match by cp_classify)")
-        print("model\tmarkov\tF1\texact\tP\tR\ttrain_wall_s\titerations\tCKY_calls\t"
-              "oracle_share%")
+        print("model\tmarkov\tF1\texact\tP\tR\tF1-pcfg\ttrain_wall_s\t/rules\titerations\t"
+              "CKY_calls\toracle_share%\tload")
         for markov in args.markovs.split(","):
             pcfg = args.out / f"pcfg.m{markov}.model"
             wall, _ = run([BIN / "cp_learn", "--baseline", "pcfg", "--markov", markov,
                            "--max-length", ml, train, pcfg])
-            f = classify(pcfg, test, ml)
-            print(f"pcfg\t{markov}\t{f['f1']}\t{f['exact']}\t{f['precision']}\t"
-                  f"{f['recall']}\t{wall:.1f}\t-\t-\t-")
-            svm = args.out / f"svm.m{markov}.model"
-            wall, text = run([BIN / "cp_learn", "-c", args.c, "-e", args.e, "-l", args.l,
-                              "-w", "4", "--markov", markov, "--max-length", ml, train, svm])
-            g, f = learn_figures(text), classify(svm, test, ml)
-            print(f"svm -c {args.c} -e {args.e} -l {args.l} -w 4\t{markov}\t{f['f1']}\t"
-                  f"{f['exact']}\t{f['precision']}\t{f['recall']}\t{wall:.1f}\t"
-                  f"{g['iterations']}\t{g['cky']}\t{g['oracle_share']}")
+            base = classify(pcfg, test, ml)
+            print(f"pcfg\t{markov}\t{base['f1']}\t{base['exact']}\t{base['precision']}\t"
+                  f"{base['recall']}\t0\t{wall:.1f}\t-\t-\t-\t-\t{load():.1f}")
+            for c in args.cs.split(","):
+                for loss in args.losses.split(","):
+                    walls = {}
+                    # rules first: the others' time is given as a ratio to its
+                    for features in sorted(args.feature_sets.split(","),
+                                           key=lambda name: name != "rules"):
+                        svm = args.out / f"svm.m{markov}.c{c}.l{loss}.{features}.model"
+                        flags = ["-c", c, "-e", args.e] + \
+                            ([] if loss == "default" else ["-l", loss])
+                        wall, text = run([BIN / "cp_learn", *flags, "--features", features,
+                                          "--markov", markov, "--max-length", ml, train,
+                                          svm])
+                        walls[features] = wall
+                        g, f = learn_figures(text), classify(svm, test, ml)
+                        ratio = f"{wall / walls['rules']:.2f}" if "rules" in walls else "-"
+                        print(f"svm {' '.join(flags)} --features {features}\t{markov}\t"
+                              f"{f['f1']}\t{f['exact']}\t{f['precision']}\t{f['recall']}\t"
+                              f"{f['f1'] - base['f1']:+.2f}\t{wall:.1f}\t{ratio}\t"
+                              f"{g['iterations']}\t{g['cky']}\t{g['oracle_share']}\t"
+                              f"{load():.1f}")
 
     if "cache" in parts:
         print(f"\n== -w 3 / -w 4 / -w 0 at -c {args.cache_c} -e {args.cache_e} -l "
