@@ -38,7 +38,6 @@ from numba import njit, prange
 NEG = -np.inf
 
 
-
 @njit(cache=True)
 def _length_bucket(length):
     """The bucket of a span's length (cfg.LENGTH_BUCKETS: 1, 2, 3, 4, 5, 6-7, 8-10, 11-15,
@@ -60,11 +59,10 @@ def _length_bucket(length):
 
 @njit(cache=True)
 def span_value(ctx, i, j, kind, n_tags, n_words):
-    """The value of template ``kind`` (its index in cfg.SPAN_TEMPLATES) on the span i..j
-    of a sentence:
-    ``ctx[t]`` its token t's (tag index 0..n_tags-1, word index 0..n_words, n_words for a
-    word not in the vocabulary); beyond the sentence the tag is n_tags, the word
-    n_words + 1."""
+    """The value of template ``kind`` (its index in cfg.SPAN_TEMPLATES) on the words
+    i..j−1 of a sentence whose token t is ``ctx[t]`` = (tag index 0..n_tags−1, word
+    index 0..n_words, n_words for a word not in the vocabulary); beyond the sentence
+    the tag is n_tags, the word n_words + 1."""
     n = ctx.shape[0]
     if kind == 0:
         return ctx[i, 0]
