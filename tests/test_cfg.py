@@ -15,7 +15,7 @@ from cpsvm.io.model_file import format_model, read_model
 from cpsvm.io.trees import (TreeOptions, bracket_match, brackets, debinarise, drop_none,
                             format_tree, parse_trees, preprocess, strip_functions, with_root)
 from cpsvm.problems.base import MARGIN_RESCALING, SLACK_RESCALING
-from cpsvm.problems.cfg import LOSS_BRACKETS, CfgProblem, Grammar, cky
+from cpsvm.problems.cfg import LOSS_BRACKETS, LOSS_ZERO_ONE, CfgProblem, Grammar, cky
 
 from conftest import run_cli
 
@@ -343,7 +343,8 @@ def test_cky_and_2best_against_enumeration(features, unary, seed):
 @pytest.mark.parametrize("seed", [0, 3])
 def test_zero_one_oracle_is_the_best_other_tree(rescaling, seed):
     trees = parse_trees(TOY)
-    problem = CfgProblem(trees, options=TreeOptions(unary=1, markov=1))
+    problem = CfgProblem(trees, options=TreeOptions(unary=1, markov=1),
+                         loss_id=LOSS_ZERO_ONE)
     w = 0.5 * np.random.default_rng(seed).standard_normal(problem.size_psi)
     labels = problem.separate(w, rescaling)
     for i, tree in enumerate(trees):
@@ -501,6 +502,22 @@ def test_cp_learn_and_cp_classify_on_trees(tmp_path):
         assert model.read_text().startswith(f"cpsvm cfg model {version}\n")
         result = run_cli("classify", train, model, out)
         assert result.returncode == 0 and len(out.read_text().splitlines()) == 10
+
+
+def test_default_loss_is_the_bracket_loss():
+    """cp_learn's default -l for cfg is 1 (the same model as -l 1, not -l 0's); with -o 1,
+    which the bracket loss cannot take, the default is 0."""
+    from cpsvm.data import TreeDataset
+    from cpsvm.solvers.one_slack import StructParams, train
+    data = TreeDataset(parse_trees(TREEBANK + TOY))
+    models = {}
+    for name, loss, rescaling in (("default", None, 2), ("l1", 1, 2), ("l0", 0, 2),
+                                  ("o1", None, 1), ("o1l0", 0, 1)):
+        params = StructParams(C=100, epsilon=1, loss_id=loss, rescaling=rescaling,
+                              problem="cfg")
+        models[name] = format_model(train(data, params)[0])
+    assert models["default"] == models["l1"] != models["l0"]
+    assert models["o1"] == models["o1l0"]
 
 
 @pytest.mark.parametrize("args, code, what", [

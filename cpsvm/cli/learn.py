@@ -61,7 +61,8 @@ STOP_REASONS = {
                    "default; averaged it is SVMperf's error rate, -l 2, also accepted; "
                    "hmm, cfg: 1 per wrong sentence, x100 for cfg); 1 hmm: Hamming, 1 per "
                    "wrong token (SVMhmm's default and ours for hmm); cfg: 100*(wrong "
-                   "brackets)/(2*gold brackets), a loss over the labelled brackets.")
+                   "brackets)/(2*gold brackets), a loss over the labelled brackets (the "
+                   "default for cfg; with -o 1, 0).")
 @click.option("-k", "batch", type=click.IntRange(min=1), default=100, show_default=True,
               help="-w 0: new constraints before the QP is re-solved.")
 @click.option("-f", "cache_size", type=click.IntRange(min=1), default=5, show_default=True,

@@ -15,9 +15,9 @@ one labelled span, so argmax_y is CKY (:mod:`cpsvm.problems.cky`).
 
 Losses (``-l``):
 
-* 0 (default): Δ(y, ŷ) = 100·[ŷ ≠ y] (LOSS_SCALE). The separation oracle needs the best
-  tree other than y: a 2-best CKY; the better of its two trees that is not y.
-* 1: a loss over brackets, Δ(y, ŷ) = 100·(FP + FN)/(2·|y|), FP the labelled brackets of
+* 0: Δ(y, ŷ) = 100·[ŷ ≠ y] (LOSS_SCALE). The separation oracle needs the best tree
+  other than y: a 2-best CKY; the better of its two trees that is not y.
+* 1 (default; 0 with slack rescaling): a loss over brackets, Δ(y, ŷ) = 100·(FP + FN)/(2·|y|), FP the labelled brackets of
   ŷ not in y, FN those of y not in ŷ, |y| y's number of brackets (at least 1); brackets
   are (label, start, end) of every node of the tree with its binarisation and joined
   chains undone (``@`` nodes none, ``S+VP`` two), the POS tags and the root not
@@ -581,13 +581,14 @@ class CfgProblem(StructuredProblem):
     """SVMcfg's problem on training trees (as read: the root bracket included).
 
     options : the preprocessing and Ψ's feature set (:class:`cpsvm.io.trees.TreeOptions`);
-    loss_id : ``-l`` (LOSS_ZERO_ONE or LOSS_BRACKETS); loss_scale : Δ of a wrong tree.
+    loss_id : ``-l`` (LOSS_BRACKETS, the default, or LOSS_ZERO_ONE); loss_scale : Δ of a
+    wrong tree.
     Trees that preprocessing empties (nothing but -NONE-) are left out (``n_skipped``).
     """
 
     flip_gain = None
 
-    def __init__(self, trees, options: TreeOptions | None = None, loss_id=LOSS_ZERO_ONE,
+    def __init__(self, trees, options: TreeOptions | None = None, loss_id=LOSS_BRACKETS,
                  loss_scale=LOSS_SCALE):
         if loss_id not in LOSSES:
             raise ValueError(f"expected loss 0 (zero/one) or 1 (brackets), got {loss_id}")
@@ -637,7 +638,7 @@ class CfgProblem(StructuredProblem):
                                      for c in self._gold_brackets])
 
     @classmethod
-    def from_dataset(cls, dataset, loss_id=LOSS_ZERO_ONE, options=None, **ignored):
+    def from_dataset(cls, dataset, loss_id=LOSS_BRACKETS, options=None, **ignored):
         return cls(dataset.trees, options=options, loss_id=loss_id)
 
     def _rows(self, rows):

@@ -44,10 +44,10 @@ DEFAULT_ALGORITHM = {"binary": 3, "multiclass": 3, "hmm": 4, "user": 4, "cfg": 4
 # linear cut (-w 2, 3) and OCAS's iteration (-w 9).
 MARGIN_BOUNDS_DEFAULT = {2: False, 3: False, 9: False}
 LINE_SEARCH = ("binary", "multiclass", "hmm")   # -w 9 trains them with OCAS's line search
-# -l of each problem, its default first: zero/one (SVMperf's error rate, -l 2, the same)
-# or SVMhmm's Hamming.
+# -l of each problem, its default first: zero/one (SVMperf's error rate, -l 2, the same),
+# SVMhmm's Hamming or cfg's brackets (benchmarks/bench_cfg.py).
 LOSSES_OF = {"binary": (0, 2), "multiclass": (0, 2), "user": (0, 2), "hmm": (1, 0),
-             "cfg": (0, 1)}
+             "cfg": (1, 0)}
 
 
 @dataclass
@@ -56,7 +56,7 @@ class StructParams:
     epsilon: float = 0.1
     algorithm: int | None = None      # None (or 9): the default for the problem
     rescaling: int = MARGIN_RESCALING
-    loss_id: int | None = None        # None: the problem's default (hmm 1, else 0)
+    loss_id: int | None = None        # None: the problem's default (hmm, cfg 1, else 0)
     max_iterations: int = 100000
     max_idle: int = 50
     cache_size: int = 5
@@ -151,8 +151,10 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
         problem = None
     loss_id = params.loss_of(kind)
     if kind == "cfg" and loss_id == 1 and params.rescaling != MARGIN_RESCALING:
-        raise OptionError("the bracket loss (-l 1) of the cfg problem needs margin "
-                          "rescaling (-o 2): with slack rescaling its argmax is no CKY")
+        if params.loss_id is not None:
+            raise OptionError("the bracket loss (-l 1) of the cfg problem needs margin "
+                              "rescaling (-o 2): with slack rescaling its argmax is no CKY")
+        loss_id = 0     # cfg's default loss with slack rescaling: zero/one
     kernel = params.kernel
     nonlinear = not kernel.is_linear
     if nonlinear and kind != "binary":
