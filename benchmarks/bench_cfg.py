@@ -26,11 +26,16 @@ sentences of at most --max-length words (15, as the paper) in both.
 4. threads: -w 3 (whose time is nearly all CKY; -w 4's is mostly the cache's Python)
    with --threads 1 and 2, interleaved (--rounds pairs), wall-time ratio.
    The machine may be shared: ratios within one run, never absolute times across runs.
+5. select (not run by default): how the defaults were chosen, without the test files:
+   4-fold cross-validation over the training files (dev folds wsj_0001-0040, 0041-0080,
+   0081-0119, 0120-0159, each model trained on the other three), `--baseline pcfg` and
+   `-c C -e E [-l L] --features F` for the first C of --cs and each --markov, L, F as
+   in 1; F1 and exact match pooled over the four dev folds (brackets summed).
 
 Usage: .venv/bin/python benchmarks/bench_cfg.py [--ptb DIR] [--out DIR] [--cs 20000]
        [-e 0.1] [--losses default,0] [--feature-sets spans,rules] [--markovs 0,1]
        [--cache-loss 0] [--cache-c 10000] [--cache-e 1] [--rounds 2]
-       [--parts roundtrip,accuracy,cache,threads]
+       [--parts roundtrip,accuracy,cache,threads,select]
 """
 
 import argparse
@@ -86,19 +91,64 @@ def learn_figures(text):
 def classify(model, test, max_length):
     _, text = run([BIN / "cp_classify", "-v", "1", "--max-length", max_length, test, model,
                    Path(model).with_suffix(".parses")])
+    counts = re.search(r"\((\d+) matched, (\d+) predicted, (\d+) gold\)", text)
     return dict(f1=grab(r"F1 ([\d.]+)%", text), exact=grab(r"Exact match on test set: "
                                                             r"([\d.]+)%", text),
                 precision=grab(r"precision ([\d.]+)%", text),
-                recall=grab(r"recall ([\d.]+)%", text))
+                recall=grab(r"recall ([\d.]+)%", text),
+                counts=[int(v) for v in counts.groups()] + [
+                    grab(r"\((\d+) of \d+ sentences\)", text, int),
+                    grab(r"of (\d+) sentences\)", text, int)])
+
+
+def concatenate(ptb, path, ranges):
+    """The wsj_0NNN.mrg files of the (first, last) number ranges, one after another."""
+    names = sorted(ptb.glob("wsj_0*.mrg"))
+    chosen = [p for p in names if any(lo <= int(p.stem[4:]) <= hi for lo, hi in ranges)]
+    path.write_bytes(b"".join(p.read_bytes() for p in chosen))
+    return path
 
 
 def files(ptb, out):
-    train, test = out / "ptb.train.mrg", out / "ptb.test.mrg"
-    names = sorted(ptb.glob("wsj_0*.mrg"))
-    pick = lambda lo, hi: [p for p in names if lo <= int(p.stem[4:]) <= hi]  # noqa: E731
-    for path, chosen in ((train, pick(1, 159)), (test, pick(160, 199))):
-        path.write_bytes(b"".join(p.read_bytes() for p in chosen))
-    return train, test
+    return (concatenate(ptb, out / "ptb.train.mrg", [(1, 159)]),
+            concatenate(ptb, out / "ptb.test.mrg", [(160, 199)]))
+
+
+DEV_FOLDS = ((1, 40), (41, 80), (81, 119), (120, 159))
+
+
+def select(args, ml):
+    """Part 5: the settings of part 1 by 4-fold cross-validation on the training files."""
+    c = args.cs.split(",")[0]
+    print(f"\n== select: 4-fold cross-validation over wsj_0001-0159 (dev folds "
+          f"{', '.join(f'{lo:04d}-{hi:04d}' for lo, hi in DEV_FOLDS)}), -c {c} -e {args.e}, "
+          "F1 and exact match pooled over the dev folds")
+    print("model\tmarkov\tF1\texact\tF1_per_fold\tload")
+    folds = []
+    for k, (lo, hi) in enumerate(DEV_FOLDS):
+        rest = [(a, b) for a, b in DEV_FOLDS if (a, b) != (lo, hi)]
+        folds.append((concatenate(args.ptb, args.out / f"fold{k}.train.mrg", rest),
+                      concatenate(args.ptb, args.out / f"fold{k}.dev.mrg", [(lo, hi)])))
+    settings = [("pcfg", ["--baseline", "pcfg"])]
+    for loss in args.losses.split(","):
+        for features in args.feature_sets.split(","):
+            flags = ["-c", c, "-e", args.e] + ([] if loss == "default" else ["-l", loss])
+            settings.append((f"svm {' '.join(flags)} --features {features}",
+                             flags + ["--features", features]))
+    for markov in args.markovs.split(","):
+        for name, flags in settings:
+            total, per_fold = [0, 0, 0, 0, 0], []
+            for k, (train, dev) in enumerate(folds):
+                model = args.out / f"fold{k}.model"
+                run([BIN / "cp_learn", "-v", "0", *flags, "--markov", markov,
+                     "--max-length", ml, train, model])
+                f = classify(model, dev, ml)
+                total = [a + b for a, b in zip(total, f["counts"])]
+                per_fold.append(f"{f['f1']:.2f}")
+            matched, predicted, gold, exact, n = total
+            p, r = matched / predicted, matched / gold
+            print(f"{name}\t{markov}\t{200 * p * r / (p + r):.2f}\t{100 * exact / n:.2f}\t"
+                  f"{' '.join(per_fold)}\t{load():.1f}")
 
 
 def round_trip(ptb):
@@ -182,6 +232,9 @@ def main():
                               f"{f['f1'] - base['f1']:+.2f}\t{wall:.1f}\t{ratio}\t"
                               f"{g['iterations']}\t{g['cky']}\t{g['oracle_share']}\t"
                               f"{load():.1f}")
+
+    if "select" in parts:
+        select(args, ml)
 
     if "cache" in parts:
         print(f"\n== -w 3 / -w 4 / -w 0 at -c {args.cache_c} -e {args.cache_e} -l "
