@@ -120,9 +120,9 @@ DEV_FOLDS = ((1, 40), (41, 80), (81, 119), (120, 159))
 def select(args, ml):
     """Part 5: the settings of part 1 by 4-fold cross-validation on the training files."""
     c = args.cs.split(",")[0]
-    print(f"\n== select: 4-fold cross-validation over wsj_0001-0159 (dev folds "
-          f"{', '.join(f'{lo:04d}-{hi:04d}' for lo, hi in DEV_FOLDS)}), -c {c} -e {args.e}, "
-          "F1 and exact match pooled over the dev folds")
+    names = ", ".join(f"{lo:04d}-{hi:04d}" for lo, hi in DEV_FOLDS)
+    print(f"\n== select: 4-fold cross-validation over wsj_0001-0159 (dev folds {names}), "
+          f"-c {c} -e {args.e}, F1 and exact match pooled over the dev folds")
     print("model\tmarkov\tF1\texact\tF1_per_fold\tload")
     folds = []
     for k, (lo, hi) in enumerate(DEV_FOLDS):

@@ -17,13 +17,14 @@ Losses (``-l``):
 
 * 0: Δ(y, ŷ) = 100·[ŷ ≠ y] (LOSS_SCALE). The separation oracle needs the best tree
   other than y: a 2-best CKY; the better of its two trees that is not y.
-* 1 (default; 0 with slack rescaling): a loss over brackets, Δ(y, ŷ) = 100·(FP + FN)/(2·|y|), FP the labelled brackets of
-  ŷ not in y, FN those of y not in ŷ, |y| y's number of brackets (at least 1); brackets
-  are (label, start, end) of every node of the tree with its binarisation and joined
-  chains undone (``@`` nodes none, ``S+VP`` two), the POS tags and the root not
-  brackets. Since FP + FN = |y| + Σ over ŷ's brackets of (+1 if not in y, −1 if in y),
-  the margin-rescaled argmax is a CKY whose items carry that ±1 (slack rescaling does
-  not decompose and is refused with it). Equals 100·(1 − F1) when |ŷ| = |y|.
+* 1 (default; 0 with slack rescaling): a loss over brackets, Δ(y, ŷ) =
+  100·(FP + FN)/(2·|y|), FP the labelled brackets of ŷ not in y, FN those of y not in
+  ŷ, |y| y's number of brackets (at least 1); brackets are (label, start, end) of every
+  node of the tree with its binarisation and joined chains undone (``@`` nodes none,
+  ``S+VP`` two), the POS tags and the root not brackets. Since FP + FN = |y| + Σ over
+  ŷ's brackets of (+1 if not in y, −1 if in y), the margin-rescaled argmax is a CKY
+  whose items carry that ±1 (slack rescaling does not decompose and is refused with
+  it, when -l 1 is asked for). Equals 100·(1 − F1) when |ŷ| = |y|.
 
 A labelling of the examples is a list of :class:`Parse` (one per sentence): the tree's
 nodes in preorder and its feature indices. ``CfgProblem(trees)`` builds the
@@ -291,8 +292,8 @@ class Grammar:
             n_base=len(base_ids))
 
     def scores(self, w):
-        """Rule, chain and root scores of w and its span weights (a row per phrase
-        symbol), as the kernels read them."""
+        """Rule, chain and root scores of w, and w itself (contiguous: the kernels read
+        the span features' weights from it)."""
         g = self.arrays()
         w = np.ascontiguousarray(w, dtype=np.float64)
         if len(w) != self.size:
