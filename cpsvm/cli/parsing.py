@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import replace
 
 import click
 
 from ..errors import OptionError
 from .common import note
 
-_TREE_OPTIONS = ("markov", "unary", "keep_functions", "keep_none")
+_TREE_OPTIONS = ("markov", "unary", "keep_functions", "keep_none", "features")
 
 
 def c_unless_baseline(ctx, param, value):
@@ -38,7 +39,7 @@ def tree_options():
         max_length_option("train on"),
         click.option("--markov", type=click.IntRange(min=-1), default=None, metavar="H",
                      help="cfg: horizontal Markov order of the binarisation: an "
-                          "intermediate label keeps the last H siblings (default 1; -1 "
+                          "intermediate label keeps the last H siblings (default 0; -1 "
                           "all of them)."),
         click.option("--unary", type=click.IntRange(min=0), default=None, metavar="U",
                      help="cfg: unary chains: 0 joins each chain into one label such as "
@@ -51,6 +52,12 @@ def tree_options():
                      help="cfg: keep the -NONE- elements (empty categories) as tags of "
                           "the sentence; by default they and the constituents they leave "
                           "empty are dropped."),
+        click.option("--features", default=None, metavar="SET",
+                     help="cfg: the joint feature map: spans (default) counts the rules "
+                          "and, for each constituent, its label with the tags and words at "
+                          "its ends, the tags beside them and its length; rules counts the "
+                          "rules only (SVMcfg's); or span templates joined by ',' (see man "
+                          "cp_learn, PARSING)."),
         click.option("--baseline", type=click.Choice(["pcfg"]), default=None,
                      help="cfg: write the maximum-likelihood PCFG of the training trees "
                           "(log-probabilities as rule weights) instead of training; "
@@ -82,11 +89,18 @@ def _given(cfg) -> list:
 
 def tree_preprocessing(cfg):
     from ..io.trees import TreeOptions
+    from ..problems.cfg import span_templates
     default = TreeOptions()
+    features = default.features if cfg.get("features") is None else cfg["features"]
+    try:
+        span_templates(features)
+    except ValueError as e:
+        raise OptionError(f"--features: {e}") from None
     return TreeOptions(
         strip_functions=not cfg.get("keep_functions"), drop_none=not cfg.get("keep_none"),
         unary=default.unary if cfg.get("unary") is None else cfg["unary"],
-        markov=default.markov if cfg.get("markov") is None else cfg["markov"])
+        markov=default.markov if cfg.get("markov") is None else cfg["markov"],
+        features=features)
 
 
 def read_examples(example_file, params, cfg):
@@ -120,6 +134,9 @@ def learn_baseline(params, custom, cfg, example_file, model_file, verbosity):
         raise OptionError(f"{', '.join(given)}: not an option of the cfg problem")
     if params.problem not in ("auto", "cfg"):
         raise OptionError(f"--baseline pcfg is for the cfg problem, not {params.problem}")
+    if cfg.get("features") is not None:
+        raise OptionError("--features: the PCFG baseline (--baseline pcfg) has the rules "
+                          "only")
     params.problem = "cfg"
     data = read_examples(example_file, params, cfg)
     if not data.trees:
@@ -127,7 +144,7 @@ def learn_baseline(params, custom, cfg, example_file, model_file, verbosity):
         raise InputError("expected at least one tree (within --max-length)",
                          source=data.source)
     started = time.process_time()
-    problem = CfgProblem(data.trees, options=params.tree_options)
+    problem = CfgProblem(data.trees, options=replace(params.tree_options, features="rules"))
     model = problem.pcfg_model()
     write_model(model_file, model)
     if verbosity >= 1:

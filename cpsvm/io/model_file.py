@@ -19,7 +19,9 @@ features, the task and b, then one line per feature, ``coef nu omega_1 ... omega
 (see man asset_learn). Parsing models (``cp_learn --problem cfg``) are the kind
 ``cpsvm cfg model V1``: the preprocessing (JSON), svm or pcfg weights, the fallback
 label, the numbers of training sentences and rules, then one rule a line with its weight
-(see man cp_learn, PARSING).
+(see man cp_learn, PARSING); ``cpsvm cfg model V2`` adds Ψ's span templates and the
+weights of the span features, one a line after the rules (V1 is still written for a
+model of rules only, such as the PCFG baseline, and read).
 
 Every kind is one entry of ``MODEL_KINDS`` (version line, reader, a writer per model
 class): reading dispatches on the first line, writing on the model's class.
@@ -448,7 +450,8 @@ def _format_hmm(model) -> list:
     ] + header[8:] + [_sv_line(1.0, *_nonzero(w))]
 
 
-CFG_VERSION = "cpsvm cfg model V1"
+CFG_VERSION = "cpsvm cfg model V1"         # rules only
+CFG_SPANS_VERSION = "cpsvm cfg model V2"   # rules and span features
 _CFG_FIELDS = [
     ("preprocessing (JSON)", dict),
     ("weights", str),
@@ -456,27 +459,43 @@ _CFG_FIELDS = [
     ("number of training sentences", int),
     ("number of rules", int),
 ]
+_CFG_SPAN_FIELDS = _CFG_FIELDS + [
+    ("span templates", str),
+    ("number of span features", int),
+]
 _CFG_RULE_KINDS = {"b": 3, "u": 2, "r": 1}   # kind -> fields after the weight
 
 
 def _read_cfg(raw, name, float32_features):
     """cp_learn --problem cfg models (see man cp_learn, PARSING): the header, then one
     rule a line, ``b w A B C`` (binary A -> B C), ``u w A B`` (unary A -> B), ``r w A``
-    (root -> A), in that order: rule i's weight is w_i of the model."""
+    (root -> A), in that order: rule i's weight is w_i of the model. V2: the header
+    also names the span templates and counts the span features, whose lines follow the
+    rules, ``s w TEMPLATE LABEL VALUE...``."""
     import numpy as np
 
     from ..io.trees import TreeOptions
     from ..models import CfgModel
-    from ..problems.cfg import Grammar
-    n_fields = len(_CFG_FIELDS)
+    from ..problems.cfg import Grammar, feature_set_name, span_templates
+    spans = raw.startswith(CFG_SPANS_VERSION.encode())
+    fields = _CFG_SPAN_FIELDS if spans else _CFG_FIELDS
+    n_fields = len(fields)
     lines = raw.split(b"\n", n_fields + 1)
-    header = _read_header(lines, _CFG_FIELDS, name)
-    field_line = {label: k + 2 for k, (label, _) in enumerate(_CFG_FIELDS)}
+    header = _read_header(lines, fields, name)
+    field_line = {label: k + 2 for k, (label, _) in enumerate(fields)}
+    templates = ()
+    if spans:
+        try:
+            templates = span_templates(",".join(header["span templates"].split()))
+        except ValueError as e:
+            raise InputError(str(e), source=name,
+                             line=field_line["span templates"]) from None
     opts = header["preprocessing (JSON)"]
     try:
         options = TreeOptions(strip_functions=bool(opts["strip_functions"]),
                               drop_none=bool(opts["drop_none"]), unary=int(opts["unary"]),
-                              markov=int(opts["markov"]))
+                              markov=int(opts["markov"]),
+                              features=feature_set_name(templates))
         if options.unary < 0:
             raise ValueError
     except (KeyError, TypeError, ValueError):
@@ -487,13 +506,15 @@ def _read_cfg(raw, name, float32_features):
         raise InputError(f"expected weights 'svm' or 'pcfg', got {header['weights']!r}",
                          source=name, line=field_line["weights"])
     n_rules = header["number of rules"]
+    n_spans = header.get("number of span features", 0)
     first = n_fields + 2
-    rows = _body_rows(lines, n_fields, n_rules, "rules", name)
-    grammar = Grammar(options.unary)
+    rows = _body_rows(lines, n_fields, n_rules + n_spans, "rules and span features"
+                      if spans else "rules", name)
+    grammar = Grammar(options.unary, templates)
     w = np.empty(n_rules)
     order = "bur"
     last = 0
-    for k, row in enumerate(rows):
+    for k, row in enumerate(rows[:n_rules]):
         parts = row.split()
         kind = parts[0] if parts else ""
         try:
@@ -519,6 +540,15 @@ def _read_cfg(raw, name, float32_features):
     # a symbol that is never a rule's parent is a POS tag (a terminal)
     parents = {a for a, _, _ in grammar.binary} | {a for a, _ in grammar.unaries}
     grammar.terminals = set(range(len(grammar.symbols))) - parents
+    if spans:
+        try:
+            cells, weights = grammar.read_span_features(
+                [row.split() for row in rows[n_rules:]])
+        except ValueError as e:
+            k, what = e.args
+            raise InputError(f"{what}, got {rows[n_rules + k][:60]!r}", source=name,
+                             line=first + n_rules + k) from None
+        w = np.concatenate((w, weights))
     return CfgModel(grammar=grammar, w=w, options=options,
                     n_train=header["number of training sentences"],
                     trained_by=header["weights"], fallback=header["fallback label"])
@@ -534,14 +564,19 @@ def _format_cfg(model) -> list:
         raise ValueError(f"expected {grammar.size} weights, got {len(w)}")
     what = "svm: cp_learn's structural SVM" if model.trained_by == "svm" else \
         "pcfg: log-probabilities of the maximum-likelihood PCFG"
-    lines = [CFG_VERSION,
+    spans = grammar.span_feature_lines(w) if grammar.templates else None
+    lines = [CFG_SPANS_VERSION if spans is not None else CFG_VERSION,
              json.dumps(model.options.to_dict(), sort_keys=True) + " # preprocessing (JSON)",
              f"{model.trained_by} # weights ({what})",
              f"{model.fallback} # fallback label (a flat tree for a sentence the grammar "
              "cannot parse)",
              f"{model.n_train} # number of training sentences",
-             f"{grammar.size} # number of rules; each line: b weight A B C | u weight A B | "
-             "r weight A"]
+             f"{grammar.n_rules} # number of rules; each line: b weight A B C | u weight A "
+             "B | r weight A"]
+    if spans is not None:
+        lines += [" ".join(grammar.templates) + " # span templates",
+                  f"{len(spans)} # number of span features (nonzero weights); each line: s "
+                  "weight TEMPLATE LABEL VALUE..."]
     binary, unaries, roots = grammar.rule_lists()
     names = grammar.symbols
     k = 0
@@ -554,6 +589,8 @@ def _format_cfg(model) -> list:
     for a in roots:
         lines.append(f"r {_number(w[k])} {names[a]}")
         k += 1
+    if spans is not None:
+        lines += [f"s {_number(value)} {' '.join(key)}" for key, value in spans]
     return lines
 
 
@@ -578,7 +615,8 @@ MODEL_KINDS = [
               {"UserProblemModel": _format_user_problem}),
     ModelKind("rff", (RFF_VERSION,), _read_rff, {"RandomFeaturesModel": _format_rff}),
     ModelKind("hmm", ("SVM-HMM Version V3.",), _read_hmm, {"SequenceModel": _format_hmm}),
-    ModelKind("cfg", (CFG_VERSION,), _read_cfg, {"CfgModel": _format_cfg}),
+    ModelKind("cfg", (CFG_VERSION, CFG_SPANS_VERSION), _read_cfg,
+              {"CfgModel": _format_cfg}),
 ]
 # Kinds written by tools whose issue has not landed yet: refused by name.
 _PLANNED_KINDS: dict = {}

@@ -91,12 +91,17 @@ class Tree:
 @dataclass(frozen=True)
 class TreeOptions:
     """The preprocessing of :mod:`cpsvm.io.trees` (module docstring), as the model file
-    records it. ``markov`` < 0: no Markovisation (the whole sibling history)."""
+    records it. ``markov`` < 0: no Markovisation (the whole sibling history).
+    ``features``: the cfg problem's feature set (``--features``, a name of
+    :data:`cpsvm.problems.cfg.FEATURE_SETS` or templates joined by ','), carried here
+    with the preprocessing; :meth:`to_dict` leaves it out (the model file has its own
+    line for it)."""
 
     strip_functions: bool = True
     drop_none: bool = True
     unary: int = 0
-    markov: int = 1
+    markov: int = 0
+    features: str = "spans"
 
     def to_dict(self) -> dict:
         return {"strip_functions": self.strip_functions, "drop_none": self.drop_none,

@@ -6,31 +6,37 @@ and y its parse tree, preprocessed as :mod:`cpsvm.io.trees` describes (function 
 and -NONE- removed, unary chains joined or bounded, Markovised binarisation). The
 grammar is the set of rules seen in the training trees: binary A → B C, unary A → B and
 root rules ROOT → A. Ψ(x, y) counts how often y uses each rule (one feature per rule, in
-the grammar's order), so w·Ψ(x, y) sums the weights of y's rules and argmax_y is CKY
-(:mod:`cpsvm.problems.cky`).
+the grammar's order) and, with span templates (``--features``, FEATURE_SETS), the span
+features of y's constituents: a label with what the sentence has at and beside the
+constituent's ends and its length (SPAN_TEMPLATES; Taskar et al. 2004). A feature exists
+for every label and value, seen in the training trees or not, so that wrong trees'
+constituents can get negative weight. Every part of w·Ψ(x, y) depends on one rule or
+one labelled span, so argmax_y is CKY (:mod:`cpsvm.problems.cky`).
 
 Losses (``-l``):
 
-* 0 (default): Δ(y, ŷ) = 100·[ŷ ≠ y] (LOSS_SCALE). The separation oracle needs the best
-  tree other than y: a 2-best CKY; the better of its two trees that is not y.
-* 1: a loss over brackets, Δ(y, ŷ) = 100·(FP + FN)/(2·|y|), FP the labelled brackets of
-  ŷ not in y, FN those of y not in ŷ, |y| y's number of brackets (at least 1); brackets
-  are (label, start, end) of every node of the tree with its binarisation and joined
-  chains undone (``@`` nodes none, ``S+VP`` two), the POS tags and the root not
-  brackets. Since FP + FN = |y| + Σ over ŷ's brackets of (+1 if not in y, −1 if in y),
-  the margin-rescaled argmax is a CKY whose items carry that ±1 (slack rescaling does
-  not decompose and is refused with it). Equals 100·(1 − F1) when |ŷ| = |y|.
+* 0: Δ(y, ŷ) = 100·[ŷ ≠ y] (LOSS_SCALE). The separation oracle needs the best tree
+  other than y: a 2-best CKY; the better of its two trees that is not y.
+* 1 (default; 0 with slack rescaling): a loss over brackets, Δ(y, ŷ) =
+  100·(FP + FN)/(2·|y|), FP the labelled brackets of ŷ not in y, FN those of y not in
+  ŷ, |y| y's number of brackets (at least 1); brackets are (label, start, end) of every
+  node of the tree with its binarisation and joined chains undone (``@`` nodes none,
+  ``S+VP`` two), the POS tags and the root not brackets. Since FP + FN = |y| + Σ over
+  ŷ's brackets of (+1 if not in y, −1 if in y), the margin-rescaled argmax is a CKY
+  whose items carry that ±1 (slack rescaling does not decompose and is refused with
+  it, when -l 1 is asked for). Equals 100·(1 − F1) when |ŷ| = |y|.
 
 A labelling of the examples is a list of :class:`Parse` (one per sentence): the tree's
-nodes in preorder and its rules' feature indices. ``CfgProblem(trees)`` builds the
+nodes in preorder and its feature indices. ``CfgProblem(trees)`` builds the
 problem from trees as :func:`cpsvm.io.trees.read_trees` returns them (Python use, the
 scikit-learn estimators); ``to_model`` gives a :class:`cpsvm.models.CfgModel`.
 """
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -43,11 +49,61 @@ LOSS_ZERO_ONE = 0
 LOSS_BRACKETS = 1
 LOSSES = (LOSS_ZERO_ONE, LOSS_BRACKETS)
 
+# Span templates, in the order of their codes in the kernels (cky.span_value): of a
+# constituent over the words i..j−1, the tag of its first and last word, the tags just
+# before and after it (a boundary value beyond the sentence), its length (bucketed), the
+# pairs (tag before, first tag) and (last tag, tag after), and the same of the words.
+SPAN_TEMPLATES = ("first", "last", "before", "after", "length", "before_first",
+                  "last_after", "first_word", "last_word", "before_word", "after_word")
+# The length buckets (cky._length_bucket), by name.
+LENGTH_BUCKETS = ("1", "2", "3", "4", "5", "6-7", "8-10", "11-15", "16-20", "21-30", "31+")
+# Names of the values beyond the sentence and of a word not in the vocabulary.
+BEFORE_SENTENCE, AFTER_SENTENCE, UNKNOWN_WORD = "<s>", "</s>", "<unk>"
+
+
+# --features: the default, spans, measured best on the PTB sample (man cp_learn, PARSING)
+FEATURE_SETS = {"rules": (),
+                "spans": ("first", "last", "before", "after", "length", "first_word",
+                          "last_word")}
+
+
+def span_templates(features: str) -> tuple:
+    """The templates of a feature set: a name of FEATURE_SETS, or template names joined
+    by ','."""
+    if features in FEATURE_SETS:
+        return FEATURE_SETS[features]
+    names = tuple(t for t in features.split(",") if t)
+    unknown = [t for t in names if t not in SPAN_TEMPLATES]
+    if unknown or not names:
+        raise ValueError(f"expected a feature set ({', '.join(FEATURE_SETS)}) or span "
+                         f"templates joined by ',' ({', '.join(SPAN_TEMPLATES)}), got "
+                         f"{features!r}")
+    return names
+
+
+def feature_set_name(templates) -> str:
+    """The --features value of a tuple of templates."""
+    for name, chosen in FEATURE_SETS.items():
+        if tuple(templates) == chosen:
+            return name
+    return ",".join(templates)
+
+
+def span_template_sizes(n_tags: int, n_words: int) -> dict:
+    """Values each template takes: a tag or the boundary, a word, unknown or the
+    boundary."""
+    t, v = n_tags, n_words
+    return {"first": t, "last": t, "before": t + 1, "after": t + 1,
+            "length": len(LENGTH_BUCKETS), "before_first": (t + 1) * t,
+            "last_after": t * (t + 1), "first_word": v + 1, "last_word": v + 1,
+            "before_word": v + 2, "after_word": v + 2}
+
 
 @dataclass
 class Parse:
     """One sentence's tree: ``nodes`` (m, 3) int64, (symbol, start, end) in preorder
-    with the POS tags; ``feats`` the feature index of each rule it uses."""
+    with the POS tags; ``feats`` its features' indices, one per rule it uses and per
+    span feature of its nodes (Ψ is their count)."""
 
     nodes: np.ndarray
     feats: np.ndarray
@@ -60,19 +116,42 @@ class Parse:
 
 
 class Grammar:
-    """Symbols and rules; features are the binary rules, then the unary, then the root
-    rules, each in the order first seen. ``unary``: the chain bound (0 or 1: one unary
-    rule at most, over a POS tag when chains are joined)."""
+    """Symbols, rules and span templates. Features are the binary rules, then the unary,
+    then the root rules, each in the order first seen, then the span features: a block
+    of ``span_width`` columns per phrase symbol (in symbol order; POS tags have none),
+    one run of columns per template of ``templates`` (SPAN_TEMPLATES names; () none).
+    ``unary``: the chain bound (0 or 1: one unary rule at most, over a POS tag when
+    chains are joined). ``words``: the vocabulary the word templates know."""
 
-    def __init__(self, unary: int = 0):
+    def __init__(self, unary: int = 0, templates=()):
+        unknown = [t for t in templates if t not in SPAN_TEMPLATES]
+        if unknown:
+            raise ValueError(f"unknown span template {unknown[0]!r}: expected "
+                             + ", ".join(SPAN_TEMPLATES))
         self.unary = int(unary)
+        self.templates = tuple(templates)
         self.symbols: list = []
         self.index: dict = {}
         self.terminals: set = set()
         self.binary: dict = {}      # (A, B, C) -> order
         self.unaries: dict = {}     # (A, B) -> order
         self.roots: dict = {}       # A -> order
+        self.words: dict = {}       # word -> index (word templates only)
+        # the span features there are: None every (row, column), else the sorted
+        # row·span_width + column of those there are (a model file's)
+        self.support = None
         self._frozen = None
+
+    @property
+    def reads_words(self) -> bool:
+        return any(t.endswith("_word") for t in self.templates)
+
+    def set_vocabulary(self, words) -> None:
+        """The words the word templates know: every word of ``words`` (the training
+        sentences'), in order first seen; none without a word template."""
+        if self.reads_words:
+            self.words = {word: k for k, word in enumerate(dict.fromkeys(words))}
+            self._frozen = None
 
     # -- building -------------------------------------------------------------------------
     def symbol(self, name: str, add: bool = True) -> int:
@@ -108,10 +187,20 @@ class Grammar:
     def n_binary(self):
         return len(self.binary)
 
+    def rules_only(self) -> "Grammar":
+        """The same rules without span features."""
+        out = copy.copy(self)
+        out.templates, out.words, out.support, out._frozen = (), {}, None, None
+        return out
+
+    @property
+    def n_rules(self) -> int:
+        return len(self.binary) + len(self.unaries) + len(self.roots)
+
     @property
     def size(self) -> int:
-        """Number of rules: the length of Ψ."""
-        return len(self.binary) + len(self.unaries) + len(self.roots)
+        """The length of Ψ: the rules, then the span features."""
+        return self.n_rules + self.arrays()["n_span"]
 
     def rule_lists(self):
         """(binary [(A, B, C)], unary [(A, B)], root [A]) in feature order."""
@@ -171,7 +260,24 @@ class Grammar:
                 for part in name.split(CHAIN_JOIN) if name else [name]:
                     bases.append(base_ids.setdefault(part, len(base_ids)))
             base_ptr.append(len(bases))
+        # span features: a row per phrase symbol, a column run per template
+        is_tag = np.isin(np.arange(S), list(self.terminals))
+        tag_index = np.where(is_tag, np.cumsum(is_tag) - 1, -1).astype(np.int64)
+        sym_row = np.where(is_tag, -1, np.cumsum(~is_tag) - 1).astype(np.int64)
+        n_tags, n_words = int(is_tag.sum()), len(self.words)
+        sizes = span_template_sizes(n_tags, n_words)
+        kinds = np.array([SPAN_TEMPLATES.index(t) for t in self.templates], dtype=np.int64)
+        widths = np.array([sizes[t] for t in self.templates], dtype=np.int64)
+        offsets = np.concatenate(([0], np.cumsum(widths)[:-1])).astype(np.int64)
+        n_rows = int(S - n_tags) if len(kinds) else 0
+        cells = n_rows * int(widths.sum())
+        span_feat = np.full(cells, -1, dtype=np.int64)
+        present = np.arange(cells) if self.support is None else self.support
+        span_feat[present] = self.n_rules + np.arange(len(present))
         return dict(
+            span_feat=span_feat.reshape(n_rows, int(widths.sum())), n_span=len(present),
+            tag_index=tag_index, sym_row=sym_row, n_rows=n_rows, n_tags=n_tags,
+            n_words=n_words, kinds=kinds, offsets=offsets, span_width=int(widths.sum()),
             n_sym=S, bin_ptr=bin_ptr, bin_parent=B[order, 0].copy(),
             bin_right=B[order, 2].copy(), bin_feat=order.astype(np.int64),
             chain_ptr=chain_ptr,
@@ -186,9 +292,10 @@ class Grammar:
             n_base=len(base_ids))
 
     def scores(self, w):
-        """Rule, chain and root scores of w, as the kernels read them."""
+        """Rule, chain and root scores of w, and w itself (contiguous: the kernels read
+        the span features' weights from it)."""
         g = self.arrays()
-        w = np.asarray(w, dtype=np.float64)
+        w = np.ascontiguousarray(w, dtype=np.float64)
         if len(w) != self.size:
             raise ValueError(f"expected {self.size} weights, got {len(w)}")
         bin_score = w[g["bin_feat"]]
@@ -199,7 +306,116 @@ class Grammar:
         root_score = np.full(g["n_sym"], -np.inf)
         has = g["root_feat"] >= 0
         root_score[has] = w[g["root_feat"][has]]
-        return bin_score, chain_score, root_score
+        return bin_score, chain_score, root_score, w
+
+    # -- span features by name (the model file) ----------------------------------------
+    def span_value_names(self) -> dict:
+        """Per template, the name of each of its values (a tuple of strings)."""
+        tags = [self.symbols[k] for k in sorted(self.terminals)]
+        words = sorted(self.words, key=self.words.get) + [UNKNOWN_WORD]
+        before, after = tags + [BEFORE_SENTENCE], tags + [AFTER_SENTENCE]
+        one = lambda values: [(v,) for v in values]  # noqa: E731
+        return {"first": one(tags), "last": one(tags), "before": one(before),
+                "after": one(after), "length": one(LENGTH_BUCKETS),
+                "before_first": [(b, f) for b in before for f in tags],
+                "last_after": [(last, a) for last in tags for a in after],
+                "first_word": one(words), "last_word": one(words),
+                "before_word": one(words + [BEFORE_SENTENCE]),
+                "after_word": one(words + [AFTER_SENTENCE])}
+
+    def _row_names(self):
+        g = self.arrays()
+        return [self.symbols[a] for a in np.flatnonzero(g["sym_row"] >= 0)]
+
+    def span_feature_lines(self, w):
+        """The span features of nonzero weight in w as ((template, label, value...),
+        weight), sorted by template (in ``templates`` order), then by name."""
+        g = self.arrays()
+        width = g["span_width"]
+        cells = np.arange(g["n_rows"] * width) if self.support is None else self.support
+        values = np.asarray(w, dtype=np.float64)[self.n_rules:]
+        names, labels = self.span_value_names(), self._row_names()
+        out = []
+        for q in np.flatnonzero(values):
+            row, col = divmod(int(cells[q]), width)
+            k = int(np.searchsorted(g["offsets"], col, side="right")) - 1
+            template = self.templates[k]
+            key = (template, labels[row]) + names[template][col - g["offsets"][k]]
+            out.append(((k,) + key[1:], key, float(values[q])))
+        out.sort(key=lambda item: item[0])
+        return [(key, value) for _, key, value in out]
+
+    def read_span_features(self, rows):
+        """Set the span features from model-file lines split into fields (``s weight
+        TEMPLATE LABEL VALUE...``): (their cells, their weights in that order). A bad
+        line raises ValueError((its position, what was expected))."""
+        arity = {t: 2 if t in ("before_first", "last_after") else 1 for t in self.templates}
+        expected = "expected a span feature 's weight TEMPLATE LABEL VALUE...' of a " \
+                   "template of the header with a finite weight"
+        parsed = []
+        for k, parts in enumerate(rows):
+            try:
+                value = float(parts[1]) if len(parts) > 1 else float("nan")
+            except ValueError:
+                value = float("nan")
+            if len(parts) < 4 or parts[0] != "s" or parts[2] not in arity \
+                    or len(parts) != 4 + arity[parts[2]] or not np.isfinite(value):
+                raise ValueError(k, expected)
+            parsed.append((parts[2], parts[3], tuple(parts[4:]), value))
+            if parts[2].endswith("_word") and parts[4] not in (
+                    UNKNOWN_WORD, BEFORE_SENTENCE, AFTER_SENTENCE):
+                self.words.setdefault(parts[4], len(self.words))
+        self._frozen = None
+        self.support = None
+        g = self.arrays()
+        lookup = {t: {v: i for i, v in enumerate(names)}
+                  for t, names in self.span_value_names().items() if t in arity}
+        offsets = dict(zip(self.templates, g["offsets"].tolist()))
+        cells, weights = [], []
+        for k, (template, label, values, value) in enumerate(parsed):
+            a = self.index.get(label, -1)
+            row = g["sym_row"][a] if a >= 0 else -1
+            v = lookup[template].get(values)
+            if row < 0 or v is None:
+                raise ValueError(k, f"expected a phrase label of the rules and values its "
+                                 f"template '{template}' takes")
+            cells.append(int(row) * g["span_width"] + offsets[template] + v)
+            weights.append(value)
+        cells, weights = np.array(cells, dtype=np.int64), np.array(weights)
+        order = np.argsort(cells, kind="stable")
+        cells, weights = cells[order], weights[order]
+        twice = np.flatnonzero(cells[1:] == cells[:-1])
+        if len(twice):
+            raise ValueError(int(order[twice[0] + 1]), "expected each span feature once")
+        self.support = cells
+        self._frozen = None
+        return cells, weights
+
+    def context(self, tag_symbols, words=None) -> np.ndarray:
+        """What the span templates read of each token: (tag index, word index), int64
+        (n, 2); a symbol that is no tag gets tag 0 (CKY refuses its sentence anyway), a
+        word not in the vocabulary (or none given) the index len(words)."""
+        g = self.arrays()
+        tag_symbols = np.asarray(tag_symbols, dtype=np.int64)
+        ctx = np.zeros((len(tag_symbols), 2), dtype=np.int64)
+        known = tag_symbols >= 0
+        ctx[known, 0] = np.maximum(g["tag_index"][tag_symbols[known]], 0)
+        if words is not None and self.words:
+            vocabulary = self.words
+            ctx[:, 1] = [vocabulary.get(word, len(vocabulary)) for word in words]
+        else:
+            ctx[:, 1] = len(self.words)
+        return ctx
+
+    def span_features(self, nodes, ctx) -> np.ndarray:
+        """The span feature indices of a tree's nodes over its sentence's ``ctx``."""
+        g = self.arrays()
+        if not len(g["kinds"]):
+            return np.zeros(0, dtype=np.int64)
+        from .cky import span_features
+        return span_features(np.ascontiguousarray(nodes, dtype=np.int64), ctx, g["kinds"],
+                             g["offsets"], g["n_tags"], g["n_words"], g["sym_row"],
+                             g["span_feat"])
 
     # -- trees --------------------------------------------------------------------------
     def encode(self, top: Tree, add: bool = False):
@@ -271,18 +487,21 @@ def _width(node: Tree) -> int:
 # -- parsing ------------------------------------------------------------------------------
 
 def cky(grammar: Grammar, w, tag_ids, starts, sentences=None, *, kbest=1, loss_weight=0.0,
-        gold=None, n_threads=None):
+        gold=None, ctx=None, n_threads=None):
     """The best (kbest 1) or two best (2) parses of the selected sentences: a list per
     sentence of up to kbest (Parse, score), best first (empty: no parse).
 
     tag_ids : int64 symbols of the POS tags of all sentences (−1 for a tag the grammar
-    lacks), sentence s being ``tag_ids[starts[s]:starts[s+1]]``. loss_weight, gold: the
-    bracket loss's augmentation, gold a pair (triples (start, end, base) int64 (m, 3),
-    their starts per sentence)."""
+    lacks), sentence s being ``tag_ids[starts[s]:starts[s+1]]``; ctx : what the span
+    templates read of each token (:meth:`Grammar.context`; by default of the tags,
+    every word unknown). loss_weight, gold: the bracket loss's augmentation, gold a
+    pair (triples (start, end, base) int64 (m, 3), their starts per sentence)."""
     from ..engine.threads import thread_count
     from .cky import _cky_all
     g = grammar.arrays()
-    bin_score, chain_score, root_score = grammar.scores(w)
+    bin_score, chain_score, root_score, w = grammar.scores(w)
+    if ctx is None:
+        ctx = grammar.context(tag_ids)
     starts = np.asarray(starts, dtype=np.int64)
     if sentences is None:
         sentences = np.arange(len(starts) - 1, dtype=np.int64)
@@ -292,8 +511,11 @@ def cky(grammar: Grammar, w, tag_ids, starts, sentences=None, *, kbest=1, loss_w
     caps = np.maximum(2 * lengths - 1, 1) * (bound + 1) + 1
     out_base = np.concatenate(([0], np.cumsum(caps * kbest)[:-1])).astype(np.int64)
     total = int(np.sum(caps * kbest))
+    # a node's rule and span features; the root rule
+    fcaps = caps * (len(g["kinds"]) + 1) + 1
+    out_fbase = np.concatenate(([0], np.cumsum(fcaps * kbest)[:-1])).astype(np.int64)
     out_nodes = np.zeros((total, 3), dtype=np.int64)
-    out_feats = np.zeros(total, dtype=np.int64)
+    out_feats = np.zeros(int(np.sum(fcaps * kbest)), dtype=np.int64)
     m = len(sentences)
     out_nn = np.zeros((m, kbest), dtype=np.int64)
     out_nf = np.zeros((m, kbest), dtype=np.int64)
@@ -309,8 +531,10 @@ def cky(grammar: Grammar, w, tag_ids, starts, sentences=None, *, kbest=1, loss_w
                  chain_score, g["chain_sym_ptr"], g["chain_syms"], g["chain_feat_ptr"],
                  g["chain_feats"], root_score, g["root_feat"], int(kbest),
                  float(loss_weight), triples, gstarts, g["n_base"], g["base_ptr"],
-                 g["base_idx"], out_nodes, out_feats, out_nn, out_nf, out_score, out_base,
-                 caps.astype(np.int64))
+                 g["base_idx"], ctx, g["sym_row"], g["span_feat"], w, g["kinds"],
+                 g["offsets"], g["n_tags"], g["n_words"], out_nodes, out_feats, out_nn,
+                 out_nf, out_score, out_base, caps.astype(np.int64), out_fbase,
+                 fcaps.astype(np.int64))
     results = []
     for q in range(m):
         found = []
@@ -318,8 +542,9 @@ def cky(grammar: Grammar, w, tag_ids, starts, sentences=None, *, kbest=1, loss_w
             if out_score[q, r] == -np.inf and out_nn[q, r] == 0:
                 continue
             at = out_base[q] + r * caps[q]
+            fat = out_fbase[q] + r * fcaps[q]
             found.append((Parse(out_nodes[at:at + out_nn[q, r]].copy(),
-                                out_feats[at:at + out_nf[q, r]].copy()),
+                                out_feats[fat:fat + out_nf[q, r]].copy()),
                           float(out_score[q, r])))
         results.append(found)
     return results
@@ -335,9 +560,10 @@ def pcfg_weights(grammar: Grammar, parses) -> np.ndarray:
     parents = np.array([a for a, _, _ in binary] + [a for a, _ in unaries], dtype=np.int64)
     nr = len(parents)
     per_parent = np.bincount(parents, weights=counts[:nr], minlength=len(grammar.symbols))
-    w = np.empty(grammar.size)
+    w = np.zeros(grammar.size)
+    n_rules = grammar.n_rules
     w[:nr] = np.log(counts[:nr] / per_parent[parents])
-    w[nr:] = np.log(counts[nr:] / counts[nr:].sum())
+    w[nr:n_rules] = np.log(counts[nr:n_rules] / counts[nr:n_rules].sum())
     return w
 
 
@@ -355,21 +581,22 @@ def _bracket_multiset(grammar: Grammar, parse: Parse) -> Counter:
 class CfgProblem(StructuredProblem):
     """SVMcfg's problem on training trees (as read: the root bracket included).
 
-    options : the preprocessing (:class:`cpsvm.io.trees.TreeOptions`); loss_id : ``-l``
-    (LOSS_ZERO_ONE or LOSS_BRACKETS); loss_scale : Δ of a wrong tree. Trees that
-    preprocessing empties (nothing but -NONE-) are left out (``n_skipped``).
+    options : the preprocessing and Ψ's feature set (:class:`cpsvm.io.trees.TreeOptions`);
+    loss_id : ``-l`` (LOSS_BRACKETS, the default, or LOSS_ZERO_ONE); loss_scale : Δ of a
+    wrong tree.
+    Trees that preprocessing empties (nothing but -NONE-) are left out (``n_skipped``).
     """
 
     flip_gain = None
 
-    def __init__(self, trees, options: TreeOptions | None = None, loss_id=LOSS_ZERO_ONE,
+    def __init__(self, trees, options: TreeOptions | None = None, loss_id=LOSS_BRACKETS,
                  loss_scale=LOSS_SCALE):
         if loss_id not in LOSSES:
             raise ValueError(f"expected loss 0 (zero/one) or 1 (brackets), got {loss_id}")
         self.options = options or TreeOptions()
         self.loss_id = loss_id
         self.loss_scale = float(loss_scale)
-        self.grammar = Grammar(self.options.unary)
+        self.grammar = Grammar(self.options.unary, span_templates(self.options.features))
         tops, words, kept = [], [], []
         for k, tree in enumerate(trees):
             top = preprocess(tree, self.options)
@@ -384,11 +611,20 @@ class CfgProblem(StructuredProblem):
         self.kept = np.array(kept, dtype=np.int64)
         self.n_skipped = len(trees) - len(tops)
         self.words = words
-        self.gold = [self.grammar.encode(t) for t in tops]
         self.tag_ids = np.array([self.grammar.index[t] for top in tops for t in top.tags()],
                                 dtype=np.int64)
         self.starts = np.concatenate(([0], np.cumsum([len(w) for w in words]))).astype(
             np.int64)
+        flat = [w for ws in words for w in ws]
+        self.grammar.set_vocabulary(flat)
+        self.ctx = self.grammar.context(self.tag_ids, flat)
+        self.gold = [self.grammar.encode(t) for t in tops]
+        for s, parse in enumerate(self.gold):
+            own = self.ctx[self.starts[s]:self.starts[s + 1]]
+            parse.feats = np.concatenate((parse.feats,
+                                          self.grammar.span_features(parse.nodes, own)))
+        self._true = tuple(self.gold)
+        self._packs = {}
         self.n_examples = len(tops)
         self.size_psi = self.grammar.size
         self.top_label = Counter(t.label for t in tops).most_common(1)[0][0]
@@ -403,14 +639,48 @@ class CfgProblem(StructuredProblem):
                                      for c in self._gold_brackets])
 
     @classmethod
-    def from_dataset(cls, dataset, loss_id=LOSS_ZERO_ONE, options=None, **ignored):
+    def from_dataset(cls, dataset, loss_id=LOSS_BRACKETS, options=None, **ignored):
         return cls(dataset.trees, options=options, loss_id=loss_id)
 
     def _rows(self, rows):
         return np.arange(self.n_examples) if rows is None else np.asarray(rows, np.int64)
 
     def true_labels(self):
-        return list(self.gold)
+        return self._true
+
+    # Labellings packed for the -w 4 cache (margins_many, losses): at most this many kept.
+    PACKED = 16
+
+    def _packed(self, labels):
+        """(feature indices of the trees end to end, where each tree's start, Δ of each
+        or None until asked) of a labelling of all examples, kept by identity (with a
+        reference, so that the identity stays its) while it is among the PACKED last
+        used."""
+        key = id(labels)
+        entry = self._packs.pop(key, None)
+        if entry is not None and entry[0] is labels:
+            self._packs[key] = entry
+        else:
+            lengths = np.array([len(p.feats) for p in labels], dtype=np.int64)
+            entry = [labels, np.concatenate([p.feats for p in labels]),
+                     np.concatenate(([0], np.cumsum(lengths)[:-1])), None]
+            self._packs[key] = entry
+            while len(self._packs) > self.PACKED:
+                del self._packs[next(iter(self._packs))]
+        return entry
+
+    def margins_many(self, w, labellings):
+        """Margins of several labellings of all examples (the -w 4 cache: the true one
+        and the cached ones, the same lists from one iteration to the next): one gather
+        and one segmented sum each."""
+        w = np.asarray(w, dtype=np.float64)
+        _, feats, at, _ = self._packed(self._true)
+        true_scores = np.add.reduceat(w[feats], at)
+        out = []
+        for labels in labellings:
+            _, feats, at, _ = self._packed(labels)
+            out.append(true_scores - np.add.reduceat(w[feats], at))
+        return out
 
     def separate(self, w, rescaling, rows=None):
         rows = self._rows(rows)
@@ -425,11 +695,12 @@ class CfgProblem(StructuredProblem):
             for scale in np.unique(scales):
                 at = np.flatnonzero(scales == scale)
                 found = cky(self.grammar, w, self.tag_ids, self.starts, rows[at],
-                            kbest=1, loss_weight=float(scale), gold=self._gold_arrays)
+                            kbest=1, loss_weight=float(scale), gold=self._gold_arrays,
+                            ctx=self.ctx)
                 for q, parses in zip(at, found):
                     out[q] = parses[0][0]
             return [self._better_than_true(w, i, p, rescaling) for i, p in zip(rows, out)]
-        found = cky(self.grammar, w, self.tag_ids, self.starts, rows, kbest=2)
+        found = cky(self.grammar, w, self.tag_ids, self.starts, rows, kbest=2, ctx=self.ctx)
         out = []
         for i, parses in zip(rows, found):
             other = [p for p, _ in parses if not p.same_tree(self.gold[i])]
@@ -467,6 +738,13 @@ class CfgProblem(StructuredProblem):
         return np.add.reduceat(w[np.concatenate([p.feats for p in parses])], at)
 
     def losses(self, labels, rows=None):
+        if rows is None and len(labels) == self.n_examples:
+            entry = self._packed(labels)
+            if entry[3] is None:
+                entry[3] = np.array([self._loss(i, p) for i, p in enumerate(labels)],
+                                    dtype=np.float64)
+            entry[3].flags.writeable = False
+            return entry[3]
         return np.array([self._loss(i, p) for i, p in zip(self._rows(rows), labels)],
                         dtype=np.float64)
 
@@ -511,8 +789,14 @@ class CfgProblem(StructuredProblem):
                         trained_by=trained_by, fallback=self.top_label)
 
     def pcfg_model(self):
-        """The maximum-likelihood PCFG of the training trees as a model."""
-        return self.to_model(pcfg_weights(self.grammar, self.gold), trained_by="pcfg")
+        """The maximum-likelihood PCFG of the training trees as a model: of the rules
+        only, whatever the feature set (a 'cpsvm cfg model V1')."""
+        from ..models import CfgModel
+        w = pcfg_weights(self.grammar, self.gold)[:self.grammar.n_rules]
+        return CfgModel(grammar=self.grammar.rules_only(), w=w,
+                        options=replace(self.options, features="rules"),
+                        n_train=self.n_examples, trained_by="pcfg",
+                        fallback=self.top_label)
 
 
 def parse_sentences(grammar: Grammar, w, options: TreeOptions, trees, fallback="S",
@@ -529,7 +813,8 @@ def parse_sentences(grammar: Grammar, w, options: TreeOptions, trees, fallback="
                         in grammar.terminals else -1
                         for leaves in sentences for p in leaves], dtype=np.int64)
     starts = np.concatenate(([0], np.cumsum([len(s) for s in sentences]))).astype(np.int64)
-    found = cky(grammar, w, tag_ids, starts, kbest=1, n_threads=n_threads)
+    ctx = grammar.context(tag_ids, [p.word for leaves in sentences for p in leaves])
+    found = cky(grammar, w, tag_ids, starts, kbest=1, ctx=ctx, n_threads=n_threads)
     out, parsed = [], []
     for leaves, parses in zip(sentences, found):
         words = [p.word for p in leaves]

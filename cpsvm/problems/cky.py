@@ -12,16 +12,22 @@ The grammar (:class:`cpsvm.problems.cfg.Grammar`) reaches the kernels as arrays:
   indexed by B (``chain_ptr``). A span's items are layer 0 (a binary rule or the tag)
   and layer 1 (a chain over a layer-0 item of the same span), so every tree has exactly
   one derivation;
-* root scores per symbol (−inf: not a root).
+* root scores per symbol (−inf: not a root);
+* span features: a phrase symbol (one with a row in ``sym_row``; POS tags have none)
+  over the words i..j has the features ``span_feat[row, c]`` (−1: none) of the columns
+  c of the span, one per template (:func:`span_value`: the tags at and beside the
+  span's ends, its length, the words at its ends), and scores their weights; a node's
+  score depends on its symbol and span only, so CKY stays exact.
 
-A derivation's score is the sum of its rules' scores plus, with ``loss_weight`` > 0,
-loss_weight·(+1 for each bracket of a node not in the gold tree, −1 for each in it):
-the bracket loss's part that depends on ŷ (:mod:`cpsvm.problems.cfg`). ``kbest`` 2 keeps
-the two best derivations of each (span, symbol, layer), so the root yields the two
-best trees.
+A derivation's score is the sum of its rules' and its nodes' span scores plus, with
+``loss_weight`` > 0, loss_weight·(+1 for each bracket of a node not in the gold tree, −1
+for each in it): the bracket loss's part that depends on ŷ (:mod:`cpsvm.problems.cfg`).
+``kbest`` 2 keeps the two best derivations of each (span, symbol, layer), so the root
+yields the two best trees.
 
 A tree comes out as its nodes in preorder, (symbol, start, end) each — the POS tags
-included, the root not — and the feature indices of its rules (root rule first).
+included, the root not — and its feature indices: its rules' (root rule first), each
+followed by the span features of the node it builds.
 """
 
 from __future__ import annotations
@@ -30,6 +36,116 @@ import numpy as np
 from numba import njit, prange
 
 NEG = -np.inf
+
+
+@njit(cache=True)
+def _length_bucket(length):
+    """The bucket of a span's length (cfg.LENGTH_BUCKETS: 1, 2, 3, 4, 5, 6-7, 8-10, 11-15,
+    16-20, 21-30, 31+)."""
+    if length <= 5:
+        return length - 1
+    if length <= 7:
+        return 5
+    if length <= 10:
+        return 6
+    if length <= 15:
+        return 7
+    if length <= 20:
+        return 8
+    if length <= 30:
+        return 9
+    return 10
+
+
+@njit(cache=True)
+def span_value(ctx, i, j, kind, n_tags, n_words):
+    """The value of template ``kind`` (its index in cfg.SPAN_TEMPLATES) on the words
+    i..j−1 of a sentence whose token t is ``ctx[t]`` = (tag index 0..n_tags−1, word
+    index 0..n_words, n_words for a word not in the vocabulary); beyond the sentence
+    the tag is n_tags, the word n_words + 1."""
+    n = ctx.shape[0]
+    if kind == 0:
+        return ctx[i, 0]
+    if kind == 1:
+        return ctx[j - 1, 0]
+    if kind == 2:
+        return ctx[i - 1, 0] if i > 0 else n_tags
+    if kind == 3:
+        return ctx[j, 0] if j < n else n_tags
+    if kind == 4:
+        return _length_bucket(j - i)
+    if kind == 5:
+        return (ctx[i - 1, 0] if i > 0 else n_tags) * n_tags + ctx[i, 0]
+    if kind == 6:
+        return ctx[j - 1, 0] * (n_tags + 1) + (ctx[j, 0] if j < n else n_tags)
+    if kind == 7:
+        return ctx[i, 1]
+    if kind == 8:
+        return ctx[j - 1, 1]
+    if kind == 9:
+        return ctx[i - 1, 1] if i > 0 else n_words + 1
+    return ctx[j, 1] if j < n else n_words + 1
+
+
+@njit(cache=True)
+def _span_columns(ctx, kinds, offsets, n_tags, n_words):
+    """Each span's columns (sp = i·n + j − 1, one per template) of the span weights."""
+    n = ctx.shape[0]
+    n_kinds = len(kinds)
+    cols = np.zeros((max(n * n, 1), max(n_kinds, 1)), dtype=np.int64)
+    for i in range(n):
+        for j in range(i + 1, n + 1):
+            for k in range(n_kinds):
+                cols[i * n + j - 1, k] = offsets[k] + span_value(ctx, i, j, kinds[k],
+                                                                 n_tags, n_words)
+    return cols
+
+
+@njit(cache=True)
+def _span_score(a, sp, sym_row, span_feat, w, cols, n_kinds):
+    row = sym_row[a]
+    if row < 0:
+        return 0.0
+    total = 0.0
+    for k in range(n_kinds):
+        f = span_feat[row, cols[sp, k]]
+        if f >= 0:
+            total += w[f]
+    return total
+
+
+@njit(cache=True)
+def _emit_span_features(a, sp, sym_row, span_feat, cols, n_kinds, out, at):
+    """Write the span features of symbol a over span sp at out[at:]; the new end."""
+    row = sym_row[a]
+    if row < 0:
+        return at
+    for k in range(n_kinds):
+        f = span_feat[row, cols[sp, k]]
+        if f >= 0:
+            out[at] = f
+            at += 1
+    return at
+
+
+@njit(cache=True)
+def span_features(nodes, ctx, kinds, offsets, n_tags, n_words, sym_row, span_feat):
+    """The span feature indices of a tree's nodes (symbol, start, end) over a sentence
+    (``ctx`` as :func:`span_value`), in node order."""
+    n_kinds = len(kinds)
+    out = np.empty(len(nodes) * n_kinds, dtype=np.int64)
+    at = 0
+    for m in range(len(nodes)):
+        row = sym_row[nodes[m, 0]]
+        if row < 0:
+            continue
+        for k in range(n_kinds):
+            f = span_feat[row, offsets[k] + span_value(ctx, nodes[m, 1], nodes[m, 2],
+                                                       kinds[k], n_tags, n_words)]
+            if f >= 0:
+                out[at] = f
+                at += 1
+    return out[:at]
 
 
 @njit(cache=True)
@@ -57,8 +173,9 @@ def _node_loss(gold, i, j, a, base_ptr, base_idx, lw):
 def _cky_one(tags, n_sym, bin_ptr, bin_parent, bin_right, bin_score, bin_feat,
              chain_ptr, chain_top, chain_bottom, chain_score, chain_sym_ptr, chain_syms,
              chain_feat_ptr, chain_feats, root_score, root_feat, kbest, lw, gold,
-             base_ptr, base_idx, out_nodes, out_feats, out_nn, out_nf, out_score, base,
-             cap):
+             base_ptr, base_idx, ctx, sym_row, span_feat, w, kinds, offsets, n_tags,
+             n_words, out_nodes, out_feats, out_nn, out_nf, out_score, base, cap, fbase,
+             fcap):
     n = len(tags)
     for r in range(kbest):
         out_nn[r] = 0
@@ -70,6 +187,8 @@ def _cky_one(tags, n_sym, bin_ptr, bin_parent, bin_right, bin_score, bin_feat,
         if tags[t] < 0:
             return
     n_span = n * n
+    n_kinds = len(kinds)
+    cols = _span_columns(ctx, kinds, offsets, n_tags, n_words)
     slot = np.full(n_span * n_sym, -1, dtype=np.int32)
     lo = np.zeros(n_span, dtype=np.int64)
     hi = np.zeros(n_span, dtype=np.int64)
@@ -128,10 +247,12 @@ def _cky_one(tags, n_sym, bin_ptr, bin_parent, bin_right, bin_score, bin_feat,
                                 if l1 > NEG:
                                     _insert(s0, b0, a, rule + l1 + e_tsc[f, 0], code + 2,
                                             kbest)
-                if lw != 0.0:
+                if lw != 0.0 or n_kinds > 0:
                     for q in range(n0):
                         a = t0[q]
-                        d = _node_loss(gold, i, j, a, base_ptr, base_idx, lw)
+                        d = _span_score(a, sp, sym_row, span_feat, w, cols, n_kinds)
+                        if lw != 0.0:
+                            d += _node_loss(gold, i, j, a, base_ptr, base_idx, lw)
                         for r in range(kbest):
                             if s0[a, r] > NEG:
                                 s0[a, r] += d
@@ -141,8 +262,11 @@ def _cky_one(tags, n_sym, bin_ptr, bin_parent, bin_right, bin_score, bin_feat,
                 for c in range(chain_ptr[bsym], chain_ptr[bsym + 1]):
                     a = chain_top[c]
                     extra = chain_score[c]
-                    if lw != 0.0:
-                        for p in range(chain_sym_ptr[c], chain_sym_ptr[c + 1]):
+                    for p in range(chain_sym_ptr[c], chain_sym_ptr[c + 1]):
+                        if n_kinds > 0:
+                            extra += _span_score(chain_syms[p], sp, sym_row, span_feat,
+                                                 w, cols, n_kinds)
+                        if lw != 0.0:
                             extra += _node_loss(gold, i, j, chain_syms[p], base_ptr,
                                                 base_idx, lw)
                     for r in range(kbest):
@@ -239,9 +363,10 @@ def _cky_one(tags, n_sym, bin_ptr, bin_parent, bin_right, bin_score, bin_feat,
             continue
         out_score[r] = best_v[r]
         at = base + r * cap
+        fat = fbase + r * fcap
         nn = 0
         nf = 0
-        out_feats[at + nf] = root_feat[e_sym[best_e[r]]]
+        out_feats[fat + nf] = root_feat[e_sym[best_e[r]]]
         nf += 1
         depth = 0
         stack_e[0] = best_e[r]
@@ -256,6 +381,7 @@ def _cky_one(tags, n_sym, bin_ptr, bin_parent, bin_right, bin_score, bin_feat,
             i = stack_i[depth]
             j = stack_j[depth]
             code = e_bp[e, q]
+            sp = i * n + j - 1
             if q >= 2:      # a chain over the layer-0 item of the same span
                 c = code // 2
                 for p in range(chain_sym_ptr[c], chain_sym_ptr[c + 1]):
@@ -263,9 +389,12 @@ def _cky_one(tags, n_sym, bin_ptr, bin_parent, bin_right, bin_score, bin_feat,
                     out_nodes[at + nn, 1] = i
                     out_nodes[at + nn, 2] = j
                     nn += 1
-                for p in range(chain_feat_ptr[c], chain_feat_ptr[c + 1]):
-                    out_feats[at + nf] = chain_feats[p]
+                    # the chain's rules are in its nodes' order, top first
+                    out_feats[fat + nf] = chain_feats[chain_feat_ptr[c] + p
+                                                      - chain_sym_ptr[c]]
                     nf += 1
+                    nf = _emit_span_features(chain_syms[p], sp, sym_row, span_feat, cols,
+                                             n_kinds, out_feats, fat + nf) - fat
                 stack_e[depth] = slot[(i * n + j - 1) * n_sym + chain_bottom[c]]
                 stack_q[depth] = code % 2
                 stack_i[depth] = i
@@ -282,8 +411,10 @@ def _cky_one(tags, n_sym, bin_ptr, bin_parent, bin_right, bin_score, bin_feat,
             rl = (code // 2) % 2
             k = (code // 4) % (n + 1)
             rule = code // (4 * (n + 1))
-            out_feats[at + nf] = bin_feat[rule]
+            out_feats[fat + nf] = bin_feat[rule]
             nf += 1
+            nf = _emit_span_features(e_sym[e], sp, sym_row, span_feat, cols, n_kinds,
+                                     out_feats, fat + nf) - fat
             left = slot[(i * n + k - 1) * n_sym + _left_of(bin_ptr, rule)]
             right = slot[(k * n + j - 1) * n_sym + bin_right[rule]]
             stack_e[depth] = right
@@ -339,8 +470,9 @@ def _grow2i(a, size):
 def _cky_all(tags, starts, sentences, n_sym, bin_ptr, bin_parent, bin_right, bin_score,
              bin_feat, chain_ptr, chain_top, chain_bottom, chain_score, chain_sym_ptr,
              chain_syms, chain_feat_ptr, chain_feats, root_score, root_feat, kbest, lw,
-             gold_triples, gold_starts, n_base, base_ptr, base_idx, out_nodes, out_feats,
-             out_nn, out_nf, out_score, out_base, caps):
+             gold_triples, gold_starts, n_base, base_ptr, base_idx, ctx, sym_row, span_feat,
+             w, kinds, offsets, n_tags, n_words, out_nodes, out_feats, out_nn,
+             out_nf, out_score, out_base, caps, out_fbase, fcaps):
     for q in prange(len(sentences)):
         s = sentences[q]
         a, b = starts[s], starts[s + 1]
@@ -354,5 +486,6 @@ def _cky_all(tags, starts, sentences, n_sym, bin_ptr, bin_parent, bin_right, bin
         _cky_one(tags[a:b], n_sym, bin_ptr, bin_parent, bin_right, bin_score, bin_feat,
                  chain_ptr, chain_top, chain_bottom, chain_score, chain_sym_ptr, chain_syms,
                  chain_feat_ptr, chain_feats, root_score, root_feat, kbest, lw, gold,
-                 base_ptr, base_idx, out_nodes, out_feats, out_nn[q], out_nf[q],
-                 out_score[q], out_base[q], caps[q])
+                 base_ptr, base_idx, ctx[a:b], sym_row, span_feat, w, kinds, offsets,
+                 n_tags, n_words, out_nodes, out_feats, out_nn[q], out_nf[q],
+                 out_score[q], out_base[q], caps[q], out_fbase[q], fcaps[q])

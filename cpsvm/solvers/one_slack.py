@@ -49,10 +49,11 @@ MARGIN_BOUNDS_DEFAULT = {2: False, 3: False, 9: False}
 LINE_SEARCH = ("binary", "multiclass", "hmm", "rank")   # -w 9: OCAS's line search
 # -l of each problem, its default first: binary SVMperf's numbering (2 the error rate;
 # the others SVMperf's multivariate losses, problems/multivariate.py), multiclass and user
-# problems zero/one per example (-l 2 the same), hmm SVMhmm's Hamming, cfg zero/one or
-# brackets, rank SVMrank's swapped pairs (1) or their fraction per query (2).
+# problems zero/one per example (-l 2 the same), hmm SVMhmm's Hamming, cfg brackets or
+# zero/one (benchmarks/bench_cfg.py), rank SVMrank's swapped pairs (1) or their fraction
+# per query (2).
 LOSSES_OF = {"binary": (2, 0, 1, 3, 4, 5, 10), "multiclass": (0, 2), "user": (0, 2),
-             "hmm": (1, 0), "cfg": (0, 1), "rank": (1, 2)}
+             "hmm": (1, 0), "cfg": (1, 0), "rank": (1, 2)}
 
 
 @dataclass
@@ -61,7 +62,7 @@ class StructParams:
     epsilon: float = 0.1
     algorithm: int | None = None      # None (or 9): the default for the problem
     rescaling: int = MARGIN_RESCALING
-    loss_id: int | None = None        # None: the problem's default (hmm 1, else 0)
+    loss_id: int | None = None        # None: the problem's default (hmm, cfg 1, else 0)
     max_iterations: int = 100000
     max_idle: int = 50
     cache_size: int = 5
@@ -161,8 +162,10 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
         problem = None
     loss_id = params.loss_of(kind)
     if kind == "cfg" and loss_id == 1 and params.rescaling != MARGIN_RESCALING:
-        raise OptionError("the bracket loss (-l 1) of the cfg problem needs margin "
-                          "rescaling (-o 2): with slack rescaling its argmax is no CKY")
+        if params.loss_id is not None:
+            raise OptionError("the bracket loss (-l 1) of the cfg problem needs margin "
+                              "rescaling (-o 2): with slack rescaling its argmax is no CKY")
+        loss_id = 0     # cfg's default loss with slack rescaling: zero/one
     if kind == "rank" and params.rescaling != MARGIN_RESCALING:
         raise OptionError("the rank problem has margin rescaling only (-o 2), as SVMrank")
     kernel = params.kernel
