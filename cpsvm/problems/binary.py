@@ -18,11 +18,11 @@ from ..sparse_ops import RowBlocks, as_csr
 from .base import MARGIN_RESCALING, StructuredProblem
 
 
-class BinaryProblem(StructuredProblem):
-    """``loss_scale``/``psi_scale`` give other conventions: (1, 0.5) is the plain hinge
-    loss, δΨ = y·x and Δ = 1, as libocas and SVMlight write it."""
+class BiasFeature:
+    """SVMperf's --b for the binary problems: ``bias`` (0 for none) as a constant last
+    feature of X, regularised like the others, and the SVMlight model it gives."""
 
-    def __init__(self, X, y, bias=0.0, loss_scale=LOSS_SCALE, psi_scale=PSI_SCALE):
+    def _set_features(self, X, bias):
         X = as_csr(X)
         if bias != 0:
             X = sp.hstack([X, np.full((X.shape[0], 1), float(bias))], format="csr")
@@ -30,10 +30,28 @@ class BinaryProblem(StructuredProblem):
             X.sum_duplicates()
         self.X = X
         self.rows = RowBlocks(X)
-        self.y = np.asarray(y, dtype=np.float64)
         self.bias = float(bias)
+
+    def split_weights(self, w):
+        """(weights of the original features, SVMlight threshold b) from a solution w."""
+        if self.bias == 0:
+            return w.copy(), 0.0
+        return w[:-1].copy(), -w[-1] * self.bias
+
+    def predict(self, w, X):
+        weights, b = self.split_weights(w)
+        return np.where(X @ weights - b > 0, 1.0, -1.0)
+
+
+class BinaryProblem(BiasFeature, StructuredProblem):
+    """``loss_scale``/``psi_scale`` give other conventions: (1, 0.5) is the plain hinge
+    loss, δΨ = y·x and Δ = 1, as libocas and SVMlight write it."""
+
+    def __init__(self, X, y, bias=0.0, loss_scale=LOSS_SCALE, psi_scale=PSI_SCALE):
+        self._set_features(X, bias)
+        self.y = np.asarray(y, dtype=np.float64)
         self.loss_scale, self.psi_scale = float(loss_scale), float(psi_scale)
-        self.n_examples, self.size_psi = X.shape
+        self.n_examples, self.size_psi = self.X.shape
         # Margin-change bounds in :meth:`cut` (cp_learn --margin-bounds): a
         # SortedMargins per (weights, rescaling), made at the first cut.
         self.margin_bounds = False
@@ -99,16 +117,6 @@ class BinaryProblem(StructuredProblem):
             return self.rows.rows_sum(coef)
         nz = np.flatnonzero(coef)
         return np.asarray(self.X[np.asarray(rows)[nz]].T @ coef[nz]).ravel()
-
-    def split_weights(self, w):
-        """(weights of the original features, SVMlight threshold b) from a solution w."""
-        if self.bias == 0:
-            return w.copy(), 0.0
-        return w[:-1].copy(), -w[-1] * self.bias
-
-    def predict(self, w, X):
-        weights, b = self.split_weights(w)
-        return np.where(X @ weights - b > 0, 1.0, -1.0)
 
     def to_model(self, w, n_train: int = 0, loss_id: int = 0):
         """An SVMlight linear model (SVMperf's compressed form)."""

@@ -32,13 +32,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 from numba import njit
 
 from ..conventions import (LOSS_SCALE, PERF_LOSS_NAMES, PERF_MULTIVARIATE_LOSSES,
                            PSI_SCALE, perf_k)
-from ..sparse_ops import RowBlocks, as_csr
 from .base import MARGIN_RESCALING, StructuredProblem
+from .binary import BiasFeature
 
 ZERO_ONE, F1, ERROR_RATE, PRBEP, PREC_K, REC_K, ROC_AREA = 0, 1, 2, 3, 4, 5, 10
 THRESHOLD_LOSSES = (ZERO_ONE, F1, ERROR_RATE, PRBEP, PREC_K, REC_K)
@@ -213,7 +212,7 @@ def swapped_pairs(order, y, unit, delta):
 
 # -- the problem -----------------------------------------------------------------------------
 
-class MultivariateProblem(StructuredProblem):
+class MultivariateProblem(BiasFeature, StructuredProblem):
     """SVMperf's binary problem under the loss ``loss_id`` (0, 1, 3, 4, 5 or 10; 2, the
     error rate, decomposes and is :class:`cpsvm.problems.binary.BinaryProblem`).
 
@@ -233,20 +232,11 @@ class MultivariateProblem(StructuredProblem):
         if loss_id not in PERF_MULTIVARIATE_LOSSES:
             raise ValueError(f"expected a multivariate loss {PERF_MULTIVARIATE_LOSSES}, got "
                              f"{loss_id}")
-        X = as_csr(X)
-        if loss_id == ROC_AREA:
-            bias = 0.0
-        if bias != 0:
-            X = sp.hstack([X, np.full((X.shape[0], 1), float(bias))], format="csr")
-        if not X.has_canonical_format:
-            X.sum_duplicates()
-        self.X = X
-        self.rows = RowBlocks(X)
+        self._set_features(X, 0.0 if loss_id == ROC_AREA else bias)
         self.y = np.asarray(y, dtype=np.float64)
-        self.bias = float(bias)
         self.loss_id = int(loss_id)
         self.k_fraction = float(k_fraction)
-        self.n_rows, self.size_psi = X.shape
+        self.n_rows, self.size_psi = self.X.shape
         self.n_examples = 1
         self.positive = np.flatnonzero(self.y > 0)
         self.negative = np.flatnonzero(self.y <= 0)
@@ -342,16 +332,6 @@ class MultivariateProblem(StructuredProblem):
         return [candidates[int(choice[0])][0]]
 
     # -- the model -------------------------------------------------------------------------
-    def split_weights(self, w):
-        """(weights of the original features, SVMlight threshold b) from a solution w."""
-        if self.bias == 0:
-            return w.copy(), 0.0
-        return w[:-1].copy(), -w[-1] * self.bias
-
-    def predict(self, w, X):
-        weights, b = self.split_weights(w)
-        return np.where(X @ weights - b > 0, 1.0, -1.0)
-
     def record_loss(self, model):
         """Mark ``model`` (linear or Nyström) with the loss it was trained for, and --p
         where the loss has a k; returns it."""
