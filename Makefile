@@ -36,7 +36,7 @@ demo: $(VENV)/.installed
 	$(BIN)/cp_learn -v 0 -c 1000 -e 0.5 data/samples/ewt60.hmm.train $(DEMO)/ewt.model
 	$(BIN)/cp_classify -v 1 data/samples/ewt30.hmm.test $(DEMO)/ewt.model $(DEMO)/ewt.predictions
 	@echo "== parsing (SVMcfg): cp_learn on data/samples/toy.train.mrg (synthetic treebank), cp_classify on toy.test.mrg"
-	$(BIN)/cp_learn -v 0 -c 1000 -e 1 data/samples/toy.train.mrg $(DEMO)/toy.model
+	$(BIN)/cp_learn -v 0 -c 100 -e 1 data/samples/toy.train.mrg $(DEMO)/toy.model
 	$(BIN)/cp_classify -v 1 data/samples/toy.test.mrg $(DEMO)/toy.model $(DEMO)/toy.parses
 	@echo "== ranking (SVMrank): cp_learn on data/samples/toy.rank.train (synthetic, qid + relevance 0..4), cp_classify on toy.rank.test"
 	$(BIN)/cp_learn -v 0 -c 20 data/samples/toy.rank.train $(DEMO)/rank.model
