@@ -422,13 +422,22 @@ def _project_and_average(state, w, acc, eta, radius, accumulate):
     return scaled
 
 
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def _dense_dot(V, r, w):
+    """V_r·w summed in vector lanes: reassociating the sum lets it vectorise, where the
+    plain loop waits on each addition."""
+    total = 0.0
+    for c in range(w.shape[0]):
+        total += V[r, c] * w[c]
+    return total
+
+
 @njit(cache=True)
 def _row_dot(dense, V, indptr, indices, data, r, w):
     """V_r·w for a dense row of V, or for CSR row r."""
     total = 0.0
     if dense:
-        for c in range(w.shape[0]):
-            total += V[r, c] * w[c]
+        total = _dense_dot(V, r, w)
     else:
         for p in range(indptr[r], indptr[r + 1]):
             total += data[p] * w[indices[p]]
