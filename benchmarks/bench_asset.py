@@ -33,7 +33,7 @@ outside the repository, created if needed):
    problem is the exact kernel SVM, whose optimum is computed here from its dual with
    quadprog (with an intercept for ASSET, without for ASSET*; the primal-dual gap of
    that solution is printed). asset_learn is run for epochs 1, 2, 4, ..., 256 and
-   --conv-seeds seeds (--holdout 0: fixed epochs on all the data); the exact objective
+   --conv-seeds seeds (--tolerance 0: fixed epochs, no stopping rule); the exact objective
    λ/2·αᵀK_SSα + (1/m)·Σ hinge of each written model is computed (the --trace
    objective, an estimate over the running iterates, is shown beside it), and the
    log-log slope of the mean (objective − optimum) against iterations fitted, over the
@@ -46,7 +46,7 @@ outside the repository, created if needed):
    max(|ȳ + 3σ_y|, |ȳ − 3σ_y|), ε = 0.1·σ_y; on cadata_scale_y100k also the best point
    of shared/data/README.md's grid (C = 100, ε = 0.01·σ_y: the slow SVR the issue
    cites; --no-reg-tuned leaves it out). asset_learn's λ = 1/(C·m), tube -w ε, its
-   defaults and each of --reg-epochs (fixed: --holdout 0). Test RMSE and whole-process
+   defaults and each of --reg-epochs (fixed: --tolerance 0). Test RMSE and whole-process
    time side by side (SVR cached like SVC). Goal on cadata_scale_y100k: RMSE within 3% of SVR's at
    >= 10x its speed.
 5. Random Fourier features: the error of φ(a)·φ(b) against exp(−γ|a−b|²) over 300 a9a
@@ -54,19 +54,21 @@ outside the repository, created if needed):
    --rff-seeds seeds each, and the log-log slope of the RMS error in d (1/√d: −0.5).
    The product's map (cpsvm.approx.RandomFourierMap) when it has one, else the issue's
    formula here.
-6. The stopping rule (asset_learn's defaults: a tenth held out, checked ten times per
-   epoch, at most --epochs 100) on every set in shared/data: a9a (as part 1), MNIST
-   digits 0-4 against 5-9 (the first 5,000 rows of mnist10k to train, the last 5,000 to
-   test; ASSET's Table 2: λ = 1.72e-7, -g 0.01) and the regression sets at part 4's
-   settings. Rows: the defaults; the fixed 10 epochs they replace (--holdout 0 --epochs
+6. The stopping rule (asset_learn's defaults: converged once the objective, measured on
+   at most 5000 training examples, fell by less than 1% over the last half of the run,
+   from epoch 10 on; at most --epochs 64) on every set in shared/data: a9a (as part 1),
+   MNIST digits 0-4 against 5-9 (the first 5,000 rows of mnist10k to train, the last
+   5,000 to test; ASSET's Table 2: λ = 1.72e-7, -g 0.01) and the regression sets at part
+   4's settings. Rows: the defaults; the fixed 10 epochs of old (--tolerance 0 --epochs
    10, with the paper's --average-last 100 for classification); a long fixed run
-   (--holdout 0 --epochs --long-epochs, the converged reference); any --stop-variants;
-   SVC or SVR at the same kernel and C (cached like part 1's). The asset_learn rows run
-   --repeats times interleaved (min and median wall; CPU of the fastest), --stop-seeds
-   seeds (the others once); test error or RMSE through
-   cp_classify, with why each run stopped and after how many epochs. Goal per set:
-   test error within 0.3 points of the long run (regression: RMSE within 3% of SVR's)
-   at >= 10x the reference's wall time.
+   (--tolerance 0 --epochs --long-epochs, the converged reference); any --stop-variants;
+   with --stop-compare DIR the defaults of the asset_learn in DIR (an earlier build, such
+   as the held-out rule this one replaced); SVC or SVR at the same kernel and C (cached
+   like part 1's). The asset_learn rows run --repeats times interleaved (min and median
+   wall; CPU of the fastest), --stop-seeds seeds (the others once); test error or RMSE
+   through cp_classify, with why each run stopped and after how many epochs. Goal per
+   set: test error within 0.3 points of the long run (regression: RMSE within 3% of
+   SVR's) at >= 10x the reference's wall time.
 
 Tools: this checkout's commands from the venv beside this interpreter (--bin to use
 others). BLAS: unless OPENBLAS_NUM_THREADS is set, it is set to 1 before numpy loads,
@@ -599,7 +601,7 @@ def convergence(tools, out, args, lam):
     epochs_list = [1, 2, 4, 8, 16, 32, 64, 128] + ([] if args.quick else [256])
     # ASSET's model averages the last half of the iterations by default (suffix
     # averaging), the paper's the last 100 iterates; averaging from the start is the
-    # setting of the O(1/sqrt(N)) bound. --holdout 0: fixed epochs on all the data.
+    # setting of the O(1/sqrt(N)) bound. --tolerance 0: fixed epochs.
     variants = [("ASSET", [], True),
                 ("ASSET --average-last 100", ["--average-last", "100"], True),
                 ("ASSET --average-last 0", ["--average-last", "0"], True),
@@ -612,7 +614,7 @@ def convergence(tools, out, args, lam):
             objectives, walls, traced = [], [], []
             for seed in seeds:
                 flags = ["-t", "2", "-g", gamma, "-l", lam, "--approx", "nystrom", "--k", m,
-                         "--holdout", "0", "--epochs", epochs, "--trace", trace, "--seed",
+                         "--tolerance", "0", "--epochs", epochs, "--trace", trace, "--seed",
                          seed] + extra + args.conv_flags
                 try:
                     wall, _, _ = tools.asset(train, model, *flags)
@@ -733,7 +735,7 @@ def regression_setting_rows(tools, out, args, ready, table, name, label, data, g
             model = out / f"reg_{name}.model"
             flags = ["-z", "r", "-w", eps, "-t", "2", "-g", gamma, "-l", lam,
                      "--approx", approx, "--k", s] + (["--star"] if star else []) \
-                + (["--holdout", "0", "--epochs", epochs] if epochs else [])
+                + (["--tolerance", "0", "--epochs", epochs] if epochs else [])
             try:
                 wall, cpu, proc = tools.asset(train, model, *flags)
                 if repeat == 0:
@@ -858,7 +860,7 @@ def stop_problems(out: Path, args):
 
 def part6(tools, out, args, ready):
     print(f"\n== 6. the stopping rule: asset_learn's defaults against the old fixed 10 "
-          f"epochs, a long fixed run (--holdout 0 --epochs {args.long_epochs}: converged) "
+          f"epochs, a long fixed run (--tolerance 0 --epochs {args.long_epochs}: converged) "
           f"and SVC/SVR at the same setting, s = 512; {now()}, {load()}")
     import sklearn
     table = Table(out, "stopping", ["set", "seed", "method", "epochs_run", "stopped",
@@ -869,12 +871,18 @@ def part6(tools, out, args, ready):
         return
     tools.asset(DATA / "heart_scale", out / "warm.model", "-c", "1", "-t", "2", "--k", "20")
     # The rows: the defaults; the fixed 10 epochs they replace (the paper's window of 100
-    # iterates for classification, the last half for regression, as before); the long run.
-    runs = [("default", []),
-            ("old default: 10 epochs", ["--holdout", "0", "--epochs", "10"]),
-            (f"long: {args.long_epochs} epochs", ["--holdout", "0", "--epochs",
-                                                  args.long_epochs])]
-    runs += [(f"variant {' '.join(v)}", v) for v in args.stop_variants]
+    # iterates for classification, the last half for regression, as before); the long run;
+    # the variants; another build's defaults.
+    runs = [("default", [], tools),
+            ("old default: 10 epochs", ["--tolerance", "0", "--epochs", "10"], tools),
+            (f"long: {args.long_epochs} epochs", ["--tolerance", "0", "--epochs",
+                                                  args.long_epochs], tools)]
+    runs += [(f"variant {' '.join(v)}", v, tools) for v in args.stop_variants]
+    if args.stop_compare is not None:
+        other = Tools(args.stop_compare)
+        other.asset(DATA / "heart_scale", out / "warm.model", "-c", "1", "-t", "2", "--k",
+                    "20")
+        runs.append((f"defaults of {args.stop_compare}", [], other))
     for name, train, test, task, flags, spec in problems:
         key = dict(spec, sklearn=sklearn.__version__)
         if name == "a9a":   # part 1's SVC, cached under the same name
@@ -907,12 +915,12 @@ def stop_rows(tools, out, args, table, name, train, test, task, flags, spec, ref
     if seed:
         runs = [r for r in runs if not r[0].startswith("variant")]
     for repeat in range(args.repeats if seed == 0 else 1):  # every row once per pass
-        for label, extra in runs:
+        for label, extra, build in runs:
             if label.startswith("old") and task == "c":
                 extra = extra + ["--average-last", "100"]
             model = out / "stop.model"
             try:
-                wall, cpu, proc = tools.asset(train, model, *flags, *extra, "--seed", seed)
+                wall, cpu, proc = build.asset(train, model, *flags, *extra, "--seed", seed)
             except RuntimeError as e:
                 print(f"  {name} {label}: FAILED {e}")
                 continue
@@ -920,9 +928,10 @@ def stop_rows(tools, out, args, table, name, train, test, task, flags, spec, ref
             if repeat == 0:
                 _, scores = tools.classify(test, model, out / "stop.pred")
                 results[label] = (metric_of(scores), stopped_line(proc.stdout),
-                                  epochs_run(proc.stdout), load())
+                                  epochs_run(proc.stdout),
+                                  "; ".join(filter(None, [rule_fall(proc.stdout), load()])))
     long_metric = results.get(runs[2][0], (math.nan,))[0]
-    for label, _ in runs:
+    for label, _, _ in runs:
         if label not in results:
             continue
         metric, stopped, epochs, at = results[label]
@@ -930,7 +939,7 @@ def stop_rows(tools, out, args, table, name, train, test, task, flags, spec, ref
         vs_long = metric / long_metric - 1 if task == "r" else metric - long_metric
         vs_ref = metric / ref_metric - 1 if task == "r" else metric - ref_metric
         goal = ""
-        if label == "default":
+        if label == "default" or label.startswith("defaults of"):
             ok_metric = vs_ref <= 0.03 if task == "r" else vs_long <= 0.3
             goal = "yes" if ok_metric and ref["wall_s"] / wall >= 10 else "no"
         table.add(set=name, seed=seed, method=label, epochs_run=epochs, stopped=stopped,
@@ -946,6 +955,15 @@ def stopped_line(stdout: str) -> str:
     for line in stdout.splitlines():
         if line.startswith("Stopped because:"):
             return line.split(":", 1)[1].strip().split(":")[0]
+    return ""
+
+
+def rule_fall(stdout: str) -> str:
+    """The stopping rule's last comparison: how much the objective fell over the last
+    half of the run."""
+    for line in stdout.splitlines():
+        if line.startswith("Stopping rule"):
+            return "objective " + line.rsplit(": ", 1)[1] + " over the last half"
     return ""
 
 
@@ -995,7 +1013,10 @@ def main(argv=None):
                              "--repeats times, the others once)")
     parser.add_argument("--stop-variants", default="",
                         help="part 6: extra asset_learn flag sets, ';'-separated (for "
-                             "example '--patience 20;--holdout 0.2')")
+                             "example '--tolerance 0.02;--tolerance 0.005')")
+    parser.add_argument("--stop-compare", type=Path, default=None,
+                        help="part 6: a directory with another asset_learn (and "
+                             "cp_classify) whose defaults get a row of their own")
     parser.add_argument("--bin", type=Path, default=Path(sys.executable).parent,
                         help="directory of the commands (default: this interpreter's)")
     args = parser.parse_args(argv)

@@ -595,30 +595,29 @@ class _Asset(_Estimator):
 
     def _fit_asset(self, X, target):
         """fit takes no sample_weight: asset_learn has no per-example cost."""
-        from .solvers.asset import AssetParams, train, training_size
+        from .solvers.asset import AssetParams, train
+        m = X.shape[0]
+        basis_size = self.n_components
+        if self.approximation == "nystrom" and basis_size > m:
+            # asset_learn refuses --k > m; scikit-learn's Nystroem uses all examples.
+            import warnings
+            warnings.warn(f"n_components={basis_size} > {m} examples: using {m}",
+                          stacklevel=3)
+            basis_size = m
         params = AssetParams(
-            C=float(self.C), approx=self.approximation, basis_size=self.n_components,
+            C=float(self.C), approx=self.approximation, basis_size=basis_size,
             kernel=svmlight_kernel(self.kernel, self.gamma, self.degree, self.coef0, X),
             task=self._task, tube=getattr(self, "epsilon", 0.1), star=self.star,
             batch=self.batch_size, epochs=self.max_iter, average_last=self.average_last,
             dg_samples=self.dg_samples, eig_threshold=self.eig_threshold,
-            memory_mb=self.memory, holdout=self.validation_fraction,
-            patience=self.patience, tolerance=self.tolerance,
-            seed=_seed(self.random_state), n_threads=_n_threads(self.n_jobs))
-        data = Dataset(X, target)
-        m = training_size(data, params)
-        if self.approximation == "nystrom" and params.basis_size > m:
-            # asset_learn refuses --k > m; scikit-learn's Nystroem uses all examples.
-            import warnings
-            warnings.warn(f"n_components={params.basis_size} > the {m} examples trained "
-                          f"on: using {m}", stacklevel=3)
-            params.basis_size = m
+            memory_mb=self.memory, tolerance=self.tol, seed=_seed(self.random_state),
+            n_threads=_n_threads(self.n_jobs))
         monitor = None
         if self.verbose:
             from .cli.asset import AssetMonitor
             monitor = AssetMonitor(min(3, int(self.verbose) + 1), None,
                                    self.max_iter * -(-m // self.batch_size))
-        info = _train(self, train, data, params, monitor)
+        info = _train(self, train, Dataset(X, target), params, monitor)
         self.n_iter_ = -(-info.result.iterations // -(-m // self.batch_size))
         self.objective_ = info.svmlight_objective
         self.stop_reason_ = info.result.status
@@ -632,15 +631,14 @@ _ASSET_DOC = """
     Parameters [asset_learn flag]: C [-c]; kernel [-t], gamma, degree, coef0 (as
     CuttingPlaneSVC); approximation [--approx] 'nystrom', 'rff' (RBF only) or 'none'
     (linear kernel: the input features); n_components [--k] basis examples or random
-    features (Nyström: at most the number of examples trained on, those not held out;
-    more is clipped with a warning, where asset_learn refuses); eig_threshold [--eig-threshold]; star [--star] ASSET*;
-    batch_size [-k]; max_iter [--epochs] the cap on passes over the data;
-    validation_fraction [--holdout] held out to check convergence on (0: none, run all
-    max_iter epochs); patience [--patience] and tolerance [--tolerance] the stopping
-    rule's; average_last [--average-last] (None or 'half': the last half of the
-    iterations); dg_samples [--dg-samples]; memory [--memory] MB; random_state [--seed]
-    (None is --seed 0); n_jobs [--threads]; verbose [-v]. The defaults are
-    asset_learn's.
+    features (Nyström: at most the number of examples; more is clipped with a warning,
+    where asset_learn refuses); eig_threshold [--eig-threshold]; star [--star] ASSET*;
+    batch_size [-k]; max_iter [--epochs] the cap on passes over the data; tol
+    [--tolerance] the stopping rule's: converged once the objective fell by less than
+    this fraction over the last half of the run (0: run all max_iter epochs);
+    average_last [--average-last] (None or 'half': the last half of the iterations);
+    dg_samples [--dg-samples]; memory [--memory] MB; random_state [--seed] (None is
+    --seed 0); n_jobs [--threads]; verbose [-v]. The defaults are asset_learn's.
 
     Attributes: support_vectors_ and dual_coef_ (Nyström), coef_ (approximation 'none',
     or the random features' weights for 'rff'), intercept_, n_iter_ (epochs run),
@@ -658,9 +656,9 @@ class ASSETClassifier(_Classifier, _Asset):
 
     def __init__(self, C=1.0, *, kernel="linear", gamma=1.0, degree=3, coef0=1.0,
                  approximation="nystrom", n_components=512, eig_threshold=1e-16,
-                 star=False, batch_size=1, max_iter=100, validation_fraction=0.1,
-                 patience=100, tolerance=0.01, average_last=None, dg_samples=1000,
-                 memory=1024.0, random_state=None, n_jobs=None, verbose=0):
+                 star=False, batch_size=1, max_iter=64, tol=0.01, average_last=None,
+                 dg_samples=1000, memory=1024.0, random_state=None, n_jobs=None,
+                 verbose=0):
         _store(self, locals())
 
     def fit(self, X, y):
@@ -695,9 +693,9 @@ class ASSETRegressor(RegressorMixin, _Asset):
 
     def __init__(self, C=1.0, *, epsilon=0.1, kernel="linear", gamma=1.0, degree=3,
                  coef0=1.0, approximation="nystrom", n_components=512, eig_threshold=1e-16,
-                 star=False, batch_size=1, max_iter=100, validation_fraction=0.1,
-                 patience=100, tolerance=0.01, average_last=None, dg_samples=1000,
-                 memory=1024.0, random_state=None, n_jobs=None, verbose=0):
+                 star=False, batch_size=1, max_iter=64, tol=0.01, average_last=None,
+                 dg_samples=1000, memory=1024.0, random_state=None, n_jobs=None,
+                 verbose=0):
         _store(self, locals())
 
     def fit(self, X, y):

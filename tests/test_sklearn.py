@@ -162,13 +162,12 @@ CASES = {
                                     "2"], "a9a3k.train",
                           lambda: ASSETClassifier(C=1, approximation="none", star=True,
                                                   max_iter=2).fit(*_a9a())),
-    "asset_stopping_rule": ("asset", ["-c", "1000", "-t", "2", "-g", "0.001", "--k", "50",
-                                      "--holdout", "0.2", "--patience", "5", "--tolerance",
-                                      "0.05", "--epochs", "3", "--average-last", "100"],
+    "asset_stopping_rule": ("asset", ["-c", "1", "-t", "2", "-g", "0.05", "--k", "50",
+                                      "--tolerance", "0.05", "--epochs", "30",
+                                      "--average-last", "100"],
                             "a9a3k.train",
-                            lambda: ASSETClassifier(C=1000, kernel="rbf", gamma=0.001,
-                                                    n_components=50, validation_fraction=0.2,
-                                                    patience=5, tolerance=0.05, max_iter=3,
+                            lambda: ASSETClassifier(C=1, kernel="rbf", gamma=0.05,
+                                                    n_components=50, tol=0.05, max_iter=30,
                                                     average_last=100).fit(*_a9a())),
     "asset_regression": ("asset", ["-z", "r", "-c", "1", "-w", "0.2", "-t", "1", "-d", "2",
                                    "--k", "40", "--epochs", "2"], "a9a3k.train",
@@ -604,13 +603,13 @@ def test_asset_estimators_stop_by_the_commands_rule():
     """ASSETRegressor at its defaults (asset_learn's) stops by the rule on generated data
     that 10 epochs leave unconverged, and says so."""
     rng = np.random.default_rng(0)
-    A = rng.uniform(-1, 1, size=(1000, 2))
-    y = np.sin(3 * A[:, 0]) + A[:, 1] ** 2 + rng.normal(scale=0.1, size=1000)
-    est = ASSETRegressor(C=10, epsilon=0.05, kernel="rbf", gamma=2, n_components=50).fit(A, y)
-    assert est.stop_reason_ == "converged" and 10 < est.n_iter_ < 100
-    fixed = ASSETRegressor(C=10, epsilon=0.05, kernel="rbf", gamma=2, n_components=50,
-                           validation_fraction=0, max_iter=10).fit(A, y)
+    A = rng.normal(size=(2000, 5))
+    y = A @ np.array([1.0, -2.0, 0.5, 0.0, 1.5]) + 0.3 + rng.normal(scale=0.5, size=2000)
+    est = ASSETRegressor(C=1, approximation="none").fit(A, y)
+    assert est.stop_reason_ == "converged" and 10 < est.n_iter_ < 64
+    fixed = ASSETRegressor(C=1, approximation="none", tol=0, max_iter=10).fit(A, y)
     assert fixed.stop_reason_ == "epochs" and fixed.n_iter_ == 10
+    assert fixed.objective_ > 1.05 * est.objective_
 
 
 def test_rank_svm_scores_ndcg_as_cp_classify_and_loads_back(tmp_path):

@@ -16,12 +16,12 @@ from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, Checked, kernel_options
 
 # numpy, the reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
 APPROXIMATIONS = ("nystrom", "rff", "none")   # cpsvm.solvers.asset.APPROXIMATIONS
-# cpsvm.solvers.asset's HOLDOUT, EPOCHS, PATIENCE and TOLERANCE, without importing it.
-HOLDOUT, EPOCHS, PATIENCE, TOLERANCE = 0.1, 100, 100, 0.01
+# cpsvm.solvers.asset's EPOCHS and TOLERANCE, without importing it.
+EPOCHS, TOLERANCE = 64, 0.01
 
 STOP_REASONS = {
-    "converged": "converged: the best validation {what} did not fall{by} over the last "
-                 "{span} checks (the longer of --patience and half of all checks)",
+    "converged": "converged: the objective fell by less than {tolerance} (--tolerance) over "
+                 "the last half of the run",
     "epochs": "the epoch cap (--epochs {epochs}) was reached",
     "interrupted": "interrupted (Ctrl-C)",
 }
@@ -76,7 +76,8 @@ def _checked_combinations(command):
 class AssetMonitor:
     """Engine callback: the tqdm bar (iterations, with ETA), -v 2 lines, --trace rows."""
 
-    COLUMNS = ("epoch", "iteration", "objective", "validation_error", "seconds")
+    COLUMNS = ("epoch", "iteration", "objective", "validation_error", "seconds",
+               "sample_objective")
 
     def __init__(self, verbosity, trace_path, total_iterations):
         self.verbosity = verbosity
@@ -97,10 +98,13 @@ class AssetMonitor:
             note(f"Epoch {check.epoch:.1f}: iteration {check.iteration}, objective estimate "
                  f"{check.objective:.6g}" + ("" if math.isnan(check.validation_error) else
                                              f", validation error {check.validation_error:.6g}")
+                 + ("" if math.isnan(check.sample_objective) else
+                    f", objective on the rule's sample {check.sample_objective:.6g}")
                  + f", {check.seconds:.3f}s")
         if self.trace:
             self.trace.write(f"{check.epoch!r}\t{check.iteration}\t{check.objective!r}\t"
-                             f"{check.validation_error!r}\t{check.seconds!r}\n")
+                             f"{check.validation_error!r}\t{check.seconds!r}\t"
+                             f"{check.sample_objective!r}\n")
             self.trace.flush()   # readable while training runs
 
     def close(self):
@@ -144,8 +148,7 @@ class AssetMonitor:
               help="Mini-batch size: examples per subgradient step.")
 @click.option("--epochs", type=_at_least(1, "--epochs"), default=EPOCHS, show_default=True,
               help="Cap on the passes over the training set: the run stops earlier once "
-                   "converged (--holdout, --validate, --patience; DEFAULTS in the man "
-                   "page).")
+                   "converged (--tolerance; DEFAULTS in the man page).")
 @click.option("--average-last", "average_last", type=_WINDOW,
               default=None,
               help="ASSET: the model is the step-weighted average of the iterates of the "
@@ -159,30 +162,22 @@ class AssetMonitor:
               default=1024.0, show_default=True,
               help="MB for the approximation's rows: they are kept after the first epoch "
                    "when m*D*8 bytes fit, else computed again each epoch.")
-@click.option("--holdout", type=Checked(float, lambda v: 0 <= v < 1, "0 <= --holdout < 1"),
-              default=HOLDOUT, show_default=True,
-              help="Without --validate: the fraction of the training examples held out "
-                   "(stratified by class) to check the model on ten times per epoch; 0 "
-                   "holds out none and runs all --epochs.")
+@click.option("--tolerance", type=Checked(float, lambda v: 0 <= v < 1, "0 <= --tolerance < 1"),
+              default=TOLERANCE, show_default=True,
+              help="The stopping rule: converged once the objective, measured on at most "
+                   "5000 training examples spread over the file, fell by less than this "
+                   "fraction of itself over the last half of the run; 0 runs all --epochs.")
 @click.option("--validate", "validation_file", type=click.Path(dir_okay=False, allow_dash=True),
               default=None,
               help="Check the model's error (regression: mean squared error) on this file "
-                   "ten times per epoch instead of on held-out examples; keep the best.")
-@click.option("--patience", type=_at_least(1, "--patience"), default=PATIENCE,
-              show_default=True,
-              help="Stop once the best validation error fell by at most --tolerance of "
-                   "itself over the last max(this many, half of all) checks.")
-@click.option("--tolerance", type=Checked(float, lambda v: 0 <= v < 1, "0 <= --tolerance < 1"),
-              default=TOLERANCE, show_default=True,
-              help="The relative fall of the best validation error that counts as "
-                   "progress for --patience.")
+                   "ten times per epoch; keep the best.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of every draw (basis, random features, sampling order): the same "
                    "seed gives the same model file at any --threads.")
 @threads_option(work="the approximation's rows and the validation checks")
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
               help="Write one TSV row per check: epoch, iteration, objective estimate, "
-                   "validation error, seconds.")
+                   "validation error, seconds, the stopping rule's objective.")
 @click.option("--method", type=click.Choice(["sgd", "gd"]), default="sgd", show_default=True,
               help="sgd: ASSET/ASSET* (stochastic subgradient); gd: gradient descent on "
                    "the Huber loss with an intercept (needs --approx none --loss huber): "
@@ -204,23 +199,23 @@ class AssetMonitor:
 @click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
 def command(C, lam, task, tube, approx, basis_size, eig_threshold, kernel, star, batch,
-            epochs, average_last, dg_samples, memory_mb, holdout, validation_file, patience,
-            tolerance, seed, threads, trace_path, method, loss, huber_h, gd_epsilon,
-            margin_bounds, verbosity, example_file, model_file):
+            epochs, average_last, dg_samples, memory_mb, tolerance, validation_file, seed,
+            threads, trace_path, method, loss, huber_h, gd_epsilon, margin_bounds, verbosity,
+            example_file, model_file):
     """Learn a kernel SVM (or SVR with -z r) from EXAMPLE_FILE by ASSET and write
     MODEL_FILE: Nyström models as SVMlight kernel models (cp_classify and svm_classify
     read them), random-feature models as 'cpsvm rff model V1' (cp_classify reads them),
     --approx none as SVMlight linear models.
     """
     from ..io.svmlight import read_svmlight
-    from ..solvers.asset import AssetParams, train, training_size
+    from ..solvers.asset import AssetParams, train
     params = AssetParams(
         C=C, lam=lam, approx=approx, basis_size=basis_size, kernel=kernel,
         task="regression" if task == "r" else "classification", tube=tube, star=star,
         batch=batch, epochs=epochs, average_last=average_last, dg_samples=dg_samples,
-        eig_threshold=eig_threshold, memory_mb=memory_mb, patience=patience,
-        tolerance=tolerance, holdout=holdout, seed=seed, n_threads=threads, method=method,
-        loss=loss, huber_h=huber_h, gd_epsilon=gd_epsilon, margin_bounds=margin_bounds)
+        eig_threshold=eig_threshold, memory_mb=memory_mb, tolerance=tolerance, seed=seed,
+        n_threads=threads, method=method, loss=loss, huber_h=huber_h, gd_epsilon=gd_epsilon,
+        margin_bounds=margin_bounds)
     if method == "gd" and validation_file is not None:
         raise OptionError("--method gd takes no --validate")
     validate_options(params)
@@ -238,7 +233,7 @@ def command(C, lam, task, tube, approx, basis_size, eig_threshold, kernel, star,
                  f"so far was written to {model_file}")
             sys.exit(EXIT_INTERRUPTED)
         return
-    total = epochs * -(-training_size(data, params) // batch)
+    total = epochs * -(-data.n_examples // batch)
     info, cpu, report = train_and_save("asset_learn", train, data, params, model_file,
                                        verbosity, trace_path,
                                        monitor=AssetMonitor(verbosity, trace_path, total))
@@ -318,20 +313,16 @@ def _print_statistics(info, params, cpu, out):
             f"the last {info.average_last} iterates"
         p(f"Algorithm: ASSET (step D_X/(D_G*sqrt(j)) = {info.step_scale:.6g}/sqrt(j), "
           f"average of {window}), {loss} loss, mini-batch {params.batch}")
-    what = "mean squared error" if params.task == "regression" else "error"
-    if info.n_held_out:
-        p(f"Validation: {info.n_held_out} of the {info.n_examples} training examples held "
-          f"out (--holdout {params.holdout:g}), checked ten times per epoch")
-    elif params.validation is not None:
-        p(f"Validation: the --validate file's {params.validation.n_examples} examples, "
-          f"checked ten times per epoch")
-    else:
-        p("Validation: none (--holdout 0): all --epochs run")
-    tol = params.tolerance
+    n_iter = -(-info.n_examples // params.batch)
     p("Stopped because: " + STOP_REASONS[r.status].format(
-        what=what, by=f" by more than {100 * tol:g}% (--tolerance)" if tol else "",
-        span=max(params.patience, -(-r.n_checks // 2)), epochs=params.epochs))
-    n_iter = -(-info.n_trained // params.batch)
+        tolerance=f"{100 * params.tolerance:g}%", epochs=params.epochs))
+    if r.rule_to is not None:
+        (j0, before), (j1, now) = r.rule_from, r.rule_to
+        fall = f"fell by {100 * (before - now) / abs(now):.2f}%" if before >= now \
+            else "did not fall"
+        p(f"Stopping rule (--tolerance {params.tolerance:g}): objective on {info.n_sample} of "
+          f"the {info.n_examples} training examples {before:.6g} at epoch "
+          f"{j0 / n_iter:.1f}, {now:.6g} at epoch {j1 / n_iter:.1f}: {fall}")
     p(f"Number of iterations: {r.iterations} ({r.iterations / n_iter:.1f} epochs); model "
       f"of iteration {r.best_iteration} ({r.best_iteration / n_iter:.1f} epochs)")
     p(f"Bounds: |gamma| <= {info.radius:.6g}, |b| <= {info.b_radius:.6g}")
@@ -344,7 +335,8 @@ def _print_statistics(info, params, cpu, out):
         p(f"Training mean squared error: {info.training_error:.6g}")
     else:
         p(f"Training error: {100 * info.training_error:.2f}%")
-    if params.validation is not None or info.n_held_out:
+    if params.validation is not None:
+        what = "mean squared error" if params.task == "regression" else "error"
         value = info.result.validation_error
         shown = f"{value:.6g}" if params.task == "regression" else f"{100 * value:.2f}%"
         p(f"Validation {what}: {shown} (best of {r.n_checks} checks)")

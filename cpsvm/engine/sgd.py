@@ -18,12 +18,18 @@ ASSET's model is the η-weighted average of the iterates of the last ``average_l
 iterations (0: all) before each check, or with ``average_half`` of the last half of the
 iterations so far (from the check numbered by the largest number with at most three
 significant bits not above half the current one: 50-60% of the run); ASSET*'s is the
-last iterate. Checks come ``checks_per_epoch`` times an epoch: the average is formed,
-validated (when a ``validate`` callable is given), reported to ``callback`` and the
-best one kept (the latest of equals); with ``patience`` the run stops once the last
-max(patience, half of the checks) checks did not lower the best error by more than a
-``tolerance`` fraction of it (status "converged"). ``should_stop()`` is asked at each
-check.
+last iterate. Checks come ``checks_per_epoch`` times an epoch: the model is formed,
+validated (when a ``validate`` callable is given; the best one is kept, the latest of
+equals, else the last), reported to ``callback``, and ``should_stop()`` is asked.
+
+The stopping rule (``tolerance`` > 0 and an ``objective`` callable, the objective of a
+model measured on a fixed sample of the training examples): at the checks whose number
+has at most three significant bits (those where windows of ``average_half`` start),
+and at the last check of the cap, the model's objective is measured; from the end of
+epoch ``min_epochs`` on, such a check n stops the run ("converged") when the objective
+fell by at most ``tolerance`` of itself since check a, the same kind of number at most
+n/2: over the last half of the run. The result holds the last comparison made, so that
+a run stopped by the cap says how much the objective still fell.
 
 The rows reach the engine through a *row source*: ``dim``; ``sparse`` (True: CSR arrays
 ``indptr, indices, data`` and ``row_sq`` for all m rows); otherwise ``block(rows)`` ->
@@ -72,8 +78,8 @@ class SGDSettings:
     b_radius: float = math.inf   # B, bound on |b|
     step_scale: float = 1.0      # D_X / D_G (ASSET)
     checks_per_epoch: int = 10
-    patience: int | None = None  # the stopping rule's least span in checks (None: no rule)
-    tolerance: float = 0.0       # progress: the best error falls below best·(1 - tolerance)
+    tolerance: float = 0.0       # the stopping rule's relative fall of the objective (0: off)
+    min_epochs: int = 1          # the rule stops no run before the end of this epoch
     block_rows: int = 4096       # rows fetched from the source at a time
     margin_bounds: bool = False  # Algorithm 3 (sparse rows only): skip the rows whose loss
     resort_c: float = 1.0        # is surely 0; its ResortPolicy's c
@@ -87,6 +93,7 @@ class Check:
     objective: float             # λ/2|γ̄|² + mean loss of the examples since the last check
     validation_error: float      # nan without validation
     seconds: float
+    sample_objective: float = math.nan   # the stopping rule's measure, where taken
 
 
 @dataclass
@@ -98,6 +105,9 @@ class SGDResult:
     validation_error: float
     status: str                  # "converged", "epochs" (all run) or "interrupted"
     n_checks: int = 0
+    # The stopping rule's last comparison: (iteration, objective) at its two checks.
+    rule_from: tuple | None = None
+    rule_to: tuple | None = None
     seconds_rows: float = 0.0    # fetching rows from the source
     seconds_steps: float = 0.0   # the subgradient steps
     rows_visited: int = 0        # rows of the mini-batches (margin bounds on)
@@ -106,8 +116,10 @@ class SGDResult:
 
 
 def run_sgd(source, y, settings: SGDSettings, rng: np.random.Generator, *, validate=None,
-            callback=None, should_stop=None) -> SGDResult:
-    """Train; one ``rng.permutation(m)`` is drawn per epoch, nothing else."""
+            objective=None, callback=None, should_stop=None) -> SGDResult:
+    """Train; one ``rng.permutation(m)`` is drawn per epoch, nothing else. ``validate``
+    and ``objective`` map a model (γ, b) to its validation error and to the objective the
+    stopping rule watches."""
     st = settings
     y = np.ascontiguousarray(y, dtype=np.float64)
     m = len(y)
@@ -175,7 +187,8 @@ def run_sgd(source, y, settings: SGDSettings, rng: np.random.Generator, *, valid
     snapshots = {}
     accumulated_last = False
     best = None
-    best_errors = []             # the best validation error after each check
+    measured = {}                # the stopping rule's objective at check numbers
+    rule = None                  # its last comparison: (check a, check n)
     status = "epochs"
     n_checks = 0
     t_rows = t_steps = 0.0
@@ -239,17 +252,25 @@ def run_sgd(source, y, settings: SGDSettings, rng: np.random.Generator, *, valid
                 for key in [key for key in snapshots if key < oldest]:
                     del snapshots[key]
             seen = max(state[_SEEN], 1.0)
-            objective = 0.5 * st.lam * float(gamma_bar @ gamma_bar) + float(state[_LOSS] / seen)
+            estimate = 0.5 * st.lam * float(gamma_bar @ gamma_bar) + float(state[_LOSS] / seen)
             state[_LOSS] = state[_SEEN] = 0.0
             error = float(validate(gamma_bar, b_bar)) if validate is not None else math.nan
             # Of equally good checks the later, more converged one is kept.
             if best is None or validate is None or error <= best[3]:
                 best = (gamma_bar.copy(), float(b_bar), J, error)
-            best_errors.append(best[3])
             n_checks += 1
+            last = J >= st.epochs * n_iter
+            sampled = math.nan
+            if objective is not None and (_half_anchor(n_checks) == n_checks or last):
+                sampled = measured[n_checks] = float(objective(gamma_bar, b_bar))
+                if n_checks >= per_epoch:
+                    rule = (_half_anchor(n_checks // 2), n_checks)
             if callback is not None:
-                callback(Check(J / n_iter, J, objective, error, time.perf_counter() - started))
-            if validate is not None and st.patience and _no_progress(best_errors, st):
+                callback(Check(J / n_iter, J, estimate, error, time.perf_counter() - started,
+                               sampled))
+            if rule is not None and rule[1] == n_checks and st.tolerance > 0 \
+                    and n_checks >= per_epoch * st.min_epochs \
+                    and _converged(measured, rule, st.tolerance):
                 status, stop = "converged", True
             elif should_stop is not None and should_stop():
                 status, stop = "interrupted", True
@@ -258,21 +279,22 @@ def run_sgd(source, y, settings: SGDSettings, rng: np.random.Generator, *, valid
         if stop:
             break
     gamma, b, best_j, error = best
+    rule_from = rule_to = None
+    if rule is not None:
+        rule_from, rule_to = ((check_iteration(c), measured[c]) for c in rule)
     return SGDResult(gamma=gamma, b=b, iterations=J, best_iteration=best_j,
                      validation_error=error, status=status, n_checks=n_checks,
+                     rule_from=rule_from, rule_to=rule_to,
                      seconds_rows=t_rows, seconds_steps=t_steps,
                      rows_visited=int(state[_VISITED]), rows_skipped=int(state[_SKIPPED]),
                      refreshes=bounds.refreshes if bounds is not None else 0)
 
 
-def _no_progress(best_errors, st: SGDSettings) -> bool:
-    """The stopping rule: over the last max(patience, half of the checks) checks the best
-    validation error fell by at most a ``tolerance`` fraction of what it was before them.
-    With ``average_half`` the model of a check averages the last half of the iterations,
-    so by then the averaged model has been renewed without getting better."""
-    n = len(best_errors)
-    span = max(st.patience, -(-n // 2))
-    return n > span and best_errors[-1] >= best_errors[n - span - 1] * (1.0 - st.tolerance)
+def _converged(measured, rule, tolerance: float) -> bool:
+    """The stopping rule at check n (``rule`` = (a, n)): the objective fell by at most a
+    ``tolerance`` fraction of its value at n since check a, the start of the last half."""
+    before, now = measured[rule[0]], measured[rule[1]]
+    return before - now <= tolerance * abs(now)
 
 
 def _half_anchor(n: int) -> int:
@@ -436,6 +458,17 @@ def _project_and_average(state, w, acc, eta, radius, accumulate):
     return scaled
 
 
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def _dense_dot(V, r, w):
+    """V_r·w summed in vector lanes: reassociating the sum lets it vectorise, where the
+    plain loop waits on each addition. Not inlined: the caller's flags would replace
+    fastmath, and a dense row is long enough to pay for the call."""
+    total = 0.0
+    for c in range(w.shape[0]):
+        total += V[r, c] * w[c]
+    return total
+
+
 @njit(cache=True, inline="always")
 def _row_dot(dense, V, indptr, indices, data, r, w):
     """V_r·w for a dense row of V, or for CSR row r (empty ``data``: every stored value is
@@ -444,8 +477,7 @@ def _row_dot(dense, V, indptr, indices, data, r, w):
     for wrap-around at every access (see :mod:`cpsvm.sparse_ops`)."""
     total = 0.0
     if dense:
-        for c in range(w.shape[0]):
-            total += V[r, c] * w[c]
+        total = _dense_dot(V, r, w)
     elif len(data) == 0:
         for p in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
             total += w[np.uint64(indices[p])]

@@ -41,13 +41,14 @@ LOSSES = ("hinge", "huber")
 # evaluation's fixed cost is that of a plain one).
 MARGIN_BOUNDS_DEFAULT = {"sgd": False, "gd": True}
 HALF = "half"   # --average-last half: the last half of the iterations so far
-# The stopping rule's defaults (man page DEFAULTS; benchmarks/bench_asset.py part 6): a
-# tenth held out, at most 100 epochs, a span of at least 10 epochs (the fixed count
-# they replace), progress a 1% fall of the best validation error.
-HOLDOUT = 0.1
-EPOCHS = 100
-PATIENCE = 100
+# The stopping rule's defaults (man page DEFAULTS; benchmarks/bench_asset.py part 6): at
+# most 64 epochs; converged when the objective, measured on at most OBJECTIVE_SAMPLE
+# training examples spread evenly over the file, fell by less than 1% over the last half,
+# never before MIN_EPOCHS (the early averages' objective is noisy at the 1% level).
+EPOCHS = 64
 TOLERANCE = 0.01
+OBJECTIVE_SAMPLE = 5000
+MIN_EPOCHS = 10
 GD_BOUNDS_MIN_NNZ = 200_000
 
 
@@ -68,9 +69,7 @@ class AssetParams:
     dg_samples: int = 1000            # M, examples estimating D_G
     eig_threshold: float = 1e-16      # ε_d
     memory_mb: float = 1024.0
-    patience: int = PATIENCE          # the stopping rule's least span, in checks
-    tolerance: float = TOLERANCE      # its relative progress
-    holdout: float = HOLDOUT          # fraction held out to check on without validation
+    tolerance: float = TOLERANCE      # the stopping rule's relative fall (0: no rule)
     seed: int = 0
     n_threads: int | None = None
     validation: Dataset | None = None
@@ -97,15 +96,12 @@ class AssetParams:
             raise OptionError("--approx none trains on the input features: it needs the "
                               f"linear kernel (-t 0), got -t {self.kernel.kind}")
         checks = [("--k", self.basis_size, 1), ("-k", self.batch, 1),
-                  ("--epochs", self.epochs, 1), ("--dg-samples", self.dg_samples, 1),
-                  ("--patience", self.patience, 1)]
+                  ("--epochs", self.epochs, 1), ("--dg-samples", self.dg_samples, 1)]
         if self.average_last != HALF:
             checks.append(("--average-last", self.average_last or 0, 0))
         for name, value, least in checks:
             if value < least:
                 raise OptionError(f"expected {name} >= {least}, got {value}")
-        if not 0 <= self.holdout < 1:
-            raise OptionError(f"expected 0 <= --holdout < 1, got {self.holdout:g}")
         if not 0 <= self.tolerance < 1:
             raise OptionError(f"expected 0 <= --tolerance < 1, got {self.tolerance:g}")
         if not self.tube >= 0:
@@ -162,13 +158,9 @@ class AssetInfo:
     average_last: int | str           # the averaging window used (ASSET; HALF)
     cached: bool                      # V's rows kept in memory after the first epoch
     seconds_map: float                # building the approximation
-    n_held_out: int = 0               # of the n_examples, held out to check on (--holdout)
+    n_sample: int = 0                 # training examples the stopping rule measures on
     kernel_evaluations: int = 0
     notes: list = field(default_factory=list)
-
-    @property
-    def n_trained(self) -> int:
-        return self.n_examples - self.n_held_out
 
     @property
     def c_light(self) -> float:
@@ -206,6 +198,20 @@ class _CachedRows:
             self.have[missing] = True
         return self.cache, rows, self.sq
 
+    def outputs(self, sample: slice, gamma) -> np.ndarray:
+        """V_i·γ for the rows of ``sample`` (a slice): a view of the kept rows (computed
+        first where missing), or the rows computed again."""
+        if self.cache is None:
+            return _recomputed_outputs(self.rows_of, sample, gamma)
+        self.block(np.arange(len(self.have))[sample])
+        return self.cache[sample] @ gamma
+
+
+def _recomputed_outputs(rows_of, sample: slice, gamma, block_rows: int = 4096):
+    rows = np.arange(sample.stop)[sample]
+    return np.concatenate([rows_of(rows[lo:lo + block_rows]) @ gamma
+                           for lo in range(0, len(rows), block_rows)])
+
 
 class _SparseRows:
     """The input features themselves (--approx none)."""
@@ -221,6 +227,9 @@ class _SparseRows:
         self.dim = X.shape[1]
         self.row_sq = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
         self.X = X
+
+    def outputs(self, sample: slice, gamma) -> np.ndarray:
+        return np.asarray(self.X[sample] @ gamma).ravel()
 
 
 def train(dataset: Dataset, params: AssetParams, callback=None, should_stop=None):
@@ -264,20 +273,9 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
         if dropped:
             notes.append(f"{dropped} validation feature values above the training data's "
                          f"highest feature index ({dataset.n_features}) ignored")
-    # λ is the whole training set's, whatever is held out.
     lam = params.lambda_for(m)
     rng = np.random.default_rng(params.seed)
     regression = params.task == "regression"
-    full, held = dataset, None
-    if validation is None and params.holdout > 0:
-        kept, held = held_out_split(dataset.y, params.holdout, params.task, rng)
-        if len(held):
-            dataset, validation = full.subset(kept), full.subset(held)
-            m = dataset.n_examples
-        else:
-            held = None
-            notes.append(f"--holdout {params.holdout:g} of {m} examples is none: no example "
-                         f"held out, all --epochs run")
     # Regression trains on centred targets and puts their mean into b: the bounds and
     # the step size then follow the targets' spread, not their distance from 0.
     offset = float(np.mean(dataset.y)) if regression else 0.0
@@ -288,10 +286,8 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
     n_dropped = 0
     if params.approx == "nystrom":
         if params.basis_size > m:
-            trained = "" if held is None else \
-                f" less the {len(held)} held out by --holdout {params.holdout:g}"
-            raise OptionError(f"expected --k <= the number of training examples{trained} "
-                              f"({m}), got {params.basis_size}")
+            raise OptionError(f"expected --k <= the number of training examples ({m}), got "
+                              f"{params.basis_size}")
         basis = np.sort(rng.choice(m, params.basis_size, replace=False))
         feature_map = NystromMap(params.kernel, dataset.X[basis],
                                  threshold=params.eig_threshold)
@@ -354,72 +350,55 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
         star=params.star, intercept=intercept, batch=params.batch, epochs=params.epochs,
         average_last=0 if average_last == HALF else average_last,
         average_half=average_last == HALF, radius=radius, b_radius=b_radius,
-        step_scale=step_scale,
-        patience=params.patience if validation is not None else None,
-        tolerance=params.tolerance, margin_bounds=params.bounds(dataset.X.nnz))
+        step_scale=step_scale, tolerance=params.tolerance, min_epochs=MIN_EPOCHS,
+        margin_bounds=params.bounds(dataset.X.nnz))
 
-    validate = validation_values = None
+    validate = None
     if validation is not None:
-        validate, validation_values = _validator(
-            validation, feature_map, params,
-            params.memory_mb * 2**20 - (m * source.dim * 8 if cached else 0), regression,
-            offset)
-    result = run_sgd(source, y, settings, rng, validate=validate, callback=callback,
-                     should_stop=should_stop)
+        validate = _validator(validation, feature_map, params,
+                              params.memory_mb * 2**20 - (m * source.dim * 8 if cached else 0),
+                              regression, offset)
+    sample = slice(0, m, -(-m // OBJECTIVE_SAMPLE))
+    rule_objective = _sample_objective(source, y, sample, lam,
+                                       params.tube if regression else None)
+    result = run_sgd(source, y, settings, rng, validate=validate, objective=rule_objective,
+                     callback=callback, should_stop=should_stop)
     gamma, b = result.gamma, result.b + offset
     y = y + offset
 
-    # The exact objective and training error of the model, over every training example
-    # (the held-out ones too).
+    # The exact objective and training error of the model.
     f = _decision_on_training(source, gamma, b, m)
-    if held is not None:
-        f = np.concatenate([f, validation_values(gamma, b)])
-        y = np.concatenate([y, validation.y])
     losses = np.maximum(0.0, np.abs(f - y) - params.tube) if regression \
         else np.maximum(0.0, 1.0 - y * f)
     objective = 0.5 * lam * float(gamma @ gamma) + float(np.mean(losses))
     training_error = float(np.mean((f - y) ** 2)) if regression \
         else float(np.mean(np.where(f > 0, 1.0, -1.0) != y))
 
-    model = _model(feature_map, gamma, b, params, full, full.n_examples)
+    model = _model(feature_map, gamma, b, params, dataset, m)
     info = AssetInfo(
-        n_examples=full.n_examples, lam=lam, dim=source.dim, n_dropped=n_dropped,
-        objective=objective,
+        n_examples=m, lam=lam, dim=source.dim, n_dropped=n_dropped, objective=objective,
         training_error=training_error, norm_gamma=float(np.linalg.norm(gamma)),
         result=result, radius=radius, b_radius=b_radius, step_scale=step_scale,
         average_last=average_last,
         cached=cached, seconds_map=seconds_map,
         kernel_evaluations=kernel_rows.rk.evaluations
         if kernel_rows is not None and hasattr(kernel_rows, "rk") else 0,
-        notes=notes, n_held_out=0 if held is None else len(held))
+        notes=notes, n_sample=len(range(m)[sample]))
     return model, info
 
 
-def held_out_split(y, fraction: float, task: str, rng: np.random.Generator):
-    """(kept, held): the examples trained on and those held out to check on, both sorted;
-    one ``rng.permutation(m)`` decides. Classification holds out round(fraction·n_c) of
-    each class's n_c examples in that order (at most n_c − 1), regression the first
-    round(fraction·m)."""
-    m = len(y)
-    order = rng.permutation(m)
-    if task == "regression":
-        held = order[:round(fraction * m)]
-    else:
-        ranked = y[order]
-        held = np.concatenate([order[ranked == c][:min(round(fraction * n), n - 1)]
-                               for c, n in zip(*np.unique(ranked, return_counts=True))])
-    is_held = np.zeros(m, dtype=bool)
-    is_held[held] = True
-    return np.flatnonzero(~is_held), np.flatnonzero(is_held)
+def _sample_objective(source, y, sample: slice, lam: float, tube: float | None):
+    """objective(γ, b): λ/2|γ|² + the mean loss (hinge; with ``tube`` ε-insensitive) over
+    the training examples of ``sample``, evenly spread over the data: what the stopping
+    rule watches."""
+    ys = y[sample]
 
-
-def training_size(dataset: Dataset, params: AssetParams) -> int:
-    """How many examples the steps visit: those not held out (a progress bar's total)."""
-    m = dataset.n_examples
-    if params.validation is not None or params.holdout <= 0 or params.method == "gd":
-        return m
-    return m - len(held_out_split(dataset.y, params.holdout, params.task,
-                                  np.random.default_rng(params.seed))[1])
+    def objective(gamma, b):
+        f = source.outputs(sample, gamma) + b
+        losses = np.maximum(0.0, 1.0 - ys * f) if tube is None else \
+            np.maximum(0.0, np.abs(f - ys) - tube)
+        return 0.5 * lam * float(gamma @ gamma) + float(np.mean(losses))
+    return objective
 
 
 def _average_last(params: AssetParams, m: int) -> int | str:
@@ -452,8 +431,8 @@ def _decision_on_training(source, gamma, b, m, block_rows=4096) -> np.ndarray:
 
 
 def _validator(validation: Dataset, feature_map, params, budget_bytes, regression, offset):
-    """(error, values): error(γ, b) on the validation set, the error rate or the mean
-    squared error (b in the frame of targets less ``offset``); values(γ, b) its outputs."""
+    """error(γ, b) on the validation set: the error rate, or the mean squared error
+    (b in the frame of targets less ``offset``)."""
     from ..approx import FeatureRows
     yv = validation.y
     if feature_map is None:
@@ -482,7 +461,7 @@ def _validator(validation: Dataset, feature_map, params, budget_bytes, regressio
         if regression:
             return float(np.mean((f - yv) ** 2))
         return float(np.mean(np.where(f > 0, 1.0, -1.0) != yv))
-    return error, values
+    return error
 
 
 def _model(feature_map, gamma, b, params: AssetParams, dataset: Dataset, m: int):
