@@ -30,6 +30,9 @@ N_BLOCKS = 8
 # Past this share of rows, scipy's Xᵀ·coef over every row beat the numba loop over the
 # selected rows (a9a: at about 0.8; 50k x 5k random at 1%: about 0.45).
 SPARSE_COEF_SHARE = 0.5
+# From this size of W on (bytes), X·W runs over X's columns (RowBlocks.times): W is then
+# read once per thread, in order, instead of a row of W per non-zero of X.
+STREAM_MIN_BYTES = 1 << 22
 # From this share of non-zeros on, the rows are also kept as a dense array: it takes no
 # more memory than the CSR arrays (8 bytes an entry against 12 a non-zero), and X @ w over
 # it (_dense_dot, as fast as BLAS's gemv) ran 2.5x faster than scipy's CSR product
@@ -142,6 +145,17 @@ def _rows_times(indptr, indices, data, lo, hi, W, out):
     value is 1. Also Xᵀ·B, given X's columns as rows."""
     ones = len(data) == 0
     k = W.shape[1]
+    if k <= 8:
+        # Few columns: one sum at a time in a register (the loop over k columns per
+        # non-zero was 2-5x slower for dna's 3 and satimage's 6). The same sums.
+        for i in range(lo, hi):
+            for c in range(k):
+                total = 0.0
+                for p in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                    w = W[np.uint64(indices[p]), c]
+                    total += w if ones else data[p] * w
+                out[i, c] = total
+        return
     for i in range(lo, hi):
         row = out[i]
         for c in range(k):
@@ -191,7 +205,8 @@ class RowBlocks:
         self.dense = None
         self.ones = False
         self.kernel_indices, self.kernel_values = X.indices, X.data
-        self._columns = None        # X's columns as CSR rows (for Xᵀ·B), made when needed
+        self._columns = None        # X's columns as CSR rows (_column_copy)
+        self._column_blocks = {}    # threads -> their row blocks and where they start
         if n * d and X.nnz >= DENSE_MIN_DENSITY * n * d:
             # Rows holding every feature in order are their own dense array (a view):
             # writing 600 MB of a fresh array took 1.6 s here, in page faults.
@@ -258,17 +273,47 @@ class RowBlocks:
 
     def times(self, W, out=None):
         """X @ W for W of shape (d, k): (n, k), into ``out`` if given. Each row is summed
-        in its own order, so the result does not depend on the blocks or threads."""
+        on its own, so the result does not depend on the threads."""
         W = np.ascontiguousarray(W, dtype=np.float64)
         n, d = self.X.shape
         if W.ndim != 2 or W.shape[0] != d:
             raise ValueError(f"expected a ({d}, k) matrix, got shape {W.shape}")
         out = np.empty((n, W.shape[1])) if out is None else out
+        if self.dense is not None:
+            # Dense rows: their kernel, on the classes' rows (a small copy, as d is).
+            by_class = np.ascontiguousarray(W.T)
+
+            def run(b):
+                lo, hi = self.bounds[b]
+                _dense_dot(self.blocks[b], by_class, out[lo:hi])
+            map_in_threads(run, range(len(self.blocks)))
+            return out
+        if W.nbytes >= STREAM_MIN_BYTES and self.X.has_sorted_indices:
+            return self._times_by_columns(W, out)
         bounds = _balanced(self.X.indptr, W.shape[1])
 
         def run(b):
             _rows_times(self.X.indptr, self.kernel_indices, self.kernel_values, *b, W, out)
         map_in_threads(run, bounds)
+        return out
+
+    def _times_by_columns(self, W, out):
+        """:meth:`times` over X's columns: each thread takes a block of rows and reads W
+        once, in order, adding x_ij·W[j] to its rows' sums; a row's sum runs over its
+        columns in ascending order, as the row kernel's over sorted indices (the same
+        bits)."""
+        indptr, rows, values = self._column_copy()
+        n_blocks = max(1, min(_workers(), self.X.shape[0]))
+        if n_blocks not in self._column_blocks:
+            bounds = _balanced_rows(self.X.indptr, n_blocks)
+            self._column_blocks[n_blocks] = (bounds, _block_starts(
+                indptr, rows, np.array([lo for lo, _ in bounds] + [bounds[-1][1]],
+                                       dtype=np.int64)))
+        bounds, starts = self._column_blocks[n_blocks]
+
+        def run(b):
+            _columns_times(starts[b], starts[b + 1], rows, values, W, out, *bounds[b])
+        map_in_threads(run, range(len(bounds)))
         return out
 
     def transposed_times(self, B, out=None):
@@ -279,9 +324,7 @@ class RowBlocks:
         n, d = self.X.shape
         if B.ndim != 2 or B.shape[0] != n:
             raise ValueError(f"expected a ({n}, k) matrix, got shape {B.shape}")
-        if self._columns is None:
-            self._columns = self._column_rows()
-        indptr, indices, values = self._columns
+        indptr, indices, values = self._column_copy()
         out = np.empty((d, B.shape[1])) if out is None else out
 
         def run(b):
@@ -289,14 +332,16 @@ class RowBlocks:
         map_in_threads(run, _balanced(indptr, B.shape[1]))
         return out
 
-    def _column_rows(self):
+    def _column_copy(self):
         """X's columns as the rows of a CSR matrix: indptr, row indices (two bytes when
-        the rows allow), values (none when all are 1)."""
-        n = self.X.shape[0]
-        columns = self.X.tocsc()
-        indices = columns.indices.astype(np.uint16) if n <= 1 << 16 else columns.indices
-        values = _NO_VALUES if self.ones else columns.data
-        return columns.indptr, indices, values
+        the rows allow), values (none when all are 1); made at the first call."""
+        if self._columns is None:
+            n = self.X.shape[0]
+            columns = self.X.tocsc()
+            indices = columns.indices.astype(np.uint16) if n <= 1 << 16 else columns.indices
+            values = _NO_VALUES if self.ones else columns.data
+            self._columns = columns.indptr, indices, values
+        return self._columns
 
     def add_by_class(self, rows, coef, to_class, from_class, out):
         """out (d, k) += Σ_t coef_t·x_{rows_t} in column to_class_t, minus in column
@@ -331,6 +376,55 @@ class RowBlocks:
             return out
         chunks = [rows] if len(self.blocks) == 1 else np.array_split(rows, len(self.blocks))
         return _add_in_order(map_in_threads(run, chunks))
+
+
+def _balanced_rows(indptr, n_blocks):
+    """n_blocks ranges of rows of about equal non-zeros (some may be empty)."""
+    rows = len(indptr) - 1
+    cuts = np.searchsorted(indptr, np.arange(1, n_blocks) * (int(indptr[-1]) / n_blocks))
+    edges = [0] + [min(int(c), rows) for c in cuts] + [rows]
+    return list(zip(edges[:-1], edges[1:]))
+
+
+@njit(cache=True)
+def _block_starts(indptr, rows, edges):
+    """starts[b, j]: the first entry of column j (rows ascending) at or after row
+    edges[b]; starts[-1] = the columns' ends."""
+    n_blocks, d = len(edges) - 1, len(indptr) - 1
+    starts = np.empty((n_blocks + 1, d), np.int64)
+    for j in range(d):
+        p, end = indptr[j], indptr[j + 1]
+        starts[0, j] = p
+        for b in range(1, n_blocks):
+            while p < end and rows[p] < edges[b]:
+                p += 1
+            starts[b, j] = p
+        starts[n_blocks, j] = end
+    return starts
+
+
+@njit(nogil=True, cache=True)
+def _columns_times(first, end, rows, data, W, out, lo, hi):
+    """out[lo:hi] = X[lo:hi]·W from X's columns: entries first[j]..end[j] − 1 of column
+    j hold the rows lo..hi − 1 (empty ``data``: every value 1)."""
+    ones = len(data) == 0
+    k = W.shape[1]
+    for i in range(lo, hi):
+        for c in range(k):
+            out[i, c] = 0.0
+    for j in range(len(first)):
+        if first[j] == end[j]:
+            continue
+        w = W[j]
+        for p in range(first[j], end[j]):
+            row = out[np.uint64(rows[p])]
+            if ones:
+                for c in range(k):
+                    row[c] += w[c]
+            else:
+                v = data[p]
+                for c in range(k):
+                    row[c] += v * w[c]
 
 
 def _balanced(indptr, k):

@@ -13,6 +13,7 @@ import scipy.sparse as sp
 from cpsvm.data import Dataset
 from cpsvm.engine.cuts import ClassCuts
 from cpsvm.io.svmlight import read_svmlight
+from cpsvm.problems import multiclass
 from cpsvm.problems.multiclass import MulticlassProblem
 from cpsvm.solvers.ocas import OcasParams
 from cpsvm.solvers.ocas import train as ocas_train
@@ -113,7 +114,12 @@ def test_training_with_class_cuts_equals_dense_cut_vectors(sets, monkeypatch, na
         if solver == "ocas":
             return ocas_train(data, OcasParams(C=C))   # libocas's TolRel 0.01
         return struct_train(data, StructParams(C=C, algorithm=solver, epsilon=0.1))
-    model, info = run()
+    with monkeypatch.context() as m:
+        # dna's and satimage's cut vectors are small: kept so unless told otherwise.
+        m.setattr(multiclass, "VECTOR_CUTS", np.inf)
+        assert isinstance(MulticlassProblem(data.X, data.y).cut_table(np.ones(len(data.y))),
+                          ClassCuts)
+        model, info = run()
     with monkeypatch.context() as m:
         m.setattr(MulticlassProblem, "cut_table", None)   # the cuts as dense vectors
         model_dense, info_dense = run()

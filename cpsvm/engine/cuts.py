@@ -522,9 +522,10 @@ class LinearCutOracle:
     """``costs``: each example's factor cost_i (SVMlight's ``cost:``), or None for 1.
     A problem with a ``cut(w, weights, rescaling)`` method (binary: one pass of the hinge
     kernel) gives the exact cut directly; otherwise it is built from the labelling of
-    ``separate``. A problem with a ``cut_table(weights)`` method keeps its cuts in that
-    table, in their own form (Crammer-Singer: :class:`ClassCuts`, which needs the loss of
-    a wrong label to be one number); the others as vectors (:class:`CutVectors`)."""
+    ``separate``. A problem with a ``cut_table(weights)`` method that returns a table
+    keeps its cuts there, in their own form (Crammer-Singer: :class:`ClassCuts`, which
+    needs the loss of a wrong label to be one number); the others as vectors
+    (:class:`CutVectors`)."""
 
     def __init__(self, problem, rescaling=MARGIN_RESCALING, cache_size=0, costs=None):
         self.problem = problem
@@ -544,8 +545,9 @@ class LinearCutOracle:
     def _use_table(self, weights):
         """Keep the cuts, sums of weights_i·δΨ_i, in the problem's table or as vectors."""
         make = getattr(self.problem, "cut_table", None)
-        self._own_table = make is not None
-        self._table = make(weights) if self._own_table else CutVectors(self.problem.size_psi)
+        table = make(weights) if make is not None else None
+        self._own_table = table is not None
+        self._table = table if self._own_table else CutVectors(self.problem.size_psi)
         self._table_weights = weights
 
     def _labelling_cut(self, labels, losses=None):

@@ -740,14 +740,11 @@ def read_sequences(source, *, n_features=None, zero_based=False, for_training=Tr
 def format_example(indices, values, zero_based=False) -> str:
     """``i:v`` pairs of one sparse row, values written so that reading them back is exact."""
     offset = 0 if zero_based else 1
-    values = np.ascontiguousarray(values, dtype=np.float64).ravel()
+    values = np.asarray(values, dtype=np.float64).ravel().tolist()
     keys = (np.asarray(indices, dtype=np.int64).ravel() + offset).tolist()
-    # repr (the shortest exact text) once per distinct value: weight vectors repeat many
-    # values. Distinct by bit pattern, so that -0.0 keeps its sign.
-    _, first, inverse = np.unique(values.view(np.int64), return_index=True,
-                                  return_inverse=True)
-    texts = list(map(repr, values[first].tolist()))
-    return " ".join(map("{}:{}".format, keys, map(texts.__getitem__, inverse.tolist())))
+    # repr: the shortest exact text. One f-string per pair was 2x faster than a repr per
+    # distinct value and a lookup (1M weights, distinct or rounded to 0.01).
+    return " ".join([f"{key}:{value!r}" for key, value in zip(keys, values)])
 
 
 def _label_text(v: float) -> str:

@@ -22,6 +22,10 @@ from ..sparse_ops import RowBlocks, as_csr
 from .base import MARGIN_RESCALING, StructuredProblem
 
 
+# See MulticlassProblem.cut_table.
+VECTOR_CUTS = 100
+
+
 class MulticlassProblem(StructuredProblem):
     """``flip_gain`` None: not a binary hinge (see :mod:`cpsvm.engine.ocas`);
     ``loss_scale`` 1 gives the plain Crammer-Singer loss (libocas's msvmocas)."""
@@ -53,7 +57,13 @@ class MulticlassProblem(StructuredProblem):
         return self.rows.times(W) if rows is None else np.asarray(self.X[rows] @ W)
 
     def cut_table(self, weights):
-        """The cuts Σ weights_i·δΨ_i kept as labellings (see the module docstring)."""
+        """The cuts Σ weights_i·δΨ_i kept as labellings (see the module docstring), or
+        None, as vectors, when the vectors of VECTOR_CUTS cuts hold no more entries than
+        X has non-zeros: then they cost less than the labellings' two products over X
+        per iteration until a few hundred cuts are kept (dna, satimage), and little
+        memory."""
+        if self.size_psi * VECTOR_CUTS <= self.X.nnz:
+            return None
         from ..engine.cuts import ClassCuts
         return ClassCuts(self.rows, self.y, self.n_classes, weights)
 
