@@ -87,9 +87,11 @@ def run(cmd, log, cap, env=None):
     usage = Path(f"{log}.time")
     t = time.perf_counter()
     with open(log, "w") as out:
+        # In the work directory: `python -m` puts the current directory first on
+        # sys.path, which must not hold another checkout's cpsvm.
         p = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", str(usage)]
                              + [str(c) for c in cmd], stdout=out, stderr=subprocess.STDOUT,
-                             env=env)
+                             env=env, cwd=Path(log).parent)
         try:
             p.wait(timeout=cap)
         except subprocess.TimeoutExpired:
@@ -108,6 +110,7 @@ def command(name, before=None, work=None):
     more resident than an older one's: tens of MB of peak RSS)."""
     module = {"ocas_learn": "ocas", "cp_learn": "learn"}[name]
     env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
     if before:
         env["PYTHONPATH"] = str(before)
         env["NUMBA_CACHE_DIR"] = str(Path(work) / "numba-before")
@@ -334,7 +337,7 @@ def warm(a, work):
                 cmd, env = command(args[0], before, work)
                 subprocess.run([str(c) for c in cmd + args[1:] + ["-v", "0", data,
                                                                    work / "warm.model"]],
-                               check=True, env=env)
+                               check=True, env=env, cwd=work)
 
 
 def main():
@@ -362,6 +365,11 @@ def main():
         work = Path(tmp)
         print(f"python {sys.executable} {sys.version.split()[0]}, {os.cpu_count()} cpus, "
               f"load {load():.1f}", flush=True)
+        for before in [None] + ([a.before] if a.before else []):
+            cmd, env = command("ocas_learn", before, work)
+            where = subprocess.run([cmd[0], "-c", "import cpsvm; print(cpsvm.__file__)"],
+                                   env=env, cwd=work, capture_output=True, text=True).stdout
+            print(f"   {'before' if before else 'after'}: cpsvm from {where.strip()}")
         warm(a, work)
         if "many" in parts:
             part_many(a, work)
