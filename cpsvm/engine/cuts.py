@@ -295,9 +295,10 @@ class ClassCuts:
     # the dense product's multiply-adds (a cache line each against k contiguous values).
     PAIR_COST = 8.0
 
-    def __init__(self, rows, y, n_classes, weights):
-        self.rows_of_x = rows
-        n, d = rows.X.shape
+    def __init__(self, examples, y, n_classes, weights):
+        """``examples``: X as a :class:`cpsvm.sparse_ops.RowBlocks`; y 1..k."""
+        self.examples = examples
+        n, d = examples.X.shape
         self.n, self.d, self.k = n, d, int(n_classes)
         self.width = d * self.k
         self.y0 = np.ascontiguousarray(np.asarray(y, dtype=np.int64) - 1)
@@ -312,7 +313,7 @@ class ClassCuts:
         self._buffer = None         # (d, k): w of the last combine, else zeros
         self._buffer_zero = False
         self._scratch = None        # (n, k)
-        self._row_nnz = np.diff(rows.X.indptr)
+        self._row_nnz = np.diff(examples.X.indptr)
 
     @property
     def size(self):
@@ -333,9 +334,9 @@ class ClassCuts:
                     raise ValueError("a class cut takes one loss for every wrong label")
                 scale = scale * float(losses[0])
         picked = examples[wrong].astype(np.int32)
-        order = np.argsort(picked, kind="stable") if rows is not None else None
         classes = labels[wrong].astype(self._class_dtype)
-        if order is not None:
+        if rows is not None:   # ascending, as the kernels read them
+            order = np.argsort(picked, kind="stable")
             picked, classes = picked[order], classes[order]
         return ClassCut(picked, classes, float(scale), int(self._row_nnz[picked].sum()))
 
@@ -395,15 +396,15 @@ class ClassCuts:
         B = self.coefficients(alpha, self._scratch_nk())
         if self._buffer is None:
             self._buffer = np.empty((self.d, self.k))
-        self.rows_of_x.transposed_times(B, out=self._buffer)
+        self.examples.transposed_times(B, out=self._buffer)
         self._buffer_zero = False
         view = self._buffer.reshape(-1)
         view.flags.writeable = False
         return view
 
-    def _scatter(self, cut, into, sign=1.0):
-        coef = (sign * cut.scale) * self.weights[cut.rows]
-        self.rows_of_x.add_by_class(cut.rows, coef, self.y0[cut.rows], cut.classes, into)
+    def _scatter(self, cut, into):
+        coef = cut.scale * self.weights[cut.rows]
+        self.examples.add_by_class(cut.rows, coef, self.y0[cut.rows], cut.classes, into)
 
     def dense(self, cut: ClassCut) -> np.ndarray:
         """The cut's vector in Ψ-space, flat (d·k)."""
@@ -435,7 +436,7 @@ class ClassCuts:
             self._buffer.fill(0.0)
         G = self._buffer
         self._scatter(cut, G)
-        X = self.rows_of_x
+        X = self.examples
         lo, hi = self._bounds()
         scales = np.asarray(self._scales, dtype=np.float64)
         new = (np.zeros(1, np.int64), np.array([len(cut.rows)], np.int64), cut.rows,

@@ -10,7 +10,10 @@ What OCAS adds to the plain cutting-plane loop lives in :class:`OcasOracle`:
   data for the outputs of w_t and, for a binary cut, one over the examples whose
   coefficient differs from the nearest known sum's — the previous cut's, late in
   training a few, where summing all violators made the cut a large share of the run
-  (both threaded over fixed row blocks, :mod:`cpsvm.sparse_ops`).
+  (both threaded over fixed row blocks, :mod:`cpsvm.sparse_ops`);
+* for Crammer-Singer, w_b and its (n, k) outputs moved in place and the line search
+  reading the lines off the outputs, so that an iteration forms no k·d or n·k
+  temporary (many classes: :class:`cpsvm.engine.cuts.ClassCuts`).
 
 The problem it is given follows this protocol (:class:`cpsvm.problems.binary.BinaryProblem`
 and :class:`cpsvm.problems.multiclass.MulticlassProblem` do)::
@@ -22,6 +25,8 @@ and :class:`cpsvm.problems.multiclass.MulticlassProblem` do)::
     rows                         the examples as :class:`cpsvm.sparse_ops.RowBlocks`
     scores(w)                    outputs ⟨w, x_i⟩ (n,), or every class's score (n, k)
     losses(labels), delta_psi_sum(weights, labels)   as in :mod:`cpsvm.problems.base`
+    cut_table(weights)           optional: where the cuts are kept (see
+                                 :class:`cpsvm.engine.cuts.LinearCutOracle`)
 
 A structured problem whose labellings cannot be listed (sequences: a max over
 exponentially many lines per example) instead provides::
