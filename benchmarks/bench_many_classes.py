@@ -48,6 +48,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -92,11 +93,12 @@ def run(cmd, log, cap, env=None):
         p = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", str(usage)]
                              + [str(c) for c in cmd], stdout=out, stderr=subprocess.STDOUT,
                              env=env, cwd=Path(log).parent)
-        try:
-            p.wait(timeout=cap)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
+        # A timer kills it at the cap: wait(timeout=...) polls, every 50 ms at the end,
+        # which rounded the small sets' times.
+        timer = threading.Timer(cap, p.kill)
+        timer.start()
+        p.wait()
+        timer.cancel()
     wall = time.perf_counter() - t
     lines = usage.read_text().split() if usage.exists() else []
     peak = float(lines[-1]) / 1024.0 if lines and lines[-1].isdigit() else np.nan
