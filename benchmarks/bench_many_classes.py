@@ -35,7 +35,7 @@ CPSVM_LIBOCAS_DIR and skipped, saying so, when it is unset; LinearSVC is skipped
 Usage: .venv/bin/python benchmarks/bench_many_classes.py [--parts many,small]
        [--n 6400] [--classes 100] [--features 50000] [--Cs 1,10] [--tol 0.01]
        [--repeats 2] [--before /work/main] [--before-Cs 1]
-       [--small-repeats 5] [--w34-iterations 40] [--no-svc] [--cap 3600]
+       [--small-repeats 5] [--w34-iterations 40] [--no-svc] [--cap 3600] [--data DIR]
 """
 
 from __future__ import annotations
@@ -359,7 +359,12 @@ def main():
     p.add_argument("--no-svc", action="store_true")
     p.add_argument("--svc-iter", type=int, default=1000)
     p.add_argument("--cap", type=float, default=3600.0)
+    p.add_argument("--data", default=None, help=f"dna.scale's and satimage.scale's "
+                   f"directory (default {DATA})")
     a = p.parse_args()
+    if a.data:
+        global DATA
+        DATA = Path(a.data)
     a.Cs = [float(c) for c in a.Cs.split(",")]
     a.before_Cs = [float(c) for c in a.before_Cs.split(",")] if a.before_Cs else []
     parts = a.parts.split(",")
