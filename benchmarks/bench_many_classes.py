@@ -343,6 +343,7 @@ def warm(a, work):
 
 
 def main():
+    global DATA
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--parts", default="many,small")
     p.add_argument("--n", type=int, default=6400)
@@ -363,7 +364,6 @@ def main():
                    f"directory (default {DATA})")
     a = p.parse_args()
     if a.data:
-        global DATA
         DATA = Path(a.data)
     a.Cs = [float(c) for c in a.Cs.split(",")]
     a.before_Cs = [float(c) for c in a.before_Cs.split(",")] if a.before_Cs else []
