@@ -433,9 +433,7 @@ def _balanced(indptr, k):
     the same result)."""
     rows = len(indptr) - 1
     n_blocks = N_BLOCKS if int(indptr[-1]) * k >= PARALLEL_MIN_NNZ and rows >= N_BLOCKS else 1
-    cuts = np.searchsorted(indptr, np.arange(1, n_blocks) * (int(indptr[-1]) / n_blocks))
-    edges = [0] + [min(int(c), rows) for c in cuts] + [rows]
-    return [(lo, hi) for lo, hi in zip(edges[:-1], edges[1:]) if hi > lo] or [(0, 0)]
+    return [(lo, hi) for lo, hi in _balanced_rows(indptr, n_blocks) if hi > lo] or [(0, 0)]
 
 
 def _share(empty, source):
