@@ -48,10 +48,13 @@ def _row_by_row(A, B):
 
 
 @pytest.mark.parametrize("ones", [False, True])
-def test_products_with_k_columns_are_row_sums_for_any_thread_count(blocked, ones):
+@pytest.mark.parametrize("stream", [False, True])   # X·W over X's rows, or its columns
+def test_products_with_k_columns_are_row_sums_for_any_thread_count(blocked, monkeypatch,
+                                                                    ones, stream):
     """X·W (W (d, k)) and Xᵀ·B (B (n, k)): every row of the result summed in its own
     order (the same bits for any blocks and threads), as a loop over the non-zeros."""
     X, _, rng = blocked
+    monkeypatch.setattr(sparse_ops, "STREAM_MIN_BYTES", 0 if stream else 1 << 62)
     if ones:
         X = X.copy()
         X.data[:] = 1.0
