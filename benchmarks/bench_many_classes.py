@@ -11,14 +11,14 @@ small multiclass sets before/after.
    process that reads the file with load_svmlight_file; with --before, the ocas_learn of
    that checkout too (main: the "before") at --before-Cs, and cp_learn -w 3 and -w 4
    before/after for --w34-iterations iterations (peak RSS and time). Per run:
-   whole-process wall time and peak RSS (the child's ru_maxrss from wait4), iterations,
+   whole-process wall time and peak RSS (/usr/bin/time's %M), iterations,
    the objective F(W) = ½|W|² + C·Σ_i max(0, max_{c≠y_i} 1 + w_c·x_i − w_{y_i}·x_i)
    recomputed here from each model file, and its certified relative gap
    (F − D*)/F against the best dual bound D* any run printed. The tools run in turn,
    --repeats rounds (A B C D A B C D ...); medians, and ratios to msvmocas's median.
    Goals: peak RSS <= 1.0x msvmocas's, whole process <= 0.5x its time, at the same
    objective.
-2. small: dna.scale and satimage.scale (shared/data): `ocas_learn -c 1 -r 0.001`,
+2. small: dna.scale and satimage.scale (--data): `ocas_learn -c 1` and `-c 10`,
    `cp_learn -c 1000` (-w 9) and `cp_learn -w 3 -c 1000` and `-w 4`, this checkout's
    commands against --before's, interleaved, --small-repeats rounds: min/median of the
    whole-process time and peak RSS, and the ratio after/before pair by pair. Goal: no
@@ -278,8 +278,10 @@ def part_many(a, work):
 
 # ------------------------------------------------------------------ part 2: small sets
 
-SMALL = [("dna.scale", ["ocas_learn", "-c", "1", "-r", "0.001"]),
-         ("satimage.scale", ["ocas_learn", "-c", "1", "-r", "0.001"]),
+SMALL = [("dna.scale", ["ocas_learn", "-c", "1"]),
+         ("satimage.scale", ["ocas_learn", "-c", "1"]),
+         ("dna.scale", ["ocas_learn", "-c", "10"]),
+         ("satimage.scale", ["ocas_learn", "-c", "10"]),
          ("dna.scale", ["cp_learn", "-c", "1000"]),
          ("satimage.scale", ["cp_learn", "-c", "1000"]),
          ("dna.scale", ["cp_learn", "-w", "3", "-c", "1000"]),
@@ -290,8 +292,8 @@ SMALL = [("dna.scale", ["ocas_learn", "-c", "1", "-r", "0.001"]),
 
 def part_small(a, work):
     if not a.before:
-        print("\n2. small sets before/after: skipped (give --before, a bin directory of "
-              "main's checkout)")
+        print("\n2. small sets before/after: skipped (give --before, main's "
+              "checkout)")
         return []
     print(f"\n2. small sets, this checkout (after) against {a.before} (before), "
           f"{a.small_repeats} interleaved rounds", flush=True)
@@ -303,7 +305,7 @@ def part_small(a, work):
         for _ in range(a.small_repeats):
             for side in ("before", "after"):
                 cmd, env = command(args[0], a.before if side == "before" else None, work)
-                cmd += [*args[1:], "-v", "0", DATA / name, work / "s.model"]
+                cmd += [*args[1:], "-v", "0", a.data / name, work / "s.model"]
                 wall, peak, status, text = run(cmd, work / "s.log", a.cap, env)
                 if status:
                     raise SystemExit(f"{' '.join(map(str, cmd))}: exit {status}\n{text}")
@@ -335,7 +337,7 @@ def warm(a, work):
         for args in (["ocas_learn", "-c", "1"], ["cp_learn", "-c", "1000"],
                      ["cp_learn", "-w", "3", "-c", "1000"],
                      ["cp_learn", "-w", "4", "-c", "1000"]):
-            for data in (path, DATA / "satimage.scale", DATA / "dna.scale"):
+            for data in (path, a.data / "satimage.scale", a.data / "dna.scale"):
                 cmd, env = command(args[0], before, work)
                 subprocess.run([str(c) for c in cmd + args[1:] + ["-v", "0", data,
                                                                    work / "warm.model"]],
@@ -343,7 +345,6 @@ def warm(a, work):
 
 
 def main():
-    global DATA
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--parts", default="many,small")
     p.add_argument("--n", type=int, default=6400)
@@ -360,11 +361,9 @@ def main():
     p.add_argument("--no-svc", action="store_true")
     p.add_argument("--svc-iter", type=int, default=1000)
     p.add_argument("--cap", type=float, default=3600.0)
-    p.add_argument("--data", default=None, help=f"dna.scale's and satimage.scale's "
-                   f"directory (default {DATA})")
+    p.add_argument("--data", type=Path, default=DATA,
+                   help=f"dna.scale's and satimage.scale's directory (default {DATA})")
     a = p.parse_args()
-    if a.data:
-        DATA = Path(a.data)
     a.Cs = [float(c) for c in a.Cs.split(",")]
     a.before_Cs = [float(c) for c in a.before_Cs.split(",")] if a.before_Cs else []
     parts = a.parts.split(",")
