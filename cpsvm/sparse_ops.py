@@ -8,6 +8,12 @@ A block's X @ w is scipy's (its sparsetools release the GIL, and their loop was 
 faster than the same loop in numba here); sums of a few selected rows are a numba
 kernel (nogil) that visits only the rows with a coefficient. A nearly dense matrix is held
 as a dense array instead, with numba row kernels (see DENSE_MIN_DENSITY).
+
+Products with a matrix of k columns (Crammer-Singer's scores X·W and weights Xᵀ·B) take
+it with the k values of a row contiguous, (d, k) or (n, k): a non-zero x_ij then reads
+or adds one contiguous row of k values, where a class-major (k, d) matrix costs k cache
+lines per non-zero (benchmarks/bench_many_classes.py). Xᵀ·B runs over a column copy of
+X, made at its first use, so that its threads write disjoint rows.
 """
 
 from __future__ import annotations
@@ -24,6 +30,9 @@ N_BLOCKS = 8
 # Past this share of rows, scipy's Xᵀ·coef over every row beat the numba loop over the
 # selected rows (a9a: at about 0.8; 50k x 5k random at 1%: about 0.45).
 SPARSE_COEF_SHARE = 0.5
+# From this size of W on (bytes), X·W runs over X's columns (RowBlocks.times): W is then
+# read once per thread, in order, instead of a row of W per non-zero of X.
+STREAM_MIN_BYTES = 1 << 22
 # From this share of non-zeros on, the rows are also kept as a dense array: it takes no
 # more memory than the CSR arrays (8 bytes an entry against 12 a non-zero), and X @ w over
 # it (_dense_dot, as fast as BLAS's gemv) ran 2.5x faster than scipy's CSR product
@@ -91,19 +100,13 @@ def _dense_dot(dense, W, out):
 
 
 @njit(nogil=True, cache=True, fastmath={"contract"})
-def _add_dense_rows(dense, rows, coef, to_class, from_class, width, out):
+def _add_dense_rows(dense, rows, coef, width, out):
     """:func:`_add_rows` for rows held densely."""
-    by_class = len(to_class) > 0
     for i in rows:
         c = coef[i]
         row = dense[i]
-        plus = to_class[i] * width if by_class else 0
         for j in range(width):
-            out[plus + j] += c * row[j]
-        if by_class and from_class[i] >= 0:
-            minus = from_class[i] * width
-            for j in range(width):
-                out[minus + j] -= c * row[j]
+            out[j] += c * row[j]
 
 
 # The row kernels below index with unsigned integers: numba checks a signed index read
@@ -112,21 +115,14 @@ def _add_dense_rows(dense, rows, coef, to_class, from_class, width, out):
 
 
 @njit(nogil=True, cache=True)
-def _add_rows(indptr, indices, data, rows, coef, to_class, from_class, width, out):
-    """out += Σ_{i in rows} coef_i·x_i in block to_class_i, minus in block from_class_i
-    (if ≥ 0); with empty class arrays out += Σ_{i in rows} coef_i·x_i. Empty ``data``
-    means every stored value is 1 (:attr:`RowBlocks.ones`)."""
-    by_class = len(to_class) > 0
+def _add_rows(indptr, indices, data, rows, coef, out):
+    """out += Σ_{i in rows} coef_i·x_i. Empty ``data`` means every stored value is 1
+    (:attr:`RowBlocks.ones`)."""
     ones = len(data) == 0
     for i in rows:
         c = coef[i]
-        plus = np.uint64(to_class[i] * width if by_class else 0)
-        minus = from_class[i] * width if by_class else -1
         for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-            value = c if ones else c * data[k]
-            out[plus + np.uint64(indices[k])] += value
-            if minus >= 0:
-                out[np.uint64(minus) + np.uint64(indices[k])] -= value
+            out[np.uint64(indices[k])] += c if ones else c * data[k]
 
 
 @njit(nogil=True, cache=True)
@@ -142,7 +138,55 @@ def _ones_dot(indptr, indices, lo, hi, W, out):
             out[i, c] = total
 
 
-_NO_CLASSES = np.zeros(0, np.int64)
+@njit(nogil=True, cache=True)
+def _rows_times(indptr, indices, data, lo, hi, W, out):
+    """out[i] = Σ_p data[p]·W[indices[p]] (a row of k values) for rows lo..hi, summed in
+    each row's order (so any block split gives the same bits); empty ``data``: every
+    value is 1. Also Xᵀ·B, given X's columns as rows."""
+    ones = len(data) == 0
+    k = W.shape[1]
+    if k <= 8:
+        # Few columns: one sum at a time in a register (the loop over k columns per
+        # non-zero was 2-5x slower for dna's 3 and satimage's 6). The same sums.
+        for i in range(lo, hi):
+            for c in range(k):
+                total = 0.0
+                for p in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                    w = W[np.uint64(indices[p]), c]
+                    total += w if ones else data[p] * w
+                out[i, c] = total
+        return
+    for i in range(lo, hi):
+        row = out[i]
+        for c in range(k):
+            row[c] = 0.0
+        for p in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            w = W[np.uint64(indices[p])]
+            if ones:
+                for c in range(k):
+                    row[c] += w[c]
+            else:
+                v = data[p]
+                for c in range(k):
+                    row[c] += v * w[c]
+
+
+@njit(nogil=True, cache=True)
+def _add_rows_by_class(indptr, indices, data, rows, coef, to_class, from_class, out):
+    """out[j, to_class[t]] += coef[t]·x_rj and out[j, from_class[t]] −= coef[t]·x_rj for
+    each r = rows[t]: Σ coef_r·δΨ_r in the (d, k) layout (empty ``data``: every value 1)."""
+    ones = len(data) == 0
+    for t in range(len(rows)):
+        r = rows[t]
+        c = coef[t]
+        plus, minus = to_class[t], from_class[t]
+        for p in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
+            value = c if ones else c * data[p]
+            j = np.uint64(indices[p])
+            out[j, plus] += value
+            out[j, minus] -= value
+
+
 _NO_VALUES = np.zeros(0)   # for _add_rows: every value is 1
 
 
@@ -160,6 +204,9 @@ class RowBlocks:
         self.bounds = self.block_bounds(X)
         self.dense = None
         self.ones = False
+        self.kernel_indices, self.kernel_values = X.indices, X.data
+        self._columns = None        # X's columns as CSR rows (_column_copy)
+        self._column_blocks = {}    # threads -> their row blocks and where they start
         if n * d and X.nnz >= DENSE_MIN_DENSITY * n * d:
             # Rows holding every feature in order are their own dense array (a view):
             # writing 600 MB of a fresh array took 1.6 s here, in page faults.
@@ -170,7 +217,6 @@ class RowBlocks:
         # What the numba row kernels read: no values when all are 1, and then indices
         # of one or two bytes if the columns allow.
         self.ones = bool(np.all(X.data == 1.0))
-        self.kernel_indices, self.kernel_values = X.indices, X.data
         if self.ones:
             narrow = np.uint8 if d <= 1 << 8 else np.uint16 if d <= 1 << 16 else None
             self.kernel_indices = X.indices.astype(narrow) if narrow else X.indices
@@ -198,12 +244,14 @@ class RowBlocks:
         return block
 
     def dot(self, w):
-        """X @ w for a dense vector (n,) or, with W of shape (k, d), X @ Wᵀ (n, k)."""
+        """X @ w for a dense vector w (d,): (n,)."""
         w = np.asarray(w, dtype=np.float64)
+        if w.ndim != 1:
+            raise ValueError(f"expected a vector, got shape {w.shape} (a matrix: times)")
         if self.dense is not None or self.ones:
             X = self.X
-            W = np.ascontiguousarray(w.reshape(-1, X.shape[1]))
-            out = np.empty((X.shape[0], W.shape[0]))
+            W = w.reshape(1, X.shape[1])
+            out = np.empty((X.shape[0], 1))
 
             def run(b):
                 lo, hi = self.bounds[b]
@@ -212,50 +260,180 @@ class RowBlocks:
                 else:
                     _dense_dot(self.blocks[b], W, out[lo:hi])
             map_in_threads(run, range(len(self.blocks)))
-            return out[:, 0] if w.ndim == 1 else out
-        rhs = w if w.ndim == 1 else w.T
+            return out[:, 0]
         if len(self.blocks) == 1:
-            return np.asarray(self.blocks[0] @ rhs)
-        out = np.empty((self.X.shape[0],) + rhs.shape[1:])
+            return np.asarray(self.blocks[0] @ w)
+        out = np.empty(self.X.shape[0])
 
         def run(b):
             lo, hi = self.bounds[b]
-            out[lo:hi] = self.blocks[b] @ rhs
+            out[lo:hi] = self.blocks[b] @ w
         map_in_threads(run, range(len(self.blocks)))
         return out
 
-    def rows_sum(self, coef, to_class=None, from_class=None, n_classes=1, rows=None):
+    def times(self, W, out=None):
+        """X @ W for W of shape (d, k): (n, k), into ``out`` if given. Each row is summed
+        on its own, so the result does not depend on the threads."""
+        W = np.ascontiguousarray(W, dtype=np.float64)
+        n, d = self.X.shape
+        if W.ndim != 2 or W.shape[0] != d:
+            raise ValueError(f"expected a ({d}, k) matrix, got shape {W.shape}")
+        out = np.empty((n, W.shape[1])) if out is None else out
+        if self.dense is not None:
+            # Dense rows: their kernel, on the classes' rows (a small copy, as d is).
+            by_class = np.ascontiguousarray(W.T)
+
+            def run(b):
+                lo, hi = self.bounds[b]
+                _dense_dot(self.blocks[b], by_class, out[lo:hi])
+            map_in_threads(run, range(len(self.blocks)))
+            return out
+        if W.nbytes >= STREAM_MIN_BYTES and self.X.has_sorted_indices:
+            return self._times_by_columns(W, out)
+        bounds = _balanced(self.X.indptr, W.shape[1])
+
+        def run(b):
+            _rows_times(self.X.indptr, self.kernel_indices, self.kernel_values, *b, W, out)
+        map_in_threads(run, bounds)
+        return out
+
+    def _times_by_columns(self, W, out):
+        """:meth:`times` over X's columns: each thread takes a block of rows and reads W
+        once, in order, adding x_ij·W[j] to its rows' sums; a row's sum runs over its
+        columns in ascending order, as the row kernel's over sorted indices (the same
+        bits)."""
+        indptr, rows, values = self._column_copy()
+        n_blocks = max(1, min(_workers(), self.X.shape[0]))
+        if n_blocks not in self._column_blocks:
+            bounds = _balanced_rows(self.X.indptr, n_blocks)
+            self._column_blocks[n_blocks] = (bounds, _block_starts(
+                indptr, rows, np.array([lo for lo, _ in bounds] + [bounds[-1][1]],
+                                       dtype=np.int64)))
+        bounds, starts = self._column_blocks[n_blocks]
+
+        def run(b):
+            _columns_times(starts[b], starts[b + 1], rows, values, W, out, *bounds[b])
+        map_in_threads(run, range(len(bounds)))
+        return out
+
+    def transposed_times(self, B, out=None):
+        """Xᵀ @ B for B of shape (n, k): (d, k), into ``out`` if given; over X's columns
+        (copied once, at the first call: 4 to 12 bytes a non-zero), each summed in row
+        order, threaded over blocks of columns."""
+        B = np.ascontiguousarray(B, dtype=np.float64)
+        n, d = self.X.shape
+        if B.ndim != 2 or B.shape[0] != n:
+            raise ValueError(f"expected a ({n}, k) matrix, got shape {B.shape}")
+        indptr, indices, values = self._column_copy()
+        out = np.empty((d, B.shape[1])) if out is None else out
+
+        def run(b):
+            _rows_times(indptr, indices, values, *b, B, out)
+        map_in_threads(run, _balanced(indptr, B.shape[1]))
+        return out
+
+    def _column_copy(self):
+        """X's columns as the rows of a CSR matrix: indptr, row indices (two bytes when
+        the rows allow), values (none when all are 1); made at the first call."""
+        if self._columns is None:
+            n = self.X.shape[0]
+            columns = self.X.tocsc()
+            indices = columns.indices.astype(np.uint16) if n <= 1 << 16 else columns.indices
+            values = _NO_VALUES if self.ones else columns.data
+            self._columns = columns.indptr, indices, values
+        return self._columns
+
+    def add_by_class(self, rows, coef, to_class, from_class, out):
+        """out (d, k) += Σ_t coef_t·x_{rows_t} in column to_class_t, minus in column
+        from_class_t: Σ coef·δΨ of Crammer-Singer in the (d, k) layout, one thread, in
+        the order of ``rows``."""
+        _add_rows_by_class(self.X.indptr, self.kernel_indices, self.kernel_values, rows,
+                           np.asarray(coef, dtype=np.float64), to_class, from_class, out)
+
+    def rows_sum(self, coef, rows=None):
         """Σ_i coef_i·x_i (Xᵀ @ coef). A cut sums its violators, often a small part of
         the data: below SPARSE_COEF_SHARE non-zero coefficients a numba loop visits only
         their rows (cut into as many chunks as X has blocks; ``rows``, if given, lists
         them), above it scipy's Xᵀ product over all rows is faster (dense rows: always
-        the numba loop).
-
-        With classes, a (n_classes·d) vector: coef_i·x_i is added in block to_class_i
-        and subtracted in block from_class_i (none if < 0) — Σ_i coef_i·δΨ_i for
-        Crammer-Singer (always the numba loop)."""
+        the numba loop)."""
         n, width = self.X.shape
         coef = np.asarray(coef, dtype=np.float64)
         if rows is None:
             rows = np.flatnonzero(coef)
-        if to_class is None:
-            if self.dense is None and len(rows) > SPARSE_COEF_SHARE * n:
-                def run(b):
-                    lo, hi = self.bounds[b]
-                    return self.transposed[b] @ coef[lo:hi]
-                return _add_in_order(map_in_threads(run, range(len(self.blocks))))
-            to_class = from_class = _NO_CLASSES
+        if self.dense is None and len(rows) > SPARSE_COEF_SHARE * n:
+            def run(b):
+                lo, hi = self.bounds[b]
+                return self.transposed[b] @ coef[lo:hi]
+            return _add_in_order(map_in_threads(run, range(len(self.blocks))))
 
         def run(chunk):
-            out = np.zeros(n_classes * width)
+            out = np.zeros(width)
             if self.dense is not None:
-                _add_dense_rows(self.dense, chunk, coef, to_class, from_class, width, out)
+                _add_dense_rows(self.dense, chunk, coef, width, out)
             else:
                 _add_rows(self.X.indptr, self.kernel_indices, self.kernel_values, chunk, coef,
-                          to_class, from_class, width, out)
+                          out)
             return out
         chunks = [rows] if len(self.blocks) == 1 else np.array_split(rows, len(self.blocks))
         return _add_in_order(map_in_threads(run, chunks))
+
+
+def _balanced_rows(indptr, n_blocks):
+    """n_blocks ranges of rows of about equal non-zeros (some may be empty)."""
+    rows = len(indptr) - 1
+    cuts = np.searchsorted(indptr, np.arange(1, n_blocks) * (int(indptr[-1]) / n_blocks))
+    edges = [0] + [min(int(c), rows) for c in cuts] + [rows]
+    return list(zip(edges[:-1], edges[1:]))
+
+
+@njit(cache=True)
+def _block_starts(indptr, rows, edges):
+    """starts[b, j]: the first entry of column j (rows ascending) at or after row
+    edges[b]; starts[-1] = the columns' ends."""
+    n_blocks, d = len(edges) - 1, len(indptr) - 1
+    starts = np.empty((n_blocks + 1, d), np.int64)
+    for j in range(d):
+        p, end = indptr[j], indptr[j + 1]
+        starts[0, j] = p
+        for b in range(1, n_blocks):
+            while p < end and rows[p] < edges[b]:
+                p += 1
+            starts[b, j] = p
+        starts[n_blocks, j] = end
+    return starts
+
+
+@njit(nogil=True, cache=True)
+def _columns_times(first, end, rows, data, W, out, lo, hi):
+    """out[lo:hi] = X[lo:hi]·W from X's columns: entries first[j]..end[j] − 1 of column
+    j hold the rows lo..hi − 1 (empty ``data``: every value 1)."""
+    ones = len(data) == 0
+    k = W.shape[1]
+    for i in range(lo, hi):
+        for c in range(k):
+            out[i, c] = 0.0
+    for j in range(len(first)):
+        if first[j] == end[j]:
+            continue
+        w = W[j]
+        for p in range(first[j], end[j]):
+            row = out[np.uint64(rows[p])]
+            if ones:
+                for c in range(k):
+                    row[c] += w[c]
+            else:
+                v = data[p]
+                for c in range(k):
+                    row[c] += v * w[c]
+
+
+def _balanced(indptr, k):
+    """Row ranges of about equal non-zeros for a product with k columns: N_BLOCKS of them
+    from PARALLEL_MIN_NNZ multiply-adds on (each row's sum is its own: any split gives
+    the same result)."""
+    rows = len(indptr) - 1
+    n_blocks = N_BLOCKS if int(indptr[-1]) * k >= PARALLEL_MIN_NNZ and rows >= N_BLOCKS else 1
+    return [(lo, hi) for lo, hi in _balanced_rows(indptr, n_blocks) if hi > lo] or [(0, 0)]
 
 
 def _share(empty, source):

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 
 from cpsvm.data import Dataset
 from cpsvm.engine import distributed as dist
-from cpsvm.engine.ocas import OcasOracle, binary_line_search, line_search
+from cpsvm.engine.ocas import binary_line_search, class_line_search
 from cpsvm.io.shards import global_line, plan_shards, read_shard
 from cpsvm.io.svmlight import read_svmlight, write_svmlight
 from cpsvm.solvers.cluster import train_ocas, train_struct
@@ -193,20 +193,17 @@ def test_multiclass_line_search_matches_single_machine(monkeypatch):
     data.prepare(d, 0.0, k)
     oracle = dist.ClusterOcasOracle(data, k * d, dict(loss=1.0, margin=1.0, scale=0.5,
                                                     n_classes=k, bias=0.0))
-    reference_oracle = OcasOracle.__new__(OcasOracle)
-    reference_oracle.problem = type("P", (), {"y": y.astype(np.int64)})()
-    reference_oracle.loss = 1.0
-    rng = np.random.default_rng(6)
+    rng = np.random.default_rng(7)
     for trial in range(4):
         w_b, w_t = rng.standard_normal(k * d) * 0.2, rng.standard_normal(k * d)
         oracle._kb, oracle._wb_future = ("b", trial), w_b
         direction = w_t - w_b
         A0, B0 = float(direction @ direction), float(w_b @ direction)
         step = oracle.line_search(A0, B0, w_b, ("t", trial), w_t, w_t)
-        out_b = np.asarray(X @ w_b.reshape(k, d).T)
-        out_t = np.asarray(X @ w_t.reshape(k, d).T)
-        lines = reference_oracle._class_lines(out_b, out_t)
-        reference = line_search(A0, B0, *lines, np.full(len(y), 0.5))
+        out_b = np.asarray(X @ w_b.reshape(d, k))
+        out_t = np.asarray(X @ w_t.reshape(d, k))
+        reference = class_line_search(A0, B0, y.astype(np.int64), out_b, out_t,
+                                      np.full(len(y), 0.5), 1.0)
         assert step == pytest.approx(reference, rel=1e-12, abs=1e-15)
     assert oracle.line_search_rounds > 2 * oracle.line_searches   # it had to narrow
 

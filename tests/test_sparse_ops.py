@@ -30,12 +30,46 @@ def test_blocks_share_the_matrix_data(blocked):
 
 def test_dot_equals_scipy_for_any_thread_count(blocked):
     X, rows, rng = blocked
-    w, W = rng.standard_normal(17), rng.standard_normal((4, 17))
+    w = rng.standard_normal(17)
     for threads in (1, numba.config.NUMBA_NUM_THREADS):
         numba.set_num_threads(threads)
         assert np.array_equal(rows.dot(w), X @ w)
-        assert np.array_equal(rows.dot(W), X @ W.T)
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+
+
+def _row_by_row(A, B):
+    """A @ B for CSR A, each row summed in its own order in plain Python: the sums the
+    (d, k) products must reproduce bit for bit."""
+    out = np.zeros((A.shape[0], B.shape[1]))
+    for i in range(A.shape[0]):
+        for p in range(A.indptr[i], A.indptr[i + 1]):
+            out[i] = out[i] + A.data[p] * B[A.indices[p]]
+    return out
+
+
+@pytest.mark.parametrize("ones", [False, True])
+@pytest.mark.parametrize("stream", [False, True])   # X·W over X's rows, or its columns
+def test_products_with_k_columns_are_row_sums_for_any_thread_count(blocked, monkeypatch,
+                                                                    ones, stream):
+    """X·W (W (d, k)) and Xᵀ·B (B (n, k)): every row of the result summed in its own
+    order (the same bits for any blocks and threads), as a loop over the non-zeros."""
+    X, _, rng = blocked
+    monkeypatch.setattr(sparse_ops, "STREAM_MIN_BYTES", 0 if stream else 1 << 62)
+    if ones:
+        X = X.copy()
+        X.data[:] = 1.0
+    rows = RowBlocks(X)
+    assert rows.ones == ones
+    W, B = rng.standard_normal((17, 5)), rng.standard_normal((203, 5))
+    results = []
+    for threads in (1, numba.config.NUMBA_NUM_THREADS):
+        numba.set_num_threads(threads)
+        results.append((rows.times(W), rows.transposed_times(B)))
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    for a, b in zip(*results):
+        assert np.array_equal(a, b)
+    assert np.array_equal(results[0][0], _row_by_row(X, W))
+    assert np.array_equal(results[0][1], _row_by_row(sp.csr_matrix(X.T), B))
 
 
 @pytest.mark.parametrize("share", [0.1, 0.6])  # the numba loop, scipy's product
@@ -51,20 +85,21 @@ def test_rows_sum_is_xt_coef_and_thread_independent(blocked, share):
     np.testing.assert_allclose(results[0], X.T @ coef, rtol=1e-12, atol=1e-12)
 
 
-def test_rows_sum_by_class_is_the_crammer_singer_delta_psi(blocked):
+def test_add_by_class_is_the_crammer_singer_delta_psi(blocked):
     X, rows, rng = blocked
     k = 3
-    coef = rng.standard_normal(203)
-    to_class = rng.integers(0, k, 203)
-    from_class = np.where(rng.random(203) < 0.5, rng.integers(0, k, 203), -1)
-    expected = np.zeros((k, 17))
+    picked = np.sort(rng.choice(203, 120, replace=False))
+    coef = rng.standard_normal(120)
+    to_class = rng.integers(0, k, 120)
+    from_class = (to_class + rng.integers(1, k, 120)) % k
+    expected = np.zeros((17, k))
     dense = X.toarray()
-    for i in range(203):
-        expected[to_class[i]] += coef[i] * dense[i]
-        if from_class[i] >= 0:
-            expected[from_class[i]] -= coef[i] * dense[i]
-    got = rows.rows_sum(coef, to_class, from_class, k)
-    np.testing.assert_allclose(got, expected.ravel(), rtol=1e-12, atol=1e-12)
+    for t, i in enumerate(picked):
+        expected[:, to_class[t]] += coef[t] * dense[i]
+        expected[:, from_class[t]] -= coef[t] * dense[i]
+    got = np.zeros((17, k))
+    rows.add_by_class(picked, coef, to_class, from_class, got)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("fill", [1.0, 0.8])   # every entry stored (a view), or copied
@@ -78,27 +113,19 @@ def test_dense_blocks_equal_scipy_and_are_thread_independent(monkeypatch, fill):
     rows = RowBlocks(X)
     assert rows.dense is not None and len(rows.blocks) == sparse_ops.N_BLOCKS
     assert np.shares_memory(rows.dense, X.data) == (fill == 1.0)
-    w, W = rng.standard_normal(17), rng.standard_normal((4, 17))
+    w, W, B = rng.standard_normal(17), rng.standard_normal((17, 4)), \
+        rng.standard_normal((203, 4))
     coef = np.where(rng.random(203) < 0.5, rng.standard_normal(203), 0.0)
     few = np.where(rng.random(203) < 0.1, rng.standard_normal(203), 0.0)
-    k, to_class = 3, rng.integers(0, 3, 203)
-    from_class = np.where(rng.random(203) < 0.5, rng.integers(0, 3, 203), -1)
     results = []
     for threads in (1, numba.config.NUMBA_NUM_THREADS):
         numba.set_num_threads(threads)
-        results.append((rows.dot(w), rows.dot(W), rows.rows_sum(coef),
-                        rows.rows_sum(few),   # the selected-rows loop
-                        rows.rows_sum(coef, to_class, from_class, k)))
+        results.append((rows.dot(w), rows.times(W), rows.transposed_times(B),
+                        rows.rows_sum(coef), rows.rows_sum(few)))  # few: selected rows
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     for a, b in zip(*results):
         assert np.array_equal(a, b)
-    by_class = np.zeros((k, 17))
-    for i in range(203):
-        by_class[to_class[i]] += coef[i] * dense[i]
-        if from_class[i] >= 0:
-            by_class[from_class[i]] -= coef[i] * dense[i]
-    expected = (dense @ w, dense @ W.T, dense.T @ coef, dense.T @ few,
-                by_class.ravel())
+    expected = (dense @ w, dense @ W, dense.T @ B, dense.T @ coef, dense.T @ few)
     for got, want in zip(results[0], expected):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 

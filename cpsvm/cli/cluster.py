@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import click
 
 from ..errors import OptionError
-from .common import TrainingMonitor, note
+from .common import TrainingMonitor, note, peak_rss_line
 
 
 def scheduler_option():
@@ -140,6 +140,8 @@ def learn_on_cluster(params, custom, scheduler, example_file, model_file, verbos
     if verbosity >= 1:
         print_statistics(info, params, cpu, report)
         report_cluster(info, data, model_file, report)
+    if verbosity >= 2:
+        print(peak_rss_line(), file=report)
     if info.result.status == "interrupted":
         note(f"cp_learn: interrupted at iteration {info.result.iterations} with duality gap "
              f"{info.result.gap:.6g}; the model so far was written to {model_file}")

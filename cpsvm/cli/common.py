@@ -393,6 +393,14 @@ def runtime_line(cpu: float, result) -> str:
             f"{100 * other / total:.2f}% other; shares of wall time)")
 
 
+def peak_rss_line() -> str:
+    """The process's peak resident memory so far (getrusage's ru_maxrss), for -v 2."""
+    import resource
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    kb = peak / 1024 if sys.platform == "darwin" else peak   # bytes there, KB on Linux
+    return f"Peak RSS: {kb / 1024:.1f} MB (the whole process so far)"
+
+
 def svmlight_scale_line(C: float, n: int, primal: float) -> str:
     """A binary objective restated in SVMlight's convention (C_light = C·100/n)."""
     from ..conventions import c_light_from_perf

@@ -18,8 +18,9 @@ import click
 from ..errors import OptionError
 from .cluster import scheduler_option
 from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, IntChoice, kernel_options,
-                     margin_bounds_option, note, positive, run, runtime_line, svmlight_scale_line, threads_option,
-                     train_and_save, validate_options, verbosity_option, version_option)
+                     margin_bounds_option, note, peak_rss_line, positive, run, runtime_line,
+                     svmlight_scale_line, threads_option, train_and_save, validate_options,
+                     verbosity_option, version_option)
 from .parsing import (c_unless_baseline, describe, learn_baseline, read_examples,
                       statistics_line, tree_options)
 
@@ -200,6 +201,8 @@ def command(C, epsilon, algorithm, rescaling, loss_id, batch, cache_size, max_it
                                        verbosity, trace_path, examples=examples)
     if verbosity >= 1:
         _print_statistics(info, params, cpu, report)
+    if verbosity >= 2:
+        print(peak_rss_line(), file=report)
     for line in info.notes:
         note(f"Note: {line}")
     if info.result.status == "interrupted":

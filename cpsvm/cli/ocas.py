@@ -10,8 +10,9 @@ import click
 from ..errors import InputError
 from .cluster import scheduler_option
 from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, Checked, IntChoice, StopOnInterrupt,
-                     TrainingMonitor, margin_bounds_option, non_negative, note, positive, run,
-                     threads_option, validate_options, verbosity_option, version_option)
+                     TrainingMonitor, margin_bounds_option, non_negative, note, peak_rss_line,
+                     positive, run, threads_option, validate_options, verbosity_option,
+                     version_option)
 
 # numpy, the reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
 
@@ -166,6 +167,8 @@ def command(C, cost_file, bias, first_n, method, buffer_size, threads, tol_abs, 
         print(f"Result saved to model file: {model_file}", file=report)
     if scheduler is not None:
         data.report()
+    if verbosity >= 2:
+        print(peak_rss_line(), file=report)
     if r.status == "interrupted":
         note(f"ocas_learn: interrupted at iteration {r.iterations} with gap {r.gap:.6g}; "
              f"the best model so far was written to {model_file}")

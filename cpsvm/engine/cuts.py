@@ -9,6 +9,8 @@ factor of example i (1 by default).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -257,11 +259,274 @@ def _gather_times(table, slots, columns, beta):
     return out
 
 
+class ClassCut(NamedTuple):
+    """A Crammer-Singer cut g = scale·Σ_t weights_r·δΨ_r(classes_t), r = rows_t (the
+    examples it labels wrongly, ascending), δΨ_r(c) = x_r in the column of y_r minus x_r
+    in the column of c (0-based); ``nnz``: the non-zeros of those rows."""
+
+    rows: np.ndarray
+    classes: np.ndarray
+    scale: float
+    nnz: int
+
+
+class ClassCuts:
+    """The cuts of a Crammer-Singer problem kept in the form they have: each as the
+    examples it labels wrongly and their labels (6 bytes an example, a :class:`ClassCut`),
+    where its vector in Ψ-space has k·d entries. Ψ is laid out (d, k), x_j of class c at
+    j·k + c (:class:`cpsvm.problems.multiclass.MulticlassProblem`); ``weights`` (n,) are
+    the examples' weights in the cuts (a cut may scale them).
+
+    * w = Σ α_k g_k = Xᵀ·B, B (n, k) every example's coefficient per class (one pass
+      over the kept cuts' examples), then one product over X.
+    * The Gram row of a new cut g: g is formed in the table's (d, k) buffer, then
+      O = X·g (one product over X) and ⟨g, g_k⟩ = scale_k·Σ_r weights_r·(O[r, y_r] −
+      O[r, c_r]) over each kept cut's examples: a pass over the labels, not over the
+      kept vectors. While the kept cuts' rows hold fewer non-zeros than X·g has products
+      (early on, and n-slack's one-example cuts), the O values they read are summed one
+      by one instead, in the same order: the same bits either way.
+
+    The buffer is the one (d, k) array the table keeps: :meth:`combine` returns it
+    (read-only), and the next :meth:`gram_row` overwrites it. Besides it the table keeps
+    an (n, k) scratch array and X's column copy (:meth:`RowBlocks.transposed_times`).
+    """
+
+    # One product of O read at a cut's (example, class) pair costs about this many of
+    # the dense product's multiply-adds (a cache line each against k contiguous values).
+    PAIR_COST = 8.0
+
+    def __init__(self, examples, y, n_classes, weights):
+        """``examples``: X as a :class:`cpsvm.sparse_ops.RowBlocks`; y 1..k."""
+        self.examples = examples
+        n, d = examples.X.shape
+        self.n, self.d, self.k = n, d, int(n_classes)
+        self.width = d * self.k
+        self.y0 = np.ascontiguousarray(np.asarray(y, dtype=np.int64) - 1)
+        self.weights = np.ascontiguousarray(weights, dtype=np.float64)
+        self._class_dtype = np.int16 if self.k <= 1 << 15 else np.int32
+        self._rows = np.empty(0, dtype=np.int32)
+        self._classes = np.empty(0, dtype=self._class_dtype)
+        self._used = 0
+        self._ranges = []           # (first, end) of each kept cut in the two buffers
+        self._scales = []
+        self._nnz = []
+        self._buffer = None         # (d, k): w of the last combine, else zeros
+        self._buffer_zero = False
+        self._scratch = None        # (n, k)
+        self._row_nnz = np.diff(examples.X.indptr)
+
+    @property
+    def size(self):
+        return len(self._ranges)
+
+    def cut(self, labels, scale=1.0, rows=None, losses=None) -> ClassCut:
+        """The cut scale·Σ_i weights_i·(losses_i)·δΨ_i(labels_i) over all examples, or
+        over ``rows`` (labels then per row); labels 1-based. ``losses``, if given, must be
+        the same on every wrongly labelled example (Crammer-Singer's Δ): it joins the
+        scale."""
+        labels = np.asarray(labels, dtype=np.int64) - 1
+        examples = np.arange(self.n) if rows is None else np.asarray(rows, dtype=np.int64)
+        wrong = (labels != self.y0[examples]) & (self.weights[examples] != 0.0)
+        if losses is not None:
+            losses = np.asarray(losses, dtype=np.float64)[wrong]
+            if len(losses):
+                if np.any(losses != losses[0]):
+                    raise ValueError("a class cut takes one loss for every wrong label")
+                scale = scale * float(losses[0])
+        picked = examples[wrong].astype(np.int32)
+        classes = labels[wrong].astype(self._class_dtype)
+        if rows is not None:   # ascending, as the kernels read them
+            order = np.argsort(picked, kind="stable")
+            picked, classes = picked[order], classes[order]
+        return ClassCut(picked, classes, float(scale), int(self._row_nnz[picked].sum()))
+
+    def append(self, cut: ClassCut):
+        need = self._used + len(cut.rows)
+        if need > len(self._rows):
+            size = max(need, 2 * len(self._rows))
+            rows, classes = np.empty(size, np.int32), np.empty(size, self._class_dtype)
+            rows[:self._used], classes[:self._used] = self._rows[:self._used], \
+                self._classes[:self._used]
+            self._rows, self._classes = rows, classes
+        lo, hi = self._used, need
+        self._rows[lo:hi], self._classes[lo:hi] = cut.rows, cut.classes
+        self._used = hi
+        self._ranges.append((lo, hi))
+        self._scales.append(cut.scale)
+        self._nnz.append(cut.nnz)
+
+    def keep(self, mask):
+        mask = np.asarray(mask, dtype=bool)
+        self._ranges = [r for r, kept in zip(self._ranges, mask) if kept]
+        self._scales = [s for s, kept in zip(self._scales, mask) if kept]
+        self._nnz = [z for z, kept in zip(self._nnz, mask) if kept]
+        live = sum(hi - lo for lo, hi in self._ranges)
+        if 2 * live < self._used:
+            rows, classes = np.empty(live, np.int32), np.empty(live, self._class_dtype)
+            ranges, at = [], 0
+            for lo, hi in self._ranges:
+                rows[at:at + hi - lo], classes[at:at + hi - lo] = self._rows[lo:hi], \
+                    self._classes[lo:hi]
+                ranges.append((at, at + hi - lo))
+                at += hi - lo
+            self._rows, self._classes, self._ranges, self._used = rows, classes, ranges, live
+
+    def _bounds(self):
+        r = np.asarray(self._ranges, dtype=np.int64).reshape(-1, 2)
+        return np.ascontiguousarray(r[:, 0]), np.ascontiguousarray(r[:, 1])
+
+    def _scratch_nk(self):
+        if self._scratch is None:
+            self._scratch = np.empty((self.n, self.k))
+        return self._scratch
+
+    def coefficients(self, alpha, out=None) -> np.ndarray:
+        """B (n, k) with Σ_k α_k g_k = Xᵀ·B."""
+        B = np.empty((self.n, self.k)) if out is None else out
+        B.fill(0.0)
+        if self._ranges:
+            lo, hi = self._bounds()
+            factor = np.asarray(alpha, dtype=np.float64) * np.asarray(self._scales)
+            _class_coefficients(lo, hi, self._rows, self._classes, factor, self.y0,
+                                self.weights, B)
+        return B
+
+    def combine(self, alpha) -> np.ndarray:
+        """w = Σ_k α_k g_k, flat (d·k): a read-only view of the table's buffer."""
+        B = self.coefficients(alpha, self._scratch_nk())
+        if self._buffer is None:
+            self._buffer = np.empty((self.d, self.k))
+        self.examples.transposed_times(B, out=self._buffer)
+        self._buffer_zero = False
+        view = self._buffer.reshape(-1)
+        view.flags.writeable = False
+        return view
+
+    def _scatter(self, cut, into):
+        coef = cut.scale * self.weights[cut.rows]
+        self.examples.add_by_class(cut.rows, coef, self.y0[cut.rows], cut.classes, into)
+
+    def dense(self, cut: ClassCut) -> np.ndarray:
+        """The cut's vector in Ψ-space, flat (d·k)."""
+        out = np.zeros((self.d, self.k))
+        self._scatter(cut, out)
+        return out.reshape(-1)
+
+    @property
+    def rows(self) -> np.ndarray:
+        """The kept cut vectors, one row each (dense: for the primal QP and tests)."""
+        out = np.empty((self.size, self.width))
+        for t in range(self.size):
+            out[t] = self.dense(self._cut_at(t))
+        return out
+
+    def _cut_at(self, t):
+        lo, hi = self._ranges[t]
+        return ClassCut(self._rows[lo:hi], self._classes[lo:hi], self._scales[t],
+                        self._nnz[t])
+
+    def gram_row(self, cut: ClassCut):
+        """(⟨g, g_k⟩ for the kept cuts, ⟨g, g⟩); overwrites the buffer (see the class
+        docstring)."""
+        if len(cut.rows) == 0:
+            return np.zeros(self.size), 0.0
+        if self._buffer is None:
+            self._buffer = np.zeros((self.d, self.k))
+        elif not self._buffer_zero:
+            self._buffer.fill(0.0)
+        G = self._buffer
+        self._scatter(cut, G)
+        X = self.examples
+        lo, hi = self._bounds()
+        scales = np.asarray(self._scales, dtype=np.float64)
+        new = (np.zeros(1, np.int64), np.array([len(cut.rows)], np.int64), cut.rows,
+               cut.classes, np.array([cut.scale]))
+        if self.PAIR_COST * 2 * (sum(self._nnz) + cut.nnz) < X.X.nnz * self.k:
+            args = (self.y0, self.weights, X.X.indptr, X.kernel_indices, X.kernel_values, G)
+            cross = _pair_sums(lo, hi, self._rows, self._classes, scales, *args)
+            own = _pair_sums(*new, *args)[0]
+        else:
+            O = X.times(G, out=self._scratch_nk())
+            cross = _output_sums(lo, hi, self._rows, self._classes, scales, self.y0,
+                                 self.weights, O)
+            own = _output_sums(*new, self.y0, self.weights, O)[0]
+        # Leave the buffer zero again: the cut's own entries are its only non-zeros.
+        _zero_rows_by_class(X.X.indptr, X.kernel_indices, cut.rows, self.y0, cut.classes, G)
+        self._buffer_zero = True
+        return cross, float(own)
+
+
+@njit(cache=True)
+def _class_coefficients(lo, hi, rows, classes, factor, y0, weights, B):
+    """B[r, y_r] += factor_k·weights_r, B[r, c] −= the same, over each cut k's pairs."""
+    for k in range(len(lo)):
+        a = factor[k]
+        if a != 0.0:
+            for p in range(lo[k], hi[k]):
+                r = rows[p]
+                v = a * weights[r]
+                B[r, y0[r]] += v
+                B[r, classes[p]] -= v
+
+
+@njit(cache=True)
+def _output_sums(lo, hi, rows, classes, scales, y0, weights, O):
+    """scale_k·Σ_r weights_r·(O[r, y_r] − O[r, c_r]) over each cut k's pairs."""
+    out = np.empty(len(lo))
+    for k in range(len(lo)):
+        total = 0.0
+        for p in range(lo[k], hi[k]):
+            r = rows[p]
+            total += weights[r] * (O[r, y0[r]] - O[r, classes[p]])
+        out[k] = scales[k] * total
+    return out
+
+
+@njit(cache=True)
+def _row_times_column(indptr, indices, data, r, G, c):
+    """x_r·G[:, c], summed in the row's order as :func:`cpsvm.sparse_ops._rows_times`."""
+    ones = len(data) == 0
+    total = 0.0
+    for p in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
+        g = G[np.uint64(indices[p]), c]
+        total += g if ones else data[p] * g
+    return total
+
+
+@njit(cache=True)
+def _pair_sums(lo, hi, rows, classes, scales, y0, weights, indptr, indices, data, G):
+    """:func:`_output_sums` with O = X·G computed at the pairs read only."""
+    out = np.empty(len(lo))
+    for k in range(len(lo)):
+        total = 0.0
+        for p in range(lo[k], hi[k]):
+            r = rows[p]
+            total += weights[r] * (_row_times_column(indptr, indices, data, r, G, y0[r])
+                                   - _row_times_column(indptr, indices, data, r, G,
+                                                       classes[p]))
+        out[k] = scales[k] * total
+    return out
+
+
+@njit(cache=True)
+def _zero_rows_by_class(indptr, indices, rows, y0, classes, G):
+    """G[j, y_r] = G[j, c] = 0 for every non-zero x_rj of the pairs (r, c)."""
+    for t in range(len(rows)):
+        r = rows[t]
+        for p in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
+            j = np.uint64(indices[p])
+            G[j, y0[r]] = 0.0
+            G[j, classes[t]] = 0.0
+
+
 class LinearCutOracle:
     """``costs``: each example's factor cost_i (SVMlight's ``cost:``), or None for 1.
     A problem with a ``cut(w, weights, rescaling)`` method (binary: one pass of the hinge
     kernel) gives the exact cut directly; otherwise it is built from the labelling of
-    ``separate``."""
+    ``separate``. A problem with a ``cut_table(weights)`` method that returns a table
+    keeps its cuts there, in their own form (Crammer-Singer: :class:`ClassCuts`, which
+    needs the loss of a wrong label to be one number); the others as vectors
+    (:class:`CutVectors`)."""
 
     def __init__(self, problem, rescaling=MARGIN_RESCALING, cache_size=0, costs=None):
         self.problem = problem
@@ -269,7 +534,6 @@ class LinearCutOracle:
         self.cache_size = cache_size
         self.cache = []            # most recent labellings from the exact oracle
         self.oracle_calls = 0
-        self._table = CutVectors(problem.size_psi)
         self._last_w = None        # (α, w) of the last weights() call
         n = problem.n_examples
         self.cost_factors = None if costs is None else np.asarray(costs, dtype=np.float64)
@@ -277,6 +541,22 @@ class LinearCutOracle:
             raise ValueError(f"expected {n} example costs, got {self.cost_factors.shape}")
         # Each example's weight in the 1-slack sums: cost_i/n.
         self._cut_weights = np.full(n, 1.0 / n) if costs is None else self.cost_factors / n
+        self._use_table(self._cut_weights)
+
+    def _use_table(self, weights):
+        """Keep the cuts, sums of weights_i·δΨ_i, in the problem's table or as vectors."""
+        make = getattr(self.problem, "cut_table", None)
+        table = make(weights) if make is not None else None
+        self._own_table = table is not None
+        self._table = table if self._own_table else CutVectors(self.problem.size_psi)
+        self._table_weights = weights
+
+    def _labelling_cut(self, labels, losses=None):
+        """Σ_i weights_i·(losses_i)·δΨ_i(labels_i), the table's weights, in its form."""
+        if self._own_table:
+            return self._table.cut(labels, losses=losses)
+        weights = self._table_weights if losses is None else self._table_weights * losses
+        return self.problem.delta_psi_sum(weights, labels)
 
     @property
     def vectors(self) -> np.ndarray:
@@ -295,11 +575,9 @@ class LinearCutOracle:
 
     def _cut(self, labels):
         losses = self.problem.losses(labels)
-        weights = self._cut_weights
-        c = float(weights @ losses)
-        if self.rescaling != MARGIN_RESCALING:
-            weights = weights * losses
-        return c, self.problem.delta_psi_sum(weights, labels)
+        c = float(self._cut_weights @ losses)
+        return c, self._labelling_cut(
+            labels, None if self.rescaling == MARGIN_RESCALING else losses)
 
     def separate(self, alpha, threshold=None):
         w = self.weights(alpha)
@@ -326,9 +604,18 @@ class LinearCutOracle:
         scores = np.stack([violation(self.problem.losses(labels), m, self.rescaling)
                            for labels, m in zip(candidates, margins)])
         scores[0] = 0.0  # the true label: no loss, no violation
-        labels = self.problem.pick(candidates, np.argmax(scores, axis=0))
+        choice = np.argmax(scores, axis=0)
+        labels = self.problem.pick(candidates, choice)
         c, g = self._cut(labels)
-        return (c, g) if c - float(w @ g) > threshold else None
+        if self._own_table:
+            # w·g from the margins at hand: the table keeps no vector of g.
+            losses = self.problem.losses(labels)
+            weights = self._cut_weights if self.rescaling == MARGIN_RESCALING \
+                else self._cut_weights * losses
+            w_dot_g = float(weights @ np.stack(margins)[choice, np.arange(len(choice))])
+        else:
+            w_dot_g = float(w @ g)
+        return (c, g) if c - w_dot_g > threshold else None
 
     def separate_rows(self, alpha, rows):
         """n-slack: one cut (cost_i·Δ_i, cost_i·δΨ_i) per example of ``rows`` at the
@@ -344,12 +631,21 @@ class LinearCutOracle:
         own = split(labels, rows) if split is not None \
             else [labels[j:j + 1] for j in range(len(rows))]
         cuts = []
+        n = self.problem.n_examples
         for j, i in enumerate(rows):
+            if self._own_table:   # weight cost_i = n·(cost_i/n), the table's
+                cuts.append(self._table.cut(
+                    own[j], scale=n, rows=[i],
+                    losses=None if self.rescaling == MARGIN_RESCALING else losses[j:j + 1]))
+                continue
             weight = costs[j] * (1.0 if self.rescaling == MARGIN_RESCALING else losses[j])
             cuts.append(self.problem.delta_psi_sum([weight], own[j], [i]))
         return costs * losses, cuts
 
     def gram_row(self, g):
+        if self._own_table:
+            self._last_w = None     # the table's buffer held w
+            return self._table.gram_row(g)
         return self._table.dot(g), float(g @ g)
 
     def add(self, g):

@@ -145,6 +145,8 @@ def _packed(sig):
 
 @njit(cache=True)
 def _dot_classes(indptr, indices, data, W, out):
+    """out = X·W, W (d, k) in the layout of Crammer-Singer's Ψ (x_j of class c at
+    j·k + c, :mod:`cpsvm.problems.multiclass`)."""
     n, k = out.shape
     for i in range(n):
         for c in range(k):
@@ -152,7 +154,7 @@ def _dot_classes(indptr, indices, data, W, out):
         for p in range(indptr[i], indptr[i + 1]):
             j, v = indices[p], data[p]
             for c in range(k):
-                out[i, c] += v * W[c, j]
+                out[i, c] += v * W[j, c]
 
 
 @njit(cache=True)
@@ -251,12 +253,12 @@ def _binary_cut(shard, out, a, b, cscale, wscale, costs, acc_s, sig_s, sig_g, la
 
 
 @njit(cache=True)
-def _class_cut(indptr, indices, data, d, y, labels, costs, loss, margin_rescaling, acc_g, shift,
+def _class_cut(indptr, indices, data, k, y, labels, costs, loss, margin_rescaling, acc_g, shift,
                acc_s, sig_s):
     """Crammer-Singer's cut for the most violated classes ``labels`` (of
     :func:`cpsvm.engine.hinge.multiclass_most_violated`): c += costs·loss and ±w_i·x_i
-    into the blocks of the true and the chosen class (w_i = costs_i, times the loss
-    with slack rescaling). Returns the number of violators."""
+    into the columns of the true and the chosen class (w_i = costs_i, times the loss
+    with slack rescaling; x_j of class c at j·k + c). Returns the number of violators."""
     n_violated = 0
     for i in range(len(y)):
         yi = y[i] - 1
@@ -268,8 +270,8 @@ def _class_cut(indptr, indices, data, d, y, labels, costs, loss, margin_rescalin
         weight = costs[i] if margin_rescaling else costs[i] * loss
         for p in range(indptr[i], indptr[i + 1]):
             x = weight * data[p]
-            _deposit_packed(acc_g, yi * d + indices[p], x, 1.0, shift)
-            _deposit_packed(acc_g, best * d + indices[p], x, -1.0, shift)
+            _deposit_packed(acc_g, indices[p] * k + yi, x, 1.0, shift)
+            _deposit_packed(acc_g, indices[p] * k + best, x, -1.0, shift)
     return n_violated
 
 
@@ -277,8 +279,8 @@ def _shard_class_cut(shard, out, costs, loss, margin_rescaling, acc_s, sig_s, si
     acc_g, shift = _packed(sig_g)
     y = shard.classes()
     labels = multiclass_most_violated(out, y, margin_rescaling, loss)
-    nv = _class_cut(shard.indptr, shard.indices, shard.data, shard.d, y, labels, costs, loss,
-                    margin_rescaling, acc_g, shift, acc_s, sig_s)
+    nv = _class_cut(shard.indptr, shard.indices, shard.data, shard.n_classes, y, labels, costs,
+                    loss, margin_rescaling, acc_g, shift, acc_s, sig_s)
     return acc_g[:, 1:].copy(), acc_s, nv
 
 
@@ -493,7 +495,7 @@ class Shard:
                 raise StateLost(key)
             if self.n_classes:
                 out = np.empty((self.n, self.n_classes))
-                W = np.ascontiguousarray(w.reshape(self.n_classes, self.d))
+                W = np.ascontiguousarray(w.reshape(self.d, self.n_classes))
                 _dot_classes(self.indptr, self.indices, self.data, W, out)
             else:
                 # SciPy's CSR product sums each row in stored order, as a plain loop
@@ -948,7 +950,7 @@ def _column_bounds(data, size_psi, n_classes, bias):
     col[:data.n_features] = data.col_max
     if bias:
         col[-1] = abs(bias)
-    return np.tile(col, n_classes) if n_classes else col
+    return np.repeat(col, n_classes) if n_classes else col
 
 
 class _Pending(SimpleNamespace):

@@ -10,7 +10,10 @@ What OCAS adds to the plain cutting-plane loop lives in :class:`OcasOracle`:
   data for the outputs of w_t and, for a binary cut, one over the examples whose
   coefficient differs from the nearest known sum's — the previous cut's, late in
   training a few, where summing all violators made the cut a large share of the run
-  (both threaded over fixed row blocks, :mod:`cpsvm.sparse_ops`).
+  (both threaded over fixed row blocks, :mod:`cpsvm.sparse_ops`);
+* for Crammer-Singer, w_b and its (n, k) outputs moved in place and the line search
+  reading the lines off the outputs, so that an iteration forms no k·d or n·k
+  temporary (many classes: :class:`cpsvm.engine.cuts.ClassCuts`).
 
 The problem it is given follows this protocol (:class:`cpsvm.problems.binary.BinaryProblem`
 and :class:`cpsvm.problems.multiclass.MulticlassProblem` do)::
@@ -22,6 +25,8 @@ and :class:`cpsvm.problems.multiclass.MulticlassProblem` do)::
     rows                         the examples as :class:`cpsvm.sparse_ops.RowBlocks`
     scores(w)                    outputs ⟨w, x_i⟩ (n,), or every class's score (n, k)
     losses(labels), delta_psi_sum(weights, labels)   as in :mod:`cpsvm.problems.base`
+    cut_table(weights)           optional: where the cuts are kept (see
+                                 :class:`cpsvm.engine.cuts.LinearCutOracle`)
 
 A structured problem whose labellings cannot be listed (sequences: a max over
 exponentially many lines per example) instead provides::
@@ -62,41 +67,128 @@ def line_search(A0, B0, intercepts, slopes, costs):
     """argmin over λ ≥ 0 of ½A0·λ² + B0·λ + Σ_i costs_i · max_j (intercepts_ij + λ·slopes_ij).
 
     Exact (Appendix A of the paper, generalised to a max of k lines per example): each
-    example's upper envelope on [0, ∞) is traced into breakpoints and slope jumps, and
-    the monotone subdifferential is searched for 0 (:func:`_subgradient_zero`).
-    O(n·k²) for the envelopes.
+    example's upper envelope on [0, ∞) is traced into breakpoints and slope jumps
+    (:func:`_envelope`), and the monotone subdifferential is searched for 0
+    (:func:`_subgradient_zero`). O(n·k²) for the envelopes.
     """
     n, k = intercepts.shape
-    bp_at = np.empty(n * max(k - 1, 1))
-    bp_jump = np.empty(n * max(k - 1, 1))
+    bp_at, bp_jump = np.empty(2 * n + k), np.empty(2 * n + k)
     n_bp = 0
     grad = B0
     for i in range(n):
-        # The line on top at λ = 0+: largest intercept, then largest slope.
-        cur = 0
-        for j in range(1, k):
-            if intercepts[i, j] > intercepts[i, cur] or (
-                    intercepts[i, j] == intercepts[i, cur] and slopes[i, j] > slopes[i, cur]):
-                cur = j
-        grad += costs[i] * slopes[i, cur]
-        at = 0.0
-        while True:
-            nxt = -1
-            best_at = np.inf
-            for j in range(k):
-                if slopes[i, j] > slopes[i, cur]:
-                    cross = (intercepts[i, cur] - intercepts[i, j]) / (slopes[i, j] - slopes[i, cur])
-                    if cross < at:
-                        cross = at
-                    if cross < best_at or (cross == best_at and slopes[i, j] > slopes[i, nxt]):
-                        best_at, nxt = cross, j
-            if nxt < 0:
-                break
-            bp_at[n_bp] = best_at
-            bp_jump[n_bp] = costs[i] * (slopes[i, nxt] - slopes[i, cur])
-            n_bp += 1
-            cur, at = nxt, best_at
+        bp_at, bp_jump = _room(bp_at, bp_jump, n_bp, k)
+        slope, n_bp = _envelope(intercepts[i], slopes[i], costs[i], bp_at, bp_jump, n_bp)
+        grad += slope
     return _subgradient_zero(A0, grad, bp_at[:n_bp], bp_jump[:n_bp])
+
+
+@njit(cache=True)
+def class_line_search(A0, B0, y, out_from, out_to, costs, loss):
+    """:func:`line_search` for Crammer-Singer's slack, the lines read off the classes'
+    outputs (n, k) at both ends: example i's line of class c ≠ y_i has intercept
+    out_from_ic − out_from_iy + loss and slope (out_to − out_from)_ic − (out_to −
+    out_from)_iy; its true class's line is 0 (y 1-based)."""
+    n, k = out_from.shape
+    a, s = np.empty(k), np.empty(k)
+    bp_at, bp_jump = np.empty(2 * n + k), np.empty(2 * n + k)
+    n_bp = 0
+    grad = B0
+    for i in range(n):
+        yi = y[i] - 1
+        from_y = out_from[i, yi]
+        delta_y = out_to[i, yi] - from_y
+        for c in range(k):
+            a[c] = out_from[i, c] - from_y + loss
+            s[c] = (out_to[i, c] - out_from[i, c]) - delta_y
+        a[yi] = 0.0
+        s[yi] = 0.0
+        bp_at, bp_jump = _room(bp_at, bp_jump, n_bp, k)
+        slope, n_bp = _envelope(a, s, costs[i], bp_at, bp_jump, n_bp)
+        grad += slope
+    return _subgradient_zero(A0, grad, bp_at[:n_bp], bp_jump[:n_bp])
+
+
+@njit(cache=True)
+def _room(at, jump, used, need):
+    """The breakpoint arrays, doubled if ``need`` more would not fit after ``used``."""
+    if used + need <= len(at):
+        return at, jump
+    size = max(2 * len(at), used + need)
+    new_at, new_jump = np.empty(size), np.empty(size)
+    new_at[:used] = at[:used]
+    new_jump[:used] = jump[:used]
+    return new_at, new_jump
+
+
+@njit(cache=True)
+def _envelope(intercepts, slopes, cost, bp_at, bp_jump, n_bp):
+    """One example's cost·max_j (intercepts_j + λ·slopes_j) on [0, ∞): its breakpoints
+    and slope jumps go to bp_at/bp_jump from n_bp (at most k − 1, room assumed); returns
+    its slope at 0+ and the new n_bp."""
+    k = len(intercepts)
+    # The line on top at λ = 0+: largest intercept, then largest slope.
+    cur = 0
+    for j in range(1, k):
+        if intercepts[j] > intercepts[cur] or (
+                intercepts[j] == intercepts[cur] and slopes[j] > slopes[cur]):
+            cur = j
+    slope = cost * slopes[cur]
+    at = 0.0
+    while True:
+        nxt = -1
+        best_at = np.inf
+        for j in range(k):
+            if slopes[j] > slopes[cur]:
+                cross = (intercepts[cur] - intercepts[j]) / (slopes[j] - slopes[cur])
+                if cross < at:
+                    cross = at
+                if cross < best_at or (cross == best_at and slopes[j] > slopes[nxt]):
+                    best_at, nxt = cross, j
+        if nxt < 0:
+            break
+        bp_at[n_bp] = best_at
+        bp_jump[n_bp] = cost * (slopes[nxt] - slopes[cur])
+        n_bp += 1
+        cur, at = nxt, best_at
+    return slope, n_bp
+
+
+@njit(cache=True)
+def class_risk(y, out, costs, loss):
+    """Σ_i costs_i·max(0, max_{c ≠ y_i} out_ic − out_iy + loss): Crammer-Singer's risk
+    at the outputs ``out`` (n, k), y 1-based."""
+    n, k = out.shape
+    risk = 0.0
+    for i in range(n):
+        yi = y[i] - 1
+        slack = 0.0
+        for c in range(k):
+            if c != yi:
+                slack = max(slack, out[i, c] - out[i, yi] + loss)
+        risk += costs[i] * slack
+    return risk
+
+
+@njit(cache=True)
+def _segment(w_from, w_to):
+    """|w_to − w_from|² and w_from·(w_to − w_from), flat arrays, in one pass."""
+    a = 0.0
+    b = 0.0
+    for j in range(len(w_from)):
+        d = w_to[j] - w_from[j]
+        a += d * d
+        b += w_from[j] * d
+    return a, b
+
+
+@njit(cache=True)
+def _move(a, b, step):
+    """a += step·(b − a) in place (flat arrays); returns |a|² after the move."""
+    total = 0.0
+    for j in range(len(a)):
+        a[j] += step * (b[j] - a[j])
+        total += a[j] * a[j]
+    return total
 
 
 @njit(cache=True)
@@ -220,7 +312,8 @@ class OcasOracle(LinearCutOracle):
         self.out_best = None
         self._all_coef = self._all_sum = None   # see _violators_sum
         self._cut_coef = np.zeros(problem.n_examples)   # the last binary cut's coef and g
-        self._cut_sum = np.zeros(problem.size_psi)
+        self._cut_sum = np.zeros(problem.size_psi) if self.binary else None
+        self._use_table(self.costs)   # the cuts' weights are the costs
         self.seconds = {"output": 0.0, "line_search": 0.0, "cut": 0.0}
         self.structured = callable(getattr(problem, "separate_at", None))
         self.pool_size, self.max_evaluations = 5, 3
@@ -230,28 +323,13 @@ class OcasOracle(LinearCutOracle):
         """⟨w, x_i⟩ for binary (n,), every class's score for multiclass (n, k)."""
         return self.problem.scores(w)
 
-    def _class_lines(self, out_from, out_to):
-        """Multiclass: each example's slack along out_from + λ(out_to − out_from) as a max
-        of k lines (the true class's line is 0)."""
-        y = self.problem.y
-        idx = np.arange(len(y)), y - 1
-        delta = out_to - out_from
-        intercepts = out_from - out_from[idx][:, None] + self.loss
-        intercepts[idx] = 0.0
-        slopes = delta - delta[idx][:, None]
-        return intercepts, slopes
-
     def objective(self, w, out):
         y = self.problem.y
         if self.binary:
             risk, _, _ = hinge_cut(y, out, self.costs, self.loss, self.margin,
                                    np.empty(len(y)))
             return 0.5 * float(w @ w) + self.C * risk
-        idx = np.arange(len(y)), y - 1
-        margins = out - out[idx][:, None] + self.loss
-        margins[idx] = 0.0
-        slack = margins.max(axis=1)
-        return 0.5 * float(w @ w) + self.C * float(self.costs @ slack)
+        return 0.5 * float(w @ w) + self.C * class_risk(y, out, self.costs, self.loss)
 
     def separate(self, alpha, threshold=None):
         t0 = time.perf_counter()
@@ -265,35 +343,48 @@ class OcasOracle(LinearCutOracle):
             # First iteration (w_t = 0), or plain cutting plane: the cut is taken at w_t.
             f_t = self.objective(w_t, out_t)
             if f_t < self.primal:
-                self.primal, self.w_best, self.out_best = f_t, w_t, out_t.copy()
+                self.primal, self.out_best = f_t, out_t.copy()
+                if self.binary:
+                    self.w_best = w_t
+                else:   # moved in place from now on (w_t may be the cut table's buffer)
+                    np.copyto(self.w_best, w_t)
             self.seconds["line_search"] += time.perf_counter() - t1
             return self._cut_at(out_t)
+        if not self.binary:
+            return self._class_step(w_t, out_t, t1)
+        y = self.problem.y
         direction = w_t - self.w_best
         A0 = float(direction @ direction)
         B0 = float(self.w_best @ direction)
-        y = self.problem.y
-        if self.binary:
-            step = binary_line_search(A0, B0, y, self.out_best, out_t, self._C_costs,
-                                      self.loss, self.margin)
-            self.w_best = self.w_best + step * direction
-            coef = np.empty(len(out_t))
-            risk, c, n_violated, n_changed = binary_move(
-                y, self.costs, self.out_best, out_t, step, self.cut_lambda, self.loss,
-                self.margin, coef, self._cut_coef)
-            self.primal = 0.5 * float(self.w_best @ self.w_best) + self.C * risk
-            t2 = time.perf_counter()
-            self.seconds["line_search"] += t2 - t1
-            g = self._violators_sum(coef, n_violated, n_changed)
-            self.oracle_calls += self.problem.n_examples
-            self.seconds["cut"] += time.perf_counter() - t2
-            return c, g
-        step = line_search(A0, B0, *self._class_lines(self.out_best, out_t), self._C_costs)
+        step = binary_line_search(A0, B0, y, self.out_best, out_t, self._C_costs,
+                                  self.loss, self.margin)
         self.w_best = self.w_best + step * direction
-        self.out_best += step * (out_t - self.out_best)
-        self.primal = self.objective(self.w_best, self.out_best)
-        mu = self.cut_lambda
-        self.seconds["line_search"] += time.perf_counter() - t1
-        return self._cut_at((1 - mu) * self.out_best + mu * out_t)
+        coef = np.empty(len(out_t))
+        risk, c, n_violated, n_changed = binary_move(
+            y, self.costs, self.out_best, out_t, step, self.cut_lambda, self.loss,
+            self.margin, coef, self._cut_coef)
+        self.primal = 0.5 * float(self.w_best @ self.w_best) + self.C * risk
+        t2 = time.perf_counter()
+        self.seconds["line_search"] += t2 - t1
+        g = self._violators_sum(coef, n_violated, n_changed)
+        self.oracle_calls += self.problem.n_examples
+        self.seconds["cut"] += time.perf_counter() - t2
+        return c, g
+
+    def _class_step(self, w_t, out_t, started):
+        """A Crammer-Singer iteration with no k·d or n·k temporary: w_b, its outputs and
+        then out_t (to the cut point's outputs) move in place."""
+        A0, B0 = _segment(self.w_best, w_t)
+        y = self.problem.y
+        step = class_line_search(A0, B0, y, self.out_best, out_t, self._C_costs, self.loss)
+        half = 0.5 * _move(self.w_best, w_t, step)
+        out_b = self.out_best.reshape(-1)
+        _move(out_b, out_t.reshape(-1), step)
+        self.primal = half + self.C * class_risk(y, self.out_best, self.costs, self.loss)
+        # The cut point's outputs (1 − λ)·out_b + λ·out_t, in out_t's place.
+        _move(out_t.reshape(-1), out_b, 1.0 - self.cut_lambda)
+        self.seconds["line_search"] += time.perf_counter() - started
+        return self._cut_at(out_t)
 
     def _argmax_at(self, out, w):
         """The most violated labelling at (out, w) and every example's slack there."""
@@ -415,7 +506,7 @@ class OcasOracle(LinearCutOracle):
         labels = self._most_violated(out)
         self.oracle_calls += self.problem.n_examples
         c = float(self.costs @ self.problem.losses(labels))
-        g = self.problem.delta_psi_sum(self.costs, labels)
+        g = self._labelling_cut(labels)
         self.seconds["cut"] += time.perf_counter() - t0
         return c, g
 

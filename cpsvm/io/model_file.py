@@ -724,12 +724,24 @@ def _kernel_header(kernel, dim: int, n_train: int, n_sv: int, b: float,
     ]
 
 
-def _sv_line(coef: float, indices=None, values=None, prefix="", comment="", text=None) -> str:
-    """One support-vector line; its features as ``indices`` and ``values`` or already
-    formatted (``text``)."""
-    features = _features(indices, values) if text is None else text
-    parts = [_number(coef)] + ([prefix] if prefix else []) + ([features] if features else [])
-    return " ".join(parts) + " #" + comment
+# A support vector's line is formatted this many features at a time: a weight vector's
+# line can hold millions (a multiclass model: k·d), and its text at once took several
+# times its size in Python strings.
+_FEATURES_PER_PIECE = 1 << 16
+
+
+def _sv_line(coef: float, indices=None, values=None, prefix="", comment="", text=None):
+    """The line of one support vector, as pieces of text (see format_model); its features
+    as ``indices`` and ``values`` or already formatted (``text``)."""
+    yield " ".join([_number(coef)] + ([prefix] if prefix else []))
+    if text is not None:
+        if text:
+            yield " " + text
+    else:
+        for lo in range(0, len(indices), _FEATURES_PER_PIECE):
+            yield " " + _features(indices[lo:lo + _FEATURES_PER_PIECE],
+                                  values[lo:lo + _FEATURES_PER_PIECE])
+    yield " #" + comment
 
 
 def _nonzero(w):
@@ -743,13 +755,23 @@ def _features(indices, values) -> str:
     return format_example(indices, values)
 
 
+def _lines(model):
+    """The lines of a model file: each a string or an iterable of pieces of one line."""
+    return model_kind_of(model).writers[type(model).__name__](model)
+
+
 def format_model(model) -> str:
     """The text of a model file (see the module docstring for the layouts)."""
-    return "\n".join(model_kind_of(model).writers[type(model).__name__](model)) + "\n"
+    return "\n".join(line if isinstance(line, str) else "".join(line)
+                     for line in _lines(model)) + "\n"
 
 
 def write_model(path, model) -> None:
-    """Write ``model`` to ``path`` atomically (``-`` for standard output)."""
-    text = format_model(model)
+    """Write ``model`` to ``path`` atomically (``-`` for standard output), a line (or a
+    piece of a long one) at a time."""
+    lines = _lines(model)
     with atomic_output(path) as out:
-        out.write(text)
+        for line in lines:
+            for piece in ((line,) if isinstance(line, str) else line):
+                out.write(piece)
+            out.write("\n")

@@ -748,14 +748,11 @@ def format_rows(indptr, indices, values, zero_based=False) -> list:
     one pass over all rows (a model's support vectors formatted a row at a time spent
     most of the time in per-row set-up)."""
     offset = 0 if zero_based else 1
-    values = np.ascontiguousarray(values, dtype=np.float64).ravel()
+    values = np.asarray(values, dtype=np.float64).ravel().tolist()
     keys = (np.asarray(indices, dtype=np.int64).ravel() + offset).tolist()
-    # repr (the shortest exact text) once per distinct value: weight vectors repeat many
-    # values. Distinct by bit pattern, so that -0.0 keeps its sign.
-    _, first, inverse = np.unique(values.view(np.int64), return_index=True,
-                                  return_inverse=True)
-    texts = list(map(repr, values[first].tolist()))
-    pairs = list(map("{}:{}".format, keys, map(texts.__getitem__, inverse.ravel().tolist())))
+    # repr: the shortest exact text. One f-string per pair was 2x faster than a repr per
+    # distinct value and a lookup (1M weights, distinct or rounded to 0.01).
+    pairs = [f"{key}:{value!r}" for key, value in zip(keys, values)]
     bounds = np.asarray(indptr, dtype=np.int64).tolist()
     return [" ".join(pairs[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:])]
 

@@ -1,8 +1,14 @@
 """Crammer-Singer multiclass as a structured problem (SVMmulticlass V2.20).
 
-Labels are 1..k; Ψ(x, y) puts x into block y of a k·d vector (block y at (y-1)·d, the
-layout of SVMmulticlass's model file) and Δ(y, ŷ) = 100·[y ≠ ŷ]. The optimum w is
-100× the Crammer-Singer one at C_cs = C/(100·n), as SVMmulticlass's.
+Labels are 1..k; Ψ(x, y) puts x into column y of a (d, k) matrix, flat: x_j at
+j·k + y − 1 (the transpose of SVMmulticlass's model file, whose rows are the classes:
+:meth:`MulticlassProblem.to_model` turns it), and Δ(y, ŷ) = 100·[y ≠ ŷ]. The optimum w
+is 100× the Crammer-Singer one at C_cs = C/(100·n), as SVMmulticlass's.
+
+Laid out so, the scores X·W read k contiguous weights per non-zero of X, and the cuts
+are kept as their labellings (:class:`cpsvm.engine.cuts.ClassCuts`, the
+``cut_table``): training needs one (d, k) matrix besides the weights, whatever the
+number of cuts.
 """
 
 from __future__ import annotations
@@ -14,6 +20,10 @@ from ..conventions import LOSS_SCALE
 from ..engine.hinge import multiclass_most_violated
 from ..sparse_ops import RowBlocks, as_csr
 from .base import MARGIN_RESCALING, StructuredProblem
+
+
+# See MulticlassProblem.cut_table.
+VECTOR_CUTS = 100
 
 
 class MulticlassProblem(StructuredProblem):
@@ -38,9 +48,24 @@ class MulticlassProblem(StructuredProblem):
     def _sub(self, rows):
         return (self.X, self.y) if rows is None else (self.X[rows], self.y[rows])
 
+    def weight_matrix(self, w) -> np.ndarray:
+        """w as the (d, k) matrix it is (a view)."""
+        return np.asarray(w).reshape(self.n_features, self.n_classes)
+
     def scores(self, w, rows=None):
-        W = w.reshape(self.n_classes, self.n_features)
-        return self.rows.dot(W) if rows is None else np.asarray(self.X[rows] @ W.T)
+        W = self.weight_matrix(w)
+        return self.rows.times(W) if rows is None else np.asarray(self.X[rows] @ W)
+
+    def cut_table(self, weights):
+        """The cuts Σ weights_i·δΨ_i kept as labellings (see the module docstring), or
+        None, as vectors, when the vectors of VECTOR_CUTS cuts hold no more entries than
+        X has non-zeros: then they cost less than the labellings' two products over X
+        per iteration until a few hundred cuts are kept (dna, satimage), and little
+        memory."""
+        if self.size_psi * VECTOR_CUTS <= self.X.nnz:
+            return None
+        from ..engine.cuts import ClassCuts
+        return ClassCuts(self.rows, self.y, self.n_classes, weights)
 
     def true_labels(self):
         return self.y
@@ -55,34 +80,32 @@ class MulticlassProblem(StructuredProblem):
         return self.loss_scale * (labels != y)
 
     def margins(self, w, labels, rows=None):
+        return self.margins_many(w, [labels], rows)[0]
+
+    def margins_many(self, w, labellings, rows=None):
+        """w·δΨ_i(labels_i) of each labelling, from one product X·W."""
         _, y = self._sub(rows)
         s = self.scores(w, rows)
         idx = np.arange(len(y))
-        return s[idx, y - 1] - s[idx, labels - 1]
+        true = s[idx, y - 1]
+        return [true - s[idx, np.asarray(labels, dtype=np.int64) - 1] for labels in labellings]
 
     def delta_psi_sum(self, weights, labels, rows=None):
-        X, y = self._sub(rows)
-        weights = np.asarray(weights, dtype=np.float64)
-        if rows is None:
-            coef = np.where(labels != y, np.broadcast_to(weights, y.shape), 0.0)
-            return self.rows.rows_sum(coef, y - 1, np.asarray(labels, dtype=np.int64) - 1,
-                                      self.n_classes)
+        _, y = self._sub(rows)
+        labels = np.asarray(labels, dtype=np.int64)
+        weights = np.broadcast_to(np.asarray(weights, dtype=np.float64), y.shape)
         moved = np.flatnonzero((labels != y) & (weights != 0))
-        n = len(moved)
-        # Row i of M has +weight in class y_i and -weight in class ŷ_i: Mᵀ X = Σ w_i δΨ_i.
-        M = sp.csr_matrix(
-            (np.concatenate([weights[moved], -weights[moved]]),
-             (np.concatenate([np.arange(n), np.arange(n)]),
-              np.concatenate([y[moved] - 1, labels[moved] - 1]))),
-            shape=(n, self.n_classes))
-        return np.asarray((M.T @ X[moved]).todense()).ravel()
+        examples = moved if rows is None else np.asarray(rows, dtype=np.int64)[moved]
+        out = np.zeros((self.n_features, self.n_classes))
+        self.rows.add_by_class(examples, weights[moved], y[moved] - 1, labels[moved] - 1, out)
+        return out.reshape(-1)
 
     def predict(self, w, X):
-        s = sp.csr_matrix(X) @ w.reshape(self.n_classes, -1).T
+        s = sp.csr_matrix(X) @ self.weight_matrix(w)
         return np.argmax(s, axis=1) + 1
 
     def to_model(self, w, n_train: int = 0, loss_id: int = 0):
         """An SVMmulticlass model, one weight row per class."""
         from ..models import MulticlassModel
-        return MulticlassModel(w.reshape(self.n_classes, self.n_features), n_train=n_train,
-                               loss_id=loss_id)
+        return MulticlassModel(np.ascontiguousarray(self.weight_matrix(w).T),
+                               n_train=n_train, loss_id=loss_id)

@@ -112,7 +112,9 @@ def _model(kind, w, d, bias, n_classes, n, loss_id=0):
         if bias:
             return LinearModel(w[:-1].copy(), -w[-1] * bias, n_train=n)
         return LinearModel(w.copy(), 0.0, n_train=n)
-    return MulticlassModel(w.reshape(n_classes, d).copy(), n_train=n, loss_id=loss_id)
+    # Ψ of Crammer-Singer is (d, k) (cpsvm.problems.multiclass); the model's rows are classes.
+    return MulticlassModel(np.ascontiguousarray(w.reshape(d, n_classes).T), n_train=n,
+                           loss_id=loss_id)
 
 
 def _finish(kind, algorithm, data, oracle, result, started, w, notes=()):
