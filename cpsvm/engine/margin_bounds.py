@@ -393,12 +393,13 @@ class SortedMargins:
         self.radius = np.zeros((len(kinds), n))
         self.R = np.zeros((len(kinds), 2))
         if True in kinds and n:
-            # Both class means in one pass (each row into its class's block), then each
-            # row's products with both.
-            means = self.rows.rows_sum(1.0 / sizes[group], to_class=group,
-                                       from_class=np.full(n, -1), n_classes=2)
-            self.mu[kinds.index(True)] = means.reshape(2, self.d)
-            x_mu = self.rows.dot(self.mu[kinds.index(True)]).reshape(n, 2)
+            # Both class means in one pass (Xᵀ·B, B each row's share of its class's
+            # mean), then each row's products with both.
+            share = np.zeros((n, 2))
+            share[np.arange(n), group] = 1.0 / sizes[group]
+            means = np.asarray(self.rows.X.T @ share)
+            self.mu[kinds.index(True)] = means.T
+            x_mu = self.rows.times(means)
         for k, around_mean in enumerate(kinds):
             r2 = sq
             if around_mean:
