@@ -46,7 +46,6 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ..kernel_rows import row_sq_norms
 from ..sparse_ops import RowBlocks, as_csr
 from .hinge import hinge_excess
 from .sgd import _add_row, _row_dot
@@ -378,6 +377,7 @@ class SortedMargins:
         self._sorted_rows = None
         self.order = None
         self._identity = np.arange(n, dtype=np.int64)
+        from ..kernel_rows import row_sq_norms   # its kernels load only with the bounds
         sq = row_sq_norms(self.X)
         self.R_abs = math.sqrt(float(sq.max(initial=0.0)))
         # Classes apart (the offset variant): group g holds sorted positions

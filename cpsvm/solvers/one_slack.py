@@ -23,8 +23,7 @@ from ..conventions import PERF_LOSS_NAMES, PERF_MULTIVARIATE_LOSSES
 from ..data import Dataset
 from ..engine.cuts import KernelCutOracle, LinearCutOracle
 from ..engine.cutting_plane import CuttingPlaneParams, n_slack, one_slack
-from ..engine.ocas import OcasOracle, merged_examples
-from ..engine.ocas_bounds import PrunedOcasOracle
+from ..engine.ocas import merged_examples, ocas_oracle
 from ..engine.primal_qp import PrimalCutWorkingSet
 from ..engine.qp import CutWorkingSet
 from ..engine.threads import thread_count
@@ -262,7 +261,7 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
     if algorithm == 9:
         # OCAS in the problem's scale: F(w) = ½|w|² + C·(1/n)·Σ ξ_i is the 1-slack primal;
         # a duality gap of C·ε gives the 1-slack ε guarantee.
-        oracle = (PrunedOcasOracle if bounds else OcasOracle)(problem, costs, params.C)
+        oracle = (ocas_oracle(bounds))(problem, costs, params.C)
         engine_params.epsilon = -math.inf
         engine_params.tol_abs = params.C * epsilon
     else:
