@@ -625,16 +625,3 @@ class SortedMargins:
         self.computed += ev.computed
         self.fractions.append(ev.computed / max(self.n, 1))
         return ev
-
-
-def plain_evaluation(X, y, c, w, b=0.0, *, loss=HINGE, a=1.0, h=0.0):
-    """The same sums over every row, without bounds (the reference of the tests and of
-    ``--margin-bounds 0``)."""
-    X = as_csr(X)
-    out = np.asarray(X @ w).ravel() + b
-    coef = np.empty(X.shape[0])
-    y = np.ascontiguousarray(y, dtype=np.float64)
-    c = np.ones(len(y)) if c is None else np.ascontiguousarray(c, dtype=np.float64)
-    value, gb, weight, count = _plain(out, y, c, loss == HUBER, float(a), float(h), coef)
-    return Evaluation(value, np.asarray(X.T @ coef).ravel(), gb, weight, count,
-                      X.shape[0], False)

@@ -183,10 +183,6 @@ class Grammar:
             stack.extend(node.children)
         self._frozen = None
 
-    @property
-    def n_binary(self):
-        return len(self.binary)
-
     def rules_only(self) -> "Grammar":
         """The same rules without span features."""
         out = copy.copy(self)
