@@ -1,5 +1,6 @@
 # make demo: set up .venv, install, train and classify on data/samples/.
-# make test: set up .venv with the test extras and run the whole suite.
+# make test: set up .venv with the test extras, check the code with ruff (lint and format),
+# run the whole suite.
 # make warm: compile (numba) and cache the kernels of every command, as a first run would.
 PYTHON ?= python3
 VENV := .venv
@@ -74,6 +75,8 @@ warm: $(VENV)/.installed
 	$(BIN)/cp_classify -v 0 data/samples/a9a2k.test $(DEMO)/warm.rff.model $(DEMO)/warm.predictions
 
 test: $(VENV)/.installed-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -q
 
 bench: $(VENV)/.installed-test

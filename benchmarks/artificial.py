@@ -46,11 +46,11 @@ def dense(n, d, seed=0, **kw):
         rng = np.random.default_rng([seed, d, c + 1])
         m = min(CHUNK, n - start)
         yc = np.where(rng.random(m) < 0.5, 1.0, -1.0)
-        Xc = X[start:start + m]
+        Xc = X[start : start + m]
         rng.standard_normal(out=Xc)
         Xc *= np.where(yc[:, None] > 0, scales[0], scales[1])
         Xc += yc[:, None] * mu
-        y[start:start + m] = yc
+        y[start : start + m] = yc
     return X, y
 
 
@@ -61,7 +61,7 @@ def to_csr(X):
     indptr = np.arange(0, n * d + 1, d, dtype=idx)
     indices = np.tile(np.arange(d, dtype=np.int32), n).astype(idx, copy=False)
     X = sp.csr_matrix((X.reshape(-1), indices, indptr), shape=(n, d))
-    X.has_canonical_format = True   # as built: spares scipy a pass over the indices
+    X.has_canonical_format = True  # as built: spares scipy a pass over the indices
     return X
 
 
@@ -87,5 +87,6 @@ if __name__ == "__main__":
     X, y = load(n, d, cache=False)
     if len(sys.argv) > 3:
         from cpsvm.io.svmlight import write_svmlight
+
         write_svmlight(sys.argv[3], X, y)
     print(f"{n} x {d}, nnz {X.nnz}, positives {np.mean(y > 0):.3f}")

@@ -111,8 +111,9 @@ LAMBDA = 1.0 / (C_LIGHT * A9A_M)  # 3.07e-8, the paper's ADULT setting
 
 # ---------------------------------------------------------------- plumbing
 
+
 def load() -> str:
-    return "load %.2f %.2f %.2f" % os.getloadavg()
+    return "load {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
 
 
 def now() -> str:
@@ -133,8 +134,10 @@ class Table:
         self.rows.append(row)
         with open(self.path, "a") as f:
             f.write("\t".join(_cell(v) for v in values) + "\n")
-        print("  " + "  ".join(f"{c}={_cell(v)}" for c, v in zip(self.columns, values)
-                               if v != ""), flush=True)
+        print(
+            "  " + "  ".join(f"{c}={_cell(v)}" for c, v in zip(self.columns, values) if v != ""),
+            flush=True,
+        )
 
 
 def _cell(v) -> str:
@@ -148,8 +151,13 @@ def run_command(argv, timeout=None):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     try:
-        proc = subprocess.run([str(a) for a in argv], capture_output=True, text=True,
-                              timeout=timeout, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            [str(a) for a in argv],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         return time.perf_counter() - start, math.nan, None
     wall = time.perf_counter() - start
@@ -195,16 +203,19 @@ class Tools:
         if proc is None:
             raise RuntimeError(f"timed out after {timeout} s: {' '.join(map(str, argv))}")
         if proc.returncode != 0:
-            raise RuntimeError(f"{' '.join(map(str, argv))} exited {proc.returncode}: "
-                               f"{proc.stderr.strip()[-500:]}")
+            raise RuntimeError(
+                f"{' '.join(map(str, argv))} exited {proc.returncode}: {proc.stderr.strip()[-500:]}"
+            )
         return wall, cpu, proc
 
     def classify(self, test, model, predictions):
         argv = [self["cp_classify"], "-v", "1", test, model, predictions]
         wall, _, proc = run_command(argv)
         if proc is None or proc.returncode != 0:
-            raise RuntimeError(f"{' '.join(map(str, argv))} failed: "
-                               f"{proc.stderr.strip()[-500:] if proc else 'timeout'}")
+            raise RuntimeError(
+                f"{' '.join(map(str, argv))} failed: "
+                f"{proc.stderr.strip()[-500:] if proc else 'timeout'}"
+            )
         return wall, np.loadtxt(predictions, ndmin=2)[:, 0]
 
 
@@ -238,22 +249,27 @@ def cached(out: Path, name: str, key: dict, reuse: bool, measure):
     if reuse and path.exists():
         stored = json.loads(path.read_text())
         if stored.get("key") == key:
-            print(f"  {name}: REUSED the cached result of {stored['measured']} "
-                  f"({stored['load']}) from {path} — not remeasured in this run")
+            print(
+                f"  {name}: REUSED the cached result of {stored['measured']} "
+                f"({stored['load']}) from {path} — not remeasured in this run"
+            )
             stored["result"]["cached"] = stored["measured"]
             return stored["result"]
         print(f"  {name}: cache {path} is for another setting; measuring")
     result = measure()
     result["cached"] = ""
-    path.write_text(json.dumps({"key": key, "measured": now(), "load": load(),
-                                "result": result}, indent=1))
+    path.write_text(
+        json.dumps({"key": key, "measured": now(), "load": load(), "result": result}, indent=1)
+    )
     return result
 
 
 # ---------------------------------------------------------------- part 1
 
+
 def sklearn_data(train: Path, test: Path, n_features=None):
     from sklearn.datasets import load_svmlight_file
+
     Xtr, ytr = load_svmlight_file(str(train), n_features=n_features)
     Xte, yte = load_svmlight_file(str(test), n_features=Xtr.shape[1])
     for X in (Xtr, Xte):  # libsvm's wrapper refuses the int64 indices the reader gives
@@ -269,13 +285,14 @@ def reference_main(spec: dict) -> None:
     if spec["kind"] in ("svc", "pipeline") and "train" not in spec:
         data, result["read_s"], _ = timed(sklearn_data, DATA / "a9a", DATA / "a9a.t", 123)
     else:
-        data, result["read_s"], _ = timed(sklearn_data, Path(spec["train"]),
-                                          Path(spec["test"]))
+        data, result["read_s"], _ = timed(sklearn_data, Path(spec["train"]), Path(spec["test"]))
     Xtr, ytr, Xte, yte = data
     if spec["kind"] == "svc":
         from sklearn.svm import SVC
+
         svc, result["fit_s"], result["fit_cpu_s"] = timed(
-            SVC(C=spec["C"], gamma=spec["gamma"], cache_size=1000).fit, Xtr, ytr)
+            SVC(C=spec["C"], gamma=spec["gamma"], cache_size=1000).fit, Xtr, ytr
+        )
         result["error"] = error_percent(svc.decision_function(Xte), yte)
         result["n_sv"] = int(svc.n_support_.sum())
     elif spec["kind"] == "pipeline":
@@ -283,20 +300,35 @@ def reference_main(spec: dict) -> None:
         from sklearn.linear_model import SGDClassifier
 
         def fit():
-            feature_map = Nystroem(gamma=spec["gamma"], n_components=spec["s"],
-                                   random_state=spec["seed"])
+            feature_map = Nystroem(
+                gamma=spec["gamma"], n_components=spec["s"], random_state=spec["seed"]
+            )
             Vtr = feature_map.fit_transform(Xtr)
-            sgd = SGDClassifier(loss="hinge", alpha=spec["alpha"], max_iter=spec["epochs"],
-                                tol=None, random_state=spec["seed"]).fit(Vtr, ytr)
+            sgd = SGDClassifier(
+                loss="hinge",
+                alpha=spec["alpha"],
+                max_iter=spec["epochs"],
+                tol=None,
+                random_state=spec["seed"],
+            ).fit(Vtr, ytr)
             return feature_map, sgd
+
         (feature_map, sgd), result["fit_s"], result["fit_cpu_s"] = timed(fit)
-        result["error"] = error_percent(sgd.decision_function(feature_map.transform(Xte)),
-                                        yte)
+        result["error"] = error_percent(sgd.decision_function(feature_map.transform(Xte)), yte)
     else:
         from sklearn.svm import SVR
+
         svr, result["fit_s"], result["fit_cpu_s"] = timed(
-            SVR(kernel="rbf", gamma=spec["gamma"], C=spec["C"], epsilon=spec["epsilon"],
-                cache_size=1000).fit, Xtr, ytr)
+            SVR(
+                kernel="rbf",
+                gamma=spec["gamma"],
+                C=spec["C"],
+                epsilon=spec["epsilon"],
+                cache_size=1000,
+            ).fit,
+            Xtr,
+            ytr,
+        )
         result["rmse"] = rmse(svr.predict(Xte), yte)
         result["n_sv"] = int(len(svr.support_))
     print(json.dumps(result))
@@ -316,12 +348,13 @@ def run_reference(spec: dict) -> dict:
 
 def svc_reference(out, reuse):
     import sklearn
+
     spec = {"kind": "svc", "C": C_LIGHT, "gamma": GAMMA}
 
     def measure():
-        print(f"  SVC(C={C_LIGHT:g}, gamma={GAMMA:g}) on a9a: fitting ({load()}) ...",
-              flush=True)
+        print(f"  SVC(C={C_LIGHT:g}, gamma={GAMMA:g}) on a9a: fitting ({load()}) ...", flush=True)
         return run_reference(spec)
+
     return cached(out, "svc_a9a", dict(spec, sklearn=sklearn.__version__), reuse, measure)
 
 
@@ -330,12 +363,26 @@ def pipeline_rows(table, s_values, epochs_list, seed=0):
     rows = []
     for s in s_values:
         for epochs in epochs_list:
-            r = run_reference({"kind": "pipeline", "gamma": GAMMA, "s": s, "alpha": LAMBDA,
-                               "epochs": epochs, "seed": seed})
-            row = dict(method="sklearn Nystroem+SGD", approx="nystrom", s=s, epochs=epochs,
-                       wall_s=r["wall_s"], cpu_s=r["cpu_s"], error=r["error"],
-                       note=f"own: read {r['read_s']:.2f} s + fit {r['fit_s']:.2f} s; "
-                       f"{r['load_at_fit']}")
+            r = run_reference(
+                {
+                    "kind": "pipeline",
+                    "gamma": GAMMA,
+                    "s": s,
+                    "alpha": LAMBDA,
+                    "epochs": epochs,
+                    "seed": seed,
+                }
+            )
+            row = dict(
+                method="sklearn Nystroem+SGD",
+                approx="nystrom",
+                s=s,
+                epochs=epochs,
+                wall_s=r["wall_s"],
+                cpu_s=r["cpu_s"],
+                error=r["error"],
+                note=f"own: read {r['read_s']:.2f} s + fit {r['fit_s']:.2f} s; {r['load_at_fit']}",
+            )
             table.add(**row)
             rows.append(row)
     return rows
@@ -346,21 +393,47 @@ def sampled_reference(tools, out, reuse, cap):
 
     def measure():
         model = out / "sampled_a9a.model"
-        argv = [tools["sampled_learn"], "-v", "1", "-t", "2", "-g", GAMMA, "-c", C,
-                "--max-time", cap, DATA / "a9a", model]
-        print(f"  sampled_learn -t 2 -g {GAMMA:g} -c {C:.6g} (C_light {C_LIGHT:g}), "
-              f"defaults (linear, --r 400, -e 0.3), --max-time {cap:g} ({load()}) ...",
-              flush=True)
+        argv = [
+            tools["sampled_learn"],
+            "-v",
+            "1",
+            "-t",
+            "2",
+            "-g",
+            GAMMA,
+            "-c",
+            C,
+            "--max-time",
+            cap,
+            DATA / "a9a",
+            model,
+        ]
+        print(
+            f"  sampled_learn -t 2 -g {GAMMA:g} -c {C:.6g} (C_light {C_LIGHT:g}), "
+            f"defaults (linear, --r 400, -e 0.3), --max-time {cap:g} ({load()}) ...",
+            flush=True,
+        )
         wall, cpu, proc = run_command(argv, timeout=cap * 3 + 120)
         if proc is None or proc.returncode != 0:
-            return {"wall_s": wall, "cpu_s": cpu, "error": math.nan,
-                    "status": "failed: " + (proc.stderr.strip()[-300:] if proc else "timeout")}
+            return {
+                "wall_s": wall,
+                "cpu_s": cpu,
+                "error": math.nan,
+                "status": "failed: " + (proc.stderr.strip()[-300:] if proc else "timeout"),
+            }
         _, scores = tools.classify(DATA / "a9a.t", model, out / "sampled_a9a.pred")
-        warnings = [line for line in (proc.stdout + proc.stderr).splitlines()
-                    if line.startswith("Warning")]
+        warnings = [
+            line for line in (proc.stdout + proc.stderr).splitlines() if line.startswith("Warning")
+        ]
         status = "; ".join(warnings) or "converged"
-        return {"wall_s": wall, "cpu_s": cpu, "error": error_percent(scores, labels(
-            DATA / "a9a.t")), "status": status, "load_at_fit": load()}
+        return {
+            "wall_s": wall,
+            "cpu_s": cpu,
+            "error": error_percent(scores, labels(DATA / "a9a.t")),
+            "status": status,
+            "load_at_fit": load(),
+        }
+
     return cached(out, "sampled_a9a", {"C": C, "gamma": GAMMA, "cap": cap}, reuse, measure)
 
 
@@ -372,35 +445,73 @@ def asset_flags(approx, s, star, extra=()):
 
 
 def part1(tools, out, args, ready):
-    print(f"\n== 1. a9a / a9a.t: RBF gamma={GAMMA:g}, lambda={LAMBDA:.3g} (C_light "
-          f"{C_LIGHT:g}); {now()}, {load()}")
-    table = Table(out, "a9a", ["method", "approx", "s", "epochs", "wall_s", "cpu_s",
-                               "error", "x_svc", "x_svc_cpu", "d_error", "goal_svc", "pipeline",
-                               "beats_pipeline", "note"])
+    print(
+        f"\n== 1. a9a / a9a.t: RBF gamma={GAMMA:g}, lambda={LAMBDA:.3g} (C_light "
+        f"{C_LIGHT:g}); {now()}, {load()}"
+    )
+    table = Table(
+        out,
+        "a9a",
+        [
+            "method",
+            "approx",
+            "s",
+            "epochs",
+            "wall_s",
+            "cpu_s",
+            "error",
+            "x_svc",
+            "x_svc_cpu",
+            "d_error",
+            "goal_svc",
+            "pipeline",
+            "beats_pipeline",
+            "note",
+        ],
+    )
     svc = svc_reference(out, args.reuse_reference)
     svc_time = svc["wall_s"]
-    table.add(method="sklearn SVC", wall_s=svc_time, cpu_s=svc["cpu_s"],
-              error=svc["error"], note=f"own: read {svc['read_s']:.2f} s + fit "
-              f"{svc['fit_s']:.1f} s; {svc['n_sv']} SVs; measured at {svc['load_at_fit']}"
-              + (f"; CACHED from {svc['cached']}" if svc["cached"] else ""))
+    table.add(
+        method="sklearn SVC",
+        wall_s=svc_time,
+        cpu_s=svc["cpu_s"],
+        error=svc["error"],
+        note=f"own: read {svc['read_s']:.2f} s + fit "
+        f"{svc['fit_s']:.1f} s; {svc['n_sv']} SVs; measured at {svc['load_at_fit']}"
+        + (f"; CACHED from {svc['cached']}" if svc["cached"] else ""),
+    )
     s_values = (512,) if args.quick else (512, 1024)
     pipes = pipeline_rows(table, s_values, args.sgd_epochs)
     if args.sampled_cap > 0:
         sampled = sampled_reference(tools, out, args.reuse_reference, args.sampled_cap)
-        table.add(method="sampled_learn", wall_s=sampled["wall_s"], cpu_s=sampled["cpu_s"],
-                  error=sampled["error"], x_svc=svc_time / sampled["wall_s"],
-                  x_svc_cpu=svc["cpu_s"] / sampled["cpu_s"],
-                  d_error=sampled["error"] - svc["error"],
-                  note=sampled["status"] + (f"; CACHED from {sampled['cached']}"
-                                            if sampled["cached"] else ""))
+        table.add(
+            method="sampled_learn",
+            wall_s=sampled["wall_s"],
+            cpu_s=sampled["cpu_s"],
+            error=sampled["error"],
+            x_svc=svc_time / sampled["wall_s"],
+            x_svc_cpu=svc["cpu_s"] / sampled["cpu_s"],
+            d_error=sampled["error"] - svc["error"],
+            note=sampled["status"]
+            + (f"; CACHED from {sampled['cached']}" if sampled["cached"] else ""),
+        )
     if not ready:
         return
     y_test = labels(DATA / "a9a.t")
-    configs = [(a, s, star) for s in s_values for a in ("nystrom", "rff")
-               for star in (False, True)]
+    configs = [(a, s, star) for s in s_values for a in ("nystrom", "rff") for star in (False, True)]
     for approx in ("nystrom", "rff"):  # numba's cache loaded (or compiled) before timing
-        tools.asset(DATA / "heart_scale", out / "warm.model", "-c", "1", "-t", "2",
-                    "--approx", approx, "--k", "20")
+        tools.asset(
+            DATA / "heart_scale",
+            out / "warm.model",
+            "-c",
+            "1",
+            "-t",
+            "2",
+            "--approx",
+            approx,
+            "--k",
+            "20",
+        )
     times, results = {}, {}
     for repeat in range(args.repeats):  # interleaved: every config once per pass
         for config in configs:
@@ -412,8 +523,7 @@ def part1(tools, out, args, ready):
                 continue
             times.setdefault(config, []).append((wall, cpu, load(), runtime_of(proc)))
             if repeat == 0:
-                classify_s, scores = tools.classify(DATA / "a9a.t", model,
-                                                    out / "a9a.pred")
+                classify_s, scores = tools.classify(DATA / "a9a.t", model, out / "a9a.pred")
                 results[config] = (error_percent(scores, y_test), classify_s)
     for config in configs:
         if config not in results:
@@ -427,57 +537,83 @@ def part1(tools, out, args, ready):
         # The pipeline is beaten when asset_learn is at least as fast with at most the
         # error of one of its Pareto-optimal runs (a run slower and worse than another
         # of its own does not count), and none of its runs is that against asset_learn.
-        front = [p for p in same_s if not any(
-            q is not p and q["wall_s"] <= p["wall_s"] and q["error"] <= p["error"]
-            for q in same_s)]
+        front = [
+            p
+            for p in same_s
+            if not any(
+                q is not p and q["wall_s"] <= p["wall_s"] and q["error"] <= p["error"]
+                for q in same_s
+            )
+        ]
         better = [p for p in same_s if p["wall_s"] <= wall and p["error"] <= error]
         worse = [p for p in front if p["wall_s"] >= wall and p["error"] >= error]
-        table.add(method="asset_learn" + (" --star" if star else ""), approx=approx, s=s,
-                  epochs="default", wall_s=wall, cpu_s=cpu, error=error, x_svc=ratio,
-                  x_svc_cpu=cpu_ratio,
-                  d_error=delta, goal_svc="yes" if ratio >= 10 and delta <= 0.3 else "no",
-                  pipeline=" ".join(f"{p['epochs']}ep:{p['wall_s']:.1f}s/{p['error']:.2f}%"
-                                    for p in same_s),
-                  beats_pipeline=("yes" if worse and not better else "no") if same_s else "",
-                  note=f"best of {len(times[config])}; {own}; cp_classify {classify_s:.2f} s;"
-                  f" {at}")
-    print_goals(table.rows, "goal_svc", "goal (>= 10x SVC's wall time, test error <= SVC's "
-                "+ 0.3)")
-    print_goals(table.rows, "beats_pipeline", "better than the scikit-learn pipeline at "
-                "the same s")
+        table.add(
+            method="asset_learn" + (" --star" if star else ""),
+            approx=approx,
+            s=s,
+            epochs="default",
+            wall_s=wall,
+            cpu_s=cpu,
+            error=error,
+            x_svc=ratio,
+            x_svc_cpu=cpu_ratio,
+            d_error=delta,
+            goal_svc="yes" if ratio >= 10 and delta <= 0.3 else "no",
+            pipeline=" ".join(
+                f"{p['epochs']}ep:{p['wall_s']:.1f}s/{p['error']:.2f}%" for p in same_s
+            ),
+            beats_pipeline=("yes" if worse and not better else "no") if same_s else "",
+            note=f"best of {len(times[config])}; {own}; cp_classify {classify_s:.2f} s; {at}",
+        )
+    print_goals(table.rows, "goal_svc", "goal (>= 10x SVC's wall time, test error <= SVC's + 0.3)")
+    print_goals(table.rows, "beats_pipeline", "better than the scikit-learn pipeline at the same s")
 
 
 def print_goals(rows, column, what):
-    met = [f"{r['method']} {r['approx']} s={r['s']}"
-           + (f" epochs={r['epochs']}" if r.get("epochs") not in (None, "default") else "")
-           for r in rows if r.get(column) == "yes"]
+    met = [
+        f"{r['method']} {r['approx']} s={r['s']}"
+        + (f" epochs={r['epochs']}" if r.get("epochs") not in (None, "default") else "")
+        for r in rows
+        if r.get(column) == "yes"
+    ]
     print(f"  {what}: " + ("met by " + ", ".join(met) if met else "not met by any row"))
 
 
 # ---------------------------------------------------------------- part 2
 
+
 def part2(tools, out, args):
-    print(f"\n== 2. Figure 1: a9a test error against s, ASSET_M (nystrom) and ASSET_F (rff);"
-          f" gamma={GAMMA:g}, lambda={LAMBDA:.3g}; {now()}, {load()}")
+    print(
+        f"\n== 2. Figure 1: a9a test error against s, ASSET_M (nystrom) and ASSET_F (rff);"
+        f" gamma={GAMMA:g}, lambda={LAMBDA:.3g}; {now()}, {load()}"
+    )
     table = Table(out, "figure1", ["approx", "s", "seed", "error", "wall_s", "note"])
     y_test = labels(DATA / "a9a.t")
     top = 256 if args.quick else 1024
-    s_values = [2 ** k for k in range(1, int(math.log2(top)) + 1)]
+    s_values = [2**k for k in range(1, int(math.log2(top)) + 1)]
     for seed in range(args.fig_seeds):
         for s in s_values:
             for approx in ("nystrom", "rff"):
                 model = out / "fig1.model"
                 try:
-                    wall, _, _ = tools.asset(DATA / "a9a", model, *asset_flags(
-                        approx, s, False, ["--seed", seed]))
+                    wall, _, _ = tools.asset(
+                        DATA / "a9a", model, *asset_flags(approx, s, False, ["--seed", seed])
+                    )
                     _, scores = tools.classify(DATA / "a9a.t", model, out / "fig1.pred")
                 except RuntimeError as e:
                     table.add(approx=approx, s=s, seed=seed, note=f"FAILED {e}")
                     continue
-                table.add(approx=approx, s=s, seed=seed, error=error_percent(scores, y_test),
-                          wall_s=wall, note=load())
+                table.add(
+                    approx=approx,
+                    s=s,
+                    seed=seed,
+                    error=error_percent(scores, y_test),
+                    wall_s=wall,
+                    note=load(),
+                )
     try:
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
@@ -485,8 +621,9 @@ def part2(tools, out, args):
         return
     fig, ax = plt.subplots(figsize=(5, 3.5))
     for approx, name in (("nystrom", "ASSET_M (Nyström)"), ("rff", "ASSET_F (RFF)")):
-        pts = [(r["s"], r["error"]) for r in table.rows
-               if r.get("approx") == approx and "error" in r]
+        pts = [
+            (r["s"], r["error"]) for r in table.rows if r.get("approx") == approx and "error" in r
+        ]
         if pts:
             s_, e_ = zip(*sorted(pts))
             ax.plot(s_, e_, "o-", label=name)
@@ -502,6 +639,7 @@ def part2(tools, out, args):
 
 # ---------------------------------------------------------------- part 3
 
+
 def generated_set(m, seed=0, d=5):
     rng = np.random.default_rng(seed)
     X = rng.uniform(-1, 1, (m, d))
@@ -515,8 +653,9 @@ def generated_set(m, seed=0, d=5):
 def write_svmlight(path, X, y):
     with open(path, "w") as f:
         for row, target in zip(X, y):
-            f.write(f"{target:+g} " + " ".join(f"{j + 1}:{v:.17g}" for j, v in
-                                               enumerate(row)) + "\n")
+            f.write(
+                f"{target:+g} " + " ".join(f"{j + 1}:{v:.17g}" for j, v in enumerate(row)) + "\n"
+            )
 
 
 def rbf_matrix(A, B, gamma):
@@ -537,6 +676,7 @@ def exact_optimum(K, y, lam, bias):
     max Σα − ½ αᵀ(YKY)α, 0 ≤ α ≤ 1/(λm), and yᵀα = 0 with an intercept. Returns the
     primal objective of the dual's point (with its best b) and the dual objective."""
     import quadprog
+
     m = len(y)
     upper = 1.0 / (lam * m)
     Q = (y[:, None] * K * y[None, :]) + 1e-10 * np.eye(m)
@@ -565,6 +705,7 @@ def model_objective(model_path, X, y, lam, gamma):
     """Exact objective of an Nyström model file: λ/2·αᵀK_SSα + mean hinge."""
     sys.path.insert(0, str(REPO))
     from cpsvm.io.model_file import read_model
+
     model = read_model(str(model_path))
     S = model.support_vectors.toarray()
     S = np.pad(S, ((0, 0), (0, X.shape[1] - S.shape[1])))
@@ -582,9 +723,11 @@ def part3(tools, out, args):
 
 def convergence(tools, out, args, lam):
     m, gamma, seeds = args.conv_m, 0.5, range(args.conv_seeds)
-    print(f"\n== 3. convergence: {m} generated points (5 features), RBF gamma={gamma:g}, "
-          f"lambda={lam:g} (C_light = {1 / (lam * m):.4g}); Nystrom at s = m (exact "
-          f"kernel); {now()}, {load()}")
+    print(
+        f"\n== 3. convergence: {m} generated points (5 features), RBF gamma={gamma:g}, "
+        f"lambda={lam:g} (C_light = {1 / (lam * m):.4g}); Nystrom at s = m (exact "
+        f"kernel); {now()}, {load()}"
+    )
     X, y = generated_set(m)
     train = out / "conv.train"
     write_svmlight(train, X, y)
@@ -593,19 +736,37 @@ def convergence(tools, out, args, lam):
     for bias in (True, False):
         primal, dual = exact_optimum(K, y, lam, bias=bias)
         optima[bias] = primal
-        print(f"  optimum {'with' if bias else 'without'} intercept: {primal:.10g} "
-              f"(dual {dual:.10g}, gap {primal - dual:.2e})")
-    table = Table(out, f"convergence_lambda{lam:g}",
-                  ["method", "epochs", "iterations", "seeds", "objective", "optimum", "gap",
-                   "gap_min", "gap_max", "trace_objective", "wall_s"])
+        print(
+            f"  optimum {'with' if bias else 'without'} intercept: {primal:.10g} "
+            f"(dual {dual:.10g}, gap {primal - dual:.2e})"
+        )
+    table = Table(
+        out,
+        f"convergence_lambda{lam:g}",
+        [
+            "method",
+            "epochs",
+            "iterations",
+            "seeds",
+            "objective",
+            "optimum",
+            "gap",
+            "gap_min",
+            "gap_max",
+            "trace_objective",
+            "wall_s",
+        ],
+    )
     epochs_list = [1, 2, 4, 8, 16, 32, 64, 128] + ([] if args.quick else [256])
     # ASSET's model averages the last half of the iterations by default (suffix
     # averaging), the paper's the last 100 iterates; averaging from the start is the
     # setting of the O(1/sqrt(N)) bound. --tolerance 0: fixed epochs.
-    variants = [("ASSET", [], True),
-                ("ASSET --average-last 100", ["--average-last", "100"], True),
-                ("ASSET --average-last 0", ["--average-last", "0"], True),
-                ("ASSET*", ["--star"], False)]
+    variants = [
+        ("ASSET", [], True),
+        ("ASSET --average-last 100", ["--average-last", "100"], True),
+        ("ASSET --average-last 0", ["--average-last", "0"], True),
+        ("ASSET*", ["--star"], False),
+    ]
     slopes = {}
     for name, extra, bias in variants:
         its, gaps = [], []
@@ -613,9 +774,30 @@ def convergence(tools, out, args, lam):
             model, trace = out / "conv.model", out / "conv.trace"
             objectives, walls, traced = [], [], []
             for seed in seeds:
-                flags = ["-t", "2", "-g", gamma, "-l", lam, "--approx", "nystrom", "--k", m,
-                         "--tolerance", "0", "--epochs", epochs, "--trace", trace, "--seed",
-                         seed] + extra + args.conv_flags
+                flags = (
+                    [
+                        "-t",
+                        "2",
+                        "-g",
+                        gamma,
+                        "-l",
+                        lam,
+                        "--approx",
+                        "nystrom",
+                        "--k",
+                        m,
+                        "--tolerance",
+                        "0",
+                        "--epochs",
+                        epochs,
+                        "--trace",
+                        trace,
+                        "--seed",
+                        seed,
+                    ]
+                    + extra
+                    + args.conv_flags
+                )
                 try:
                     wall, _, _ = tools.asset(train, model, *flags)
                 except RuntimeError as e:
@@ -628,28 +810,46 @@ def convergence(tools, out, args, lam):
                 continue
             iterations = epochs * m  # mini-batch 1: one example per iteration
             gap = float(np.mean(objectives)) - optima[bias]
-            table.add(method=name, epochs=epochs, iterations=iterations, seeds=len(objectives),
-                      objective=float(np.mean(objectives)), optimum=optima[bias], gap=gap,
-                      gap_min=min(objectives) - optima[bias],
-                      gap_max=max(objectives) - optima[bias],
-                      trace_objective=float(np.mean(traced)), wall_s=float(np.mean(walls)))
+            table.add(
+                method=name,
+                epochs=epochs,
+                iterations=iterations,
+                seeds=len(objectives),
+                objective=float(np.mean(objectives)),
+                optimum=optima[bias],
+                gap=gap,
+                gap_min=min(objectives) - optima[bias],
+                gap_max=max(objectives) - optima[bias],
+                trace_objective=float(np.mean(traced)),
+                wall_s=float(np.mean(walls)),
+            )
             its.append(iterations)
             gaps.append(gap)
         half = len(its) // 2
         slopes[name] = (slope(its, gaps), slope(its[half:], gaps[half:]))
-    goals = {"ASSET": -0.5, "ASSET --average-last 100": -0.5, "ASSET --average-last 0": -0.5,
-             "ASSET*": -1.0}
-    print(f"  lambda={lam:g}: log-log slope of the exact objective gap (mean over "
-          f"{len(seeds)} seeds) in iterations: " + "; ".join(
-              f"{name} {slopes[name][0]:.2f} (last half of the range {slopes[name][1]:.2f}; "
-              f"goal near {goals[name]:g})" for name in slopes))
+    goals = {
+        "ASSET": -0.5,
+        "ASSET --average-last 100": -0.5,
+        "ASSET --average-last 0": -0.5,
+        "ASSET*": -1.0,
+    }
+    print(
+        f"  lambda={lam:g}: log-log slope of the exact objective gap (mean over "
+        f"{len(seeds)} seeds) in iterations: "
+        + "; ".join(
+            f"{name} {slopes[name][0]:.2f} (last half of the range {slopes[name][1]:.2f}; "
+            f"goal near {goals[name]:g})"
+            for name in slopes
+        )
+    )
     path = out / "convergence_slopes.tsv"
     if not path.exists():
         path.write_text("lambda\tmethod\tslope\tslope_last_half\tgoal\n")
     with open(path, "a") as f:
-        f.writelines(f"{lam:g}\t{name}\t{slopes[name][0]:.4f}\t{slopes[name][1]:.4f}\t"
-                     f"{goals[name]}\n"
-                     for name in slopes)
+        f.writelines(
+            f"{lam:g}\t{name}\t{slopes[name][0]:.4f}\t{slopes[name][1]:.4f}\t{goals[name]}\n"
+            for name in slopes
+        )
 
 
 def last_trace_objective(trace: Path):
@@ -667,6 +867,7 @@ def last_trace_objective(trace: Path):
 
 # ---------------------------------------------------------------- part 4
 
+
 def regression_setting(Xtr, ytr):
     """γ, C and ε from the data: scikit-learn's 'scale' γ, Cherkassky & Ma's C, 0.1·σ_y."""
     var = Xtr.multiply(Xtr).mean() - Xtr.mean() ** 2
@@ -677,11 +878,33 @@ def regression_setting(Xtr, ytr):
 
 
 def part4(tools, out, args, ready):
-    print(f"\n== 4. regression: asset_learn -z r against sklearn.svm.SVR, same RBF kernel, "
-          f"C, epsilon; {now()}, {load()}")
-    table = Table(out, "regression", ["set", "setting", "method", "approx", "s", "epochs",
-                                      "gamma", "C", "epsilon", "wall_s", "cpu_s", "rmse",
-                                      "x_svr", "x_svr_cpu", "rmse_ratio", "goal", "note"])
+    print(
+        f"\n== 4. regression: asset_learn -z r against sklearn.svm.SVR, same RBF kernel, "
+        f"C, epsilon; {now()}, {load()}"
+    )
+    table = Table(
+        out,
+        "regression",
+        [
+            "set",
+            "setting",
+            "method",
+            "approx",
+            "s",
+            "epochs",
+            "gamma",
+            "C",
+            "epsilon",
+            "wall_s",
+            "cpu_s",
+            "rmse",
+            "x_svr",
+            "x_svr_cpu",
+            "rmse_ratio",
+            "goal",
+            "note",
+        ],
+    )
     sets = REGRESSION_SETS[:1] if args.quick else REGRESSION_SETS
     for name in sets:
         train = DATA / "regression" / f"{name}.train"
@@ -694,48 +917,103 @@ def part4(tools, out, args, ready):
             # in {0.01, 0.1}·σ_y, 'scale' γ) by test RMSE: the slow SVR the issue cites.
             settings.append(("README grid best", gamma, 100.0, 0.01 * float(ytr.std())))
         for label, gamma, C, eps in settings:
-            regression_setting_rows(tools, out, args, ready, table, name, label,
-                                    (train, test, Xtr, ytr, Xte, yte), gamma, C, eps)
-    print_goals([dict(r, method=f"{r['set']} ({r['setting']}) {r['method']}")
-                 for r in table.rows], "goal", "goal on cadata_scale_y100k (>= 10x SVR's "
-                "wall time, RMSE <= 1.03x SVR's)")
+            regression_setting_rows(
+                tools,
+                out,
+                args,
+                ready,
+                table,
+                name,
+                label,
+                (train, test, Xtr, ytr, Xte, yte),
+                gamma,
+                C,
+                eps,
+            )
+    print_goals(
+        [dict(r, method=f"{r['set']} ({r['setting']}) {r['method']}") for r in table.rows],
+        "goal",
+        "goal on cadata_scale_y100k (>= 10x SVR's wall time, RMSE <= 1.03x SVR's)",
+    )
 
 
-def regression_setting_rows(tools, out, args, ready, table, name, label, data, gamma, C,
-                            eps):
+def regression_setting_rows(tools, out, args, ready, table, name, label, data, gamma, C, eps):
     import sklearn
+
     train, test, Xtr, ytr, Xte, yte = data
     lam = 1.0 / (C * Xtr.shape[0])
     setting = dict(set=name, setting=label, gamma=gamma, C=C, epsilon=eps)
-    print(f"  {name} ({label}): m={Xtr.shape[0]}, {Xtr.shape[1]} features; gamma={gamma:.4g}, "
-          f"C={C:.4g}, epsilon={eps:.4g} (asset_learn -l {lam:.4g} -w {eps:.4g})")
+    print(
+        f"  {name} ({label}): m={Xtr.shape[0]}, {Xtr.shape[1]} features; gamma={gamma:.4g}, "
+        f"C={C:.4g}, epsilon={eps:.4g} (asset_learn -l {lam:.4g} -w {eps:.4g})"
+    )
 
     def measure():
-        return run_reference({"kind": "svr", "train": str(train), "test": str(test),
-                              "gamma": gamma, "C": C, "epsilon": eps})
-    svr = cached(out, f"svr_{name}_C{C:.6g}_eps{eps:.6g}", dict(
-        setting, sklearn=sklearn.__version__), args.reuse_reference, measure)
+        return run_reference(
+            {
+                "kind": "svr",
+                "train": str(train),
+                "test": str(test),
+                "gamma": gamma,
+                "C": C,
+                "epsilon": eps,
+            }
+        )
+
+    svr = cached(
+        out,
+        f"svr_{name}_C{C:.6g}_eps{eps:.6g}",
+        dict(setting, sklearn=sklearn.__version__),
+        args.reuse_reference,
+        measure,
+    )
     svr_time = svr["wall_s"]
-    table.add(method="sklearn SVR", wall_s=svr_time, cpu_s=svr["cpu_s"],
-              rmse=svr["rmse"], note=f"own: read {svr['read_s']:.2f} s + fit "
-              f"{svr['fit_s']:.1f} s;"
-              f" {svr['n_sv']} SVs; measured at {svr['load_at_fit']}"
-              + (f"; CACHED from {svr['cached']}" if svr["cached"] else ""), **setting)
-    table.add(method="predict train mean", rmse=rmse(np.full_like(yte, ytr.mean()), yte),
-              **setting)
+    table.add(
+        method="sklearn SVR",
+        wall_s=svr_time,
+        cpu_s=svr["cpu_s"],
+        rmse=svr["rmse"],
+        note=f"own: read {svr['read_s']:.2f} s + fit "
+        f"{svr['fit_s']:.1f} s;"
+        f" {svr['n_sv']} SVs; measured at {svr['load_at_fit']}"
+        + (f"; CACHED from {svr['cached']}" if svr["cached"] else ""),
+        **setting,
+    )
+    table.add(method="predict train mean", rmse=rmse(np.full_like(yte, ytr.mean()), yte), **setting)
     if not ready:
         return
-    configs = [(a, s, star, epochs) for s in ((512,) if args.quick else (512, 1024))
-               for a in ("nystrom", "rff") for star in (False, True)
-               for epochs in args.reg_epochs]
+    configs = [
+        (a, s, star, epochs)
+        for s in ((512,) if args.quick else (512, 1024))
+        for a in ("nystrom", "rff")
+        for star in (False, True)
+        for epochs in args.reg_epochs
+    ]
     runs, rmses = {}, {}
     for repeat in range(args.repeats):  # interleaved passes; the faster run is kept
         for config in configs:
             approx, s, star, epochs = config
             model = out / f"reg_{name}.model"
-            flags = ["-z", "r", "-w", eps, "-t", "2", "-g", gamma, "-l", lam,
-                     "--approx", approx, "--k", s] + (["--star"] if star else []) \
+            flags = (
+                [
+                    "-z",
+                    "r",
+                    "-w",
+                    eps,
+                    "-t",
+                    "2",
+                    "-g",
+                    gamma,
+                    "-l",
+                    lam,
+                    "--approx",
+                    approx,
+                    "--k",
+                    s,
+                ]
+                + (["--star"] if star else [])
                 + (["--tolerance", "0", "--epochs", epochs] if epochs else [])
+            )
             try:
                 wall, cpu, proc = tools.asset(train, model, *flags)
                 if repeat == 0:
@@ -753,16 +1031,28 @@ def regression_setting_rows(tools, out, args, ready, table, name, label, data, g
         r = rmses[config]
         ratio, rel = svr_time / wall, r / svr["rmse"]
         cpu_ratio = svr["cpu_s"] / cpu
-        goal = ("yes" if ratio >= 10 and rel <= 1.03 else "no") \
-            if name == "cadata_scale_y100k" else ""
-        table.add(method="asset_learn" + (" --star" if star else ""), approx=approx, s=s,
-                  epochs=epochs or "default", wall_s=wall, cpu_s=cpu, rmse=r, x_svr=ratio,
-                  x_svr_cpu=cpu_ratio,
-                  rmse_ratio=rel, goal=goal, note=f"best of {len(runs[config])}; {own}; {at}",
-                  **setting)
+        goal = (
+            ("yes" if ratio >= 10 and rel <= 1.03 else "no") if name == "cadata_scale_y100k" else ""
+        )
+        table.add(
+            method="asset_learn" + (" --star" if star else ""),
+            approx=approx,
+            s=s,
+            epochs=epochs or "default",
+            wall_s=wall,
+            cpu_s=cpu,
+            rmse=r,
+            x_svr=ratio,
+            x_svr_cpu=cpu_ratio,
+            rmse_ratio=rel,
+            goal=goal,
+            note=f"best of {len(runs[config])}; {own}; {at}",
+            **setting,
+        )
 
 
 # ---------------------------------------------------------------- part 5
+
 
 def rff_features(X, d, gamma, seed):
     """The product's random Fourier map (cpsvm.approx.RandomFourierMap) when it has one,
@@ -774,8 +1064,9 @@ def rff_features(X, d, gamma, seed):
     except ImportError:
         RandomFourierMap = None
     if RandomFourierMap is not None:
-        feature_map = RandomFourierMap.draw(Kernel(2, gamma=gamma), X.shape[1], d,
-                                            np.random.default_rng(seed))
+        feature_map = RandomFourierMap.draw(
+            Kernel(2, gamma=gamma), X.shape[1], d, np.random.default_rng(seed)
+        )
         return np.asarray(feature_map.transform(X)), "cpsvm.approx.RandomFourierMap"
     rng = np.random.default_rng(seed)
     omega = rng.normal(0.0, math.sqrt(2 * gamma), (X.shape[1], d))
@@ -785,13 +1076,17 @@ def rff_features(X, d, gamma, seed):
 
 def part5(out, args):
     gamma, n = 0.05, 300
-    print(f"\n== 5. RFF kernel approximation error on {n} a9a rows, gamma={gamma:g}, "
-          f"{args.rff_seeds} seeds per d; {now()}")
+    print(
+        f"\n== 5. RFF kernel approximation error on {n} a9a rows, gamma={gamma:g}, "
+        f"{args.rff_seeds} seeds per d; {now()}"
+    )
     from sklearn.datasets import load_svmlight_file
+
     X = load_svmlight_file(str(DATA / "a9a"), n_features=123)[0][:n].toarray()
     K = rbf_matrix(X, X, gamma)
-    table = Table(out, "rff", ["d", "seeds", "rms_error", "rms_sd", "max_error",
-                               "rms_x_sqrt_d", "map"])
+    table = Table(
+        out, "rff", ["d", "seeds", "rms_error", "rms_sd", "max_error", "rms_x_sqrt_d", "map"]
+    )
     ds = [16, 64, 256, 1024] if args.quick else [16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
     rms_means = []
     for d in ds:
@@ -799,13 +1094,19 @@ def part5(out, args):
         for seed in range(args.rff_seeds):
             V, source = rff_features(X, d, gamma, seed)
             E = V @ V.T - K
-            rms.append(float(np.sqrt(np.mean(E ** 2))))
+            rms.append(float(np.sqrt(np.mean(E**2))))
             worst.append(float(np.abs(E).max()))
         mean = float(np.mean(rms))
         rms_means.append(mean)
-        table.add(d=d, seeds=args.rff_seeds, rms_error=mean, rms_sd=float(np.std(rms)),
-                  max_error=float(np.mean(worst)), rms_x_sqrt_d=mean * math.sqrt(d),
-                  map=source)
+        table.add(
+            d=d,
+            seeds=args.rff_seeds,
+            rms_error=mean,
+            rms_sd=float(np.std(rms)),
+            max_error=float(np.mean(worst)),
+            rms_x_sqrt_d=mean * math.sqrt(d),
+            map=source,
+        )
     s = slope(ds, rms_means)
     print(f"  log-log slope of the RMS error in d: {s:.3f} (1/sqrt(d): -0.5)")
     (out / "rff_slope.tsv").write_text(f"slope\n{s:.4f}\n")
@@ -813,19 +1114,22 @@ def part5(out, args):
 
 # ---------------------------------------------------------------- part 6
 
-MNIST_LAMBDA, MNIST_GAMMA = 1.72e-7, 0.01   # ASSET's Table 2 (its σ is SVMlight's -g)
+MNIST_LAMBDA, MNIST_GAMMA = 1.72e-7, 0.01  # ASSET's Table 2 (its σ is SVMlight's -g)
 
 
 def mnist_files(out: Path):
     """MNIST digits 0-4 (+1) against 5-9 (-1): the first 5,000 rows of the test set
     (shared/data/mnist) to train, the last 5,000 to test, written into --out."""
     import lzma
+
     train, test = out / "mnist04.train", out / "mnist04.test"
     if not (train.exists() and test.exists()):
         with lzma.open(DATA / "mnist" / "mnist10k.scale.xz", "rt") as f:
             lines = f.read().splitlines()
-        relabel = [("+1 " if int(line.split(None, 1)[0]) <= 4 else "-1 ")
-                   + line.split(None, 1)[1] + "\n" for line in lines]
+        relabel = [
+            ("+1 " if int(line.split(None, 1)[0]) <= 4 else "-1 ") + line.split(None, 1)[1] + "\n"
+            for line in lines
+        ]
         train.write_text("".join(relabel[:5000]))
         test.write_text("".join(relabel[5000:]))
     return train, test
@@ -833,14 +1137,33 @@ def mnist_files(out: Path):
 
 def stop_problems(out: Path, args):
     """(name, train, test, task, asset_learn's flags, the reference's spec) of part 6."""
-    problems = [("a9a", DATA / "a9a", DATA / "a9a.t", "c",
-                 ["-t", "2", "-g", GAMMA, "-c", C_LIGHT],
-                 {"kind": "svc", "C": C_LIGHT, "gamma": GAMMA})]
+    problems = [
+        (
+            "a9a",
+            DATA / "a9a",
+            DATA / "a9a.t",
+            "c",
+            ["-t", "2", "-g", GAMMA, "-c", C_LIGHT],
+            {"kind": "svc", "C": C_LIGHT, "gamma": GAMMA},
+        )
+    ]
     mn_train, mn_test = mnist_files(out)
-    problems.append(("mnist 0-4/5-9", mn_train, mn_test, "c",
-                     ["-t", "2", "-g", MNIST_GAMMA, "-l", MNIST_LAMBDA],
-                     {"kind": "svc", "train": str(mn_train), "test": str(mn_test),
-                      "C": 1.0 / (MNIST_LAMBDA * 5000), "gamma": MNIST_GAMMA}))
+    problems.append(
+        (
+            "mnist 0-4/5-9",
+            mn_train,
+            mn_test,
+            "c",
+            ["-t", "2", "-g", MNIST_GAMMA, "-l", MNIST_LAMBDA],
+            {
+                "kind": "svc",
+                "train": str(mn_train),
+                "test": str(mn_test),
+                "C": 1.0 / (MNIST_LAMBDA * 5000),
+                "gamma": MNIST_GAMMA,
+            },
+        )
+    )
     sets = REGRESSION_SETS[:1] if args.quick else REGRESSION_SETS
     for name in sets:
         train = DATA / "regression" / f"{name}.train"
@@ -851,21 +1174,54 @@ def stop_problems(out: Path, args):
         if name == "cadata_scale_y100k":
             settings.append(("README grid best", 100.0, 0.01 * float(ytr.std())))
         for label, C, eps in settings:
-            problems.append((f"{name} ({label})", train, test, "r",
-                             ["-z", "r", "-w", eps, "-t", "2", "-g", gamma, "-c", C],
-                             {"kind": "svr", "train": str(train), "test": str(test),
-                              "gamma": gamma, "C": C, "epsilon": eps}))
+            problems.append(
+                (
+                    f"{name} ({label})",
+                    train,
+                    test,
+                    "r",
+                    ["-z", "r", "-w", eps, "-t", "2", "-g", gamma, "-c", C],
+                    {
+                        "kind": "svr",
+                        "train": str(train),
+                        "test": str(test),
+                        "gamma": gamma,
+                        "C": C,
+                        "epsilon": eps,
+                    },
+                )
+            )
     return problems
 
 
 def part6(tools, out, args, ready):
-    print(f"\n== 6. the stopping rule: asset_learn's defaults against the old fixed 10 "
-          f"epochs, a long fixed run (--tolerance 0 --epochs {args.long_epochs}: converged) "
-          f"and SVC/SVR at the same setting, s = 512; {now()}, {load()}")
+    print(
+        f"\n== 6. the stopping rule: asset_learn's defaults against the old fixed 10 "
+        f"epochs, a long fixed run (--tolerance 0 --epochs {args.long_epochs}: converged) "
+        f"and SVC/SVR at the same setting, s = 512; {now()}, {load()}"
+    )
     import sklearn
-    table = Table(out, "stopping", ["set", "seed", "method", "epochs_run", "stopped",
-                                    "wall_min", "wall_median", "cpu", "metric", "vs_long",
-                                    "x_ref_wall", "x_ref_cpu", "goal", "note"])
+
+    table = Table(
+        out,
+        "stopping",
+        [
+            "set",
+            "seed",
+            "method",
+            "epochs_run",
+            "stopped",
+            "wall_min",
+            "wall_median",
+            "cpu",
+            "metric",
+            "vs_long",
+            "x_ref_wall",
+            "x_ref_cpu",
+            "goal",
+            "note",
+        ],
+    )
     problems = stop_problems(out, args)
     if not ready:
         return
@@ -873,42 +1229,90 @@ def part6(tools, out, args, ready):
     # The rows: the defaults; the fixed 10 epochs they replace (the paper's window of 100
     # iterates for classification, the last half for regression, as before); the long run;
     # the variants; another build's defaults.
-    runs = [("default", [], tools),
-            ("old default: 10 epochs", ["--tolerance", "0", "--epochs", "10"], tools),
-            (f"long: {args.long_epochs} epochs", ["--tolerance", "0", "--epochs",
-                                                  args.long_epochs], tools)]
+    runs = [
+        ("default", [], tools),
+        ("old default: 10 epochs", ["--tolerance", "0", "--epochs", "10"], tools),
+        (
+            f"long: {args.long_epochs} epochs",
+            ["--tolerance", "0", "--epochs", args.long_epochs],
+            tools,
+        ),
+    ]
     runs += [(f"variant {' '.join(v)}", v, tools) for v in args.stop_variants]
     if args.stop_compare is not None:
         other = Tools(args.stop_compare)
-        other.asset(DATA / "heart_scale", out / "warm.model", "-c", "1", "-t", "2", "--k",
-                    "20")
+        other.asset(DATA / "heart_scale", out / "warm.model", "-c", "1", "-t", "2", "--k", "20")
         runs.append((f"defaults of {args.stop_compare}", [], other))
     for name, train, test, task, flags, spec in problems:
         key = dict(spec, sklearn=sklearn.__version__)
-        if name == "a9a":   # part 1's SVC, cached under the same name
+        if name == "a9a":  # part 1's SVC, cached under the same name
             ref = svc_reference(out, args.reuse_reference)
         else:
-            ref = cached(out, "stop_" + "".join(c if c.isalnum() else "_" for c in name),
-                         key, args.reuse_reference, lambda: run_reference(spec))
+            ref = cached(
+                out,
+                "stop_" + "".join(c if c.isalnum() else "_" for c in name),
+                key,
+                args.reuse_reference,
+                lambda: run_reference(spec),
+            )
         y_test = labels(test)
-        metric_of = (lambda p: rmse(p, y_test)) if task == "r" else \
-            (lambda p: error_percent(p, y_test))
+        metric_of = (
+            (lambda p: rmse(p, y_test)) if task == "r" else (lambda p: error_percent(p, y_test))
+        )
         ref_metric = ref["rmse"] if task == "r" else ref["error"]
-        table.add(set=name, method="sklearn " + spec["kind"].upper(), wall_min=ref["wall_s"],
-                  cpu=ref["cpu_s"], metric=ref_metric, note=f"own: read {ref['read_s']:.2f} s + fit "
-                  f"{ref['fit_s']:.1f} s; measured at {ref['load_at_fit']}"
-                  + (f"; CACHED from {ref['cached']}" if ref["cached"] else ""))
+        table.add(
+            set=name,
+            method="sklearn " + spec["kind"].upper(),
+            wall_min=ref["wall_s"],
+            cpu=ref["cpu_s"],
+            metric=ref_metric,
+            note=f"own: read {ref['read_s']:.2f} s + fit "
+            f"{ref['fit_s']:.1f} s; measured at {ref['load_at_fit']}"
+            + (f"; CACHED from {ref['cached']}" if ref["cached"] else ""),
+        )
         for seed in range(args.stop_seeds):
-            stop_rows(tools, out, args, table, name, train, test, task, flags, spec, ref,
-                      runs, seed, metric_of, ref_metric)
-    print("  metric: test error % (classification) or RMSE (regression); vs_long: points "
-          "or relative. Goal per default row: classification within 0.3 points of the long "
-          "run, regression RMSE within 3% of SVR's, and >= 10x the reference's wall time")
+            stop_rows(
+                tools,
+                out,
+                args,
+                table,
+                name,
+                train,
+                test,
+                task,
+                flags,
+                spec,
+                ref,
+                runs,
+                seed,
+                metric_of,
+                ref_metric,
+            )
+    print(
+        "  metric: test error % (classification) or RMSE (regression); vs_long: points "
+        "or relative. Goal per default row: classification within 0.3 points of the long "
+        "run, regression RMSE within 3% of SVR's, and >= 10x the reference's wall time"
+    )
     print_goals([dict(r, approx="", s="") for r in table.rows], "goal", "goal")
 
 
-def stop_rows(tools, out, args, table, name, train, test, task, flags, spec, ref, runs,
-              seed, metric_of, ref_metric):
+def stop_rows(
+    tools,
+    out,
+    args,
+    table,
+    name,
+    train,
+    test,
+    task,
+    flags,
+    spec,
+    ref,
+    runs,
+    seed,
+    metric_of,
+    ref_metric,
+):
     """Part 6's asset_learn rows of one problem and seed: seed 0 --repeats times
     interleaved (min and median wall), other seeds once and without the variants."""
     times, results = {}, {}
@@ -927,9 +1331,12 @@ def stop_rows(tools, out, args, table, name, train, test, task, flags, spec, ref
             times.setdefault(label, []).append((wall, cpu))
             if repeat == 0:
                 _, scores = tools.classify(test, model, out / "stop.pred")
-                results[label] = (metric_of(scores), stopped_line(proc.stdout),
-                                  epochs_run(proc.stdout),
-                                  "; ".join(filter(None, [rule_fall(proc.stdout), load()])))
+                results[label] = (
+                    metric_of(scores),
+                    stopped_line(proc.stdout),
+                    epochs_run(proc.stdout),
+                    "; ".join(filter(None, [rule_fall(proc.stdout), load()])),
+                )
     long_metric = results.get(runs[2][0], (math.nan,))[0]
     for label, _, _ in runs:
         if label not in results:
@@ -942,13 +1349,27 @@ def stop_rows(tools, out, args, table, name, train, test, task, flags, spec, ref
         if label == "default" or label.startswith("defaults of"):
             ok_metric = vs_ref <= 0.03 if task == "r" else vs_long <= 0.3
             goal = "yes" if ok_metric and ref["wall_s"] / wall >= 10 else "no"
-        table.add(set=name, seed=seed, method=label, epochs_run=epochs, stopped=stopped,
-                  wall_min=wall, wall_median=float(np.median([t[0] for t in times[label]])),
-                  cpu=cpu, metric=metric, vs_long=vs_long, x_ref_wall=ref["wall_s"] / wall,
-                  x_ref_cpu=ref["cpu_s"] / cpu,
-                  goal=goal, note=(f"vs {spec['kind'].upper()} {vs_ref:+.2%}"
-                                   if task == "r" else f"vs SVC {vs_ref:+.2f} pt")
-                  + f"; {len(times[label])} runs; {at}")
+        table.add(
+            set=name,
+            seed=seed,
+            method=label,
+            epochs_run=epochs,
+            stopped=stopped,
+            wall_min=wall,
+            wall_median=float(np.median([t[0] for t in times[label]])),
+            cpu=cpu,
+            metric=metric,
+            vs_long=vs_long,
+            x_ref_wall=ref["wall_s"] / wall,
+            x_ref_cpu=ref["cpu_s"] / cpu,
+            goal=goal,
+            note=(
+                f"vs {spec['kind'].upper()} {vs_ref:+.2%}"
+                if task == "r"
+                else f"vs SVC {vs_ref:+.2f} pt"
+            )
+            + f"; {len(times[label])} runs; {at}",
+        )
 
 
 def stopped_line(stdout: str) -> str:
@@ -976,49 +1397,93 @@ def epochs_run(stdout: str) -> str:
 
 # ---------------------------------------------------------------- main
 
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reference", default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--out", type=Path, default=None,
-                        help="directory for the TSV tables, models and cached references "
-                             "(outside the repository)")
-    parser.add_argument("--quick", action="store_true",
-                        help="a subset: s = 512 only, Figure 1 up to 256, one regression set")
-    parser.add_argument("--reuse-reference", action="store_true",
-                        help="reuse SVC/SVR/sampled_learn results cached in --out by an "
-                             "earlier run with the same setting (the output says so)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="directory for the TSV tables, models and cached references (outside the repository)",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a subset: s = 512 only, Figure 1 up to 256, one regression set",
+    )
+    parser.add_argument(
+        "--reuse-reference",
+        action="store_true",
+        help="reuse SVC/SVR/sampled_learn results cached in --out by an "
+        "earlier run with the same setting (the output says so)",
+    )
     parser.add_argument("--parts", default="1,2,3,4,5,6")
-    parser.add_argument("--repeats", type=int, default=2,
-                        help="asset_learn runs per configuration (interleaved; the faster)")
-    parser.add_argument("--sgd-epochs", default="5,20,80",
-                        help="epoch counts of the scikit-learn pipeline's SGDClassifier")
-    parser.add_argument("--sampled-cap", type=float, default=300.0,
-                        help="sampled_learn --max-time (0: skip it)")
-    parser.add_argument("--reg-epochs", default="0,50",
-                        help="asset_learn --epochs of part 4 (0: its default)")
-    parser.add_argument("--no-reg-tuned", dest="reg_tuned", action="store_false",
-                        help="part 4: only the rule's setting on cadata (no C = 100 SVR)")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=2,
+        help="asset_learn runs per configuration (interleaved; the faster)",
+    )
+    parser.add_argument(
+        "--sgd-epochs",
+        default="5,20,80",
+        help="epoch counts of the scikit-learn pipeline's SGDClassifier",
+    )
+    parser.add_argument(
+        "--sampled-cap", type=float, default=300.0, help="sampled_learn --max-time (0: skip it)"
+    )
+    parser.add_argument(
+        "--reg-epochs", default="0,50", help="asset_learn --epochs of part 4 (0: its default)"
+    )
+    parser.add_argument(
+        "--no-reg-tuned",
+        dest="reg_tuned",
+        action="store_false",
+        help="part 4: only the rule's setting on cadata (no C = 100 SVR)",
+    )
     parser.add_argument("--fig-seeds", type=int, default=1)
     parser.add_argument("--conv-m", type=int, default=400)
-    parser.add_argument("--conv-lambda", default="0.01,0.001",
-                        help="lambdas of part 3 (comma-separated)")
+    parser.add_argument(
+        "--conv-lambda", default="0.01,0.001", help="lambdas of part 3 (comma-separated)"
+    )
     parser.add_argument("--conv-seeds", type=int, default=3)
-    parser.add_argument("--conv-flags", default="",
-                        help="extra asset_learn flags for part 3 (space-separated)")
+    parser.add_argument(
+        "--conv-flags", default="", help="extra asset_learn flags for part 3 (space-separated)"
+    )
     parser.add_argument("--rff-seeds", type=int, default=5)
-    parser.add_argument("--long-epochs", type=int, default=200,
-                        help="part 6: epochs of the long fixed run (the converged reference)")
-    parser.add_argument("--stop-seeds", type=int, default=1,
-                        help="part 6: seeds 0..N-1 of the asset_learn rows (seed 0 timed "
-                             "--repeats times, the others once)")
-    parser.add_argument("--stop-variants", default="",
-                        help="part 6: extra asset_learn flag sets, ';'-separated (for "
-                             "example '--tolerance 0.02;--tolerance 0.005')")
-    parser.add_argument("--stop-compare", type=Path, default=None,
-                        help="part 6: a directory with another asset_learn (and "
-                             "cp_classify) whose defaults get a row of their own")
-    parser.add_argument("--bin", type=Path, default=Path(sys.executable).parent,
-                        help="directory of the commands (default: this interpreter's)")
+    parser.add_argument(
+        "--long-epochs",
+        type=int,
+        default=200,
+        help="part 6: epochs of the long fixed run (the converged reference)",
+    )
+    parser.add_argument(
+        "--stop-seeds",
+        type=int,
+        default=1,
+        help="part 6: seeds 0..N-1 of the asset_learn rows (seed 0 timed "
+        "--repeats times, the others once)",
+    )
+    parser.add_argument(
+        "--stop-variants",
+        default="",
+        help="part 6: extra asset_learn flag sets, ';'-separated (for "
+        "example '--tolerance 0.02;--tolerance 0.005')",
+    )
+    parser.add_argument(
+        "--stop-compare",
+        type=Path,
+        default=None,
+        help="part 6: a directory with another asset_learn (and "
+        "cp_classify) whose defaults get a row of their own",
+    )
+    parser.add_argument(
+        "--bin",
+        type=Path,
+        default=Path(sys.executable).parent,
+        help="directory of the commands (default: this interpreter's)",
+    )
     args = parser.parse_args(argv)
     if args.reference:  # a child of run_reference
         reference_main(json.loads(args.reference))
@@ -1036,10 +1501,13 @@ def main(argv=None):
     parts = {int(p) for p in args.parts.split(",")}
     tools = Tools(args.bin)
     import numba
-    print(f"{now()}; {load()}; numba threads {numba.get_num_threads()}, layer "
-          f"{os.environ['NUMBA_THREADING_LAYER']}; OPENBLAS_NUM_THREADS="
-          f"{os.environ['OPENBLAS_NUM_THREADS']}; libsvm is single-threaded; "
-          f"output in {args.out}")
+
+    print(
+        f"{now()}; {load()}; numba threads {numba.get_num_threads()}, layer "
+        f"{os.environ['NUMBA_THREADING_LAYER']}; OPENBLAS_NUM_THREADS="
+        f"{os.environ['OPENBLAS_NUM_THREADS']}; libsvm is single-threaded; "
+        f"output in {args.out}"
+    )
     ready = tools.asset_ready()
     started = time.perf_counter()
     if 1 in parts:

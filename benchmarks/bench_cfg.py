@@ -81,24 +81,44 @@ def grab(pattern, text, kind=float):
 
 
 def learn_figures(text):
-    return dict(iterations=grab(r"Number of iterations: (\d+)", text, int),
-                cky=grab(r"find_most_violated_constraint': (\d+)", text, int),
-                pval=grab(r"pval=([-\d.e+]+)", text),
-                runtime=grab(r"Runtime in cpu-seconds: ([\d.]+)", text),
-                oracle_share=grab(r"([\d.]+)% for the oracle", text))
+    return dict(
+        iterations=grab(r"Number of iterations: (\d+)", text, int),
+        cky=grab(r"find_most_violated_constraint': (\d+)", text, int),
+        pval=grab(r"pval=([-\d.e+]+)", text),
+        runtime=grab(r"Runtime in cpu-seconds: ([\d.]+)", text),
+        oracle_share=grab(r"([\d.]+)% for the oracle", text),
+    )
 
 
 def classify(model, test, max_length):
-    _, text = run([BIN / "cp_classify", "-v", "1", "--max-length", max_length, test, model,
-                   Path(model).with_suffix(".parses")])
+    _, text = run(
+        [
+            BIN / "cp_classify",
+            "-v",
+            "1",
+            "--max-length",
+            max_length,
+            test,
+            model,
+            Path(model).with_suffix(".parses"),
+        ]
+    )
     counts = re.search(r"\((\d+) matched, (\d+) predicted, (\d+) gold\)", text)
-    return dict(f1=grab(r"F1 ([\d.]+)%", text), exact=grab(r"Exact match on test set: "
-                                                            r"([\d.]+)%", text),
-                precision=grab(r"precision ([\d.]+)%", text),
-                recall=grab(r"recall ([\d.]+)%", text),
-                counts=[int(v) for v in counts.groups()] + [
-                    grab(r"\((\d+) of \d+ sentences\)", text, int),
-                    grab(r"of (\d+) sentences\)", text, int)])
+    return dict(
+        f1=grab(r"F1 ([\d.]+)%", text),
+        exact=grab(
+            r"Exact match on test set: "
+            r"([\d.]+)%",
+            text,
+        ),
+        precision=grab(r"precision ([\d.]+)%", text),
+        recall=grab(r"recall ([\d.]+)%", text),
+        counts=[int(v) for v in counts.groups()]
+        + [
+            grab(r"\((\d+) of \d+ sentences\)", text, int),
+            grab(r"of (\d+) sentences\)", text, int),
+        ],
+    )
 
 
 def concatenate(ptb, path, ranges):
@@ -110,8 +130,10 @@ def concatenate(ptb, path, ranges):
 
 
 def files(ptb, out):
-    return (concatenate(ptb, out / "ptb.train.mrg", [(1, 159)]),
-            concatenate(ptb, out / "ptb.test.mrg", [(160, 199)]))
+    return (
+        concatenate(ptb, out / "ptb.train.mrg", [(1, 159)]),
+        concatenate(ptb, out / "ptb.test.mrg", [(160, 199)]),
+    )
 
 
 DEV_FOLDS = ((1, 40), (41, 80), (81, 119), (120, 159))
@@ -121,39 +143,69 @@ def select(args, ml):
     """Part 5: the settings of part 1 by 4-fold cross-validation on the training files."""
     c = args.cs.split(",")[0]
     names = ", ".join(f"{lo:04d}-{hi:04d}" for lo, hi in DEV_FOLDS)
-    print(f"\n== select: 4-fold cross-validation over wsj_0001-0159 (dev folds {names}), "
-          f"-c {c} -e {args.e}, F1 and exact match pooled over the dev folds")
+    print(
+        f"\n== select: 4-fold cross-validation over wsj_0001-0159 (dev folds {names}), "
+        f"-c {c} -e {args.e}, F1 and exact match pooled over the dev folds"
+    )
     print("model\tmarkov\tF1\texact\tF1_per_fold\tload")
     folds = []
     for k, (lo, hi) in enumerate(DEV_FOLDS):
         rest = [(a, b) for a, b in DEV_FOLDS if (a, b) != (lo, hi)]
-        folds.append((concatenate(args.ptb, args.out / f"fold{k}.train.mrg", rest),
-                      concatenate(args.ptb, args.out / f"fold{k}.dev.mrg", [(lo, hi)])))
+        folds.append(
+            (
+                concatenate(args.ptb, args.out / f"fold{k}.train.mrg", rest),
+                concatenate(args.ptb, args.out / f"fold{k}.dev.mrg", [(lo, hi)]),
+            )
+        )
     settings = [("pcfg", ["--baseline", "pcfg"])]
     for loss in args.losses.split(","):
         for features in args.feature_sets.split(","):
             flags = ["-c", c, "-e", args.e] + ([] if loss == "default" else ["-l", loss])
-            settings.append((f"svm {' '.join(flags)} --features {features}",
-                             flags + ["--features", features]))
+            settings.append(
+                (f"svm {' '.join(flags)} --features {features}", flags + ["--features", features])
+            )
     for markov in args.markovs.split(","):
         for name, flags in settings:
             total, per_fold = [0, 0, 0, 0, 0], []
             for k, (train, dev) in enumerate(folds):
                 model = args.out / f"fold{k}.model"
-                run([BIN / "cp_learn", "-v", "0", *flags, "--markov", markov,
-                     "--max-length", ml, train, model])
+                run(
+                    [
+                        BIN / "cp_learn",
+                        "-v",
+                        "0",
+                        *flags,
+                        "--markov",
+                        markov,
+                        "--max-length",
+                        ml,
+                        train,
+                        model,
+                    ]
+                )
                 f = classify(model, dev, ml)
                 total = [a + b for a, b in zip(total, f["counts"])]
                 per_fold.append(f"{f['f1']:.2f}")
             matched, predicted, gold, exact, n = total
             p, r = matched / predicted, matched / gold
-            print(f"{name}\t{markov}\t{200 * p * r / (p + r):.2f}\t{100 * exact / n:.2f}\t"
-                  f"{' '.join(per_fold)}\t{load():.1f}")
+            print(
+                f"{name}\t{markov}\t{200 * p * r / (p + r):.2f}\t{100 * exact / n:.2f}\t"
+                f"{' '.join(per_fold)}\t{load():.1f}"
+            )
 
 
 def round_trip(ptb):
-    from cpsvm.io.trees import (TreeOptions, debinarise, drop_none, format_tree, parse_trees,
-                                preprocess, strip_functions, with_root)
+    from cpsvm.io.trees import (
+        TreeOptions,
+        debinarise,
+        drop_none,
+        format_tree,
+        parse_trees,
+        preprocess,
+        strip_functions,
+        with_root,
+    )
+
     trees = []
     for p in sorted(ptb.glob("wsj_0*.mrg")):
         trees += parse_trees(p.read_bytes(), str(p))
@@ -165,9 +217,12 @@ def round_trip(ptb):
             expected = drop_none(strip_functions(tree))
             back = with_root(debinarise(top)) if top is not None else None
             same += (back is None and expected is None) or (
-                back is not None and format_tree(back) == format_tree(expected))
-        print(f"round trip --unary {unary} --markov {markov}: {same} of {len(trees)} trees "
-              "give their tree back")
+                back is not None and format_tree(back) == format_tree(expected)
+            )
+        print(
+            f"round trip --unary {unary} --markov {markov}: {same} of {len(trees)} trees "
+            "give their tree back"
+        )
 
 
 def main():
@@ -193,87 +248,174 @@ def main():
     args.out.mkdir(parents=True, exist_ok=True)
     train, test = files(args.ptb, args.out)
     ml = args.max_length
-    print(f"train {train.name}: wsj_0001-0159, test {test.name}: wsj_0160-0199, sentences "
-          f"<= {ml} words; load average {load():.2f} (the machine may be shared)")
+    print(
+        f"train {train.name}: wsj_0001-0159, test {test.name}: wsj_0160-0199, sentences "
+        f"<= {ml} words; load average {load():.2f} (the machine may be shared)"
+    )
     # numba's cache, warmed on the training file (a 1-iteration run)
-    run([BIN / "cp_learn", "-v", "0", "-c", "1", "-#", "1", "--max-length", ml, train,
-         args.out / "warm.model"])
+    run(
+        [
+            BIN / "cp_learn",
+            "-v",
+            "0",
+            "-c",
+            "1",
+            "-#",
+            "1",
+            "--max-length",
+            ml,
+            train,
+            args.out / "warm.model",
+        ]
+    )
     if "roundtrip" in parts:
         round_trip(args.ptb)
 
     if "accuracy" in parts:
         print("\n== accuracy (test F1 and exact match by cp_classify)")
-        print("model\tmarkov\tF1\texact\tP\tR\tF1-pcfg\ttrain_wall_s\t/rules\titerations\t"
-              "CKY_calls\toracle_share%\tload")
+        print(
+            "model\tmarkov\tF1\texact\tP\tR\tF1-pcfg\ttrain_wall_s\t/rules\titerations\t"
+            "CKY_calls\toracle_share%\tload"
+        )
         for markov in args.markovs.split(","):
             pcfg = args.out / f"pcfg.m{markov}.model"
-            wall, _ = run([BIN / "cp_learn", "--baseline", "pcfg", "--markov", markov,
-                           "--max-length", ml, train, pcfg])
+            wall, _ = run(
+                [
+                    BIN / "cp_learn",
+                    "--baseline",
+                    "pcfg",
+                    "--markov",
+                    markov,
+                    "--max-length",
+                    ml,
+                    train,
+                    pcfg,
+                ]
+            )
             base = classify(pcfg, test, ml)
-            print(f"pcfg\t{markov}\t{base['f1']}\t{base['exact']}\t{base['precision']}\t"
-                  f"{base['recall']}\t0\t{wall:.1f}\t-\t-\t-\t-\t{load():.1f}")
+            print(
+                f"pcfg\t{markov}\t{base['f1']}\t{base['exact']}\t{base['precision']}\t"
+                f"{base['recall']}\t0\t{wall:.1f}\t-\t-\t-\t-\t{load():.1f}"
+            )
             for c in args.cs.split(","):
                 for loss in args.losses.split(","):
                     walls = {}
                     # rules first: the others' time is given as a ratio to its
-                    for features in sorted(args.feature_sets.split(","),
-                                           key=lambda name: name != "rules"):
+                    for features in sorted(
+                        args.feature_sets.split(","), key=lambda name: name != "rules"
+                    ):
                         svm = args.out / f"svm.m{markov}.c{c}.l{loss}.{features}.model"
-                        flags = ["-c", c, "-e", args.e] + \
-                            ([] if loss == "default" else ["-l", loss])
-                        wall, text = run([BIN / "cp_learn", *flags, "--features", features,
-                                          "--markov", markov, "--max-length", ml, train,
-                                          svm])
+                        flags = ["-c", c, "-e", args.e] + (
+                            [] if loss == "default" else ["-l", loss]
+                        )
+                        wall, text = run(
+                            [
+                                BIN / "cp_learn",
+                                *flags,
+                                "--features",
+                                features,
+                                "--markov",
+                                markov,
+                                "--max-length",
+                                ml,
+                                train,
+                                svm,
+                            ]
+                        )
                         walls[features] = wall
                         g, f = learn_figures(text), classify(svm, test, ml)
                         ratio = f"{wall / walls['rules']:.2f}" if "rules" in walls else "-"
-                        print(f"svm {' '.join(flags)} --features {features}\t{markov}\t"
-                              f"{f['f1']}\t{f['exact']}\t{f['precision']}\t{f['recall']}\t"
-                              f"{f['f1'] - base['f1']:+.2f}\t{wall:.1f}\t{ratio}\t"
-                              f"{g['iterations']}\t{g['cky']}\t{g['oracle_share']}\t"
-                              f"{load():.1f}")
+                        print(
+                            f"svm {' '.join(flags)} --features {features}\t{markov}\t"
+                            f"{f['f1']}\t{f['exact']}\t{f['precision']}\t{f['recall']}\t"
+                            f"{f['f1'] - base['f1']:+.2f}\t{wall:.1f}\t{ratio}\t"
+                            f"{g['iterations']}\t{g['cky']}\t{g['oracle_share']}\t"
+                            f"{load():.1f}"
+                        )
 
     if "select" in parts:
         select(args, ml)
 
     if "cache" in parts:
-        print(f"\n== -w 3 / -w 4 / -w 0 at -c {args.cache_c} -e {args.cache_e} -l "
-              f"{args.cache_loss} (load {load():.2f})")
+        print(
+            f"\n== -w 3 / -w 4 / -w 0 at -c {args.cache_c} -e {args.cache_e} -l "
+            f"{args.cache_loss} (load {load():.2f})"
+        )
         print("w\titerations\tCKY_calls\tpval\ttrain_wall_s\toracle_share%\ttest_F1")
         rows = {}
         for w in ("4", "3", "0"):
             model = args.out / f"w{w}.model"
-            wall, text = run([BIN / "cp_learn", "-c", args.cache_c, "-e", args.cache_e,
-                              "-l", args.cache_loss, "-w", w, "--max-length", ml, train,
-                              model])
+            wall, text = run(
+                [
+                    BIN / "cp_learn",
+                    "-c",
+                    args.cache_c,
+                    "-e",
+                    args.cache_e,
+                    "-l",
+                    args.cache_loss,
+                    "-w",
+                    w,
+                    "--max-length",
+                    ml,
+                    train,
+                    model,
+                ]
+            )
             g, f = learn_figures(text), classify(model, test, ml)
             rows[w] = (g, wall)
-            print(f"{w}\t{g['iterations']}\t{g['cky']}\t{g['pval']:.4f}\t{wall:.1f}\t"
-                  f"{g['oracle_share']}\t{f['f1']}")
+            print(
+                f"{w}\t{g['iterations']}\t{g['cky']}\t{g['pval']:.4f}\t{wall:.1f}\t"
+                f"{g['oracle_share']}\t{f['f1']}"
+            )
         g3, g4 = rows["3"][0], rows["4"][0]
-        print(f"-w 3 / -w 4 CKY calls: {g3['cky'] / g4['cky']:.2f}x; objectives differ by "
-              f"{abs(g3['pval'] - g4['pval']):.4f} (C*eps = "
-              f"{float(args.cache_c) * float(args.cache_e):g}); time ratio "
-              f"{rows['3'][1] / rows['4'][1]:.2f}")
+        print(
+            f"-w 3 / -w 4 CKY calls: {g3['cky'] / g4['cky']:.2f}x; objectives differ by "
+            f"{abs(g3['pval'] - g4['pval']):.4f} (C*eps = "
+            f"{float(args.cache_c) * float(args.cache_e):g}); time ratio "
+            f"{rows['3'][1] / rows['4'][1]:.2f}"
+        )
         g0 = rows["0"][0]
-        print(f"-w 0 (n-slack) / -w 3 (1-slack): iterations (passes vs cuts) "
-              f"{g0['iterations']} vs {g3['iterations']}, CKY calls "
-              f"{g0['cky'] / g3['cky']:.2f}x, time {rows['0'][1] / rows['3'][1]:.2f}x")
+        print(
+            f"-w 0 (n-slack) / -w 3 (1-slack): iterations (passes vs cuts) "
+            f"{g0['iterations']} vs {g3['iterations']}, CKY calls "
+            f"{g0['cky'] / g3['cky']:.2f}x, time {rows['0'][1] / rows['3'][1]:.2f}x"
+        )
 
     if "threads" in parts:
-        print(f"\n== --threads 1 vs 2, -w 3 -c {args.cache_c} -e {args.cache_e} -l "
-              f"{args.cache_loss}, interleaved, {args.rounds} rounds")
+        print(
+            f"\n== --threads 1 vs 2, -w 3 -c {args.cache_c} -e {args.cache_e} -l "
+            f"{args.cache_loss}, interleaved, {args.rounds} rounds"
+        )
         ratios = []
         for r in range(args.rounds):
             times = {}
             for threads in ("1", "2") if r % 2 == 0 else ("2", "1"):
-                wall, text = run([BIN / "cp_learn", "--threads", threads, "-c", args.cache_c,
-                                  "-e", args.cache_e, "-l", args.cache_loss, "-w", "3",
-                                  "--max-length", ml, train, args.out / "t.model"])
+                wall, text = run(
+                    [
+                        BIN / "cp_learn",
+                        "--threads",
+                        threads,
+                        "-c",
+                        args.cache_c,
+                        "-e",
+                        args.cache_e,
+                        "-l",
+                        args.cache_loss,
+                        "-w",
+                        "3",
+                        "--max-length",
+                        ml,
+                        train,
+                        args.out / "t.model",
+                    ]
+                )
                 times[threads] = (wall, learn_figures(text)["runtime"])
             ratios.append(times["1"][0] / times["2"][0])
-            print(f"round {r + 1}: wall 1 thread {times['1'][0]:.1f} s, 2 threads "
-                  f"{times['2'][0]:.1f} s, speedup {ratios[-1]:.2f}x (load {load():.2f})")
+            print(
+                f"round {r + 1}: wall 1 thread {times['1'][0]:.1f} s, 2 threads "
+                f"{times['2'][0]:.1f} s, speedup {ratios[-1]:.2f}x (load {load():.2f})"
+            )
         print(f"median speedup of --threads 2: {sorted(ratios)[len(ratios) // 2]:.2f}x")
 
 

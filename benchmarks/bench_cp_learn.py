@@ -28,6 +28,7 @@ Usage: .venv/bin/python benchmarks/bench_cp_learn.py [--slice 2000] [--time-limi
 import argparse
 import math
 import os
+
 # The library leaves numba's threading layer to the process; the commands choose
 # workqueue (cpsvm.cli.common.configure_process), and so does this measure of them.
 os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
@@ -89,17 +90,36 @@ def run_cp(ds, multiclass, c_nat, eps, algorithm, time_limit=math.inf):
     """train() at the natural C (C_light or C_cs); a row with objectives in natural units."""
     n = ds.n_examples
     C = 100.0 * n * c_nat if multiclass else n * c_nat / 100.0
-    params = StructParams(C=C, epsilon=eps, algorithm=algorithm, bias=0.0,
-                          problem="multiclass" if multiclass else "binary",
-                          time_limit=time_limit)
+    params = StructParams(
+        C=C,
+        epsilon=eps,
+        algorithm=algorithm,
+        bias=0.0,
+        problem="multiclass" if multiclass else "binary",
+        time_limit=time_limit,
+    )
     (model, info), seconds, cpu = timed(lambda: train(ds, params))
     r, scale = info.result, 1e4 if multiclass else 1.0
-    obj = (cs_objective(model.W / 100.0, ds.X, ds.y, c_nat) if multiclass
-           else binary_objective(model.w, ds.X, ds.y, c_nat))
-    return dict(name=f"cp -w {algorithm}", eps=eps, seconds=seconds, cpu=cpu,
-                calls=r.oracle_calls, iters=r.iterations, sv=info.n_sv, primal=r.primal / scale,
-                obj=obj, dual=r.dual / scale, slack=C * eps / scale, status=r.status,
-                model=model)
+    obj = (
+        cs_objective(model.W / 100.0, ds.X, ds.y, c_nat)
+        if multiclass
+        else binary_objective(model.w, ds.X, ds.y, c_nat)
+    )
+    return dict(
+        name=f"cp -w {algorithm}",
+        eps=eps,
+        seconds=seconds,
+        cpu=cpu,
+        calls=r.oracle_calls,
+        iters=r.iterations,
+        sv=info.n_sv,
+        primal=r.primal / scale,
+        obj=obj,
+        dual=r.dual / scale,
+        slack=C * eps / scale,
+        status=r.status,
+        model=model,
+    )
 
 
 def run_linearsvc(X, y, multiclass, c_nat, tol):
@@ -114,9 +134,21 @@ def run_linearsvc(X, y, multiclass, c_nat, tol):
     else:
         W = clf.coef_.ravel()
         obj = binary_objective(W, X, y, c_nat)
-    return dict(name="LinearSVC", eps=tol, seconds=seconds, cpu=cpu, calls=None,
-                iters=int(clf.n_iter_), sv=None, primal=None, obj=obj, dual=None, slack=None,
-                status="", W=W)
+    return dict(
+        name="LinearSVC",
+        eps=tol,
+        seconds=seconds,
+        cpu=cpu,
+        calls=None,
+        iters=int(clf.n_iter_),
+        sv=None,
+        primal=None,
+        obj=obj,
+        dual=None,
+        slack=None,
+        status="",
+        W=W,
+    )
 
 
 def finish(rows):
@@ -124,8 +156,9 @@ def finish(rows):
     best = min(r["obj"] for r in rows)
     for r in rows:
         r["gap"] = (r["obj"] - best) / best
-        r["within"] = "" if r["slack"] is None else \
-            ("yes" if r["obj"] - best <= r["slack"] else "NO")
+        r["within"] = (
+            "" if r["slack"] is None else ("yes" if r["obj"] - best <= r["slack"] else "NO")
+        )
     return best
 
 
@@ -136,15 +169,20 @@ def fmt(v, spec):
 
 def print_table(title, rows, extra=()):
     print(f"\n== {title}")
-    head = (f"{'solver':<9} {'eps/tol':>7} {'time_s':>7} {'cpu_s':>7} {'oracle_calls':>12} "
-            f"{'iters':>6} {'SV':>4} {'primal':>11} {'objective':>11} {'rel_gap':>8} "
-            f"{'<=C*eps':>7}")
+    head = (
+        f"{'solver':<9} {'eps/tol':>7} {'time_s':>7} {'cpu_s':>7} {'oracle_calls':>12} "
+        f"{'iters':>6} {'SV':>4} {'primal':>11} {'objective':>11} {'rel_gap':>8} "
+        f"{'<=C*eps':>7}"
+    )
     print(head + "".join(f" {k:>{w}}" for k, w, _ in extra) + "  status")
     for r in rows:
-        print(f"{r['name']:<9} {r['eps']:>7.0e} {r['seconds']:7.2f} {r['cpu']:7.2f} "
-              f"{fmt(r['calls'], '12d')} {fmt(r['iters'], '6d')} {fmt(r['sv'], '4d')} "
-              f"{fmt(r['primal'], '11.4f')} {r['obj']:11.4f} {r['gap']:8.1e} {r['within']:>7}"
-              + "".join(f" {fmt(r.get(k), s)}" for k, w, s in extra) + f"  {r['status']}")
+        print(
+            f"{r['name']:<9} {r['eps']:>7.0e} {r['seconds']:7.2f} {r['cpu']:7.2f} "
+            f"{fmt(r['calls'], '12d')} {fmt(r['iters'], '6d')} {fmt(r['sv'], '4d')} "
+            f"{fmt(r['primal'], '11.4f')} {r['obj']:11.4f} {r['gap']:8.1e} {r['within']:>7}"
+            + "".join(f" {fmt(r.get(k), s)}" for k, w, s in extra)
+            + f"  {r['status']}"
+        )
 
 
 def whole_process(cmd, repeats, env):
@@ -165,8 +203,12 @@ def main():
     ap.add_argument("--slice", type=int, default=2000)
     ap.add_argument("--time-limit", type=float, default=120.0, help="n-slack (-w 0) limit, s")
     ap.add_argument("--repeats", type=int, default=3, help="whole-process runs (median)")
-    ap.add_argument("--blas-threads", type=int, default=None,
-                    help="limit BLAS threads (default: the library's own choice)")
+    ap.add_argument(
+        "--blas-threads",
+        type=int,
+        default=None,
+        help="limit BLAS threads (default: the library's own choice)",
+    )
     args = ap.parse_args()
     env = dict(os.environ)
     if args.blas_threads is not None:
@@ -176,9 +218,12 @@ def main():
     a9a, sat = read_svmlight(DATA / "a9a"), read_svmlight(DATA / "satimage.scale")
     sat_test = read_svmlight(DATA / "satimage.scale.t")
     blas = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
-    print(f"a9a {a9a.X.shape}, satimage {sat.X.shape}, satimage.t {sat_test.X.shape}; "
-          f"{os.cpu_count()} CPUs, BLAS threads {blas}, load average "
-          f"{os.getloadavg()[0]:.1f}; numba warm-up...", flush=True)
+    print(
+        f"a9a {a9a.X.shape}, satimage {sat.X.shape}, satimage.t {sat_test.X.shape}; "
+        f"{os.cpu_count()} CPUs, BLAS threads {blas}, load average "
+        f"{os.getloadavg()[0]:.1f}; numba warm-up...",
+        flush=True,
+    )
     for ds, mc in ((a9a, False), (sat, True)):  # compile / load numba code outside timings
         for w in (0, 3, 4, 9):
             run_cp(ds.subset(slice(0, 200)), mc, 1.0, 0.1, w)
@@ -187,23 +232,40 @@ def main():
     # 1. Table 1 columns on slices.
     for label, ds, mc, c in (("a9a", a9a, False, 1.0), ("satimage", sat, True, 0.1)):
         part = ds.subset(slice(0, args.slice))
-        rows = [run_cp(part, mc, c, 0.1, w, args.time_limit if w == 0 else math.inf)
-                for w in (3, 4, 0, 9)]
+        rows = [
+            run_cp(part, mc, c, 0.1, w, args.time_limit if w == 0 else math.inf)
+            for w in (3, 4, 0, 9)
+        ]
         rows.append(run_linearsvc(part.X, part.y, mc, c, 1e-8))
         finish(rows)
-        print_table(f"Table 1 at small scale: {label}[:{args.slice}], "
-                    f"{'C_cs = 0.1' if mc else 'C_light = 1, no bias'}, eps = 0.1", rows)
-        print("|reported primal - recomputed objective| / objective: " + ", ".join(
-            f"{r['name']} {abs(r['primal'] - r['obj']) / r['obj']:.1e}"
-            for r in rows if r["primal"] is not None), flush=True)
+        print_table(
+            f"Table 1 at small scale: {label}[:{args.slice}], "
+            f"{'C_cs = 0.1' if mc else 'C_light = 1, no bias'}, eps = 0.1",
+            rows,
+        )
+        print(
+            "|reported primal - recomputed objective| / objective: "
+            + ", ".join(
+                f"{r['name']} {abs(r['primal'] - r['obj']) / r['obj']:.1e}"
+                for r in rows
+                if r["primal"] is not None
+            ),
+            flush=True,
+        )
         w3, w4, w0, w9 = rows[:4]
-        summary.append(f"-w 4 fewer oracle calls than -w 3 ({label} slice): "
-                       f"{'yes' if w4['calls'] < w3['calls'] else 'no'} ({w4['calls']} vs "
-                       f"{w3['calls']}; time {w4['seconds']:.2f} vs {w3['seconds']:.2f} s)")
-        summary.append(f"n-slack on {label} slice: {w0['status']} after {w0['seconds']:.1f} s, "
-                       f"objective gap {w0['gap']:.1e}")
-        summary.append(f"-w 9 / -w 3 iterations on {label} slice: {w9['iters']} / "
-                       f"{w3['iters']}, time {w9['seconds']:.2f} / {w3['seconds']:.2f} s")
+        summary.append(
+            f"-w 4 fewer oracle calls than -w 3 ({label} slice): "
+            f"{'yes' if w4['calls'] < w3['calls'] else 'no'} ({w4['calls']} vs "
+            f"{w3['calls']}; time {w4['seconds']:.2f} vs {w3['seconds']:.2f} s)"
+        )
+        summary.append(
+            f"n-slack on {label} slice: {w0['status']} after {w0['seconds']:.1f} s, "
+            f"objective gap {w0['gap']:.1e}"
+        )
+        summary.append(
+            f"-w 9 / -w 3 iterations on {label} slice: {w9['iters']} / "
+            f"{w3['iters']}, time {w9['seconds']:.2f} / {w3['seconds']:.2f} s"
+        )
 
     # 2. Full a9a vs LinearSVC.
     rows = [run_cp(a9a, False, 1.0, eps, w) for w in (9, 3, 4) for eps in (0.1, 0.01)]
@@ -212,35 +274,61 @@ def main():
     lower = max(r["dual"] for r in rows if r["dual"] is not None)
     for r in rows:
         r["ratio"] = r["seconds"] / rows[-1]["seconds"]
-    print_table("full a9a, C_light = 1 (cp C = 325.61), no bias; ratio = time_s / LinearSVC "
-                "tol=1e-4", rows, extra=(("ratio", 7, "7.1f"),))
+    print_table(
+        "full a9a, C_light = 1 (cp C = 325.61), no bias; ratio = time_s / LinearSVC tol=1e-4",
+        rows,
+        extra=(("ratio", 7, "7.1f"),),
+    )
     print(f"best objective {best:.4f}; lower bound (largest cp dual) {lower:.4f}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         cli, cli_cpu = whole_process(
-            [str(CP_LEARN), "-c", f"{a9a.n_examples / 100:g}", "--b", "0", "-e", "0.1",
-             str(DATA / "a9a"), str(Path(tmp) / "model")], args.repeats, env)
-        skl, skl_cpu = whole_process([sys.executable, "-c", SKLEARN_SCRIPT, str(DATA / "a9a")],
-                                     args.repeats, env)
-    print(f"whole process (read + train + exit), median of {args.repeats}, wall (cpu) s: "
-          f"cp_learn -c {a9a.n_examples / 100:g} --b 0 -e 0.1: {cli:.2f} ({cli_cpu:.2f}); "
-          f"python -c load_svmlight_file + LinearSVC(tol=1e-4): {skl:.2f} ({skl_cpu:.2f}); "
-          f"ratio {cli / skl:.2f}", flush=True)
+            [
+                str(CP_LEARN),
+                "-c",
+                f"{a9a.n_examples / 100:g}",
+                "--b",
+                "0",
+                "-e",
+                "0.1",
+                str(DATA / "a9a"),
+                str(Path(tmp) / "model"),
+            ],
+            args.repeats,
+            env,
+        )
+        skl, skl_cpu = whole_process(
+            [sys.executable, "-c", SKLEARN_SCRIPT, str(DATA / "a9a")], args.repeats, env
+        )
+    print(
+        f"whole process (read + train + exit), median of {args.repeats}, wall (cpu) s: "
+        f"cp_learn -c {a9a.n_examples / 100:g} --b 0 -e 0.1: {cli:.2f} ({cli_cpu:.2f}); "
+        f"python -c load_svmlight_file + LinearSVC(tol=1e-4): {skl:.2f} ({skl_cpu:.2f}); "
+        f"ratio {cli / skl:.2f}",
+        flush=True,
+    )
     w9, w3, w4 = rows[0], rows[2], rows[4]
-    summary.append(f"-w 4 fewer oracle calls than -w 3 (full a9a, eps 0.1): "
-                   f"{'yes' if w4['calls'] < w3['calls'] else 'no'} ({w4['calls']} vs "
-                   f"{w3['calls']}; time {w4['seconds']:.1f} vs {w3['seconds']:.1f} s)")
+    summary.append(
+        f"-w 4 fewer oracle calls than -w 3 (full a9a, eps 0.1): "
+        f"{'yes' if w4['calls'] < w3['calls'] else 'no'} ({w4['calls']} vs "
+        f"{w3['calls']}; time {w4['seconds']:.1f} vs {w3['seconds']:.1f} s)"
+    )
     for r in (w9, w3, w4):
-        summary.append(f"cp_learn {r['name'][3:]} time / LinearSVC time at eps=0.1: "
-                       f"{r['ratio']:.2f} (tol=1e-4), {r['seconds'] / rows[-2]['seconds']:.2f} "
-                       f"(tol=1e-8)")
-    summary.append(f"cp_learn CLI / python LinearSVC script time, whole process: "
-                   f"{cli / skl:.2f}")
-    summary.append("a9a objective gaps: " + ", ".join(
-        f"{r['name']}@{r['eps']:.0e} {r['gap']:.1e}" for r in rows))
+        summary.append(
+            f"cp_learn {r['name'][3:]} time / LinearSVC time at eps=0.1: "
+            f"{r['ratio']:.2f} (tol=1e-4), {r['seconds'] / rows[-2]['seconds']:.2f} "
+            f"(tol=1e-8)"
+        )
+    summary.append(f"cp_learn CLI / python LinearSVC script time, whole process: {cli / skl:.2f}")
+    summary.append(
+        "a9a objective gaps: "
+        + ", ".join(f"{r['name']}@{r['eps']:.0e} {r['gap']:.1e}" for r in rows)
+    )
 
     # 3. Full satimage, multiclass.
-    rows = [run_cp(sat, True, 0.1, eps, w)
-            for w, eps in ((9, 0.1), (9, 0.01), (4, 0.1), (4, 0.01), (3, 0.1))]
+    rows = [
+        run_cp(sat, True, 0.1, eps, w)
+        for w, eps in ((9, 0.1), (9, 0.01), (4, 0.1), (4, 0.01), (3, 0.1))
+    ]
     rows.append(run_linearsvc(sat.X, sat.y, True, 0.1, 1e-8))
     finish(rows)
     for r in rows:
@@ -250,23 +338,33 @@ def main():
             Xt = fit_columns(sat_test.X, r["W"].shape[1])
             pred = np.argmax(np.asarray(Xt @ r["W"].T), axis=1) + 1
         r["test_acc"] = float(np.mean(pred == sat_test.y))
-    print_table("full satimage, C_cs = 0.1 (cp C = 44350); objective in Crammer-Singer units",
-                rows, extra=(("test_acc", 8, "8.4f"),))
-    summary.append("satimage objective gaps: " + ", ".join(
-        f"{r['name']}@{r['eps']:.0e} {r['gap']:.1e}" for r in rows)
-        + "; test accuracy " + ", ".join(f"{r['test_acc']:.4f}" for r in rows))
+    print_table(
+        "full satimage, C_cs = 0.1 (cp C = 44350); objective in Crammer-Singer units",
+        rows,
+        extra=(("test_acc", 8, "8.4f"),),
+    )
+    summary.append(
+        "satimage objective gaps: "
+        + ", ".join(f"{r['name']}@{r['eps']:.0e} {r['gap']:.1e}" for r in rows)
+        + "; test accuracy "
+        + ", ".join(f"{r['test_acc']:.4f}" for r in rows)
+    )
     w9, w4, w3, svc = rows[0], rows[2], rows[4], rows[5]
-    summary.append("satimage cp / LinearSVC(tol=1e-8) time at eps=0.1: "
-                   f"-w 9 {w9['seconds'] / svc['seconds']:.2f}, "
-                   f"-w 4 {w4['seconds'] / svc['seconds']:.2f}, "
-                   f"-w 3 {w3['seconds'] / svc['seconds']:.2f}; -w 4 / -w 3 oracle calls "
-                   f"{w4['calls']} vs {w3['calls']}; -w 9 / -w 3 iterations "
-                   f"{w9['iters']} vs {w3['iters']}")
+    summary.append(
+        "satimage cp / LinearSVC(tol=1e-8) time at eps=0.1: "
+        f"-w 9 {w9['seconds'] / svc['seconds']:.2f}, "
+        f"-w 4 {w4['seconds'] / svc['seconds']:.2f}, "
+        f"-w 3 {w3['seconds'] / svc['seconds']:.2f}; -w 4 / -w 3 oracle calls "
+        f"{w4['calls']} vs {w3['calls']}; -w 9 / -w 3 iterations "
+        f"{w9['iters']} vs {w3['iters']}"
+    )
 
     print("\n== summary")
     print("\n".join(summary))
-    print(f"total runtime {time.perf_counter() - started:.0f} s; load average "
-          f"{os.getloadavg()[0]:.1f}")
+    print(
+        f"total runtime {time.perf_counter() - started:.0f} s; load average "
+        f"{os.getloadavg()[0]:.1f}"
+    )
 
 
 if __name__ == "__main__":

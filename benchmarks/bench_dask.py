@@ -38,6 +38,7 @@ def synthetic(path: Path, mb: float) -> Path:
     if not path.exists():
         sys.path.insert(0, str(ROOT / "benchmarks"))
         from bench_io import make_synthetic
+
         make_synthetic(path, int(mb * (1 << 20)))
     return path
 
@@ -54,13 +55,16 @@ def run(config, data, C, out):
     wall = time.perf_counter() - t0
     if r.returncode:
         raise SystemExit(f"{' '.join(cmd)} failed: {r.stderr}")
-    row = dict(config=config, wall=wall,
-               train=float(re.search(r"total\s*:\s*([0-9.]+)", r.stdout).group(1)),
-               iterations=int(re.search(r"Number of iterations: (\d+)", r.stdout).group(1)),
-               primal=float(re.search(r"Q_P: ([0-9.e+-]+)", r.stdout).group(1)),
-               d=int(re.search(r"dimensionality : (\d+)", r.stdout).group(1)),
-               n=int(re.search(r"# of examples  : (\d+)", r.stdout).group(1)),
-               model=model.read_bytes())
+    row = dict(
+        config=config,
+        wall=wall,
+        train=float(re.search(r"total\s*:\s*([0-9.]+)", r.stdout).group(1)),
+        iterations=int(re.search(r"Number of iterations: (\d+)", r.stdout).group(1)),
+        primal=float(re.search(r"Q_P: ([0-9.e+-]+)", r.stdout).group(1)),
+        d=int(re.search(r"dimensionality : (\d+)", r.stdout).group(1)),
+        n=int(re.search(r"# of examples  : (\d+)", r.stdout).group(1)),
+        model=model.read_bytes(),
+    )
     with open(trace) as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
     if config != "local":
@@ -81,8 +85,16 @@ def micro(width, repeats=30):
     def nothing(x, *a):
         return 1
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None, silence_logs=50) as lc, Client(lc) as client:
+    with (
+        LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=50,
+        ) as lc,
+        Client(lc) as client,
+    ):
         anchors = [client.submit(np.zeros, 1, pure=False) for _ in range(2)]
         client.gather(anchors)
 
@@ -107,12 +119,15 @@ def main():
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--configs", default="local,local:1,local:2")
     a = ap.parse_args()
-    data = a.file or (DEFAULT_FILE if DEFAULT_FILE.exists()
-                      else synthetic(WORK / "synthetic-396MB.svm", 396))
+    data = a.file or (
+        DEFAULT_FILE if DEFAULT_FILE.exists() else synthetic(WORK / "synthetic-396MB.svm", 396)
+    )
     out = Path(tempfile.mkdtemp(prefix="bench-dask-"))
     configs = a.configs.split(",")
-    print(f"ocas_learn -c {a.c} on {data} ({data.stat().st_size / 2**20:.0f} MB); "
-          f"{os.cpu_count()} cores; configurations interleaved, {a.repeats} repeats")
+    print(
+        f"ocas_learn -c {a.c} on {data} ({data.stat().st_size / 2**20:.0f} MB); "
+        f"{os.cpu_count()} cores; configurations interleaved, {a.repeats} repeats"
+    )
     # Untimed: each configuration once on a small file, so that numba's compilation
     # (in every new worker process after an edit) is not timed.
     for config in configs:
@@ -122,10 +137,15 @@ def main():
         for config in configs:
             row = run(config, data, a.c, out)
             results[config].append(row)
-            print(f"  [{rep}] {config:8s} wall {row['wall']:7.2f} s, train {row['train']:7.2f} s,"
-                  f" {row['iterations']} iterations, Q_P {row['primal']:.6f}", flush=True)
-    print("\nconfig    wall/local  train/local  s/iter  compute/iter  comm/iter  rounds/iter  "
-          "ls rounds/search")
+            print(
+                f"  [{rep}] {config:8s} wall {row['wall']:7.2f} s, train {row['train']:7.2f} s,"
+                f" {row['iterations']} iterations, Q_P {row['primal']:.6f}",
+                flush=True,
+            )
+    print(
+        "\nconfig    wall/local  train/local  s/iter  compute/iter  comm/iter  rounds/iter  "
+        "ls rounds/search"
+    )
     for config in configs:
         rows = results[config]
         ratio_w = [r["wall"] / l["wall"] for r, l in zip(rows, results["local"])]
@@ -139,21 +159,27 @@ def main():
         comm = sum(r["communication"] for r in rows) / it
         rounds = sum(r["rounds"] for r in rows) / it
         ls = sum(r["ls_rounds"] for r in rows) / len(rows)
-        print(f"{config:8s}  {min(ratio_w):5.2f}-{max(ratio_w):4.2f}  {min(ratio_t):6.2f}-"
-              f"{max(ratio_t):4.2f}  {per:6.3f}  {comp:12.4f}  {comm:9.4f}  {rounds:11.2f}  "
-              f"{ls:16.2f}")
+        print(
+            f"{config:8s}  {min(ratio_w):5.2f}-{max(ratio_w):4.2f}  {min(ratio_t):6.2f}-"
+            f"{max(ratio_t):4.2f}  {per:6.3f}  {comp:12.4f}  {comm:9.4f}  {rounds:11.2f}  "
+            f"{ls:16.2f}"
+        )
     cluster = [c for c in configs if c != "local"]
     models = {r["model"] for c in cluster for r in results[c]}
-    print(f"\ncluster models byte-identical across {', '.join(cluster)} and repeats: "
-          f"{len(models) == 1}")
+    print(
+        f"\ncluster models byte-identical across {', '.join(cluster)} and repeats: "
+        f"{len(models) == 1}"
+    )
     local_primal = results["local"][0]["primal"]
-    worst = max(abs(r["primal"] - local_primal) / local_primal
-                for c in cluster for r in results[c])
-    print(f"largest relative objective difference to the local run: {worst:.2e} "
-          f"(stopping tolerance -r 0.01)")
+    worst = max(abs(r["primal"] - local_primal) / local_primal for c in cluster for r in results[c])
+    print(
+        f"largest relative objective difference to the local run: {worst:.2e} "
+        f"(stopping tolerance -r 0.01)"
+    )
 
     # The cost model, with this run's constants.
     from cpsvm.engine.distributed import fold_grid
+
     d = results["local"][0]["d"]
     folds = fold_grid(1.0, results["local"][0]["n"]).shape[1]
     latency, bandwidth = micro(folds * d)
@@ -162,24 +188,31 @@ def main():
     compute1 = sum(r["compute"] for r in one) / it1
     rounds = sum(r["rounds"] for r in one) / it1
     local_iter = sum(r["train"] for r in results["local"]) / sum(
-        r["iterations"] for r in results["local"])
+        r["iterations"] for r in results["local"]
+    )
     size_mb = data.stat().st_size / 2**20
-    print(f"\ncost model: compute of one worker on all the data {compute1:.4f} s/iteration "
-          f"({size_mb:.0f} MB of text), rounds {rounds:.2f}/iteration, latency of a round "
-          f"{1e3 * latency:.1f} ms, bandwidth {bandwidth / 1e6:.0f} MB/s, d = {d}, "
-          f"{folds} folds")
+    print(
+        f"\ncost model: compute of one worker on all the data {compute1:.4f} s/iteration "
+        f"({size_mb:.0f} MB of text), rounds {rounds:.2f}/iteration, latency of a round "
+        f"{1e3 * latency:.1f} ms, bandwidth {bandwidth / 1e6:.0f} MB/s, d = {d}, "
+        f"{folds} folds"
+    )
     transfer = folds * d * 8 / bandwidth
     for W in (2, 10, 100, 1000):
         t = compute1 / W + rounds * latency + transfer
-        print(f"  W = {W:4d}: {t:.4f} s/iteration (compute {compute1 / W:.4f}, rounds "
-              f"{rounds * latency:.4f}, transfer {transfer:.4f})")
+        print(
+            f"  W = {W:4d}: {t:.4f} s/iteration (compute {compute1 / W:.4f}, rounds "
+            f"{rounds * latency:.4f}, transfer {transfer:.4f})"
+        )
     overhead = rounds * latency + transfer
-    per_mb = local_iter / size_mb   # one machine, its threads
+    per_mb = local_iter / size_mb  # one machine, its threads
     for W in (10, 100, 1000):
         gain = per_mb - (compute1 / size_mb) / W
         beyond = overhead / gain if gain > 0 else float("inf")
-        print(f"  W = {W:4d} beats one machine beyond {beyond:.0f} MB of text "
-              f"({beyond / size_mb:.2f}x this file)")
+        print(
+            f"  W = {W:4d} beats one machine beyond {beyond:.0f} MB of text "
+            f"({beyond / size_mb:.2f}x this file)"
+        )
 
 
 if __name__ == "__main__":

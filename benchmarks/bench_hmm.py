@@ -58,13 +58,33 @@ WORK = Path(tempfile.gettempdir()) / "cpsvm-bench"
 BIN = Path(sys.executable).parent
 SAMPLE = REPO / "data" / "samples" / "ewt60.hmm.train"
 
-FIELDS = ("part", "tool", "w", "round", "sentences", "tokens", "wall_s", "cpu_s",
-          "runtime_s", "iterations", "oracle_calls", "pval", "dval", "objective",
-          "acc_own", "acc_other", "loss_per_token_own", "classify_wall_s", "load_before",
-          "load_after", "status")
+FIELDS = (
+    "part",
+    "tool",
+    "w",
+    "round",
+    "sentences",
+    "tokens",
+    "wall_s",
+    "cpu_s",
+    "runtime_s",
+    "iterations",
+    "oracle_calls",
+    "pval",
+    "dval",
+    "objective",
+    "acc_own",
+    "acc_other",
+    "loss_per_token_own",
+    "classify_wall_s",
+    "load_before",
+    "load_after",
+    "status",
+)
 
 
 # ---------------------------------------------------------------- processes
+
 
 def run(cmd, cap, log):
     """Run cmd with stdout+stderr into log; (wall, cpu, exit status, text). At cap seconds
@@ -97,8 +117,9 @@ def grab(pattern, text, cast=float):
 def learn_figures(text):
     return dict(
         iterations=grab(r"Number of iterations:\s*(\d+)", text, int),
-        oracle_calls=grab(r"Number of calls to 'find_most_violated_constraint':\s*(\d+)",
-                          text, int),
+        oracle_calls=grab(
+            r"Number of calls to 'find_most_violated_constraint':\s*(\d+)", text, int
+        ),
         pval=grab(r"Primal objective value: pval=([-+0-9.eE]+)", text),
         dval=grab(r"Dual objective value: dval=([-+0-9.eE]+)", text),
         runtime_s=grab(r"Runtime in cpu-seconds:\s*([0-9.]+)", text),
@@ -110,6 +131,7 @@ def load1():
 
 
 # ---------------------------------------------------------------- data
+
 
 def ensure_data(data):
     if not all((data / f"ewt.{s}.hmm").exists() for s in ("train", "test")):
@@ -139,8 +161,9 @@ class Split:
 
     def __init__(self, path=None, X=None, y=None, starts=None):
         if path is not None:
-            X, y, qid = load_svmlight_file(str(path), zero_based=False, query_id=True,
-                                           dtype=np.float64)
+            X, y, qid = load_svmlight_file(
+                str(path), zero_based=False, query_id=True, dtype=np.float64
+            )
             X, y = X.tocsr(), y.astype(np.int64)
             starts = np.concatenate(([0], np.flatnonzero(np.diff(qid)) + 1)).astype(np.int64)
         self.X, self.y, self.starts = X, y, starts
@@ -169,6 +192,7 @@ def accuracy(pred_file, gold):
 
 
 # ---------------------------------------------------------------- objective
+
 
 def read_hmm_model(path):
     """(header dict, dense w indexed by SVMhmm's feature numbers) of an SVM-HMM V3.10 model."""
@@ -214,31 +238,33 @@ def hmm_objective(model_path, split, C):
     E = np.zeros((split.X.shape[1], K))
     rows = min(F, split.X.shape[1])
     for c in tags:
-        E[:rows, c - 1] = w[base + F * c + 1: base + F * c + 1 + rows]
-    S = np.asarray(split.X @ E)                           # token x tag scores
+        E[:rows, c - 1] = w[base + F * c + 1 : base + F * c + 1 + rows]
+    S = np.asarray(split.X @ E)  # token x tag scores
     y0 = split.y - 1
     if y0.max() >= K:
         return None
     gold = S[np.arange(len(y0)), y0]
     same = np.ones(len(y0), bool)
-    same[split.starts] = False                            # first token: no transition
+    same[split.starts] = False  # first token: no transition
     idx = np.flatnonzero(same)
     gold_sum = np.add.reduceat(gold, split.starts) + np.bincount(
         np.searchsorted(split.starts, idx, side="right") - 1,
-        weights=T[y0[idx - 1], y0[idx]], minlength=split.n)
-    U = S + 1.0                                           # Hamming: +1 on wrong tags
+        weights=T[y0[idx - 1], y0[idx]],
+        minlength=split.n,
+    )
+    U = S + 1.0  # Hamming: +1 on wrong tags
     U[np.arange(len(y0)), y0] -= 1.0
-    order = np.argsort(-split.lengths, kind="stable")     # longest first
+    order = np.argsort(-split.lengths, kind="stable")  # longest first
     starts, lengths = split.starts[order], split.lengths[order]
     delta = U[starts].copy()
     best_in = np.empty_like(delta)
     step = np.empty_like(delta)
     for t in range(1, int(lengths.max())):
-        m_t = int(np.searchsorted(-lengths, -t, side="left"))   # sentences longer than t
+        m_t = int(np.searchsorted(-lengths, -t, side="left"))  # sentences longer than t
         d, b, s = delta[:m_t], best_in[:m_t], step[:m_t]
         np.add(d[:, :1], T[0], out=b)
-        for p in range(1, K):       # max over the previous tag, without a (m, K, K) array
-            np.add(d[:, p:p + 1], T[p], out=s)
+        for p in range(1, K):  # max over the previous tag, without a (m, K, K) array
+            np.add(d[:, p : p + 1], T[p], out=s)
             np.maximum(b, s, out=b)
         np.add(b, U[starts[:m_t] + t], out=d)
     best = np.empty(split.n)
@@ -248,6 +274,7 @@ def hmm_objective(model_path, split, C):
 
 
 # ---------------------------------------------------------------- one configuration
+
 
 class Bench:
     def __init__(self, a):
@@ -260,8 +287,9 @@ class Bench:
         if d and (Path(d) / "svm_hmm_learn").exists() and (Path(d) / "svm_hmm_classify").exists():
             self.svmhmm = (str(Path(d) / "svm_hmm_learn"), str(Path(d) / "svm_hmm_classify"))
         self.cp_learn = shutil.which("cp_learn", path=str(BIN)) or str(REPO / "bin" / "cp_learn")
-        self.cp_classify = (shutil.which("cp_classify", path=str(BIN))
-                            or str(REPO / "bin" / "cp_classify"))
+        self.cp_classify = shutil.which("cp_classify", path=str(BIN)) or str(
+            REPO / "bin" / "cp_classify"
+        )
         self.rows = []
         self._train = None
 
@@ -279,8 +307,21 @@ class Bench:
         a = self.a
         if tool == "svmhmm":
             return [self.svmhmm[0], "-c", f"{a.c:g}", "-e", f"{a.e:g}", str(train), str(model)]
-        cmd = [self.cp_learn, "--problem", "hmm", "-c", f"{a.c:g}", "-e", f"{a.e:g}",
-               "-w", str(w), "-v", "1", "--trace", str(trace)]
+        cmd = [
+            self.cp_learn,
+            "--problem",
+            "hmm",
+            "-c",
+            f"{a.c:g}",
+            "-e",
+            f"{a.e:g}",
+            "-w",
+            str(w),
+            "-v",
+            "1",
+            "--trace",
+            str(trace),
+        ]
         if a.threads:
             cmd += ["--threads", str(a.threads)]
         return cmd + [str(train), str(model)]
@@ -301,12 +342,24 @@ class Bench:
         model = self.logs / f"{name}.model"
         trace = self.logs / f"{name}.trace.tsv"
         lb = load1()
-        wall, cpu, rc, text = run(self.learn_cmd(tool, w, train, model, trace), self.a.cap,
-                                  self.logs / f"{name}.learn.log")
-        row = dict(part=part, tool="svm_hmm_learn" if tool == "svmhmm" else "cp_learn",
-                   w="" if w is None else w, round=rnd, sentences=split.n,
-                   tokens=len(split.y), wall_s=wall, cpu_s=cpu, load_before=lb,
-                   load_after=load1(), status=rc)
+        wall, cpu, rc, text = run(
+            self.learn_cmd(tool, w, train, model, trace),
+            self.a.cap,
+            self.logs / f"{name}.learn.log",
+        )
+        row = dict(
+            part=part,
+            tool="svm_hmm_learn" if tool == "svmhmm" else "cp_learn",
+            w="" if w is None else w,
+            round=rnd,
+            sentences=split.n,
+            tokens=len(split.y),
+            wall_s=wall,
+            cpu_s=cpu,
+            load_before=lb,
+            load_after=load1(),
+            status=rc,
+        )
         row.update(learn_figures(text))
         if row["oracle_calls"] is None and trace.exists():
             lines = trace.read_text().splitlines()
@@ -325,12 +378,14 @@ class Bench:
         if ok and classify:
             own = "svmhmm" if tool == "svmhmm" else "cp"
             other = "cp" if own == "svmhmm" else "svmhmm"
-            acc, lpt, cwall = self.classify(own, self.a.data / "ewt.test.hmm", model,
-                                            self.logs / f"{name}.{own}.pred")
+            acc, lpt, cwall = self.classify(
+                own, self.a.data / "ewt.test.hmm", model, self.logs / f"{name}.{own}.pred"
+            )
             row.update(acc_own=acc, loss_per_token_own=lpt, classify_wall_s=cwall)
             if other == "cp" or self.svmhmm:
-                row["acc_other"] = self.classify(other, self.a.data / "ewt.test.hmm", model,
-                                                 self.logs / f"{name}.{other}.pred")[0]
+                row["acc_other"] = self.classify(
+                    other, self.a.data / "ewt.test.hmm", model, self.logs / f"{name}.{other}.pred"
+                )[0]
         self.rows.append(row)
         print("  " + fmt_row(row), flush=True)
         return row
@@ -340,14 +395,22 @@ class Bench:
         t = time.perf_counter()
         for w in sorted(set(self.a.algorithms) | {self.a.scale_w}):
             m = self.logs / f"warm-w{w}.model"
-            _, _, rc, text = run([self.cp_learn, "--problem", "hmm", "-c", "1", "-w", str(w),
-                                  str(SAMPLE), str(m)], self.a.cap, self.logs / "warm.log")
+            _, _, rc, text = run(
+                [self.cp_learn, "--problem", "hmm", "-c", "1", "-w", str(w), str(SAMPLE), str(m)],
+                self.a.cap,
+                self.logs / "warm.log",
+            )
             if rc == 0:
-                run([self.cp_classify, str(SAMPLE), str(m), str(self.logs / "warm.pred")],
-                    self.a.cap, self.logs / "warm.classify.log")
+                run(
+                    [self.cp_classify, str(SAMPLE), str(m), str(self.logs / "warm.pred")],
+                    self.a.cap,
+                    self.logs / "warm.classify.log",
+                )
             else:
-                print(f"warm-up: cp_learn -w {w} failed (exit {rc}): "
-                      f"{text.strip().splitlines()[-1] if text.strip() else ''}")
+                print(
+                    f"warm-up: cp_learn -w {w} failed (exit {rc}): "
+                    f"{text.strip().splitlines()[-1] if text.strip() else ''}"
+                )
         print(f"warm-up (numba cache) {time.perf_counter() - t:.1f} s", flush=True)
 
 
@@ -360,20 +423,28 @@ def cell(v, spec):
 
 def fmt_row(r):
     tool = r["tool"] + (f" -w {r['w']}" if r["w"] != "" else "")
-    return (f"{tool:18s} n={r['sentences']:<6d} wall {cell(r['wall_s'], '8.2f')} s  "
-            f"cpu {cell(r['cpu_s'], '8.2f')} s  iter {cell(r['iterations'], '5d')}  "
-            f"calls {cell(r['oracle_calls'], '9d')}  pval {cell(r['pval'], '12.3f')}  "
-            f"obj {cell(r['objective'], '12.3f')}  acc {cell(r.get('acc_own'), '.4f')}"
-            f" (other {cell(r.get('acc_other'), '.4f')})  load {r['load_before']}")
+    return (
+        f"{tool:18s} n={r['sentences']:<6d} wall {cell(r['wall_s'], '8.2f')} s  "
+        f"cpu {cell(r['cpu_s'], '8.2f')} s  iter {cell(r['iterations'], '5d')}  "
+        f"calls {cell(r['oracle_calls'], '9d')}  pval {cell(r['pval'], '12.3f')}  "
+        f"obj {cell(r['objective'], '12.3f')}  acc {cell(r.get('acc_own'), '.4f')}"
+        f" (other {cell(r.get('acc_other'), '.4f')})  load {r['load_before']}"
+    )
 
 
 def write_tsv(path, rows):
     with open(path, "w") as f:
         f.write("\t".join(FIELDS) + "\n")
         for r in rows:
-            f.write("\t".join("" if r.get(k) is None else
-                              (f"{r[k]:.6g}" if isinstance(r[k], float) else str(r[k]))
-                              for k in FIELDS) + "\n")
+            f.write(
+                "\t".join(
+                    ""
+                    if r.get(k) is None
+                    else (f"{r[k]:.6g}" if isinstance(r[k], float) else str(r[k]))
+                    for k in FIELDS
+                )
+                + "\n"
+            )
 
 
 def slope(ns, ts):
@@ -391,6 +462,7 @@ def med(rows, key):
 
 # ---------------------------------------------------------------- parts
 
+
 def compare(b, summary):
     a = b.a
     train = a.data / "ewt.train.hmm"
@@ -399,8 +471,11 @@ def compare(b, summary):
         first_sentences(a.data / "ewt.train.hmm", train, a.quick_n)
     split = b.train_split().head(a.quick_n) if a.quick else b.train_split()
     configs = ([("svmhmm", None)] if b.svmhmm else []) + [("cp", w) for w in a.algorithms]
-    print(f"\n== compare: {split.n} sentences, {len(split.y)} tokens, C={a.c:g}, e={a.e:g}"
-          f"{'' if b.svmhmm else ' (SVMhmm skipped: CPSVM_SVMSTRUCT_DIR unset)'}", flush=True)
+    print(
+        f"\n== compare: {split.n} sentences, {len(split.y)} tokens, C={a.c:g}, e={a.e:g}"
+        f"{'' if b.svmhmm else ' (SVMhmm skipped: CPSVM_SVMSTRUCT_DIR unset)'}",
+        flush=True,
+    )
     for rnd in range(1, a.rounds + 1):
         for tool, w in configs:
             b.one("compare", tool, w, rnd, train, split, f"n{split.n}")
@@ -408,9 +483,11 @@ def compare(b, summary):
     by = {}
     for r in rows:
         by.setdefault((r["tool"], r["w"]), []).append(r)
-    print(f"\n{'medians':18s} {'wall s':>8s} {'cpu s':>8s} {'runtime':>8s} {'iter':>6s} "
-          f"{'calls':>9s} {'objective':>13s} {'acc':>7s} {'t/t_ref':>8s} {'cpu/ref':>8s} "
-          f"{'obj/ref':>8s}")
+    print(
+        f"\n{'medians':18s} {'wall s':>8s} {'cpu s':>8s} {'runtime':>8s} {'iter':>6s} "
+        f"{'calls':>9s} {'objective':>13s} {'acc':>7s} {'t/t_ref':>8s} {'cpu/ref':>8s} "
+        f"{'obj/ref':>8s}"
+    )
     ref = by.get(("svm_hmm_learn", ""))
     ref_wall = med(ref, "wall_s") if ref else None
     ref_cpu = med(ref, "cpu_s") if ref else None
@@ -423,33 +500,47 @@ def compare(b, summary):
         cratio = cpu / ref_cpu if (ref_cpu and cpu) else None
         oratio = obj / ref_obj if (ref_obj and obj) else None
         label = tool + (f" -w {w}" if w != "" else "")
-        print(f"{label:18s} {cell(wall, '8.2f')} {cell(med(rs, 'cpu_s'), '8.2f')} "
-              f"{cell(med(rs, 'runtime_s'), '8.2f')} {cell(med(rs, 'iterations'), '6.0f')} "
-              f"{cell(med(rs, 'oracle_calls'), '9.0f')} {cell(obj, '13.3f')} "
-              f"{cell(acc, '7.4f')} {cell(ratio, '8.3f')} {cell(cratio, '8.3f')} "
-              f"{cell(oratio, '8.5f')}")
+        print(
+            f"{label:18s} {cell(wall, '8.2f')} {cell(med(rs, 'cpu_s'), '8.2f')} "
+            f"{cell(med(rs, 'runtime_s'), '8.2f')} {cell(med(rs, 'iterations'), '6.0f')} "
+            f"{cell(med(rs, 'oracle_calls'), '9.0f')} {cell(obj, '13.3f')} "
+            f"{cell(acc, '7.4f')} {cell(ratio, '8.3f')} {cell(cratio, '8.3f')} "
+            f"{cell(oratio, '8.5f')}"
+        )
         if tool == "cp_learn" and ref:
-            goal = (acc is not None and ref_acc is not None and acc >= ref_acc
-                    and ratio is not None and ratio <= 0.5)
-            summary.append(f"compare: cp_learn -w {w}: wall {cell(wall, '.2f')} s = "
-                           f"{cell(ratio, '.3f')}x SVMhmm's {cell(ref_wall, '.2f')} s (CPU "
-                           f"{cell(cratio, '.3f')}x); token "
-                           f"accuracy {cell(acc, '.4f')} vs {cell(ref_acc, '.4f')}; objective "
-                           f"{cell(oratio, '.5f')}x SVMhmm's; goal (acc >= ref, time <= 0.5x) "
-                           f"{'met' if goal else 'NOT met'}")
+            goal = (
+                acc is not None
+                and ref_acc is not None
+                and acc >= ref_acc
+                and ratio is not None
+                and ratio <= 0.5
+            )
+            summary.append(
+                f"compare: cp_learn -w {w}: wall {cell(wall, '.2f')} s = "
+                f"{cell(ratio, '.3f')}x SVMhmm's {cell(ref_wall, '.2f')} s (CPU "
+                f"{cell(cratio, '.3f')}x); token "
+                f"accuracy {cell(acc, '.4f')} vs {cell(ref_acc, '.4f')}; objective "
+                f"{cell(oratio, '.5f')}x SVMhmm's; goal (acc >= ref, time <= 0.5x) "
+                f"{'met' if goal else 'NOT met'}"
+            )
     if ref:
-        summary.insert(0, f"compare: svm_hmm_learn -c {a.c:g} -e {a.e:g} on {split.n} "
-                          f"sentences: wall {cell(ref_wall, '.2f')} s, token accuracy "
-                          f"{cell(ref_acc, '.4f')}, objective {cell(ref_obj, '.3f')}, "
-                          f"load before {ref[0]['load_before']}")
+        summary.insert(
+            0,
+            f"compare: svm_hmm_learn -c {a.c:g} -e {a.e:g} on {split.n} "
+            f"sentences: wall {cell(ref_wall, '.2f')} s, token accuracy "
+            f"{cell(ref_acc, '.4f')}, objective {cell(ref_obj, '.3f')}, "
+            f"load before {ref[0]['load_before']}",
+        )
     w3, w4 = by.get(("cp_learn", 3)), by.get(("cp_learn", 4))
     if w3 and w4:
         c3, c4 = med(w3, "oracle_calls"), med(w4, "oracle_calls")
         o3, o4 = med(w3, "objective"), med(w4, "objective")
         if c3 and c4 and o3 and o4:
-            summary.append(f"compare: -w 4 / -w 3 oracle calls {c4:.0f} / {c3:.0f} = "
-                           f"{c4 / c3:.3f}; objectives {o4:.3f} vs {o3:.3f} (rel. diff "
-                           f"{(o4 - o3) / o3:+.2e})")
+            summary.append(
+                f"compare: -w 4 / -w 3 oracle calls {c4:.0f} / {c3:.0f} = "
+                f"{c4 / c3:.3f}; objectives {o4:.3f} vs {o3:.3f} (rel. diff "
+                f"{(o4 - o3) / o3:+.2e})"
+            )
     write_tsv(b.out / "compare.tsv", rows)
 
 
@@ -457,19 +548,28 @@ def scale(b, summary):
     a = b.a
     sizes = a.sizes
     tools = [("cp", a.scale_w)] + ([("svmhmm", None)] if (b.svmhmm and a.scale_svmhmm) else [])
-    print(f"\n== scale: sizes {','.join(map(str, sizes))}, C={a.c:g}, e={a.e:g}, "
-          f"cp_learn -w {a.scale_w}"
-          f"{'' if b.svmhmm else ' (SVMhmm skipped: CPSVM_SVMSTRUCT_DIR unset)'}", flush=True)
-    done = {(r["tool"], r["w"], r["sentences"]): r for r in b.rows
-            if r["part"] == "compare" and r["round"] == 1}
+    print(
+        f"\n== scale: sizes {','.join(map(str, sizes))}, C={a.c:g}, e={a.e:g}, "
+        f"cp_learn -w {a.scale_w}"
+        f"{'' if b.svmhmm else ' (SVMhmm skipped: CPSVM_SVMSTRUCT_DIR unset)'}",
+        flush=True,
+    )
+    done = {
+        (r["tool"], r["w"], r["sentences"]): r
+        for r in b.rows
+        if r["part"] == "compare" and r["round"] == 1
+    }
     for n in sizes:
         train = b.out / f"ewt.train.first{n}.hmm"
         got, _ = first_sentences(a.data / "ewt.train.hmm", train, n)
         split = b.train_split().head(n)
         for tool, w in tools:
-            key = ("svm_hmm_learn" if tool == "svmhmm" else "cp_learn",
-                   "" if w is None else w, split.n)
-            if key in done:     # the same run as in compare: not repeated
+            key = (
+                "svm_hmm_learn" if tool == "svmhmm" else "cp_learn",
+                "" if w is None else w,
+                split.n,
+            )
+            if key in done:  # the same run as in compare: not repeated
                 row = dict(done[key], part="scale")
                 b.rows.append(row)
                 print("  " + fmt_row(row) + "  (compare's run)", flush=True)
@@ -485,15 +585,19 @@ def scale(b, summary):
         s_wall = slope(ns, [r["wall_s"] for r in rs])
         s_run = slope(ns, [r["runtime_s"] for r in rs])
         s_cpu = slope(ns, [r["cpu_s"] for r in rs])
-        summary.append(f"scale: {tool} log-log slope of time vs sentences "
-                       f"({ns[0]}..{ns[-1]}): wall {cell(s_wall, '.3f')}, "
-                       f"cpu {cell(s_cpu, '.3f')}, printed runtime {cell(s_run, '.3f')}")
-    if importlib.util.find_spec("matplotlib") is None:   # optional, never a dependency
+        summary.append(
+            f"scale: {tool} log-log slope of time vs sentences "
+            f"({ns[0]}..{ns[-1]}): wall {cell(s_wall, '.3f')}, "
+            f"cpu {cell(s_cpu, '.3f')}, printed runtime {cell(s_run, '.3f')}"
+        )
+    if importlib.util.find_spec("matplotlib") is None:  # optional, never a dependency
         print("scale.png not drawn: matplotlib is not installed")
         return
     import matplotlib
+
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
+
     fig, ax = plt.subplots(figsize=(5, 4))
     for tool in ("cp_learn", "svm_hmm_learn"):
         rs = [r for r in rows if r["tool"] == tool and r["ok"]]
@@ -508,20 +612,28 @@ def scale(b, summary):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--parts", default="compare,scale")
-    ap.add_argument("--quick", action="store_true",
-                    help="compare on the first --quick-n sentences, scale on --quick-sizes")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="compare on the first --quick-n sentences, scale on --quick-sizes",
+    )
     ap.add_argument("--quick-n", type=int, default=1000)
     ap.add_argument("--quick-sizes", default="250,500,1000,2000")
-    ap.add_argument("--data", type=Path, default=WORK / "hmm",
-                    help="folder of ewt.{train,test}.hmm (made there if absent)")
+    ap.add_argument(
+        "--data",
+        type=Path,
+        default=WORK / "hmm",
+        help="folder of ewt.{train,test}.hmm (made there if absent)",
+    )
     ap.add_argument("--out", type=Path, default=WORK / "hmm-results")
     ap.add_argument("-c", type=float, default=5000.0)
     ap.add_argument("-e", type=float, default=0.5)
     ap.add_argument("--algorithms", default="3,4,9", help="cp_learn -w values to compare")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--sizes", default="1000,2000,4000,8000,12544")
-    ap.add_argument("--scale-w", type=int, default=9,
-                    help="cp_learn -w of the scale part (9: its default)")
+    ap.add_argument(
+        "--scale-w", type=int, default=9, help="cp_learn -w of the scale part (9: its default)"
+    )
     ap.add_argument("--no-scale-svmhmm", dest="scale_svmhmm", action="store_false")
     ap.add_argument("--no-classify", action="store_true", help="scale: skip test accuracy")
     ap.add_argument("--threads", type=int, default=0, help="cp_learn --threads (0: its default)")
@@ -538,9 +650,12 @@ def main():
     a.out.mkdir(parents=True, exist_ok=True)
     ensure_data(a.data)
     b = Bench(a)
-    print(f"bench_hmm {time.strftime('%Y-%m-%d %H:%M:%S %Z')}: load {os.getloadavg()}, "
-          f"{os.cpu_count()} cores; cp_learn {b.cp_learn}; SVMhmm "
-          f"{b.svmhmm[0] if b.svmhmm else 'skipped (CPSVM_SVMSTRUCT_DIR unset)'}", flush=True)
+    print(
+        f"bench_hmm {time.strftime('%Y-%m-%d %H:%M:%S %Z')}: load {os.getloadavg()}, "
+        f"{os.cpu_count()} cores; cp_learn {b.cp_learn}; SVMhmm "
+        f"{b.svmhmm[0] if b.svmhmm else 'skipped (CPSVM_SVMSTRUCT_DIR unset)'}",
+        flush=True,
+    )
     b.test = Split(a.data / "ewt.test.hmm")
     b.warm()
     summary = []

@@ -44,9 +44,11 @@ def load(reader, path):
     """(X, y) from one reader; imports lazily so subprocesses load only what they use."""
     if reader == "cpsvm":
         from cpsvm.io.svmlight import read_svmlight
+
         ds = read_svmlight(path)
         return ds.X, ds.y
     from sklearn.datasets import load_svmlight_file
+
     return load_svmlight_file(str(path), zero_based=False)
 
 
@@ -60,8 +62,10 @@ def rss_mb(field):
 
 def worker_first_call(tiny):
     t0 = time.perf_counter()
-    import cpsvm.io.svmlight as m
     from numba.core.registry import CPUDispatcher
+
+    import cpsvm.io.svmlight as m
+
     t1 = time.perf_counter()
     m.read_svmlight(tiny)
     t2 = time.perf_counter()
@@ -70,10 +74,15 @@ def worker_first_call(tiny):
     disp = {k: v for k, v in vars(m).items() if isinstance(v, CPUDispatcher)}
     hits = {k: sum(d.stats.cache_hits.values()) for k, d in disp.items()}
     misses = {k: sum(d.stats.cache_misses.values()) for k, d in disp.items()}
-    return dict(import_s=t1 - t0, first_s=t2 - t1, second_s=t3 - t2,
-                hits=sum(hits.values()), misses=sum(misses.values()),
-                compiled=sorted(k for k, n in misses.items() if n),
-                cache_path=next(iter(disp.values())).stats.cache_path)
+    return dict(
+        import_s=t1 - t0,
+        first_s=t2 - t1,
+        second_s=t3 - t2,
+        hits=sum(hits.values()),
+        misses=sum(misses.values()),
+        compiled=sorted(k for k, n in misses.items() if n),
+        cache_path=next(iter(disp.values())).stats.cache_path,
+    )
 
 
 def worker_rss(reader, path, tiny):
@@ -90,8 +99,13 @@ def worker_rss(reader, path, tiny):
 
 
 def run_worker(*args, env=None):
-    out = subprocess.run([sys.executable, __file__, "--worker", *map(str, args)], env=env,
-                         check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, __file__, "--worker", *map(str, args)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -106,8 +120,9 @@ def make_synthetic(path, target_bytes, seed=0, n_vocab=100_000, rows_per_chunk=2
     cdf /= cdf[-1]
     feature_of_rank = rng.permutation(n_vocab) + 1
     index_str = np.array([str(i) for i in range(n_vocab + 1)])
-    value_str = np.array([str(i) for i in range(1, 17)]
-                         + [f"{v:.6g}" for v in rng.lognormal(-1.5, 1.2, 65536)])
+    value_str = np.array(
+        [str(i) for i in range(1, 17)] + [f"{v:.6g}" for v in rng.lognormal(-1.5, 1.2, 65536)]
+    )
     tmp = path.with_suffix(".partial")
     written, chunk = 0, 0
     with open(tmp, "wb") as f:
@@ -118,15 +133,21 @@ def make_synthetic(path, target_bytes, seed=0, n_vocab=100_000, rows_per_chunk=2
             key = np.unique(rows * (n_vocab + 1) + feature_of_rank[ranks])  # sort + dedupe
             rows, feats = key // (n_vocab + 1), key % (n_vocab + 1)
             n = len(feats)
-            vidx = np.where(rng.random(n) < 0.3, np.minimum(rng.geometric(0.5, n), 16) - 1,
-                            rng.integers(16, len(value_str), n))
+            vidx = np.where(
+                rng.random(n) < 0.3,
+                np.minimum(rng.geometric(0.5, n), 16) - 1,
+                rng.integers(16, len(value_str), n),
+            )
             first = np.r_[True, rows[1:] != rows[:-1]]
             last = np.r_[rows[1:] != rows[:-1], True]
             labels = np.where(rng.random(rows_per_chunk) < 0.4, "+1 ", "-1 ")
             # Built by concatenation only: numpy widens the fixed-width str dtype as needed.
             head = np.where(first, labels[rows], "")
-            sep = np.where(last, np.where(rng.random(n) < 0.002,
-                                          f" # chunk {chunk} trailing comment\n", "\n"), " ")
+            sep = np.where(
+                last,
+                np.where(rng.random(n) < 0.002, f" # chunk {chunk} trailing comment\n", "\n"),
+                " ",
+            )
             tok = head + index_str[feats] + ":" + value_str[vidx] + sep
             text = f"# synthetic chunk {chunk}\n" + "".join(tok.tolist())
             written += f.write(text.encode())
@@ -161,17 +182,24 @@ def bench(path, repeats, tiny):
         row[r] = (size / min(ts), size / statistics.median(ts))
         rss = run_worker("rss", r, path, tiny)
         row[r + "_rss"] = rss["peak_mb"] - rss["base_mb"]
-    print(f"{path.name}: {size:.1f} MB, X {X.shape[0]}x{X.shape[1]}, nnz {X.nnz}; "
-          f"identical matrices: yes; MB/s best/median: "
-          + ", ".join(f"{r} {row[r][0]:.1f}/{row[r][1]:.1f}" for r in times), flush=True)
+    print(
+        f"{path.name}: {size:.1f} MB, X {X.shape[0]}x{X.shape[1]}, nnz {X.nnz}; "
+        f"identical matrices: yes; MB/s best/median: "
+        + ", ".join(f"{r} {row[r][0]:.1f}/{row[r][1]:.1f}" for r in times),
+        flush=True,
+    )
     return row
 
 
 def timed_peak(cmd):
     """(wall seconds, peak RSS in MB) of one command under /usr/bin/time -v: its own peak,
     not one inherited from this (large) process, as a direct child's ru_maxrss could be."""
-    run = subprocess.run(["/usr/bin/time", "-v", *map(str, cmd)], capture_output=True,
-                         text=True, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+    run = subprocess.run(
+        ["/usr/bin/time", "-v", *map(str, cmd)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, OPENBLAS_NUM_THREADS="1"),
+    )
     if run.returncode != 0:
         raise RuntimeError(f"{cmd[0]} failed:\n{run.stderr[-2000:]}")
     peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", run.stderr)[1])
@@ -196,10 +224,12 @@ def peak_rss_vs_svmocas(path, C, repeats):
         runs["ocas_learn"].append(timed_peak(ocas_learn))
     best = {k: (min(t for t, _ in v), max(p for _, p in v)) for k, v in runs.items()}
     (t_ref, p_ref), (t, p) = best["svmocas"], best["ocas_learn"]
-    return [f"whole process on {path.name}, C = {C} (best time, highest peak of {repeats}):",
-            f"  svmocas     {t_ref:7.1f} s  peak RSS {p_ref:7.0f} MB",
-            f"  ocas_learn  {t:7.1f} s  peak RSS {p:7.0f} MB   ratios: time {t / t_ref:.2f}x, "
-            f"peak {p / p_ref:.2f}x (target <= 1.2x)"]
+    return [
+        f"whole process on {path.name}, C = {C} (best time, highest peak of {repeats}):",
+        f"  svmocas     {t_ref:7.1f} s  peak RSS {p_ref:7.0f} MB",
+        f"  ocas_learn  {t:7.1f} s  peak RSS {p:7.0f} MB   ratios: time {t / t_ref:.2f}x, "
+        f"peak {p / p_ref:.2f}x (target <= 1.2x)",
+    ]
 
 
 def main():
@@ -219,38 +249,59 @@ def main():
     shutil.rmtree(fresh_cache, ignore_errors=True)
     fresh_env = dict(os.environ, NUMBA_CACHE_DIR=str(fresh_cache))
     default_env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
-    runs = [("cold: empty NUMBA_CACHE_DIR", fresh_env), ("2nd process, same cache", fresh_env),
-            ("default cache location", default_env)]
-    first_lines = [f"{'first call (tiny file, fresh process)':38s} {'import_s':>8s} "
-                   f"{'1st_call_s':>10s} {'2nd_call_s':>10s} {'hits':>4s} {'misses':>6s}"]
+    runs = [
+        ("cold: empty NUMBA_CACHE_DIR", fresh_env),
+        ("2nd process, same cache", fresh_env),
+        ("default cache location", default_env),
+    ]
+    first_lines = [
+        f"{'first call (tiny file, fresh process)':38s} {'import_s':>8s} "
+        f"{'1st_call_s':>10s} {'2nd_call_s':>10s} {'hits':>4s} {'misses':>6s}"
+    ]
     results = []
     for label, env in runs:
         res = run_worker("first-call", tiny, env=env)
         results.append(res)
-        first_lines.append(f"{label:38s} {res['import_s']:8.3f} {res['first_s']:10.3f} "
-                           f"{res['second_s']:10.4f} {res['hits']:4d} {res['misses']:6d}"
-                           + (f"  compiled: {', '.join(res['compiled'])}" if res["compiled"]
-                              else "  (loaded from cache)"))
-    first_lines.append(f"second process recompiled: {'YES' if results[1]['misses'] else 'no'}"
-                       f"; default cache dir: {results[2]['cache_path']}")
+        first_lines.append(
+            f"{label:38s} {res['import_s']:8.3f} {res['first_s']:10.3f} "
+            f"{res['second_s']:10.4f} {res['hits']:4d} {res['misses']:6d}"
+            + (
+                f"  compiled: {', '.join(res['compiled'])}"
+                if res["compiled"]
+                else "  (loaded from cache)"
+            )
+        )
+    first_lines.append(
+        f"second process recompiled: {'YES' if results[1]['misses'] else 'no'}"
+        f"; default cache dir: {results[2]['cache_path']}"
+    )
     print("\n".join(first_lines), flush=True)
 
     big = WORK / f"synthetic-{args.big_mb:g}MB.svm"
     t = time.perf_counter()
     made = make_synthetic(big, args.big_mb * MB)
-    print(f"synthetic file {big} ({big.stat().st_size / MB:.1f} MB): "
-          + (f"generated in {time.perf_counter() - t:.1f} s" if made else "reused"), flush=True)
+    print(
+        f"synthetic file {big} ({big.stat().st_size / MB:.1f} MB): "
+        + (f"generated in {time.perf_counter() - t:.1f} s" if made else "reused"),
+        flush=True,
+    )
 
     rows = [bench(path, args.repeats, tiny) for path in (A9A, big)]
     print()
-    print(f"{'file':<22s} {'size_MB':>8s} {'cpsvm_MB/s':>10s} {'sklearn_MB/s':>12s} "
-          f"{'ratio':>6s} {'cpsvm_dRSS_MB':>13s} {'sklearn_dRSS_MB':>15s}")
+    print(
+        f"{'file':<22s} {'size_MB':>8s} {'cpsvm_MB/s':>10s} {'sklearn_MB/s':>12s} "
+        f"{'ratio':>6s} {'cpsvm_dRSS_MB':>13s} {'sklearn_dRSS_MB':>15s}"
+    )
     for r in rows:
-        print(f"{r['file']:<22s} {r['size']:8.1f} {r['cpsvm'][0]:10.1f} {r['sklearn'][0]:12.1f} "
-              f"{r['cpsvm'][0] / r['sklearn'][0]:6.2f} {r['cpsvm_rss']:13.1f} "
-              f"{r['sklearn_rss']:15.1f}")
-    print(f"(best of {args.repeats} warm runs; ratio = cpsvm/sklearn throughput; dRSS = peak RSS "
-          "growth of one read in its own process: peak minus RSS after warm-up on a tiny file)")
+        print(
+            f"{r['file']:<22s} {r['size']:8.1f} {r['cpsvm'][0]:10.1f} {r['sklearn'][0]:12.1f} "
+            f"{r['cpsvm'][0] / r['sklearn'][0]:6.2f} {r['cpsvm_rss']:13.1f} "
+            f"{r['sklearn_rss']:15.1f}"
+        )
+    print(
+        f"(best of {args.repeats} warm runs; ratio = cpsvm/sklearn throughput; dRSS = peak RSS "
+        "growth of one read in its own process: peak minus RSS after warm-up on a tiny file)"
+    )
     print("\n".join(first_lines))
     if args.skip_rss:
         print("peak RSS vs svmocas: skipped (--skip-rss)")

@@ -73,15 +73,24 @@ def dense_stand_in(path: Path, n=10_000, d=22, seed=0):
     """Uniform [-1, 1] features, labels from a nonlinear rule (about 10% positive)."""
     rng = np.random.default_rng(seed)
     X = rng.uniform(-1, 1, (n, d))
-    s = np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2] + np.abs(X[:, 3]) - 0.5 * X[:, 4] ** 2 \
+    s = (
+        np.sin(3 * X[:, 0])
+        + X[:, 1] * X[:, 2]
+        + np.abs(X[:, 3])
+        - 0.5 * X[:, 4] ** 2
         + 0.3 * X[:, 5:10].sum(axis=1)
+    )
     y = np.where(s > np.quantile(s, 0.9), 1, -1)
     flip = rng.random(n) < 0.02
     y[flip] = -y[flip]
     with open(path, "w") as f:
         for i in range(n):
-            f.write(("+1" if y[i] > 0 else "-1") + " "
-                    + " ".join(f"{j + 1}:{X[i, j]:.6f}" for j in range(d)) + "\n")
+            f.write(
+                ("+1" if y[i] > 0 else "-1")
+                + " "
+                + " ".join(f"{j + 1}:{X[i, j]:.6f}" for j in range(d))
+                + "\n"
+            )
 
 
 def before_times(kernel, X, basis, beta, block=4096):
@@ -111,7 +120,7 @@ def part_evaluations(name, X, kernel, m, repeats):
     basis = np.sort(rng.choice(X.shape[0], m, replace=False))
     beta = rng.standard_normal(m)
     rk = RowKernel(X, kernel)
-    rk.times(None, basis, beta)                       # compile / warm
+    rk.times(None, basis, beta)  # compile / warm
     ref = before_times(kernel, X, basis, beta)
     err = np.max(np.abs(rk.times(None, basis, beta) - ref)) / np.max(np.abs(ref))
     old = new = 0.0
@@ -120,10 +129,13 @@ def part_evaluations(name, X, kernel, m, repeats):
         new += best_of(lambda: rk.times(None, basis, beta), 1)
     evaluations = X.shape[0] * m * repeats
     path = "BLAS" if rk.dense is not None else ("bitsets" if rk.binary else "numba")
-    print(f"{name}: {X.shape[0]} x {m} RBF values, path {path}: before "
-          f"{evaluations / old / 1e6:.0f} M/s, now {evaluations / new / 1e6:.0f} M/s "
-          f"({old / new:.1f}x); max relative difference {err:.1e}")
+    print(
+        f"{name}: {X.shape[0]} x {m} RBF values, path {path}: before "
+        f"{evaluations / old / 1e6:.0f} M/s, now {evaluations / new / 1e6:.0f} M/s "
+        f"({old / new:.1f}x); max relative difference {err:.1e}"
+    )
     import numba
+
     threads = numba.get_num_threads()
     if threads > 1:
         one = many = 0.0
@@ -132,8 +144,10 @@ def part_evaluations(name, X, kernel, m, repeats):
             one += best_of(lambda: rk.times(None, basis, beta), 1)
             numba.set_num_threads(threads)
             many += best_of(lambda: rk.times(None, basis, beta), 1)
-        print(f"  one thread {evaluations / one / 1e6:.0f} M/s, {threads} threads "
-              f"{evaluations / many / 1e6:.0f} M/s ({one / many:.2f}x)")
+        print(
+            f"  one thread {evaluations / one / 1e6:.0f} M/s, {threads} threads "
+            f"{evaluations / many / 1e6:.0f} M/s ({one / many:.2f}x)"
+        )
 
 
 def run(cmd, cwd=None):
@@ -148,26 +162,35 @@ def run(cmd, cwd=None):
 def part_learn(dense):
     print("\ncp_learn -t 2 -g 1 -c 1000 (C_light = 10) on the dense stand-in, whole process")
     with tempfile.TemporaryDirectory() as tmp:
-        for label, cp_learn in (("baseline", from_env("CPSVM_BASELINE_BIN", "cp_learn")),
-                                ("now", HERE / "cp_learn")):
+        for label, cp_learn in (
+            ("baseline", from_env("CPSVM_BASELINE_BIN", "cp_learn")),
+            ("now", HERE / "cp_learn"),
+        ):
             if cp_learn is None:
                 continue
-            seconds, out = run([cp_learn, "-c", "1000", "-t", "2", "-g", "1",
-                                dense, Path(tmp) / f"{label}.model"])
+            seconds, out = run(
+                [cp_learn, "-c", "1000", "-t", "2", "-g", "1", dense, Path(tmp) / f"{label}.model"]
+            )
             evaluations = int(re.search(r"kernel evaluations: (\d+)", out).group(1))
             primal = re.search(r"pval=([\d.]+)", out).group(1)
-            print(f"  {label:8s} {seconds:7.2f} s, {evaluations:.3g} kernel evaluations "
-                  f"({evaluations / seconds / 1e6:.0f} M/s whole process), pval={primal}")
+            print(
+                f"  {label:8s} {seconds:7.2f} s, {evaluations:.3g} kernel evaluations "
+                f"({evaluations / seconds / 1e6:.0f} M/s whole process), pval={primal}"
+            )
 
 
 def part_classify(model_path, repeats):
     test = DATA / "a9a.t"
     model = read_model(model_path)
-    print(f"\ncp_classify a9a.t with an RBF model of {model.support_vectors.shape[0]} SVs, "
-          f"whole process, median of {repeats}")
-    commands = {"svm_classify": from_env("CPSVM_SVMLIGHT_DIR", "svm_classify"),
-                "baseline cp_classify": from_env("CPSVM_BASELINE_BIN", "cp_classify"),
-                "cp_classify": HERE / "cp_classify"}
+    print(
+        f"\ncp_classify a9a.t with an RBF model of {model.support_vectors.shape[0]} SVs, "
+        f"whole process, median of {repeats}"
+    )
+    commands = {
+        "svm_classify": from_env("CPSVM_SVMLIGHT_DIR", "svm_classify"),
+        "baseline cp_classify": from_env("CPSVM_BASELINE_BIN", "cp_classify"),
+        "cp_classify": HERE / "cp_classify",
+    }
     commands = {k: [v] for k, v in commands.items() if v is not None}
     times = {k: [] for k in commands}
     outputs = {}
@@ -180,22 +203,29 @@ def part_classify(model_path, repeats):
                 outputs[name] = np.loadtxt(pred)
     ref = times.get("svm_classify")
     for name, ts in times.items():
-        ratio = f", {statistics.median(ts) / statistics.median(ref):.2f}x svm_classify" \
-            if ref else ""
+        ratio = (
+            f", {statistics.median(ts) / statistics.median(ref):.2f}x svm_classify" if ref else ""
+        )
         print(f"  {name:22s} {statistics.median(ts):6.2f} s{ratio}")
     if "svm_classify" in outputs:
-        same = np.mean([f"{a:.8g}" == f"{b:.8g}" for a, b in
-                        zip(outputs["cp_classify"], outputs["svm_classify"])])
+        same = np.mean(
+            [
+                f"{a:.8g}" == f"{b:.8g}"
+                for a, b in zip(outputs["cp_classify"], outputs["svm_classify"])
+            ]
+        )
         print(f"  decision values printed as svm_classify's: {100 * same:.2f}% of lines")
     # In process: SVMlight's arithmetic, as cp_classify computes (data rounded to float32).
     X = read_svmlight(test).X.copy()
     X.data = X.data.astype(np.float32).astype(np.float64)
-    model.decision_function(X[:100], single_precision=True)      # compile / warm
+    model.decision_function(X[:100], single_precision=True)  # compile / warm
     new = best_of(lambda: model.decision_function(X, single_precision=True), repeats)
 
     old = baseline_decision_seconds(model_path, test, repeats)
-    print(f"  decision_function in process: now {new:.3f} s, baseline "
-          + (f"{old:.3f} s ({old / new:.1f}x)" if old else "absent"))
+    print(
+        f"  decision_function in process: now {new:.3f} s, baseline "
+        + (f"{old:.3f} s ({old / new:.1f}x)" if old else "absent")
+    )
 
 
 BASELINE_SNIPPET = """
@@ -222,8 +252,10 @@ def baseline_decision_seconds(model_path, test, repeats):
     if python is None:
         return None
     # From the baseline's checkout: `python -c` imports cpsvm from the working directory.
-    _, out = run([python, "-c", BASELINE_SNIPPET, Path(model_path).resolve(), test, repeats],
-                 cwd=python.parent.parent)
+    _, out = run(
+        [python, "-c", BASELINE_SNIPPET, Path(model_path).resolve(), test, repeats],
+        cwd=python.parent.parent,
+    )
     return float(out.split()[-1])
 
 
@@ -235,17 +267,22 @@ def main():
     parser.add_argument("--model", type=Path, default=None)
     args = parser.parse_args()
     import numba
-    print(f"numba threads {numba.get_num_threads()}, OPENBLAS_NUM_THREADS "
-          f"{os.environ['OPENBLAS_NUM_THREADS']}")
+
+    print(
+        f"numba threads {numba.get_num_threads()}, OPENBLAS_NUM_THREADS "
+        f"{os.environ['OPENBLAS_NUM_THREADS']}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         dense = args.dense
         if dense is None:
             dense = Path(tmp) / "dense10k.svm"
             dense_stand_in(dense)
-        part_evaluations("dense stand-in", read_svmlight(dense).X, Kernel(2, gamma=1.0),
-                         2000, args.repeats)
-        part_evaluations("a9a", read_svmlight(DATA / "a9a").X, Kernel(2, gamma=0.05), 2000,
-                         args.repeats)
+        part_evaluations(
+            "dense stand-in", read_svmlight(dense).X, Kernel(2, gamma=1.0), 2000, args.repeats
+        )
+        part_evaluations(
+            "a9a", read_svmlight(DATA / "a9a").X, Kernel(2, gamma=0.05), 2000, args.repeats
+        )
         if not args.skip_learn:
             part_learn(dense)
         model = args.model

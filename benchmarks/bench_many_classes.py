@@ -59,8 +59,10 @@ from many_classes import many_classes  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 # shared/data beside the checkout (or beside the directory of worktrees holding it)
-DATA = next((up / "shared" / "data" for up in REPO.parents if (up / "shared" / "data").is_dir()),
-            REPO.parent / "shared" / "data")
+DATA = next(
+    (up / "shared" / "data" for up in REPO.parents if (up / "shared" / "data").is_dir()),
+    REPO.parent / "shared" / "data",
+)
 
 SVC_SCRIPT = """
 import sys, numpy as np, warnings
@@ -90,9 +92,13 @@ def run(cmd, log, cap, env=None):
     with open(log, "w") as out:
         # In the work directory: `python -m` puts the current directory first on
         # sys.path, which must not hold another checkout's cpsvm.
-        p = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", str(usage)]
-                             + [str(c) for c in cmd], stdout=out, stderr=subprocess.STDOUT,
-                             env=env, cwd=Path(log).parent)
+        p = subprocess.Popen(
+            ["/usr/bin/time", "-f", "%M", "-o", str(usage)] + [str(c) for c in cmd],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=Path(log).parent,
+        )
         # A timer kills it at the cap: wait(timeout=...) polls, every 50 ms at the end,
         # which rounded the small sets' times.
         timer = threading.Timer(cap, p.kill)
@@ -130,16 +136,17 @@ def cs_objective(W, X, y, C):
 
 def cpsvm_W(path, d, scale=1.0):
     from cpsvm.io.model_file import read_model
+
     model = read_model(path)
     W = np.zeros((model.W.shape[0], d))
-    W[:, :min(d, model.W.shape[1])] = model.W[:, :d]
+    W[:, : min(d, model.W.shape[1])] = model.W[:, :d]
     return W / scale
 
 
 def msvmocas_W(path, k, d):
     W = np.zeros((d, k))
     rows = np.loadtxt(path, ndmin=2)
-    W[:len(rows)] = rows
+    W[: len(rows)] = rows
     return W.T
 
 
@@ -154,16 +161,21 @@ def median(xs):
 
 # ------------------------------------------------------------------ part 1: many classes
 
+
 def part_many(a, work):
     from cpsvm.io.svmlight import read_svmlight, write_svmlight
+
     data = many_classes(a.n, a.classes, a.features, seed=0)
     path = work / "many.svm"
     write_svmlight(path, data.X, data.y)
     ds = read_svmlight(path)
     X, y, n, d, k = ds.X, ds.y, ds.n_examples, ds.n_features, a.classes
-    print(f"\n1. many classes: {n} documents, {d} features, {k} classes, {X.nnz} non-zeros "
-          f"({X.nnz / n:.0f} a row, file {path.stat().st_size / 2**20:.1f} MB); TolRel "
-          f"{a.tol:g}; W is {k * d * 8 / 2**20:.0f} MB", flush=True)
+    print(
+        f"\n1. many classes: {n} documents, {d} features, {k} classes, {X.nnz} non-zeros "
+        f"({X.nnz / n:.0f} a row, file {path.stat().st_size / 2**20:.1f} MB); TolRel "
+        f"{a.tol:g}; W is {k * d * 8 / 2**20:.0f} MB",
+        flush=True,
+    )
     libocas = os.environ.get("CPSVM_LIBOCAS_DIR")
     msvmocas = shutil.which("msvmocas", path=libocas) if libocas else None
     if msvmocas is None:
@@ -187,8 +199,7 @@ def part_many(a, work):
                 if tool == "msvmocas":
                     cmd = [msvmocas, "-c", C, "-r", a.tol, "-v", "1", path, model]
                 elif tool.startswith("ocas_learn"):
-                    cmd, env = command("ocas_learn", a.before if "before" in tool else None,
-                                       work)
+                    cmd, env = command("ocas_learn", a.before if "before" in tool else None, work)
                     cmd += ["-c", C, "-r", a.tol, "-v", "1", path, model]
                 elif tool == "cp_learn":
                     cmd, env = command("cp_learn")
@@ -199,19 +210,23 @@ def part_many(a, work):
                 before = load()
                 wall, peak, status, text = run(cmd, log, a.cap, env)
                 if status:
-                    print(f"   C={C:g} {tool}: exit status {status} after {wall:.0f} s",
-                          flush=True)
+                    print(f"   C={C:g} {tool}: exit status {status} after {wall:.0f} s", flush=True)
                     continue
                 if tool == "msvmocas":
                     W = msvmocas_W(model, k, d)
-                    primal, dual = number(r", Q_P=([0-9.e+-]+)", text), \
-                        number(r", Q_D=([0-9.e+-]+)", text)
-                    iters = max((int(m) for m in re.findall(r"(?m)^\s*(\d+): tim=", text)),
-                                default=0)
+                    primal, dual = (
+                        number(r", Q_P=([0-9.e+-]+)", text),
+                        number(r", Q_D=([0-9.e+-]+)", text),
+                    )
+                    iters = max(
+                        (int(m) for m in re.findall(r"(?m)^\s*(\d+): tim=", text)), default=0
+                    )
                 elif tool.startswith("ocas_learn"):
                     W = cpsvm_W(model, d)
-                    primal, dual = number(r"(?m)^Q_P: ([0-9.e+-]+)", text), \
-                        number(r"\s{3}Q_D: ([0-9.e+-]+)", text)
+                    primal, dual = (
+                        number(r"(?m)^Q_P: ([0-9.e+-]+)", text),
+                        number(r"\s{3}Q_D: ([0-9.e+-]+)", text),
+                    )
                     iters = int(number(r"Number of iterations: (\d+)", text, 0))
                     if epsilon is None and "before" not in tool:
                         # cp_learn's gap C·e (its scale: 100² × Crammer-Singer's) at
@@ -226,77 +241,114 @@ def part_many(a, work):
                     W = np.zeros((k, d))
                     coef = np.load(model)
                     classes = [int(c) for c in re.search(r"classes (.*)", text).group(1).split()]
-                    W[np.array(classes) - 1, :coef.shape[1]] = coef
+                    W[np.array(classes) - 1, : coef.shape[1]] = coef
                     primal, dual = np.nan, np.nan
                     iters = int(number(r"iterations (\d+)", text, 0))
                 F = cs_objective(W, X, y, C)
-                runs[tool].append(dict(wall=wall, peak=peak, F=F, primal=primal, dual=dual,
-                                       iters=iters))
-                print(f"   C={C:g} round {r + 1} {tool:20s} {wall:8.1f} s {peak:8.0f} MB  "
-                      f"{iters:5d} it  F={F:.6f}  printed Q_P={primal:.6f} Q_D={dual:.6f}  "
-                      f"(load {before:.1f} -> {load():.1f})", flush=True)
-        best_dual = max((x["dual"] for t in runs for x in runs[t] if np.isfinite(x["dual"])),
-                        default=np.nan)
+                runs[tool].append(
+                    dict(wall=wall, peak=peak, F=F, primal=primal, dual=dual, iters=iters)
+                )
+                print(
+                    f"   C={C:g} round {r + 1} {tool:20s} {wall:8.1f} s {peak:8.0f} MB  "
+                    f"{iters:5d} it  F={F:.6f}  printed Q_P={primal:.6f} Q_D={dual:.6f}  "
+                    f"(load {before:.1f} -> {load():.1f})",
+                    flush=True,
+                )
+        best_dual = max(
+            (x["dual"] for t in runs for x in runs[t] if np.isfinite(x["dual"])), default=np.nan
+        )
         ref = runs.get("msvmocas") or []
         for tool in tools:
             xs = runs[tool]
             if not xs:
                 continue
             F = median([x["F"] for x in xs])
-            row = dict(C=C, tool=tool, wall=median([x["wall"] for x in xs]),
-                       wall_min=min(x["wall"] for x in xs),
-                       peak=median([x["peak"] for x in xs]), iters=median([x["iters"] for x in xs]),
-                       F=F, gap=(F - best_dual) / F)
+            row = dict(
+                C=C,
+                tool=tool,
+                wall=median([x["wall"] for x in xs]),
+                wall_min=min(x["wall"] for x in xs),
+                peak=median([x["peak"] for x in xs]),
+                iters=median([x["iters"] for x in xs]),
+                F=F,
+                gap=(F - best_dual) / F,
+            )
             if ref:
                 row["t_ratio"] = row["wall"] / median([x["wall"] for x in ref])
                 row["m_ratio"] = row["peak"] / median([x["peak"] for x in ref])
             rows.append(row)
     if a.before and a.w34_iterations:
-        print(f"\n   cp_learn -w 3 and -w 4 (-c {100 * n:g}, C_cs = 1), {a.w34_iterations} "
-              "iterations each, before and after:", flush=True)
+        print(
+            f"\n   cp_learn -w 3 and -w 4 (-c {100 * n:g}, C_cs = 1), {a.w34_iterations} "
+            "iterations each, before and after:",
+            flush=True,
+        )
         for w in ("3", "4"):
             for side in ("before", "after"):
                 cmd, env = command("cp_learn", a.before if side == "before" else None, work)
-                cmd += ["-w", w, "-c", 100 * n, "-#", a.w34_iterations, "-v", "1", path,
-                        work / "w34.model"]
+                cmd += [
+                    "-w",
+                    w,
+                    "-c",
+                    100 * n,
+                    "-#",
+                    a.w34_iterations,
+                    "-v",
+                    "1",
+                    path,
+                    work / "w34.model",
+                ]
                 before = load()
                 wall, peak, status, text = run(cmd, work / "w34.log", a.cap, env)
                 iters = int(number(r"Number of iterations: (\d+)", text, 0))
-                print(f"   -w {w} {side:6s} {wall:8.1f} s {peak:8.0f} MB  {iters} it  "
-                      f"pval={number(r'pval=([0-9.e+-]+)', text):.3f}  (load {before:.1f} -> "
-                      f"{load():.1f})", flush=True)
-    print(f"\n   medians over {a.repeats} rounds; gap = (F - D*)/F, D* the best dual bound "
-          "printed; ratios to msvmocas's medians")
-    print(f"   {'C':>4s} {'tool':20s} {'wall s':>8s} {'min s':>8s} {'peak MB':>8s} "
-          f"{'iters':>6s} {'F (recomputed)':>16s} {'gap':>9s} {'time/ms':>8s} {'RSS/ms':>7s}")
+                print(
+                    f"   -w {w} {side:6s} {wall:8.1f} s {peak:8.0f} MB  {iters} it  "
+                    f"pval={number(r'pval=([0-9.e+-]+)', text):.3f}  (load {before:.1f} -> "
+                    f"{load():.1f})",
+                    flush=True,
+                )
+    print(
+        f"\n   medians over {a.repeats} rounds; gap = (F - D*)/F, D* the best dual bound "
+        "printed; ratios to msvmocas's medians"
+    )
+    print(
+        f"   {'C':>4s} {'tool':20s} {'wall s':>8s} {'min s':>8s} {'peak MB':>8s} "
+        f"{'iters':>6s} {'F (recomputed)':>16s} {'gap':>9s} {'time/ms':>8s} {'RSS/ms':>7s}"
+    )
     for row in rows:
-        print(f"   {row['C']:4g} {row['tool']:20s} {row['wall']:8.1f} {row['wall_min']:8.1f} "
-              f"{row['peak']:8.0f} {row['iters']:6.0f} {row['F']:16.6f} {row['gap']:9.5f} "
-              f"{row.get('t_ratio', np.nan):8.3f} {row.get('m_ratio', np.nan):7.3f}")
+        print(
+            f"   {row['C']:4g} {row['tool']:20s} {row['wall']:8.1f} {row['wall_min']:8.1f} "
+            f"{row['peak']:8.0f} {row['iters']:6.0f} {row['F']:16.6f} {row['gap']:9.5f} "
+            f"{row.get('t_ratio', np.nan):8.3f} {row.get('m_ratio', np.nan):7.3f}"
+        )
     return rows
 
 
 # ------------------------------------------------------------------ part 2: small sets
 
-SMALL = [("dna.scale", ["ocas_learn", "-c", "1"]),
-         ("satimage.scale", ["ocas_learn", "-c", "1"]),
-         ("dna.scale", ["ocas_learn", "-c", "10"]),
-         ("satimage.scale", ["ocas_learn", "-c", "10"]),
-         ("dna.scale", ["cp_learn", "-c", "1000"]),
-         ("satimage.scale", ["cp_learn", "-c", "1000"]),
-         ("dna.scale", ["cp_learn", "-w", "3", "-c", "1000"]),
-         ("satimage.scale", ["cp_learn", "-w", "3", "-c", "1000"]),
-         ("dna.scale", ["cp_learn", "-w", "4", "-c", "1000"]),
-         ("satimage.scale", ["cp_learn", "-w", "4", "-c", "1000"])]
+SMALL = [
+    ("dna.scale", ["ocas_learn", "-c", "1"]),
+    ("satimage.scale", ["ocas_learn", "-c", "1"]),
+    ("dna.scale", ["ocas_learn", "-c", "10"]),
+    ("satimage.scale", ["ocas_learn", "-c", "10"]),
+    ("dna.scale", ["cp_learn", "-c", "1000"]),
+    ("satimage.scale", ["cp_learn", "-c", "1000"]),
+    ("dna.scale", ["cp_learn", "-w", "3", "-c", "1000"]),
+    ("satimage.scale", ["cp_learn", "-w", "3", "-c", "1000"]),
+    ("dna.scale", ["cp_learn", "-w", "4", "-c", "1000"]),
+    ("satimage.scale", ["cp_learn", "-w", "4", "-c", "1000"]),
+]
 
 
 def part_small(a, work):
     if not a.before:
-        print("\n2. small sets before/after: skipped (give --before, main's "
-              "checkout)")
+        print("\n2. small sets before/after: skipped (give --before, main's checkout)")
         return []
-    print(f"\n2. small sets, this checkout (after) against {a.before} (before), "
-          f"{a.small_repeats} interleaved rounds", flush=True)
+    print(
+        f"\n2. small sets, this checkout (after) against {a.before} (before), "
+        f"{a.small_repeats} interleaved rounds",
+        flush=True,
+    )
     rows = []
     for name, args in SMALL:
         times = {"before": [], "after": []}
@@ -313,35 +365,52 @@ def part_small(a, work):
                 peaks[side].append(peak)
         loads.append(load())
         ratios = [x / y for x, y in zip(times["after"], times["before"])]
-        row = dict(data=name, cmd=" ".join(args), before=median(times["before"]),
-                   after=median(times["after"]), before_min=min(times["before"]),
-                   after_min=min(times["after"]), ratio=median(ratios),
-                   ratio_min=min(ratios), ratio_max=max(ratios),
-                   peak_before=median(peaks["before"]), peak_after=median(peaks["after"]))
+        row = dict(
+            data=name,
+            cmd=" ".join(args),
+            before=median(times["before"]),
+            after=median(times["after"]),
+            before_min=min(times["before"]),
+            after_min=min(times["after"]),
+            ratio=median(ratios),
+            ratio_min=min(ratios),
+            ratio_max=max(ratios),
+            peak_before=median(peaks["before"]),
+            peak_after=median(peaks["after"]),
+        )
         rows.append(row)
-        print(f"   {name:15s} {row['cmd']:28s} before {row['before_min']:6.2f}/"
-              f"{row['before']:6.2f} s  after {row['after_min']:6.2f}/{row['after']:6.2f} s "
-              f"(min/median)  after/before {row['ratio']:.3f} [{row['ratio_min']:.3f}, "
-              f"{row['ratio_max']:.3f}]  peak {row['peak_before']:.0f} -> "
-              f"{row['peak_after']:.0f} MB  (load {loads[0]:.1f} -> {loads[1]:.1f})",
-              flush=True)
+        print(
+            f"   {name:15s} {row['cmd']:28s} before {row['before_min']:6.2f}/"
+            f"{row['before']:6.2f} s  after {row['after_min']:6.2f}/{row['after']:6.2f} s "
+            f"(min/median)  after/before {row['ratio']:.3f} [{row['ratio_min']:.3f}, "
+            f"{row['ratio_max']:.3f}]  peak {row['peak_before']:.0f} -> "
+            f"{row['peak_after']:.0f} MB  (load {loads[0]:.1f} -> {loads[1]:.1f})",
+            flush=True,
+        )
     return rows
 
 
 def warm(a, work):
     from cpsvm.io.svmlight import write_svmlight
+
     small = many_classes(300, n_classes=12, n_features=3000, tokens=60, seed=1)
     path = work / "warm.svm"
     write_svmlight(path, small.X, small.y)
     for before in [None] + ([a.before] if a.before else []):
-        for args in (["ocas_learn", "-c", "1"], ["cp_learn", "-c", "1000"],
-                     ["cp_learn", "-w", "3", "-c", "1000"],
-                     ["cp_learn", "-w", "4", "-c", "1000"]):
+        for args in (
+            ["ocas_learn", "-c", "1"],
+            ["cp_learn", "-c", "1000"],
+            ["cp_learn", "-w", "3", "-c", "1000"],
+            ["cp_learn", "-w", "4", "-c", "1000"],
+        ):
             for data in (path, a.data / "satimage.scale", a.data / "dna.scale"):
                 cmd, env = command(args[0], before, work)
-                subprocess.run([str(c) for c in cmd + args[1:] + ["-v", "0", data,
-                                                                   work / "warm.model"]],
-                               check=True, env=env, cwd=work)
+                subprocess.run(
+                    [str(c) for c in cmd + args[1:] + ["-v", "0", data, work / "warm.model"]],
+                    check=True,
+                    env=env,
+                    cwd=work,
+                )
 
 
 def main():
@@ -356,25 +425,41 @@ def main():
     p.add_argument("--before", default=None, help="the 'before' checkout (e.g. /work/main)")
     p.add_argument("--before-Cs", default="1")
     p.add_argument("--small-repeats", type=int, default=5)
-    p.add_argument("--w34-iterations", type=int, default=40,
-                   help="cp_learn -w 3/-w 4 before/after on the many-class set (0: skip)")
+    p.add_argument(
+        "--w34-iterations",
+        type=int,
+        default=40,
+        help="cp_learn -w 3/-w 4 before/after on the many-class set (0: skip)",
+    )
     p.add_argument("--no-svc", action="store_true")
     p.add_argument("--svc-iter", type=int, default=1000)
     p.add_argument("--cap", type=float, default=3600.0)
-    p.add_argument("--data", type=Path, default=DATA,
-                   help=f"dna.scale's and satimage.scale's directory (default {DATA})")
+    p.add_argument(
+        "--data",
+        type=Path,
+        default=DATA,
+        help=f"dna.scale's and satimage.scale's directory (default {DATA})",
+    )
     a = p.parse_args()
     a.Cs = [float(c) for c in a.Cs.split(",")]
     a.before_Cs = [float(c) for c in a.before_Cs.split(",")] if a.before_Cs else []
     parts = a.parts.split(",")
     with tempfile.TemporaryDirectory(prefix="cpsvm-many-") as tmp:
         work = Path(tmp)
-        print(f"python {sys.executable} {sys.version.split()[0]}, {os.cpu_count()} cpus, "
-              f"load {load():.1f}", flush=True)
+        print(
+            f"python {sys.executable} {sys.version.split()[0]}, {os.cpu_count()} cpus, "
+            f"load {load():.1f}",
+            flush=True,
+        )
         for before in [None] + ([a.before] if a.before else []):
             cmd, env = command("ocas_learn", before, work)
-            where = subprocess.run([cmd[0], "-c", "import cpsvm; print(cpsvm.__file__)"],
-                                   env=env, cwd=work, capture_output=True, text=True).stdout
+            where = subprocess.run(
+                [cmd[0], "-c", "import cpsvm; print(cpsvm.__file__)"],
+                env=env,
+                cwd=work,
+                capture_output=True,
+                text=True,
+            ).stdout
             print(f"   {'before' if before else 'after'}: cpsvm from {where.strip()}")
         warm(a, work)
         if "many" in parts:

@@ -58,6 +58,7 @@ import scipy.sparse as sp  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import artificial  # noqa: E402
+
 from cpsvm.data import Dataset  # noqa: E402
 from cpsvm.engine.margin_bounds import HUBER, ResortPolicy, SortedMargins  # noqa: E402
 from cpsvm.engine.sgd import SGDSettings, huber_gd, run_sgd  # noqa: E402
@@ -94,7 +95,7 @@ def text_like(n, d, seed=0):
     return sp.csr_matrix(X), y
 
 
-LAMBDA = {"mnist8": 1e-3, "heart": 1e-3, "dense": 1e-5}     # the others: 1e-4
+LAMBDA = {"mnist8": 1e-3, "heart": 1e-3, "dense": 1e-5}  # the others: 1e-4
 
 
 def datasets(a):
@@ -114,7 +115,7 @@ def datasets(a):
             out[name] = Dataset(d.X, np.where(d.y == 6, 1.0, -1.0))
         elif name == "mnist8":
             d = read_svmlight(DATA / "mnist" / "mnist10k.scale.xz")
-            out[name] = Dataset(d.X[:a.mnist_n], np.where(d.y[:a.mnist_n] == 8, 1.0, -1.0))
+            out[name] = Dataset(d.X[: a.mnist_n], np.where(d.y[: a.mnist_n] == 8, 1.0, -1.0))
         elif name == "art":
             out[name] = Dataset(*artificial.load(a.art_n, a.art_d))
         elif name == "dense":
@@ -136,7 +137,7 @@ def interleaved(run, repeats):
     seconds = {False: [], True: []}
     results = {}
     for r in range(repeats):
-        for pruned in ((False, True) if r % 2 == 0 else (True, False)):
+        for pruned in (False, True) if r % 2 == 0 else (True, False):
             t, res = run(pruned)
             seconds[pruned].append(t)
             results[pruned] = res
@@ -158,7 +159,7 @@ def load_note():
     return f"load {os.getloadavg()[0]:.1f}"
 
 
-TABLE = []     # rows of the summary
+TABLE = []  # rows of the summary
 
 
 def gd_part(name, ds, a):
@@ -167,43 +168,63 @@ def gd_part(name, ds, a):
     lam = lam_of(name, a)
     eps_list = [float(e) for e in a.gd_eps.split(",")]
     for eps in eps_list:
+
         def run(pruned, **kw):
-            mb = SortedMargins(X, y, np.full(m, 1.0 / m), loss=HUBER, h=0.01,
-                               prune=pruned, **kw)
+            mb = SortedMargins(X, y, np.full(m, 1.0 / m), loss=HUBER, h=0.01, prune=pruned, **kw)
             t, r = timed(lambda: huber_gd(mb, lam, eps, max_iterations=a.gd_cap))
             return t, (r, mb)
+
         (lo, med), res, sec = interleaved(run, a.repeats)
         (rp, _), (rb, mb) = res[False], res[True]
         f = np.array(mb.fractions)
         # Control: the plain run with λ·(1 + 1e-14), how far rounding alone moves it.
-        control = huber_gd(SortedMargins(X, y, np.full(m, 1.0 / m), loss=HUBER, h=0.01,
-                                         prune=False), lam * (1 + 1e-14), eps,
-                           max_iterations=a.gd_cap)
-        print(f"gd      {name:6s} lam={lam:g} eps={eps:g}: iterations {rp.iterations}/"
-              f"{rb.iterations} evaluations {rp.evaluations}/{rb.evaluations}, objective "
-              f"{rp.objective:.10g} (rel diff {rel(rb.objective, rp.objective):.1e}; plain "
-              f"at λ(1+1e-14): {control.iterations} iterations, rel diff "
-              f"{rel(control.objective, rp.objective):.1e}); computed mean {f.mean():.3f}, "
-              f"last 20 {f[-20:].mean():.3f}; sorts {mb.resorts}; plain "
-              f"{min(sec[False]):.2f} s; time with/without bounds min {lo:.2f} median "
-              f"{med:.2f} ({load_note()})", flush=True)
-        TABLE.append((f"Huber GD {name} λ={lam:g} ε={eps:g}", f"{rp.iterations}",
-                      f"{f.mean():.3f}", f"{mb.resorts}", f"{min(sec[False]):.2f}",
-                      f"{lo:.2f}/{med:.2f}", load_note()))
+        control = huber_gd(
+            SortedMargins(X, y, np.full(m, 1.0 / m), loss=HUBER, h=0.01, prune=False),
+            lam * (1 + 1e-14),
+            eps,
+            max_iterations=a.gd_cap,
+        )
+        print(
+            f"gd      {name:6s} lam={lam:g} eps={eps:g}: iterations {rp.iterations}/"
+            f"{rb.iterations} evaluations {rp.evaluations}/{rb.evaluations}, objective "
+            f"{rp.objective:.10g} (rel diff {rel(rb.objective, rp.objective):.1e}; plain "
+            f"at λ(1+1e-14): {control.iterations} iterations, rel diff "
+            f"{rel(control.objective, rp.objective):.1e}); computed mean {f.mean():.3f}, "
+            f"last 20 {f[-20:].mean():.3f}; sorts {mb.resorts}; plain "
+            f"{min(sec[False]):.2f} s; time with/without bounds min {lo:.2f} median "
+            f"{med:.2f} ({load_note()})",
+            flush=True,
+        )
+        TABLE.append(
+            (
+                f"Huber GD {name} λ={lam:g} ε={eps:g}",
+                f"{rp.iterations}",
+                f"{f.mean():.3f}",
+                f"{mb.resorts}",
+                f"{min(sec[False]):.2f}",
+                f"{lo:.2f}/{med:.2f}",
+                load_note(),
+            )
+        )
         if eps == eps_list[len(eps_list) // 2]:
             # The bounds compared at one sort schedule (the default run's mean period).
             period = max(1, round(rb.evaluations / max(mb.resorts, 1)) - 1)
             shares = {}
-            for label, kw in (("paper: origin, class radius", dict(center=False,
-                                                                   per_row=False)),
-                              ("both centers, class radius", dict(per_row=False)),
-                              ("both centers, own radius (default)", {})):
+            for label, kw in (
+                ("paper: origin, class radius", dict(center=False, per_row=False)),
+                ("both centers, class radius", dict(per_row=False)),
+                ("both centers, own radius (default)", {}),
+            ):
                 t, (_, v) = run(True, policy=ResortPolicy(period=period), **kw)
                 shares[label] = (np.mean(v.fractions), t)
-            print(f"gd      {name:6s} eps={eps:g} §5, a sort every {period + 1} evaluations: "
-                  "share computed (time with/without bounds) " + "; ".join(
-                      f"{k} {s:.3f} ({t / min(sec[False]):.2f})"
-                      for k, (s, t) in shares.items()), flush=True)
+            print(
+                f"gd      {name:6s} eps={eps:g} §5, a sort every {period + 1} evaluations: "
+                "share computed (time with/without bounds) "
+                + "; ".join(
+                    f"{k} {s:.3f} ({t / min(sec[False]):.2f})" for k, (s, t) in shares.items()
+                ),
+                flush=True,
+            )
 
 
 def pegasos_part(name, ds, a):
@@ -212,23 +233,41 @@ def pegasos_part(name, ds, a):
     lam = lam_of(name, a)
     for epochs in (int(e) for e in a.pegasos_epochs.split(",")):
         for k in (100, 1000):
+
             def run(pruned):
-                st = SGDSettings(lam=lam, star=True, intercept=False, batch=k,
-                                 epochs=epochs, radius=1 / np.sqrt(lam),
-                                 margin_bounds=pruned)
+                st = SGDSettings(
+                    lam=lam,
+                    star=True,
+                    intercept=False,
+                    batch=k,
+                    epochs=epochs,
+                    radius=1 / np.sqrt(lam),
+                    margin_bounds=pruned,
+                )
                 return timed(lambda: run_sgd(source, ds.y, st, np.random.default_rng(0)))
+
             (lo, med), res, sec = interleaved(run, a.repeats)
             rb = res[True]
             same = np.array_equal(res[True].gamma, res[False].gamma)
             skipped = rb.rows_skipped / max(rb.rows_visited, 1)
-            print(f"pegasos {name:6s} lam={lam:g} k={k} epochs={epochs}: {-(-m // k)} "
-                  f"iterations an epoch; rows skipped {skipped:.3f}; refreshes "
-                  f"{rb.refreshes}; same model {same}; plain {min(sec[False]):.3f} s; time "
-                  f"with/without bounds min {lo:.2f} median {med:.2f} ({load_note()})",
-                  flush=True)
-            TABLE.append((f"Pegasos {name} λ={lam:g} k={k} {epochs} epochs", "",
-                          f"{1 - skipped:.3f}", f"{rb.refreshes}", f"{min(sec[False]):.2f}",
-                          f"{lo:.2f}/{med:.2f}", load_note()))
+            print(
+                f"pegasos {name:6s} lam={lam:g} k={k} epochs={epochs}: {-(-m // k)} "
+                f"iterations an epoch; rows skipped {skipped:.3f}; refreshes "
+                f"{rb.refreshes}; same model {same}; plain {min(sec[False]):.3f} s; time "
+                f"with/without bounds min {lo:.2f} median {med:.2f} ({load_note()})",
+                flush=True,
+            )
+            TABLE.append(
+                (
+                    f"Pegasos {name} λ={lam:g} k={k} {epochs} epochs",
+                    "",
+                    f"{1 - skipped:.3f}",
+                    f"{rb.refreshes}",
+                    f"{min(sec[False]):.2f}",
+                    f"{lo:.2f}/{med:.2f}",
+                    load_note(),
+                )
+            )
 
 
 def cp_part(name, ds, a):
@@ -238,33 +277,55 @@ def cp_part(name, ds, a):
 
         def run(pruned):
             import cpsvm.problems.binary as binary
+
             made = []
             original = binary.BinaryProblem.__init__
 
             def init(self, *args, **kw):
                 original(self, *args, **kw)
                 made.append(self)
+
             binary.BinaryProblem.__init__ = init
             try:
-                t, (_, info) = timed(lambda: cp_train(ds, StructParams(
-                    C=C, epsilon=eps, algorithm=3, margin_bounds=pruned,
-                    max_iterations=a.cp_cap)))
+                t, (_, info) = timed(
+                    lambda: cp_train(
+                        ds,
+                        StructParams(
+                            C=C,
+                            epsilon=eps,
+                            algorithm=3,
+                            margin_bounds=pruned,
+                            max_iterations=a.cp_cap,
+                        ),
+                    )
+                )
             finally:
                 binary.BinaryProblem.__init__ = original
             if pruned:
                 holder["mb"] = made[-1]._bounds[2]
             return t, info.result
+
         (lo, med), res, sec = interleaved(run, a.repeats)
         f = np.array(holder["mb"].fractions)
-        print(f"cp -w3  {name:6s} C={C:g} eps={eps:g}: iterations {res[False].iterations}/"
-              f"{res[True].iterations}, objective rel diff "
-              f"{rel(res[True].primal, res[False].primal):.1e}; computed mean {f.mean():.3f}, "
-              f"last 10 {f[-10:].mean():.3f}; sorts {holder['mb'].resorts}; time "
-              f"with/without bounds min {lo:.2f} median {med:.2f} ({load_note()})",
-              flush=True)
-        TABLE.append((f"cp_learn -w 3 {name} C={C:g} -e {eps:g}", f"{res[False].iterations}",
-                      f"{f.mean():.3f}", f"{holder['mb'].resorts}", f"{min(sec[False]):.2f}",
-                      f"{lo:.2f}/{med:.2f}", load_note()))
+        print(
+            f"cp -w3  {name:6s} C={C:g} eps={eps:g}: iterations {res[False].iterations}/"
+            f"{res[True].iterations}, objective rel diff "
+            f"{rel(res[True].primal, res[False].primal):.1e}; computed mean {f.mean():.3f}, "
+            f"last 10 {f[-10:].mean():.3f}; sorts {holder['mb'].resorts}; time "
+            f"with/without bounds min {lo:.2f} median {med:.2f} ({load_note()})",
+            flush=True,
+        )
+        TABLE.append(
+            (
+                f"cp_learn -w 3 {name} C={C:g} -e {eps:g}",
+                f"{res[False].iterations}",
+                f"{f.mean():.3f}",
+                f"{holder['mb'].resorts}",
+                f"{min(sec[False]):.2f}",
+                f"{lo:.2f}/{med:.2f}",
+                load_note(),
+            )
+        )
 
 
 def ocas_part(name, ds, a):
@@ -280,36 +341,55 @@ def ocas_part(name, ds, a):
                 def __init__(self, *args, **kw):
                     super().__init__(*args, **kw)
                     made.append(self)
+
             ocas_solver.PrunedOcasOracle = Spy
             try:
-                t, (_, info) = timed(lambda: ocas_solver.train(ds, ocas_solver.OcasParams(
-                    C=C, tol_rel=eps, margin_bounds=pruned)))
+                t, (_, info) = timed(
+                    lambda: ocas_solver.train(
+                        ds, ocas_solver.OcasParams(C=C, tol_rel=eps, margin_bounds=pruned)
+                    )
+                )
             finally:
                 ocas_solver.PrunedOcasOracle = original
             if pruned:
                 holder["o"] = made[-1]
             return t, info.result
+
         (lo, med), res, sec = interleaved(run, a.repeats)
         o = holder["o"]
         f = np.array(o.fractions) if o.fractions else np.ones(1)
-        print(f"ocas    {name:6s} C={C:g} TolRel={eps:g}: iterations {res[False].iterations}/"
-              f"{res[True].iterations}, objective rel diff "
-              f"{rel(res[True].primal, res[False].primal):.1e}; computed mean {f.mean():.3f}, "
-              f"last 10 {f[-10:].mean():.3f}; sorts {o.resorts}, steps past w_t "
-              f"{o.fallbacks}; time with/without bounds min {lo:.2f} median {med:.2f} "
-              f"({load_note()})", flush=True)
-        TABLE.append((f"ocas_learn {name} C={C:g} -r {eps:g}", f"{res[False].iterations}",
-                      f"{f.mean():.3f}", f"{o.resorts}", f"{min(sec[False]):.2f}",
-                      f"{lo:.2f}/{med:.2f}", load_note()))
+        print(
+            f"ocas    {name:6s} C={C:g} TolRel={eps:g}: iterations {res[False].iterations}/"
+            f"{res[True].iterations}, objective rel diff "
+            f"{rel(res[True].primal, res[False].primal):.1e}; computed mean {f.mean():.3f}, "
+            f"last 10 {f[-10:].mean():.3f}; sorts {o.resorts}, steps past w_t "
+            f"{o.fallbacks}; time with/without bounds min {lo:.2f} median {med:.2f} "
+            f"({load_note()})",
+            flush=True,
+        )
+        TABLE.append(
+            (
+                f"ocas_learn {name} C={C:g} -r {eps:g}",
+                f"{res[False].iterations}",
+                f"{f.mean():.3f}",
+                f"{o.resorts}",
+                f"{min(sec[False]):.2f}",
+                f"{lo:.2f}/{med:.2f}",
+                load_note(),
+            )
+        )
 
 
 def warm(data):
     ds = Dataset(data.X[:300], data.y[:300])
     m = 300
     huber_gd(SortedMargins(ds.X, ds.y, np.full(m, 1.0 / m), loss=HUBER, h=0.01), 1e-2, 1e-2)
-    run_sgd(_SparseRows(ds.X), ds.y, SGDSettings(lam=1e-2, star=True, intercept=False,
-                                                  batch=10, epochs=1, margin_bounds=True),
-            np.random.default_rng(0))
+    run_sgd(
+        _SparseRows(ds.X),
+        ds.y,
+        SGDSettings(lam=1e-2, star=True, intercept=False, batch=10, epochs=1, margin_bounds=True),
+        np.random.default_rng(0),
+    )
     cp_train(ds, StructParams(C=1.0, algorithm=3, margin_bounds=True))
     ocas_solver.train(ds, ocas_solver.OcasParams(C=1.0, margin_bounds=True))
 
@@ -336,18 +416,26 @@ def main():
     p.add_argument("--ocas-C", type=float, default=1.0)
     a = p.parse_args()
     import numba
+
     numba.set_num_threads(a.threads)
     data = datasets(a)
-    print(f"margin bounds: {load_note()}; {a.threads} thread(s); sets "
-          + ", ".join(f"{k} {v.X.shape[0]}x{v.X.shape[1]} ({v.X.nnz / v.X.shape[0]:.0f} "
-                      f"nnz/row)" for k, v in data.items()), flush=True)
+    print(
+        f"margin bounds: {load_note()}; {a.threads} thread(s); sets "
+        + ", ".join(
+            f"{k} {v.X.shape[0]}x{v.X.shape[1]} ({v.X.nnz / v.X.shape[0]:.0f} nnz/row)"
+            for k, v in data.items()
+        ),
+        flush=True,
+    )
     warm(next(iter(data.values())))
     parts = {"gd": gd_part, "pegasos": pegasos_part, "cp": cp_part, "ocas": ocas_part}
     for part in a.parts.split(","):
         for name, ds in data.items():
             parts[part](name, ds, a)
-    print("\nrun | iterations | margins computed | sorts/refreshes | plain cpu s | "
-          "time with/without bounds (min/median) | load")
+    print(
+        "\nrun | iterations | margins computed | sorts/refreshes | plain cpu s | "
+        "time with/without bounds (min/median) | load"
+    )
     for row in TABLE:
         print(" | ".join(row))
 

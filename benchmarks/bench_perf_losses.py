@@ -82,8 +82,7 @@ def objective(model_path, train, loss_id, C, k_fraction):
     m = min(len(model.w), train.n_features)
     w[:m] = model.w[:m]
     bias = 0.0 if loss_id == 10 else 1.0
-    problem = MultivariateProblem(train.X, train.y, loss_id, bias=bias,
-                                  k_fraction=k_fraction)
+    problem = MultivariateProblem(train.X, train.y, loss_id, bias=bias, k_fraction=k_fraction)
     full = w if loss_id == 10 else np.append(w, -model.b)
     return 0.5 * float(full @ full) + C * problem.slack(full)
 
@@ -107,10 +106,10 @@ def main():
     ap.add_argument("-e", dest="epsilon", default="0.1")
     ap.add_argument("--p", dest="k_fraction", default="0.1", help="--p of -l 4 and -l 5")
     ap.add_argument("--data", type=Path, default=DATA)
-    ap.add_argument("--example", type=Path,
-                    default=os.environ.get("CPSVM_SVMPERF_EXAMPLE") or None)
-    ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir())
-                    / "cpsvm-bench" / "perf_losses")
+    ap.add_argument("--example", type=Path, default=os.environ.get("CPSVM_SVMPERF_EXAMPLE") or None)
+    ap.add_argument(
+        "--out", type=Path, default=Path(tempfile.gettempdir()) / "cpsvm-bench" / "perf_losses"
+    )
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     perf_dir = os.environ.get("CPSVM_SVMPERF_DIR")
@@ -124,26 +123,58 @@ def main():
             sets[name] = (args.data / "a9a", args.data / "a9a.t")
         elif name == "example":
             if args.example is None or not (Path(args.example) / "train.dat").exists():
-                print("SVMperf's example: skipped (--example or CPSVM_SVMPERF_EXAMPLE: a "
-                      "directory with train.dat and test.dat)")
+                print(
+                    "SVMperf's example: skipped (--example or CPSVM_SVMPERF_EXAMPLE: a "
+                    "directory with train.dat and test.dat)"
+                )
                 continue
             sets[name] = (Path(args.example) / "train.dat", Path(args.example) / "test.dat")
     losses = [int(v) for v in args.losses.split(",")]
     C = float(args.C)
     sample = REPO / "data" / "samples" / "a9a3k.train"
-    for loss in losses:   # numba's cache, as a first run would fill it
+    for loss in losses:  # numba's cache, as a first run would fill it
         for w in ("3", "9"):
-            run([BIN / "cp_learn", "-v", "0", "-c", "1", "-l", loss, "-w", w, sample,
-                 args.out / "warm.model"], args.out / "warm.log")
+            run(
+                [
+                    BIN / "cp_learn",
+                    "-v",
+                    "0",
+                    "-c",
+                    "1",
+                    "-l",
+                    loss,
+                    "-w",
+                    w,
+                    sample,
+                    args.out / "warm.model",
+                ],
+                args.out / "warm.log",
+            )
 
     rows = []
-    header = ("set", "loss", "tool", "w", "wall_min", "wall_median", "ratio_median",
-              "ratio_min", "iterations", "objective", "vs_perf", "vs_optimum", "test_measure")
+    header = (
+        "set",
+        "loss",
+        "tool",
+        "w",
+        "wall_min",
+        "wall_median",
+        "ratio_median",
+        "ratio_min",
+        "iterations",
+        "objective",
+        "vs_perf",
+        "vs_optimum",
+        "test_measure",
+    )
     print("\t".join(header))
     for name, (train_path, test_path) in sets.items():
         train, test = read_svmlight(train_path), read_svmlight(test_path)
-        print(f"# {name}: {train.n_examples} training, {test.n_examples} test examples; "
-              f"load {load():.2f}", flush=True)
+        print(
+            f"# {name}: {train.n_examples} training, {test.n_examples} test examples; "
+            f"load {load():.2f}",
+            flush=True,
+        )
         for loss in losses:
             p = ["--p", args.k_fraction] if loss in (4, 5) else []
             k_fraction = float(args.k_fraction) if loss in (4, 5) else 0.0
@@ -155,18 +186,21 @@ def main():
             tools["cp_learn default"] = ("9", [BIN / "cp_learn", *common])
             times = {t: [] for t in tools}
             texts = {}
-            for r in range(args.rounds):
+            for _ in range(args.rounds):
                 for tool, (_, cmd) in tools.items():
                     model = args.out / f"{name}.{loss}.{tool.replace(' ', '_')}.model"
-                    wall, _, status, text = run([*cmd, train_path, model],
-                                                args.out / f"{name}.{loss}.log")
+                    wall, _, status, text = run(
+                        [*cmd, train_path, model], args.out / f"{name}.{loss}.log"
+                    )
                     if status:
                         sys.exit(f"{tool} failed ({status}):\n{text[-2000:]}")
                     times[tool].append(wall)
                     texts[tool] = (text, model)
             tight = args.out / f"{name}.{loss}.optimum.model"
-            run([BIN / "cp_learn", "-c", args.C, "-e", "0.001", "-l", loss, *p, train_path,
-                 tight], args.out / "tight.log")
+            run(
+                [BIN / "cp_learn", "-c", args.C, "-e", "0.001", "-l", loss, *p, train_path, tight],
+                args.out / "tight.log",
+            )
             optimum = objective(tight, train, loss, C, k_fraction)
             reference = None
             for tool, (w, _) in tools.items():
@@ -174,19 +208,29 @@ def main():
                 obj = objective(model, train, loss, C, k_fraction)
                 if tool == "svm_perf_learn":
                     reference = obj
-                ratios = [a / b for a, b in zip(times[tool], times["svm_perf_learn"])] \
-                    if perf is not None else [float("nan")]
-                row = (name, loss, tool, w, f"{min(times[tool]):.3f}",
-                       f"{statistics.median(times[tool]):.3f}",
-                       f"{statistics.median(ratios):.3f}", f"{min(ratios):.3f}",
-                       printed(text, "Number of iterations: "), f"{obj:.4f}",
-                       f"{(obj / reference - 1) * 100:+.3f}%" if reference else "",
-                       f"{(obj / optimum - 1) * 100:+.3f}%",
-                       f"{test_measure(model, test, loss, k_fraction):.2f}")
+                ratios = (
+                    [a / b for a, b in zip(times[tool], times["svm_perf_learn"])]
+                    if perf is not None
+                    else [float("nan")]
+                )
+                row = (
+                    name,
+                    loss,
+                    tool,
+                    w,
+                    f"{min(times[tool]):.3f}",
+                    f"{statistics.median(times[tool]):.3f}",
+                    f"{statistics.median(ratios):.3f}",
+                    f"{min(ratios):.3f}",
+                    printed(text, "Number of iterations: "),
+                    f"{obj:.4f}",
+                    f"{(obj / reference - 1) * 100:+.3f}%" if reference else "",
+                    f"{(obj / optimum - 1) * 100:+.3f}%",
+                    f"{test_measure(model, test, loss, k_fraction):.2f}",
+                )
                 rows.append(row)
                 print("\t".join(map(str, row)), flush=True)
-            print(f"#   optimum (cp_learn -e 0.001) {optimum:.4f}; load {load():.2f}",
-                  flush=True)
+            print(f"#   optimum (cp_learn -e 0.001) {optimum:.4f}; load {load():.2f}", flush=True)
     with open(args.out / "perf_losses.tsv", "w") as out:
         out.write("\t".join(header) + "\n")
         out.writelines("\t".join(map(str, r)) + "\n" for r in rows)

@@ -95,6 +95,7 @@ def fmt(v):
 
 # ---------------------------------------------------------------- pairs and objectives
 
+
 def query_starts(qid):
     return np.concatenate(([0], np.flatnonzero(np.diff(qid)) + 1, [len(qid)]))
 
@@ -126,22 +127,27 @@ class Pairs:
 
 def fit_linearsvc(D, C_pairs, tol, max_iter=100000):
     sign = np.where(np.arange(D.shape[0]) % 2 == 0, 1.0, -1.0)
-    Dsigned = D * sign[:, None] if isinstance(D, np.ndarray) else \
-        (sp.diags(sign) @ D).tocsr()
+    Dsigned = D * sign[:, None] if isinstance(D, np.ndarray) else (sp.diags(sign) @ D).tocsr()
     import warnings
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t = time.perf_counter()
-        svc = LinearSVC(C=C_pairs, loss="hinge", fit_intercept=False, tol=tol,
-                        max_iter=max_iter).fit(Dsigned, sign)
+        svc = LinearSVC(
+            C=C_pairs, loss="hinge", fit_intercept=False, tol=tol, max_iter=max_iter
+        ).fit(Dsigned, sign)
         seconds = time.perf_counter() - t
     return svc.coef_.ravel(), seconds, int(svc.n_iter_)
 
 
 def fit_cpsvm(data, C, epsilon=0.001, algorithm=None, n_threads=None):
     t = time.perf_counter()
-    model, info = train(data, StructParams(C=C, epsilon=epsilon, algorithm=algorithm,
-                                           problem="rank", n_threads=n_threads))
+    model, info = train(
+        data,
+        StructParams(
+            C=C, epsilon=epsilon, algorithm=algorithm, problem="rank", n_threads=n_threads
+        ),
+    )
     return model.w, time.perf_counter() - t, info
 
 
@@ -155,6 +161,7 @@ def optimum(pairs, data, C):
 
 # ---------------------------------------------------------------- parts
 
+
 def part_pairs(args, out_dir):
     rows = []
     for size in args.pair_sizes.split(","):
@@ -165,7 +172,7 @@ def part_pairs(args, out_dir):
         pairs = Pairs(X, y, qid)
         D = pairs.differences()
         build = time.perf_counter() - t
-        fit_cpsvm(data, 1.0)                 # numba's cache loaded before timing
+        fit_cpsvm(data, 1.0)  # numba's cache loaded before timing
         for C in map(float, args.cs.split(",")):
             best, lower = optimum(pairs, data, C)
             times = {"cpsvm": [], "cpsvm_1thread": [], "linearsvc": []}
@@ -180,27 +187,44 @@ def part_pairs(args, out_dir):
                 w, s, svc_iter = fit_linearsvc(D, C / nq, 1e-4)
                 times["linearsvc"].append(s)
                 objective["linearsvc"] = pairs.objective(w, C)
-            rows.append(dict(
-                queries=nq, docs=len(y), pairs=len(pairs.i), C=C,
-                optimum=best, gap_bound=(best - lower) / best,
-                cp_excess=(objective["cpsvm"] - best) / best,
-                svc_excess=(objective["linearsvc"] - best) / best,
-                cp_min=min(times["cpsvm"]), cp_med=statistics.median(times["cpsvm"]),
-                cp1_min=min(times["cpsvm_1thread"]),
-                svc_min=min(times["linearsvc"]),
-                svc_med=statistics.median(times["linearsvc"]),
-                ratio_min=min(times["cpsvm"]) / min(times["linearsvc"]),
-                ratio_med=statistics.median(times["cpsvm"]) / statistics.median(
-                    times["linearsvc"]),
-                ratio_1thread=min(times["cpsvm_1thread"]) / min(times["linearsvc"]),
-                pairs_build_s=build, cp_iter=iterations, svc_iter=svc_iter,
-                load=load1()))
-            print(f"  {nq}x{nd} C={C:g}: cpsvm {rows[-1]['cp_min']:.3f}s, LinearSVC "
-                  f"{rows[-1]['svc_min']:.3f}s (ratio {rows[-1]['ratio_min']:.3f}), excess "
-                  f"{rows[-1]['cp_excess']:.2e} / {rows[-1]['svc_excess']:.2e}", flush=True)
-    table("cpsvm (-w 9, -e 0.001) against LinearSVC on the materialised pairs (tol 1e-4); "
-          "times in seconds, fits only; excess over the best tight objective", rows,
-          out_dir, "pairs")
+            rows.append(
+                dict(
+                    queries=nq,
+                    docs=len(y),
+                    pairs=len(pairs.i),
+                    C=C,
+                    optimum=best,
+                    gap_bound=(best - lower) / best,
+                    cp_excess=(objective["cpsvm"] - best) / best,
+                    svc_excess=(objective["linearsvc"] - best) / best,
+                    cp_min=min(times["cpsvm"]),
+                    cp_med=statistics.median(times["cpsvm"]),
+                    cp1_min=min(times["cpsvm_1thread"]),
+                    svc_min=min(times["linearsvc"]),
+                    svc_med=statistics.median(times["linearsvc"]),
+                    ratio_min=min(times["cpsvm"]) / min(times["linearsvc"]),
+                    ratio_med=statistics.median(times["cpsvm"])
+                    / statistics.median(times["linearsvc"]),
+                    ratio_1thread=min(times["cpsvm_1thread"]) / min(times["linearsvc"]),
+                    pairs_build_s=build,
+                    cp_iter=iterations,
+                    svc_iter=svc_iter,
+                    load=load1(),
+                )
+            )
+            print(
+                f"  {nq}x{nd} C={C:g}: cpsvm {rows[-1]['cp_min']:.3f}s, LinearSVC "
+                f"{rows[-1]['svc_min']:.3f}s (ratio {rows[-1]['ratio_min']:.3f}), excess "
+                f"{rows[-1]['cp_excess']:.2e} / {rows[-1]['svc_excess']:.2e}",
+                flush=True,
+            )
+    table(
+        "cpsvm (-w 9, -e 0.001) against LinearSVC on the materialised pairs (tol 1e-4); "
+        "times in seconds, fits only; excess over the best tight objective",
+        rows,
+        out_dir,
+        "pairs",
+    )
 
 
 def _timed_runs(data, C, rounds):
@@ -213,8 +237,7 @@ def _timed_runs(data, C, rounds):
 
 def _n_pairs(y, qid):
     starts = query_starts(qid)
-    return int(sum(np.sum(y[a:b, None] > y[None, a:b]) for a, b in zip(starts[:-1],
-                                                                       starts[1:])))
+    return int(sum(np.sum(y[a:b, None] > y[None, a:b]) for a, b in zip(starts[:-1], starts[1:])))
 
 
 def part_scale(args, out_dir):
@@ -231,19 +254,36 @@ def part_scale(args, out_dir):
         data = Dataset(X[:end], y[:end], qid[:end])
         times, info = _timed_runs(data, C, args.rounds)
         r = info.result
-        rows.append(dict(queries=nq, docs=end, pairs=_n_pairs(y[:end], qid[:end]), C=C,
-                         seconds_min=min(times), seconds_med=statistics.median(times),
-                         iterations=r.iterations, oracle_calls=r.oracle_calls,
-                         ms_per_iteration=1e3 * min(times) / r.iterations,
-                         gap_rel=(r.primal - r.dual) / r.primal, load=load1()))
+        rows.append(
+            dict(
+                queries=nq,
+                docs=end,
+                pairs=_n_pairs(y[:end], qid[:end]),
+                C=C,
+                seconds_min=min(times),
+                seconds_med=statistics.median(times),
+                iterations=r.iterations,
+                oracle_calls=r.oracle_calls,
+                ms_per_iteration=1e3 * min(times) / r.iterations,
+                gap_rel=(r.primal - r.dual) / r.primal,
+                load=load1(),
+            )
+        )
         print(f"  {nq} queries: {min(times):.3f}s, {r.iterations} iterations", flush=True)
-    table(f"training time against documents (-c {C:g}; the first N queries of one generated "
-          f"set, {args.scale_docs} documents per query on average)", rows, out_dir, "scale")
+    table(
+        f"training time against documents (-c {C:g}; the first N queries of one generated "
+        f"set, {args.scale_docs} documents per query on average)",
+        rows,
+        out_dir,
+        "scale",
+    )
     docs = np.log([r["docs"] for r in rows])
     seconds = np.log([r["seconds_min"] for r in rows])
     per_iteration = np.log([r["ms_per_iteration"] for r in rows])
-    print(f"log-log slope in documents: of the time {np.polyfit(docs, seconds, 1)[0]:.3f}, "
-          f"of the time per iteration {np.polyfit(docs, per_iteration, 1)[0]:.3f}")
+    print(
+        f"log-log slope in documents: of the time {np.polyfit(docs, seconds, 1)[0]:.3f}, "
+        f"of the time per iteration {np.polyfit(docs, per_iteration, 1)[0]:.3f}"
+    )
     rows = []
     total = args.fixed_docs
     for per_query in map(int, args.query_sizes.split(",")):
@@ -251,20 +291,39 @@ def part_scale(args, out_dir):
         data = Dataset(X, y, qid)
         times, info = _timed_runs(data, C, args.rounds)
         r = info.result
-        rows.append(dict(docs_per_query=per_query, queries=int(qid[-1]), docs=len(y),
-                         pairs=_n_pairs(y, qid), C=C, seconds_min=min(times),
-                         seconds_med=statistics.median(times), iterations=r.iterations,
-                         ms_per_iteration=1e3 * min(times) / r.iterations,
-                         gap_rel=(r.primal - r.dual) / r.primal, load=load1()))
-        print(f"  {per_query} documents a query: {min(times):.3f}s, {r.iterations} "
-              "iterations", flush=True)
-    table(f"training time against the pairs at about {total} documents (-c {C:g}; queries of "
-          "growing size)", rows, out_dir, "scale_pairs")
+        rows.append(
+            dict(
+                docs_per_query=per_query,
+                queries=int(qid[-1]),
+                docs=len(y),
+                pairs=_n_pairs(y, qid),
+                C=C,
+                seconds_min=min(times),
+                seconds_med=statistics.median(times),
+                iterations=r.iterations,
+                ms_per_iteration=1e3 * min(times) / r.iterations,
+                gap_rel=(r.primal - r.dual) / r.primal,
+                load=load1(),
+            )
+        )
+        print(
+            f"  {per_query} documents a query: {min(times):.3f}s, {r.iterations} iterations",
+            flush=True,
+        )
+    table(
+        f"training time against the pairs at about {total} documents (-c {C:g}; queries of "
+        "growing size)",
+        rows,
+        out_dir,
+        "scale_pairs",
+    )
     pairs = np.log([r["pairs"] for r in rows])
-    print(f"log-log slope in pairs: of the time "
-          f"{np.polyfit(pairs, np.log([r['seconds_min'] for r in rows]), 1)[0]:.3f}, of the "
-          f"time per iteration "
-          f"{np.polyfit(pairs, np.log([r['ms_per_iteration'] for r in rows]), 1)[0]:.3f}")
+    print(
+        f"log-log slope in pairs: of the time "
+        f"{np.polyfit(pairs, np.log([r['seconds_min'] for r in rows]), 1)[0]:.3f}, of the "
+        f"time per iteration "
+        f"{np.polyfit(pairs, np.log([r['ms_per_iteration'] for r in rows]), 1)[0]:.3f}"
+    )
 
 
 def run_process(cmd):
@@ -283,8 +342,10 @@ def grab(pattern, text, cast=float):
 
 def classify_figures(test, model, work):
     _, text = run_process([BIN / "cp_classify", "-v", "1", test, model, work / "pred"])
-    return dict(test_swapped=grab(r"Avg Swappedpairs Percent:\s*([0-9.]+)", text),
-                test_ndcg10=grab(r"NDCG@10 on test set: ([0-9.]+)", text))
+    return dict(
+        test_swapped=grab(r"Avg Swappedpairs Percent:\s*([0-9.]+)", text),
+        test_ndcg10=grab(r"NDCG@10 on test set: ([0-9.]+)", text),
+    )
 
 
 def part_tools(args, out_dir):
@@ -294,12 +355,18 @@ def part_tools(args, out_dir):
     work = Path(tempfile.mkdtemp(prefix="bench-rank-"))
     sets = []
     if public:
-        sets.append(("public", Path(public) / "rank.train", Path(public) / "rank.test",
-                     [0.01, 1.0, 20.0, 100.0]))
+        sets.append(
+            (
+                "public",
+                Path(public) / "rank.train",
+                Path(public) / "rank.test",
+                [0.01, 1.0, 20.0, 100.0],
+            )
+        )
     else:
         print("CPSVM_RANK_DATA unset: the public set is skipped")
     X, y, qid = generate(2500, 40, N_FEATURES, seed=3, decimals=4)
-    split = int(np.searchsorted(qid, 2001))     # 2000 training queries, 500 test ones
+    split = int(np.searchsorted(qid, 2001))  # 2000 training queries, 500 test ones
     write(work / "gen.train", X[:split], y[:split], qid[:split])
     write(work / "gen.test", X[split:], y[split:], qid[split:])
     sets.append(("generated 2000x40", work / "gen.train", work / "gen.test", [1.0, 100.0]))
@@ -311,12 +378,21 @@ def part_tools(args, out_dir):
         data = read_svmlight(train_file)
         pairs = Pairs(data.X, data.y, data.qid)
         for C in cs:
-            tools = [("cp_learn", [BIN / "cp_learn", "-c", C, train_file, work / "cp.model"],
-                      work / "cp.model")]
+            tools = [
+                (
+                    "cp_learn",
+                    [BIN / "cp_learn", "-c", C, train_file, work / "cp.model"],
+                    work / "cp.model",
+                )
+            ]
             if rank_dir:
-                tools.append(("svm_rank_learn", [Path(rank_dir) / "svm_rank_learn", "-c", C,
-                                                  train_file, work / "sr.model"],
-                              work / "sr.model"))
+                tools.append(
+                    (
+                        "svm_rank_learn",
+                        [Path(rank_dir) / "svm_rank_learn", "-c", C, train_file, work / "sr.model"],
+                        work / "sr.model",
+                    )
+                )
             walls = {tool: [] for tool, _, _ in tools}
             printed = {}
             for _ in range(args.rounds):
@@ -330,21 +406,36 @@ def part_tools(args, out_dir):
                 k = min(len(model.w), len(w))
                 w[:k] = model.w[:k]
                 text = printed[tool]
-                rows.append(dict(
-                    set=name, C=C, tool=tool, wall_min=min(walls[tool]),
-                    wall_med=statistics.median(walls[tool]),
-                    runtime=grab(r"Runtime in cpu-seconds:\s*([0-9.]+)", text),
-                    iterations=grab(r"Number of iterations:\s*(\d+)", text, int),
-                    pval=grab(r"pval=([-+0-9.eE]+)", text), objective=pairs.objective(w, C),
-                    **classify_figures(test_file, model_file, work), load=load1()))
+                rows.append(
+                    dict(
+                        set=name,
+                        C=C,
+                        tool=tool,
+                        wall_min=min(walls[tool]),
+                        wall_med=statistics.median(walls[tool]),
+                        runtime=grab(r"Runtime in cpu-seconds:\s*([0-9.]+)", text),
+                        iterations=grab(r"Number of iterations:\s*(\d+)", text, int),
+                        pval=grab(r"pval=([-+0-9.eE]+)", text),
+                        objective=pairs.objective(w, C),
+                        **classify_figures(test_file, model_file, work),
+                        load=load1(),
+                    )
+                )
             if rank_dir:
                 ours, theirs = rows[-2], rows[-1]
-                print(f"  {name} -c {C:g}: cp_learn {ours['wall_min']:.3f}s obj "
-                      f"{ours['objective']:.6g}; svm_rank_learn {theirs['wall_min']:.3f}s obj "
-                      f"{theirs['objective']:.6g}", flush=True)
-    table("whole processes: cp_learn and svm_rank_learn at the same -c (wall seconds, "
-          "file reading included; objective recomputed from each model)", rows, out_dir,
-          "tools")
+                print(
+                    f"  {name} -c {C:g}: cp_learn {ours['wall_min']:.3f}s obj "
+                    f"{ours['objective']:.6g}; svm_rank_learn {theirs['wall_min']:.3f}s obj "
+                    f"{theirs['objective']:.6g}",
+                    flush=True,
+                )
+    table(
+        "whole processes: cp_learn and svm_rank_learn at the same -c (wall seconds, "
+        "file reading included; objective recomputed from each model)",
+        rows,
+        out_dir,
+        "tools",
+    )
     if not light_dir:
         print("CPSVM_SVMLIGHT_DIR unset: svm_learn -z p is skipped")
         return
@@ -355,22 +446,53 @@ def part_tools(args, out_dir):
     rows = []
     for C in (1.0, 30.0):
         c_light = C / pairs.n_queries
-        light = [Path(light_dir) / "svm_learn", "-z", "p", "-c", repr(c_light), "-e",
-                 "0.0001", work / "small.train", work / "light.model"]
-        ours = [BIN / "cp_learn", "-e", "0.0001", "-c", C, work / "small.train",
-                work / "cp.small.model"]
-        for tool, cmd, model_file in (("svm_learn -z p", light, work / "light.model"),
-                                      ("cp_learn", ours, work / "cp.small.model")):
+        light = [
+            Path(light_dir) / "svm_learn",
+            "-z",
+            "p",
+            "-c",
+            repr(c_light),
+            "-e",
+            "0.0001",
+            work / "small.train",
+            work / "light.model",
+        ]
+        ours = [
+            BIN / "cp_learn",
+            "-e",
+            "0.0001",
+            "-c",
+            C,
+            work / "small.train",
+            work / "cp.small.model",
+        ]
+        for tool, cmd, model_file in (
+            ("svm_learn -z p", light, work / "light.model"),
+            ("cp_learn", ours, work / "cp.small.model"),
+        ):
             wall, _ = run_process(cmd)
             model = read_model(model_file)
             w = np.zeros(data.n_features)
             k = min(len(model.w), len(w))
             w[:k] = model.w[:k]
-            rows.append(dict(C=C, C_light=c_light, tool=tool, wall=wall,
-                             objective=pairs.objective(w, C), pairs=len(pairs.i),
-                             load=load1()))
-    table("svm_learn -z p at C_light = C/n against cp_learn -c C (60 queries, objective "
-          "1/2|w|^2 + (C/n) sum of the pairs' hinge)", rows, out_dir, "svmlight")
+            rows.append(
+                dict(
+                    C=C,
+                    C_light=c_light,
+                    tool=tool,
+                    wall=wall,
+                    objective=pairs.objective(w, C),
+                    pairs=len(pairs.i),
+                    load=load1(),
+                )
+            )
+    table(
+        "svm_learn -z p at C_light = C/n against cp_learn -c C (60 queries, objective "
+        "1/2|w|^2 + (C/n) sum of the pairs' hinge)",
+        rows,
+        out_dir,
+        "svmlight",
+    )
 
 
 def part_defaults(args, out_dir):
@@ -379,6 +501,7 @@ def part_defaults(args, out_dir):
         print("CPSVM_RANK_DATA unset: the defaults part is skipped")
         return
     from cpsvm.problems.rank import query_metrics
+
     data = read_svmlight(Path(public) / "rank.train")
     test = read_svmlight(Path(public) / "rank.test", n_features=data.n_features)
     pairs = Pairs(data.X, data.y, data.qid)
@@ -394,17 +517,33 @@ def part_defaults(args, out_dir):
                     w, s, info = fit_cpsvm(data, C, epsilon=epsilon, algorithm=algorithm)
                     times.append(s)
                 metrics = query_metrics(test.X @ w, test.y, starts)
-                fraction = np.divide(metrics[:, 1], metrics[:, 0],
-                                     out=np.zeros(len(metrics)), where=metrics[:, 0] > 0)
-                rows.append(dict(C=C, w=algorithm, e=epsilon, seconds_min=min(times),
-                                 seconds_med=statistics.median(times),
-                                 iterations=info.result.iterations,
-                                 excess=(pairs.objective(w, C) - best) / best,
-                                 test_swapped=100 * float(fraction.mean()),
-                                 test_ndcg10=float(np.nanmean(metrics[:, 2])), load=load1()))
-    table("cp_learn --problem rank on the public set: -w and -e (seconds of the solver, "
-          "objective excess over the tight optimum, test figures)", rows, out_dir,
-          "defaults")
+                fraction = np.divide(
+                    metrics[:, 1],
+                    metrics[:, 0],
+                    out=np.zeros(len(metrics)),
+                    where=metrics[:, 0] > 0,
+                )
+                rows.append(
+                    dict(
+                        C=C,
+                        w=algorithm,
+                        e=epsilon,
+                        seconds_min=min(times),
+                        seconds_med=statistics.median(times),
+                        iterations=info.result.iterations,
+                        excess=(pairs.objective(w, C) - best) / best,
+                        test_swapped=100 * float(fraction.mean()),
+                        test_ndcg10=float(np.nanmean(metrics[:, 2])),
+                        load=load1(),
+                    )
+                )
+    table(
+        "cp_learn --problem rank on the public set: -w and -e (seconds of the solver, "
+        "objective excess over the tight optimum, test figures)",
+        rows,
+        out_dir,
+        "defaults",
+    )
 
 
 def main():
@@ -419,10 +558,12 @@ def main():
     parser.add_argument("--fixed-docs", type=int, default=50000)
     parser.add_argument("--query-sizes", default="10,30,100,300,1000")
     parser.add_argument("--default-cs", default="0.01,1,20")
-    parser.add_argument("--out", default=str(Path(tempfile.gettempdir()) / "cpsvm-bench"
-                                             / "rank"))
-    parser.add_argument("--quick", action="store_true",
-                        help="small sizes and one round: a check that the script runs")
+    parser.add_argument("--out", default=str(Path(tempfile.gettempdir()) / "cpsvm-bench" / "rank"))
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="small sizes and one round: a check that the script runs",
+    )
     args = parser.parse_args()
     if args.quick:
         args.rounds, args.cs, args.pair_sizes = 1, "10", "200x20"
@@ -430,10 +571,16 @@ def main():
         args.fixed_docs, args.query_sizes = 2000, "10,100"
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    print(f"bench_rank: load {load1()}, numba layer {os.environ['NUMBA_THREADING_LAYER']}, "
-          f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}, out {out_dir}")
-    parts = {"pairs": part_pairs, "scale": part_scale, "tools": part_tools,
-             "defaults": part_defaults}
+    print(
+        f"bench_rank: load {load1()}, numba layer {os.environ['NUMBA_THREADING_LAYER']}, "
+        f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}, out {out_dir}"
+    )
+    parts = {
+        "pairs": part_pairs,
+        "scale": part_scale,
+        "tools": part_tools,
+        "defaults": part_defaults,
+    }
     for name in args.parts.split(","):
         parts[name](args, out_dir)
 

@@ -84,19 +84,24 @@ def timed_fits(makers, X, y, repeats):
 
 
 def report(title, results, objective, X, y, Xt, yt, reference_name):
-    objectives = {n: objective(e, X, y) if objective else float("nan")
-                  for n, (_, e) in results.items()}
+    objectives = {
+        n: objective(e, X, y) if objective else float("nan") for n, (_, e) in results.items()
+    }
     low = min(v for v in objectives.values() if np.isfinite(v)) if objective else 1.0
     ref_time = results[reference_name][0]
     print(f"\n== {title}")
     print(f"(ratio: fit time / {reference_name}'s)")
-    print(f"{'solver':44s} {'fit s':>8s} {'ratio':>16s} "
-          f"{'objective':>14s} {'gap':>10s} {'test acc':>9s}")
+    print(
+        f"{'solver':44s} {'fit s':>8s} {'ratio':>16s} "
+        f"{'objective':>14s} {'gap':>10s} {'test acc':>9s}"
+    )
     for name, (seconds, est) in results.items():
         value = objectives[name]
         gap = (value - low) / low if np.isfinite(value) else float("nan")
-        print(f"{name:44s} {seconds:8.3f} {seconds / ref_time:16.2f} {value:14.4f} "
-              f"{gap:10.2e} {est.score(Xt, yt):9.4f}")
+        print(
+            f"{name:44s} {seconds:8.3f} {seconds / ref_time:16.2f} {value:14.4f} "
+            f"{gap:10.2e} {est.score(Xt, yt):9.4f}"
+        )
 
 
 def main():
@@ -113,25 +118,33 @@ def main():
     X, y = load(args.data / "a9a")
     Xt, yt = load(args.data / "a9a.t", n_features=X.shape[1])
     n = X.shape[0]
-    OCASClassifier(C=1).fit(X[:500], y[:500])    # numba compiles here, untimed
+    OCASClassifier(C=1).fit(X[:500], y[:500])  # numba compiles here, untimed
     for C in map(float, args.Cs.split(",")):
         makers = {
-            "LinearSVC(tol=1e-4) [default]":
-                lambda: LinearSVC(C=C, loss="hinge", dual=True, fit_intercept=False),
+            "LinearSVC(tol=1e-4) [default]": lambda: LinearSVC(
+                C=C, loss="hinge", dual=True, fit_intercept=False
+            ),
             "OCASClassifier(tol=0.01) [default]": lambda: OCASClassifier(C=C),
             "OCASClassifier(tol=0.001)": lambda: OCASClassifier(C=C, tol=1e-3),
-            "SGDClassifier(tol=1e-3) [default]":
-                lambda: SGDClassifier(loss="hinge", alpha=1.0 / (C * n),
-                                      fit_intercept=False, random_state=0),
-            "LinearSVC(tol=1e-8) [reference]":
-                lambda: LinearSVC(C=C, loss="hinge", dual=True, fit_intercept=False,
-                                  tol=1e-8, max_iter=100000),
+            "SGDClassifier(tol=1e-3) [default]": lambda: SGDClassifier(
+                loss="hinge", alpha=1.0 / (C * n), fit_intercept=False, random_state=0
+            ),
+            "LinearSVC(tol=1e-8) [reference]": lambda: LinearSVC(
+                C=C, loss="hinge", dual=True, fit_intercept=False, tol=1e-8, max_iter=100000
+            ),
             "OCASClassifier(tol=1e-6) [reference]": lambda: OCASClassifier(C=C, tol=1e-6),
         }
         results = timed_fits(makers, X, y, args.repeats)
-        report(f"a9a binary, C = {C:g} (n = {n}), objective 1/2|w|^2 + C*sum(hinge)",
-               results, lambda e, X_, y_: hinge_objective(e, X_, y_, C), X, y, Xt, yt,
-               "LinearSVC(tol=1e-4) [default]")
+        report(
+            f"a9a binary, C = {C:g} (n = {n}), objective 1/2|w|^2 + C*sum(hinge)",
+            results,
+            lambda e, X_, y_: hinge_objective(e, X_, y_, C),
+            X,
+            y,
+            Xt,
+            yt,
+            "LinearSVC(tol=1e-4) [default]",
+        )
 
     if (args.data / "satimage.scale").exists():
         Xs, ys = load(args.data / "satimage.scale")
@@ -139,25 +152,42 @@ def main():
         C = args.mc_C
         OCASClassifier(C=C).fit(Xs[:300], ys[:300])
         makers = {
-            "LinearSVC(crammer_singer) [default]":
-                lambda: LinearSVC(C=C, multi_class="crammer_singer", fit_intercept=False),
+            "LinearSVC(crammer_singer) [default]": lambda: LinearSVC(
+                C=C, multi_class="crammer_singer", fit_intercept=False
+            ),
             "OCASClassifier(tol=0.01) [default]": lambda: OCASClassifier(C=C),
             "OCASClassifier(tol=0.001)": lambda: OCASClassifier(C=C, tol=1e-3),
-            "LinearSVC(crammer_singer, tol=1e-8) [ref]":
-                lambda: LinearSVC(C=C, multi_class="crammer_singer", fit_intercept=False,
-                                  tol=1e-8, max_iter=100000),
+            "LinearSVC(crammer_singer, tol=1e-8) [ref]": lambda: LinearSVC(
+                C=C, multi_class="crammer_singer", fit_intercept=False, tol=1e-8, max_iter=100000
+            ),
         }
         results = timed_fits(makers, Xs, ys, args.repeats)
-        report(f"satimage multiclass, Crammer-Singer C = {C:g}", results,
-               lambda e, X_, y_: cs_objective(e, X_, y_, C), Xs, ys, Xst, yst,
-               "LinearSVC(crammer_singer) [default]")
-        sgd = timed_fits({"SGDClassifier(hinge, one-vs-rest)": lambda: SGDClassifier(
-            loss="hinge", alpha=1.0 / (C * Xs.shape[0]), fit_intercept=False,
-            random_state=0)}, Xs, ys, args.repeats)
+        report(
+            f"satimage multiclass, Crammer-Singer C = {C:g}",
+            results,
+            lambda e, X_, y_: cs_objective(e, X_, y_, C),
+            Xs,
+            ys,
+            Xst,
+            yst,
+            "LinearSVC(crammer_singer) [default]",
+        )
+        sgd = timed_fits(
+            {
+                "SGDClassifier(hinge, one-vs-rest)": lambda: SGDClassifier(
+                    loss="hinge", alpha=1.0 / (C * Xs.shape[0]), fit_intercept=False, random_state=0
+                )
+            },
+            Xs,
+            ys,
+            args.repeats,
+        )
         seconds, est = sgd["SGDClassifier(hinge, one-vs-rest)"]
-        print(f"{'SGDClassifier(hinge, one-vs-rest)':44s} {seconds:8.3f} "
-              f"{seconds / results['LinearSVC(crammer_singer) [default]'][0]:16.2f} "
-              f"{'(other objective)':>14s} {'':>10s} {est.score(Xst, yst):9.4f}")
+        print(
+            f"{'SGDClassifier(hinge, one-vs-rest)':44s} {seconds:8.3f} "
+            f"{seconds / results['LinearSVC(crammer_singer) [default]'][0]:16.2f} "
+            f"{'(other objective)':>14s} {'':>10s} {est.score(Xst, yst):9.4f}"
+        )
     return 0
 
 

@@ -33,8 +33,11 @@ REFERENCE = ["-c", "import numpy, scipy.sparse, numba"]
 
 def environment(**extra):
     """The user's environment without the settings the commands make themselves."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("OPENBLAS_NUM_THREADS", "NUMBA_THREADING_LAYER", "NUMBA_CACHE_DIR")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("OPENBLAS_NUM_THREADS", "NUMBA_THREADING_LAYER", "NUMBA_CACHE_DIR")
+    }
     env.update(extra)
     return env
 
@@ -44,8 +47,10 @@ def wall(argv, env, expect=None) -> float:
     done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     seconds = time.perf_counter() - started
     if expect is not None and done.returncode != expect:
-        raise RuntimeError(f"{' '.join(map(str, argv))}: exit {done.returncode}, expected "
-                           f"{expect}: {done.stderr.decode(errors='replace')[-300:]}")
+        raise RuntimeError(
+            f"{' '.join(map(str, argv))}: exit {done.returncode}, expected "
+            f"{expect}: {done.stderr.decode(errors='replace')[-300:]}"
+        )
     return seconds
 
 
@@ -61,30 +66,51 @@ def cases(bin_dir: Path, tmp: Path):
     (tmp / "one_kernel.py").write_text(
         "import numpy, scipy.sparse\nfrom numba import njit\n\n\n@njit(cache=True)\n"
         "def total(a):\n    s = 0.0\n    for x in a:\n        s += x\n    return s\n\n\n"
-        "total(numpy.ones(3))\n")
+        "total(numpy.ones(3))\n"
+    )
     return [
-        ("floor: the import + one cached numba call", [sys.executable, tmp / "one_kernel.py"],
-         0, False),
+        (
+            "floor: the import + one cached numba call",
+            [sys.executable, tmp / "one_kernel.py"],
+            0,
+            False,
+        ),
         ("ocas_learn -h", [b("ocas_learn"), "-h"], 0, False),
         ("cp_learn --version", [b("cp_learn"), "--version"], 0, False),
-        ("cp_learn -c 0 (usage error)", [b("cp_learn"), "-c", "0", a9a, tmp / "x"], 2,
-         False),
-        ("cp_classify, model with a wrong first line",
-         [b("cp_classify"), a9a_test, bad_model, tmp / "x"], 1, False),
+        ("cp_learn -c 0 (usage error)", [b("cp_learn"), "-c", "0", a9a, tmp / "x"], 2, False),
+        (
+            "cp_classify, model with a wrong first line",
+            [b("cp_classify"), a9a_test, bad_model, tmp / "x"],
+            1,
+            False,
+        ),
         ("ocas_learn a9a3k", [b("ocas_learn"), a9a, tmp / "ocas.model"], 0, True),
-        ("cp_learn -c 30 a9a3k", [b("cp_learn"), "-c", "30", a9a, tmp / "perf.model"], 0,
-         True),
-        ("cp_learn -c 1000 dna1k", [b("cp_learn"), "-c", "1000", dna, tmp / "dna.model"],
-         0, True),
-        ("sampled_learn -c 100 -t 2 -g 0.05 a9a3k",
-         [b("sampled_learn"), "-c", "100", "-t", "2", "-g", "0.05", a9a,
-          tmp / "rbf.model"], 0, True),
-        ("cp_classify a9a2k, linear model",
-         [b("cp_classify"), a9a_test, tmp / "perf.model", tmp / "p1"], 0, True),
-        ("cp_classify a9a2k, RBF model",
-         [b("cp_classify"), a9a_test, tmp / "rbf.model", tmp / "p2"], 0, True),
-        ("cp_classify dna500, multiclass model",
-         [b("cp_classify"), dna_test, tmp / "dna.model", tmp / "p3"], 0, True),
+        ("cp_learn -c 30 a9a3k", [b("cp_learn"), "-c", "30", a9a, tmp / "perf.model"], 0, True),
+        ("cp_learn -c 1000 dna1k", [b("cp_learn"), "-c", "1000", dna, tmp / "dna.model"], 0, True),
+        (
+            "sampled_learn -c 100 -t 2 -g 0.05 a9a3k",
+            [b("sampled_learn"), "-c", "100", "-t", "2", "-g", "0.05", a9a, tmp / "rbf.model"],
+            0,
+            True,
+        ),
+        (
+            "cp_classify a9a2k, linear model",
+            [b("cp_classify"), a9a_test, tmp / "perf.model", tmp / "p1"],
+            0,
+            True,
+        ),
+        (
+            "cp_classify a9a2k, RBF model",
+            [b("cp_classify"), a9a_test, tmp / "rbf.model", tmp / "p2"],
+            0,
+            True,
+        ),
+        (
+            "cp_classify dna500, multiclass model",
+            [b("cp_classify"), dna_test, tmp / "dna.model", tmp / "p3"],
+            0,
+            True,
+        ),
     ]
 
 
@@ -97,19 +123,20 @@ def main():
     args = parser.parse_args()
     env = environment()
     reference = [sys.executable, *REFERENCE]
-    print(f"commands from {args.bin}; reference: {sys.executable} "
-          f"{' '.join(REFERENCE)}; median of {args.runs}, whole process, wall time")
+    print(
+        f"commands from {args.bin}; reference: {sys.executable} "
+        f"{' '.join(REFERENCE)}; median of {args.runs}, whole process, wall time"
+    )
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         table = cases(args.bin, tmp)
         if args.only:
             table = [c for c in table if args.only in c[0]]
         warm = {}
-        print(f"{'case':44s} {'median s':>9s} {'ref s':>7s} {'ratio':>7s} "
-              f"{'min':>6s} {'max':>6s}")
+        print(f"{'case':44s} {'median s':>9s} {'ref s':>7s} {'ratio':>7s} {'min':>6s} {'max':>6s}")
         for name, argv, expect, _ in table:
             try:
-                wall(argv, env, expect)   # warm-up: fills the numba cache, writes models
+                wall(argv, env, expect)  # warm-up: fills the numba cache, writes models
             except RuntimeError as e:
                 print(f"{name:44s} not measured: {e}")
                 continue
@@ -121,9 +148,11 @@ def main():
                 refs.append(r)
                 ratios.append(t / r)
             warm[name] = statistics.median(times)
-            print(f"{name:44s} {warm[name]:9.3f} {statistics.median(refs):7.3f} "
-                  f"{statistics.median(ratios):7.2f} {min(ratios):6.2f} {max(ratios):6.2f}",
-                  flush=True)
+            print(
+                f"{name:44s} {warm[name]:9.3f} {statistics.median(refs):7.3f} "
+                f"{statistics.median(ratios):7.2f} {min(ratios):6.2f} {max(ratios):6.2f}",
+                flush=True,
+            )
         if not args.cold:
             return
         print("\ncold: first run with an empty numba cache (fresh NUMBA_CACHE_DIR)")

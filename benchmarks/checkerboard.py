@@ -43,6 +43,7 @@ def main(argv=None):
     parser.add_argument("--noise", type=float, default=0.02)
     args = parser.parse_args(argv)
     from cpsvm.io.svmlight import write_svmlight
+
     data = checkerboard(args.n, args.seed, args.cells, args.noise)
     write_svmlight(args.out, data.X, data.y)
 

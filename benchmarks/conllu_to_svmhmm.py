@@ -31,8 +31,25 @@ import tempfile
 import time
 from pathlib import Path
 
-UPOS_TAGS = ("ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM", "PART",
-             "PRON", "PROPN", "PUNCT", "SCONJ", "SYM", "VERB", "X")
+UPOS_TAGS = (
+    "ADJ",
+    "ADP",
+    "ADV",
+    "AUX",
+    "CCONJ",
+    "DET",
+    "INTJ",
+    "NOUN",
+    "NUM",
+    "PART",
+    "PRON",
+    "PROPN",
+    "PUNCT",
+    "SCONJ",
+    "SYM",
+    "VERB",
+    "X",
+)
 TAG_NUMBER = {t: i + 1 for i, t in enumerate(UPOS_TAGS)}
 AFFIX_LENGTHS = (1, 2, 3, 4)
 MAX_LENGTH = 10
@@ -65,16 +82,18 @@ def read_conllu(path):
                 continue
             cols = line.split("\t")
             if len(cols) != 10:
-                raise ConllError(f"{path}:{lineno}: expected 10 tab-separated columns, "
-                                 f"found {len(cols)}")
+                raise ConllError(
+                    f"{path}:{lineno}: expected 10 tab-separated columns, found {len(cols)}"
+                )
             word_id = cols[0]
             if "-" in word_id or "." in word_id:
                 continue
             if not word_id.isdigit():
                 raise ConllError(f"{path}:{lineno}: expected a word id, found {word_id!r}")
             if cols[3] not in TAG_NUMBER:
-                raise ConllError(f"{path}:{lineno}: expected one of the 17 UPOS tags, "
-                                 f"found {cols[3]!r}")
+                raise ConllError(
+                    f"{path}:{lineno}: expected one of the 17 UPOS tags, found {cols[3]!r}"
+                )
             sentence.append((cols[1], cols[3]))
     if sentence:
         yield sentence
@@ -123,7 +142,7 @@ def convert(src, dst, dictionary, grow):
     try:
         counts = _write(src, tmp, dictionary, grow)
     except BaseException:
-        tmp.unlink(missing_ok=True)     # no partial output
+        tmp.unlink(missing_ok=True)  # no partial output
         raise
     os.replace(tmp, dst)
     return counts
@@ -169,12 +188,19 @@ def write_tables(out, prefix, dictionary):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA,
-                    help="folder of en_ewt-ud-{train,dev,test}.conllu.gz")
+    ap.add_argument(
+        "--data",
+        type=Path,
+        default=DEFAULT_DATA,
+        help="folder of en_ewt-ud-{train,dev,test}.conllu.gz",
+    )
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
     ap.add_argument("--prefix", default="ewt")
-    ap.add_argument("--splits", default="train,dev,test",
-                    help="comma-separated; the first builds the feature dictionary")
+    ap.add_argument(
+        "--splits",
+        default="train,dev,test",
+        help="comma-separated; the first builds the feature dictionary",
+    )
     a = ap.parse_args(argv)
     splits = [s for s in a.splits.split(",") if s]
     if not splits:
@@ -186,16 +212,23 @@ def main(argv=None):
             t = time.perf_counter()
             dst = a.out / f"{a.prefix}.{split}.hmm"
             n, w, dropped = convert(source_file(a.data, split), dst, dictionary, grow=k == 0)
-            extra = (f", {len(dictionary)} features" if k == 0
-                     else f", {dropped} unseen feature occurrences dropped")
-            print(f"{dst}: {n} sentences, {w} words{extra} "
-                  f"({time.perf_counter() - t:.1f} s)", flush=True)
+            extra = (
+                f", {len(dictionary)} features"
+                if k == 0
+                else f", {dropped} unseen feature occurrences dropped"
+            )
+            print(
+                f"{dst}: {n} sentences, {w} words{extra} ({time.perf_counter() - t:.1f} s)",
+                flush=True,
+            )
     except (ConllError, OSError) as e:
         print(f"conllu_to_svmhmm: {e}", file=sys.stderr)
         return 1
     write_tables(a.out, a.prefix, dictionary)
-    print(f"{a.out / (a.prefix + '.tags')}: tag numbers; "
-          f"{a.out / (a.prefix + '.features')}: feature dictionary")
+    print(
+        f"{a.out / (a.prefix + '.tags')}: tag numbers; "
+        f"{a.out / (a.prefix + '.features')}: feature dictionary"
+    )
     return 0
 
 

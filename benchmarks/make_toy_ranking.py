@@ -23,22 +23,28 @@ SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"
 GRADE_SHARES = (0.45, 0.25, 0.15, 0.10, 0.05)
 
 
-def generate(n_queries, docs_per_query, n_features, *, density=1.0, noise=1.0, seed=0,
-             decimals=None):
+def generate(
+    n_queries, docs_per_query, n_features, *, density=1.0, noise=1.0, seed=0, decimals=None
+):
     """(X CSR float64, y grades 0..4, qid 1..n_queries): each query has between half and
     one and a half times ``docs_per_query`` documents; features standard normal, a
     fraction ``density`` of them non-zero; relevance from the noisy score x·w* + offset."""
     rng = np.random.default_rng(seed)
-    sizes = rng.integers(max(2, docs_per_query // 2), docs_per_query * 3 // 2 + 1,
-                         size=n_queries)
+    sizes = rng.integers(max(2, docs_per_query // 2), docs_per_query * 3 // 2 + 1, size=n_queries)
     n = int(sizes.sum())
     qid = np.repeat(np.arange(1, n_queries + 1), sizes)
     if density >= 1.0:
         shift = np.repeat(rng.standard_normal((n_queries, n_features)), sizes, axis=0)
         X = sp.csr_matrix(rng.standard_normal((n, n_features)) + shift)
     else:
-        X = sp.random(n, n_features, density=density, format="csr", random_state=rng,
-                      data_rvs=rng.standard_normal)
+        X = sp.random(
+            n,
+            n_features,
+            density=density,
+            format="csr",
+            random_state=rng,
+            data_rvs=rng.standard_normal,
+        )
     if decimals is not None:
         X.data = np.round(X.data, decimals)
         X.eliminate_zeros()
@@ -58,8 +64,7 @@ def write(path, X, y, qid):
     with open(path, "w") as out:
         for i in range(X.shape[0]):
             lo, hi = X.indptr[i], X.indptr[i + 1]
-            features = " ".join(f"{j + 1}:{v:g}" for j, v in zip(X.indices[lo:hi],
-                                                                  X.data[lo:hi]))
+            features = " ".join(f"{j + 1}:{v:g}" for j, v in zip(X.indices[lo:hi], X.data[lo:hi]))
             out.write(f"{int(y[i])} qid:{qid[i]} {features} # doc {i + 1}\n")
 
 
@@ -69,12 +74,22 @@ def main():
     parser.add_argument("--test", type=int, default=30, help="queries in the test file")
     parser.add_argument("--docs", type=int, default=12, help="documents per query (mean)")
     parser.add_argument("--features", type=int, default=10)
-    parser.add_argument("--noise", type=float, default=0.5,
-                        help="standard deviation of the noise on the relevance score")
+    parser.add_argument(
+        "--noise",
+        type=float,
+        default=0.5,
+        help="standard deviation of the noise on the relevance score",
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    X, y, qid = generate(args.train + args.test, args.docs, args.features, seed=args.seed,
-                         noise=args.noise, decimals=3)
+    X, y, qid = generate(
+        args.train + args.test,
+        args.docs,
+        args.features,
+        seed=args.seed,
+        noise=args.noise,
+        decimals=3,
+    )
     split = int(np.searchsorted(qid, args.train + 1))
     write(SAMPLES / "toy.rank.train", X[:split], y[:split], qid[:split])
     write(SAMPLES / "toy.rank.test", X[split:], y[split:], qid[split:])

@@ -37,14 +37,22 @@ def _zipf(m, exponent, rng):
     return rng.permutation(weights / weights.sum())
 
 
-def many_classes(n: int, n_classes: int = 100, n_features: int = 50_000, tokens: int = 220,
-                 topic_words: int = 400, topical: float = 0.25, seed: int = 0) -> Dataset:
+def many_classes(
+    n: int,
+    n_classes: int = 100,
+    n_features: int = 50_000,
+    tokens: int = 220,
+    topic_words: int = 400,
+    topical: float = 0.25,
+    seed: int = 0,
+) -> Dataset:
     """n documents of ``n_classes`` topics (see the module docstring)."""
     # The topics do not depend on ``seed``: files of other seeds are test sets.
     rng = np.random.default_rng([n_classes, n_features, topic_words])
     background = np.cumsum(_zipf(n_features, 1.05, rng))
-    topic_vocab = np.stack([rng.choice(n_features, topic_words, replace=False)
-                            for _ in range(n_classes)])
+    topic_vocab = np.stack(
+        [rng.choice(n_features, topic_words, replace=False) for _ in range(n_classes)]
+    )
     topic_cdf = np.cumsum(_zipf(topic_words, 0.8, rng))
     y = np.random.default_rng([seed, n_classes, n_features]).integers(1, n_classes + 1, n)
     rows, cols = [], []
@@ -85,12 +93,17 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     from cpsvm.io.svmlight import write_svmlight
-    data = many_classes(args.n, args.classes, args.features, args.tokens, args.topic_words,
-                        args.topical, args.seed)
+
+    data = many_classes(
+        args.n, args.classes, args.features, args.tokens, args.topic_words, args.topical, args.seed
+    )
     write_svmlight(args.out, data.X, data.y)
-    print(f"{args.out}: {data.X.shape[0]} documents, {data.X.shape[1]} features, "
-          f"{data.X.nnz} non-zeros ({data.X.nnz / data.X.shape[0]:.0f} a row), "
-          f"{args.classes} classes", file=sys.stderr)
+    print(
+        f"{args.out}: {data.X.shape[0]} documents, {data.X.shape[1]} features, "
+        f"{data.X.nnz} non-zeros ({data.X.nnz / data.X.shape[0]:.0f} a row), "
+        f"{args.classes} classes",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

@@ -28,8 +28,9 @@ from .sparse_ops import as_csr, map_in_threads
 
 
 class NystromMap:
-    def __init__(self, kernel: Kernel, basis, rtol: float = 1e-10, *,
-                 threshold: float | None = None):
+    def __init__(
+        self, kernel: Kernel, basis, rtol: float = 1e-10, *, threshold: float | None = None
+    ):
         self.kernel = kernel
         self.basis = sp.csr_matrix(basis, dtype=np.float64)
         rk = RowKernel(self.basis, kernel)
@@ -41,7 +42,7 @@ class NystromMap:
         keep = eigenvalues > (rtol * eigenvalues[-1] if threshold is None else threshold)
         self.n_dropped = int(np.count_nonzero(~keep))
         self.eigenvalues = eigenvalues[keep]
-        self.projection = U[:, keep] / np.sqrt(eigenvalues[keep])   # U Λ^{-1/2}
+        self.projection = U[:, keep] / np.sqrt(eigenvalues[keep])  # U Λ^{-1/2}
 
     @property
     def n_components(self) -> int:
@@ -69,8 +70,9 @@ class RandomFourierMap:
         self.nu = np.ascontiguousarray(nu, dtype=np.float64)
 
     @classmethod
-    def draw(cls, kernel: Kernel, n_features: int, n_components: int,
-             rng: np.random.Generator) -> "RandomFourierMap":
+    def draw(
+        cls, kernel: Kernel, n_features: int, n_components: int, rng: np.random.Generator
+    ) -> RandomFourierMap:
         if kernel.kind != RBF:
             raise InputError("random Fourier features need the RBF kernel (-t 2)")
         omega = rng.normal(0.0, math.sqrt(2.0 * kernel.gamma), size=(n_features, n_components))
@@ -88,6 +90,7 @@ class RandomFourierMap:
     def cosines(self, X) -> np.ndarray:
         """cos(Ωᵀx + ν) for every row of X (columns beyond Ω's rows ignored)."""
         from .models import fit_columns
+
         Z = np.asarray(fit_columns(X, self.omega.shape[0]) @ self.omega)
         Z += self.nu
         return np.cos(Z, out=Z)
@@ -113,8 +116,9 @@ class FeatureRows:
         self.map = feature_map
         self.X = as_csr(X)
         if isinstance(feature_map, NystromMap):
-            self.rk, self.rows, self.basis_rows = stacked(feature_map.kernel, self.X,
-                                                          feature_map.basis)
+            self.rk, self.rows, self.basis_rows = stacked(
+                feature_map.kernel, self.X, feature_map.basis
+            )
 
     @property
     def dim(self) -> int:
@@ -125,12 +129,13 @@ class FeatureRows:
         if isinstance(self.map, NystromMap):
             # RowKernel runs its own threads; the products with the projection ours.
             K = self.rk.matrix(self.rows[idx], self.basis_rows)
-            product = lambda lo: K[lo:lo + self.BLOCK] @ self.map.projection  # noqa: E731
+            product = lambda lo: K[lo : lo + self.BLOCK] @ self.map.projection  # noqa: E731
         else:
-            product = lambda lo: self.map.transform(self.X[idx[lo:lo + self.BLOCK]])  # noqa: E731
+            product = lambda lo: self.map.transform(self.X[idx[lo : lo + self.BLOCK]])  # noqa: E731
         out = np.empty((len(idx), self.dim))
 
         def run(lo):
-            out[lo:lo + self.BLOCK] = product(lo)
+            out[lo : lo + self.BLOCK] = product(lo)
+
         map_in_threads(run, list(range(0, len(idx), self.BLOCK)))
         return out

@@ -13,9 +13,9 @@ loss (-l 1) is the sum of all pairs' hinge losses, svm_learn -z p's objective.
 
 from __future__ import annotations
 
-LOSS_SCALE = 100.0     # Δ(y, ŷ) for a wrong label (SVMperf, SVMstruct, SVMmulticlass)
-PSI_SCALE = 50.0       # binary Ψ(x, y) = PSI_SCALE·y·x: a flip moves it by 2·PSI_SCALE·y·x
-TOKEN_LOSS = 1.0       # SVMhmm: Δ of one wrong tag (-l 1), or of a wrong sentence (-l 0)
+LOSS_SCALE = 100.0  # Δ(y, ŷ) for a wrong label (SVMperf, SVMstruct, SVMmulticlass)
+PSI_SCALE = 50.0  # binary Ψ(x, y) = PSI_SCALE·y·x: a flip moves it by 2·PSI_SCALE·y·x
+TOKEN_LOSS = 1.0  # SVMhmm: Δ of one wrong tag (-l 1), or of a wrong sentence (-l 0)
 
 
 def c_light_from_perf(C: float, n: int) -> float:
@@ -43,6 +43,7 @@ def c_light_from_rank(C: float, n_queries: int) -> float:
 # The inverses, for callers whose C is SVMlight's, Crammer-Singer's or a sum of slacks
 # (scikit-learn's estimators, cpsvm.sklearn) and who run the commands' solvers.
 
+
 def perf_from_c_light(C_light: float, n: int) -> float:
     """SVMperf's ``-c`` (``cp_learn``, ``sampled_learn``) of SVMlight's C: C_light·n/100."""
     return C_light * n / LOSS_SCALE
@@ -62,8 +63,15 @@ def struct_from_c_sum(C_sum: float, n: int) -> float:
 # SVMperf's -l for binary problems (svm_perf_learn's numbering) and what each measures.
 # Its losses are 100 minus the measure in percent, except zero/one (1 for any error in the
 # label vector) and the error rate (the percentage of errors).
-PERF_LOSS_NAMES = {0: "zero/one", 1: "F1", 2: "error rate", 3: "PRBEP", 4: "Prec@k",
-                   5: "Rec@k", 10: "ROC area"}
+PERF_LOSS_NAMES = {
+    0: "zero/one",
+    1: "F1",
+    2: "error rate",
+    3: "PRBEP",
+    4: "Prec@k",
+    5: "Rec@k",
+    10: "ROC area",
+}
 PERF_ERROR_RATE = 2
 # The losses that do not decompose over the examples (cpsvm.problems.multivariate).
 PERF_MULTIVARIATE_LOSSES = (0, 1, 3, 4, 5, 10)

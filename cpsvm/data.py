@@ -60,11 +60,14 @@ class Dataset:
         bad = ~((costs > 0) & np.isfinite(costs))
         if np.any(bad):
             i = int(np.flatnonzero(bad)[0])
-            raise InputError(f"expected cost: > 0, got cost:{costs[i]:g}",
-                             source=self.source, line=self.line_of(i))
+            raise InputError(
+                f"expected cost: > 0, got cost:{costs[i]:g}",
+                source=self.source,
+                line=self.line_of(i),
+            )
         return costs
 
-    def with_n_features(self, n_features: int) -> tuple["Dataset", int]:
+    def with_n_features(self, n_features: int) -> tuple[Dataset, int]:
         """Same examples with exactly ``n_features`` columns.
 
         Columns beyond ``n_features`` are dropped, as SVMlight's classifier drops test
@@ -75,25 +78,37 @@ class Dataset:
         if d == n_features:
             return self, 0
         if d < n_features:
-            X = sp.csr_matrix((self.X.data, self.X.indices, self.X.indptr),
-                              shape=(self.X.shape[0], n_features))
+            X = sp.csr_matrix(
+                (self.X.data, self.X.indices, self.X.indptr), shape=(self.X.shape[0], n_features)
+            )
             dropped = 0
         else:
             X = self.X[:, :n_features].tocsr()
             dropped = self.X.nnz - X.nnz
-        return Dataset(X, self.y, self.qid, self.comments, self.cost, self.sid,
-                       self.source, self.line_numbers), int(dropped)
+        return Dataset(
+            X, self.y, self.qid, self.comments, self.cost, self.sid, self.source, self.line_numbers
+        ), int(dropped)
 
-    def subset(self, rows) -> "Dataset":
+    def subset(self, rows) -> Dataset:
         """Examples ``rows`` (slice or index array), with all per-example fields."""
+
         def take(a):
             if a is None:
                 return None
             if isinstance(a, list):
                 return list(np.asarray(a, dtype=object)[rows])
             return a[rows]
-        return Dataset(self.X[rows], take(self.y), take(self.qid), take(self.comments),
-                       take(self.cost), take(self.sid), self.source, take(self.line_numbers))
+
+        return Dataset(
+            self.X[rows],
+            take(self.y),
+            take(self.qid),
+            take(self.comments),
+            take(self.cost),
+            take(self.sid),
+            self.source,
+            take(self.line_numbers),
+        )
 
 
 @dataclass
@@ -142,7 +157,7 @@ class SequenceDataset:
         return None if self.line_numbers is None else int(self.line_numbers[token])
 
     @classmethod
-    def from_dataset(cls, ds: Dataset, *, for_training: bool = True) -> "SequenceDataset":
+    def from_dataset(cls, ds: Dataset, *, for_training: bool = True) -> SequenceDataset:
         """The sentences of an SVM-hmm file read as a :class:`Dataset` (one example per
         token line), checked: every token line carries ``qid:<sentence>`` with a
         sentence id >= 1 (0 is what SVMlight's format means by no qid), the tokens of a
@@ -154,28 +169,39 @@ class SequenceDataset:
         name = ds.source
         n = ds.n_examples
         if n == 0:
-            raise InputError("expected at least one token line "
-                             "(<tag> qid:<sentence> <index>:<value> ...), found none",
-                             source=name)
+            raise InputError(
+                "expected at least one token line "
+                "(<tag> qid:<sentence> <index>:<value> ...), found none",
+                source=name,
+            )
         if ds.qid is None:
-            raise InputError("expected qid:<sentence> on every token line (SVM-hmm format)",
-                             source=name, line=ds.line_of(0))
+            raise InputError(
+                "expected qid:<sentence> on every token line (SVM-hmm format)",
+                source=name,
+                line=ds.line_of(0),
+            )
         qid = np.asarray(ds.qid, dtype=np.int64)
         bad = np.flatnonzero(qid < 1)
         if len(bad):
             i = int(bad[0])
             got = "no qid (or qid:0)" if qid[i] == 0 else f"qid:{qid[i]}"
-            raise InputError(f"expected qid:<sentence> with a sentence id >= 1 on every "
-                             f"token line (SVM-hmm format), got {got}",
-                             source=name, line=ds.line_of(i))
+            raise InputError(
+                f"expected qid:<sentence> with a sentence id >= 1 on every "
+                f"token line (SVM-hmm format), got {got}",
+                source=name,
+                line=ds.line_of(i),
+            )
         y = np.asarray(ds.y, dtype=np.float64)
         lowest = 1 if for_training else 0
-        bad = np.flatnonzero((y != np.floor(y)) | (y < lowest) | (y >= 2.0 ** 62))
+        bad = np.flatnonzero((y != np.floor(y)) | (y < lowest) | (y >= 2.0**62))
         if len(bad):
             i = int(bad[0])
-            raise InputError(f"expected an integer tag >= {lowest}"
-                             f"{'' if for_training else ' (0: unknown)'}, got {y[i]:g}",
-                             source=name, line=ds.line_of(i))
+            raise InputError(
+                f"expected an integer tag >= {lowest}"
+                f"{'' if for_training else ' (0: unknown)'}, got {y[i]:g}",
+                source=name,
+                line=ds.line_of(i),
+            )
         first = np.concatenate(([0], np.flatnonzero(qid[1:] != qid[:-1]) + 1))
         ids = qid[first]
         down = np.flatnonzero(ids[1:] < ids[:-1])
@@ -185,22 +211,42 @@ class SequenceDataset:
             seen = np.flatnonzero(ids[:run] == ids[run])
             if len(seen):
                 where = ds.line_of(int(first[int(seen[0])]))
-                raise InputError(f"expected the tokens of sentence qid:{ids[run]} on "
-                                 f"consecutive lines (qid non-decreasing), but it reappears "
-                                 f"after qid:{ids[run - 1]}"
-                                 + (f" (it began on line {where})" if where is not None
-                                    else ""), source=name, line=ds.line_of(row))
-            raise InputError(f"expected non-decreasing qid (sentences in increasing order, "
-                             f"as svm_hmm requires), got qid:{ids[run]} after "
-                             f"qid:{ids[run - 1]}", source=name, line=ds.line_of(row))
+                raise InputError(
+                    f"expected the tokens of sentence qid:{ids[run]} on "
+                    f"consecutive lines (qid non-decreasing), but it reappears "
+                    f"after qid:{ids[run - 1]}"
+                    + (f" (it began on line {where})" if where is not None else ""),
+                    source=name,
+                    line=ds.line_of(row),
+                )
+            raise InputError(
+                f"expected non-decreasing qid (sentences in increasing order, "
+                f"as svm_hmm requires), got qid:{ids[run]} after "
+                f"qid:{ids[run - 1]}",
+                source=name,
+                line=ds.line_of(row),
+            )
         starts = np.concatenate((first, [n])).astype(np.int64)
-        return cls(X=ds.X, tags=y.astype(np.int64), starts=starts, qid=ids,
-                   comments=ds.comments, source=name, line_numbers=ds.line_numbers)
+        return cls(
+            X=ds.X,
+            tags=y.astype(np.int64),
+            starts=starts,
+            qid=ids,
+            comments=ds.comments,
+            source=name,
+            line_numbers=ds.line_numbers,
+        )
 
     def to_dataset(self) -> Dataset:
         """One example per token (qid repeated per token), as the file holds them."""
-        return Dataset(self.X, self.tags.astype(np.float64), np.repeat(self.qid, self.lengths),
-                       self.comments, source=self.source, line_numbers=self.line_numbers)
+        return Dataset(
+            self.X,
+            self.tags.astype(np.float64),
+            np.repeat(self.qid, self.lengths),
+            self.comments,
+            source=self.source,
+            line_numbers=self.line_numbers,
+        )
 
 
 @dataclass
@@ -231,11 +277,12 @@ class TreeDataset:
         return None
 
     @classmethod
-    def read(cls, source, max_length: int = 0) -> "TreeDataset":
+    def read(cls, source, max_length: int = 0) -> TreeDataset:
         """The trees of a file, only those of at most ``max_length`` words (-NONE-
         elements not counted) when it is > 0."""
-        from .io.trees import n_words, read_trees
         from .io.streams import source_name
+        from .io.trees import n_words, read_trees
+
         trees = read_trees(source)
         kept = [t for t in trees if max_length <= 0 or n_words(t) <= max_length]
         return cls(kept, source_name(source), len(trees) - len(kept))

@@ -28,7 +28,7 @@ from numba import njit, prange
 from .kernels import POLYNOMIAL, RBF, SIGMOID, Kernel
 from .sparse_ops import as_csr, first_identical_rows, map_in_threads
 
-_TIMES, _MATRIX = 0, 1     # what _kernel_rows does with each row's values
+_TIMES, _MATRIX = 0, 1  # what _kernel_rows does with each row's values
 
 
 class RowKernel:
@@ -66,14 +66,14 @@ class RowKernel:
     ``benchmarks/bench_sampled.py`` and ``benchmarks/bench_kernels.py``.
     """
 
-    DENSE_BASIS_MAX = 1 << 24   # largest dense features × basis array (128 MB)
-    BITSETS = True              # 0/1 features: inner products as popcounts of bitsets
-    SCATTER_COST = 4.0          # an inverted-index update costs ~4 dense ones (a9a)
-    BASIS_CHUNK = 1024          # basis examples per dense block (8 kB of values per row)
-    BLAS = True                 # dense data: kernel rows from BLAS products
-    BLAS_MIN_DENSITY = 0.25     # share of the used features set in the average row
+    DENSE_BASIS_MAX = 1 << 24  # largest dense features × basis array (128 MB)
+    BITSETS = True  # 0/1 features: inner products as popcounts of bitsets
+    SCATTER_COST = 4.0  # an inverted-index update costs ~4 dense ones (a9a)
+    BASIS_CHUNK = 1024  # basis examples per dense block (8 kB of values per row)
+    BLAS = True  # dense data: kernel rows from BLAS products
+    BLAS_MIN_DENSITY = 0.25  # share of the used features set in the average row
     BLAS_MAX_ENTRIES = 1 << 25  # largest dense copy of the rows (256 MB)
-    BLAS_BLOCK = 1 << 18        # kernel values per block of rows (2 MB, in L2)
+    BLAS_BLOCK = 1 << 18  # kernel values per block of rows (2 MB, in L2)
 
     def __init__(self, X, kernel: Kernel, *, single_precision: bool = False):
         X = as_csr(X)
@@ -85,7 +85,7 @@ class RowKernel:
         self.indptr = X.indptr.astype(np.int64)
         self.indices = X.indices.astype(np.int32)
         self.data = np.ascontiguousarray(X.data)
-        longest = int(np.max(np.diff(self.indptr), initial=0))   # values in the longest row
+        longest = int(np.max(np.diff(self.indptr), initial=0))  # values in the longest row
         # SVMlight's arithmetic needs its own products unless every product of two
         # values and every sum of them is exact, in float32 and in double alike.
         self.single = single_precision and not _exact_products(self.data, longest)
@@ -98,23 +98,30 @@ class RowKernel:
         self.feature_frequency = occurrences / max(1, X.shape[0])
         self.dense = None
         used = np.flatnonzero(occurrences)
-        if (self.BLAS and not self.single and not self.binary and self.n and len(used)
-                and X.nnz >= self.BLAS_MIN_DENSITY * self.n * len(used)
-                and self.n * len(used) <= self.BLAS_MAX_ENTRIES):
+        if (
+            self.BLAS
+            and not self.single
+            and not self.binary
+            and self.n
+            and len(used)
+            and X.nnz >= self.BLAS_MIN_DENSITY * self.n * len(used)
+            and self.n * len(used) <= self.BLAS_MAX_ENTRIES
+        ):
             # Only the used features: their order does not change any product.
             self.dense = np.ascontiguousarray(X[:, used].toarray())
-        self._prepared = None       # (basis rows, dense basis) of the last BLAS call
+        self._prepared = None  # (basis rows, dense basis) of the last BLAS call
         # With 0/1 features a·b and |a-b|² are integers up to twice the longest row: the
         # kernel at each (computed as Kernel.matrix computes it) is looked up instead of
         # evaluated, which saves RBF rows their exp, a large part of their cost.
         self.table = np.zeros(0)
         if self.binary and not kernel.is_linear:
-            if kernel.kind == RBF:   # argument |a-b|² = 0 + m - 2·0
+            if kernel.kind == RBF:  # argument |a-b|² = 0 + m - 2·0
                 m = np.arange(2 * longest + 1, dtype=np.float64)
                 self.table = kernel.from_dots(np.zeros((1, len(m))), np.zeros(1), m)[0]
-            else:                    # argument a·b
+            else:  # argument a·b
                 self.table = kernel.from_dots(
-                    np.arange(longest + 1, dtype=np.float64)[None, :], None, None)[0]
+                    np.arange(longest + 1, dtype=np.float64)[None, :], None, None
+                )[0]
         self.evaluations = 0
         self.computed = 0
         # representative[i]: the first row with the same features as row i.
@@ -176,7 +183,7 @@ class RowKernel:
             return basis_rows, beta
         return merged, np.bincount(position.ravel(), weights=beta, minlength=len(merged))
 
-    def basis(self, rows) -> "_Basis":
+    def basis(self, rows) -> _Basis:
         """The examples ``rows`` prepared as the right-hand side of kernel rows."""
         rows = np.asarray(rows, dtype=np.int64)
         count = _feature_counts(self.indptr, self.indices, rows, self.X.shape[1])
@@ -186,8 +193,9 @@ class RowKernel:
         sparse_work = float(self.feature_frequency @ count)
         words = -(-len(used) // 64)
         bitsets = self.BITSETS and self.binary and m * words <= dense_work
-        if bitsets or (len(used) * m <= self.DENSE_BASIS_MAX and
-                       dense_work <= self.SCATTER_COST * sparse_work):
+        if bitsets or (
+            len(used) * m <= self.DENSE_BASIS_MAX and dense_work <= self.SCATTER_COST * sparse_work
+        ):
             # Blocks of `width` examples, the last one padded with zero columns.
             width = min(self.BASIS_CHUNK, -(-m // 8) * 8)
             n_blocks = -(-m // width)
@@ -200,17 +208,35 @@ class RowKernel:
                 # Bit f % 64 of word f // 64 set if the example has used feature f.
                 bits = np.zeros((n_blocks, words, width), np.uint64)
                 _fill_bits(self.indptr, self.indices, rows, feature_map, bits)
-                return _Basis(m, width, sq_norms, feature_map, _NO_BLOCKS, bits, _NO_INDEX,
-                              _NO_INDEX, _NO_DATA)
+                return _Basis(
+                    m,
+                    width,
+                    sq_norms,
+                    feature_map,
+                    _NO_BLOCKS,
+                    bits,
+                    _NO_INDEX,
+                    _NO_INDEX,
+                    _NO_DATA,
+                )
             dense = np.zeros((n_blocks, len(used), width))
             _fill_dense(self.indptr, self.indices, self.data, rows, feature_map, dense)
-            return _Basis(m, width, sq_norms, feature_map, dense, _NO_BITS, _NO_INDEX,
-                          _NO_INDEX, _NO_DATA)
+            return _Basis(
+                m, width, sq_norms, feature_map, dense, _NO_BITS, _NO_INDEX, _NO_INDEX, _NO_DATA
+            )
         Bt = sp.csr_matrix(self.X[rows].T)
         Bt.sort_indices()
-        return _Basis(m, m, self.sq_norms[rows].reshape(1, m), _NO_INDEX, _NO_BLOCKS,
-                      _NO_BITS, Bt.indptr.astype(np.int64), Bt.indices.astype(np.int64),
-                      np.ascontiguousarray(Bt.data))
+        return _Basis(
+            m,
+            m,
+            self.sq_norms[rows].reshape(1, m),
+            _NO_INDEX,
+            _NO_BLOCKS,
+            _NO_BITS,
+            Bt.indptr.astype(np.int64),
+            Bt.indices.astype(np.int64),
+            np.ascontiguousarray(Bt.data),
+        )
 
     def _run(self, mode, rows, basis_rows, out, beta=None):
         if self.BLAS and self.dense is not None:
@@ -222,22 +248,40 @@ class RowKernel:
             beta = np.zeros((1, 0))
         else:
             padded = np.zeros(basis.sq_norms.size)
-            padded[:basis.size] = beta
+            padded[: basis.size] = beta
             beta = padded.reshape(basis.sq_norms.shape)
         k = self.kernel
-        _kernel_rows(self.indptr, self.indices, self.data, self.sq_norms,
-                     np.ascontiguousarray(rows, dtype=np.int64), basis.size,
-                     basis.sq_norms, basis.feature_map, basis.dense, basis.bits,
-                     basis.bt_indptr,
-                     basis.bt_indices, basis.bt_data, k.kind, k.degree, float(k.gamma),
-                     float(k.coef_lin), float(k.coef_const), self.table, mode, beta,
-                     self.single, out)
+        _kernel_rows(
+            self.indptr,
+            self.indices,
+            self.data,
+            self.sq_norms,
+            np.ascontiguousarray(rows, dtype=np.int64),
+            basis.size,
+            basis.sq_norms,
+            basis.feature_map,
+            basis.dense,
+            basis.bits,
+            basis.bt_indptr,
+            basis.bt_indices,
+            basis.bt_data,
+            k.kind,
+            k.degree,
+            float(k.gamma),
+            float(k.coef_lin),
+            float(k.coef_const),
+            self.table,
+            mode,
+            beta,
+            self.single,
+            out,
+        )
 
     def _run_blas(self, mode, rows, basis_rows, out, beta):
         """Dense rows: per block of rows one BLAS product with the basis, then the kernel
         and β's sums (_TIMES) or a copy (_MATRIX) in numba, blocks on threads."""
         self.computed += len(rows) * len(basis_rows)
-        rows = np.ascontiguousarray(rows, dtype=np.int64)   # one numba signature
+        rows = np.ascontiguousarray(rows, dtype=np.int64)  # one numba signature
         prepared = self._prepared
         if prepared is None or not np.array_equal(prepared[0], basis_rows):
             prepared = (basis_rows.copy(), np.ascontiguousarray(self.dense[basis_rows].T))
@@ -245,8 +289,9 @@ class RowKernel:
         basis_t = prepared[1]
         sq_b = self.sq_norms[basis_rows]
         per_block = max(8, self.BLAS_BLOCK // max(1, len(basis_rows)))
-        contiguous = len(rows) and rows[-1] - rows[0] == len(rows) - 1 and \
-            np.all(np.diff(rows) == 1)
+        contiguous = (
+            len(rows) and rows[-1] - rows[0] == len(rows) - 1 and np.all(np.diff(rows) == 1)
+        )
 
         k = self.kernel
         beta = np.zeros(0) if beta is None else np.ascontiguousarray(beta, np.float64)
@@ -254,12 +299,24 @@ class RowKernel:
         def block(lo):
             hi = min(lo + per_block, len(rows))
             if contiguous:
-                x = self.dense[rows[0] + lo:rows[0] + hi]
+                x = self.dense[rows[0] + lo : rows[0] + hi]
             else:
                 x = self.dense[rows[lo:hi]]
-            _finish_block(k.kind, x @ basis_t, self.sq_norms, rows, lo, sq_b, k.degree,
-                          float(k.gamma), float(k.coef_lin), float(k.coef_const), mode,
-                          beta, out)
+            _finish_block(
+                k.kind,
+                x @ basis_t,
+                self.sq_norms,
+                rows,
+                lo,
+                sq_b,
+                k.degree,
+                float(k.gamma),
+                float(k.coef_lin),
+                float(k.coef_const),
+                mode,
+                beta,
+                out,
+            )
 
         map_in_threads(block, range(0, len(rows), per_block))
 
@@ -269,10 +326,12 @@ def stacked(kernel: Kernel, A, B, *, single_precision: bool = False):
     features beyond A's are ignored), with the positions of A's rows and B's in it."""
     A, B = as_csr(A), as_csr(B)
     if B.shape[1] != A.shape[1]:
-        B = B[:, :A.shape[1]] if B.shape[1] > A.shape[1] else \
-            sp.csr_matrix((B.data, B.indices, B.indptr), shape=(B.shape[0], A.shape[1]))
-    rk = RowKernel(sp.vstack([A, B], format="csr"), kernel,
-                   single_precision=single_precision)
+        B = (
+            B[:, : A.shape[1]]
+            if B.shape[1] > A.shape[1]
+            else sp.csr_matrix((B.data, B.indices, B.indptr), shape=(B.shape[0], A.shape[1]))
+        )
+    rk = RowKernel(sp.vstack([A, B], format="csr"), kernel, single_precision=single_precision)
     return rk, np.arange(A.shape[0]), A.shape[0] + np.arange(B.shape[0])
 
 
@@ -282,8 +341,16 @@ def kernel_matrix(kernel: Kernel, A, B, *, single_precision: bool = False) -> np
     return rk.matrix(rows, basis)
 
 
-def kernel_times(kernel: Kernel, A, B, coef, *, single_precision: bool = False,
-                 block_rows: int = 4096, progress=None) -> np.ndarray:
+def kernel_times(
+    kernel: Kernel,
+    A,
+    B,
+    coef,
+    *,
+    single_precision: bool = False,
+    block_rows: int = 4096,
+    progress=None,
+) -> np.ndarray:
     """Σ_j coef_j k(A_i, B_j) for every row of A, in blocks of ``block_rows`` rows
     (``progress(rows done)`` after each)."""
     rk, rows, basis = stacked(kernel, A, B, single_precision=single_precision)
@@ -304,17 +371,17 @@ def _exact_products(data, longest) -> bool:
     values = np.abs(data[data != 0])
     if values.size == 0:
         return True
-    mantissa, exponent = np.frexp(values)          # value = mantissa · 2^exponent
+    mantissa, exponent = np.frexp(values)  # value = mantissa · 2^exponent
     # The lowest set bit of each value: its mantissa times 2^24 is an integer.
-    scaled = (mantissa * 2.0 ** 24).astype(np.int64)
+    scaled = (mantissa * 2.0**24).astype(np.int64)
     trailing = np.zeros(len(scaled), np.int64)
     for shift in (16, 8, 4, 2, 1):
         odd_free = (scaled & ((1 << shift) - 1)) == 0
         scaled = np.where(odd_free, scaled >> shift, scaled)
         trailing += np.where(odd_free, shift, 0)
-    low = int(np.min(exponent - 24 + trailing))    # every value is a multiple of 2^low
-    high = int(np.max(exponent))                   # every value is below 2^high
-    span = high - low                              # bits a value can need
+    low = int(np.min(exponent - 24 + trailing))  # every value is a multiple of 2^low
+    high = int(np.max(exponent))  # every value is below 2^high
+    span = high - low  # bits a value can need
     return 2 * span <= 24 and 2 * span + math.ceil(math.log2(max(longest, 1))) + 1 <= 53
 
 
@@ -339,19 +406,19 @@ def _row_sq_norms(indptr, data, single):
 
 _NO_INDEX = np.zeros(0, np.int64)
 _NO_DATA = np.zeros(0)
-_NO_BLOCKS = np.zeros((1, 0, 0))      # one empty block: [0] is a valid (0, 0) view
+_NO_BLOCKS = np.zeros((1, 0, 0))  # one empty block: [0] is a valid (0, 0) view
 _NO_BITS = np.zeros((1, 0, 0), np.uint64)
 
 
 @dataclass
 class _Basis:
-    size: int                          # basis examples
-    width: int                         # values formed per block
-    sq_norms: np.ndarray               # (blocks, width), zero-padded
-    feature_map: np.ndarray            # dense: feature -> row of a block (-1: absent)
-    dense: np.ndarray                  # dense: (blocks, features used, width)
-    bits: np.ndarray                   # bitsets: (blocks, words, width) uint64
-    bt_indptr: np.ndarray              # sparse: Bᵀ in CSR (one block)
+    size: int  # basis examples
+    width: int  # values formed per block
+    sq_norms: np.ndarray  # (blocks, width), zero-padded
+    feature_map: np.ndarray  # dense: feature -> row of a block (-1: absent)
+    dense: np.ndarray  # dense: (blocks, features used, width)
+    bits: np.ndarray  # bitsets: (blocks, words, width) uint64
+    bt_indptr: np.ndarray  # sparse: Bᵀ in CSR (one block)
     bt_indices: np.ndarray
     bt_data: np.ndarray
 
@@ -396,11 +463,11 @@ def _fill_bits(indptr, indices, rows, feature_map, bits):
 # exp(x) for x <= 0 as 2^k·p(r), x = k·ln 2 + r, |r| <= ln(2)/2: the degree-13 Taylor
 # polynomial errs by < 1e-17 there; measured within 1 ulp of numpy's exp over [-708, 0].
 _INV_LN2 = 1.4426950408889634
-_LN2_HI = 6.93147180369123816490e-01   # ln 2 split so that k·_LN2_HI is exact
+_LN2_HI = 6.93147180369123816490e-01  # ln 2 split so that k·_LN2_HI is exact
 _LN2_LO = 1.90821492927058770002e-10
-_ROUND = 6755399441055744.0            # 1.5·2^52: x + _ROUND - _ROUND rounds x to an integer
+_ROUND = 6755399441055744.0  # 1.5·2^52: x + _ROUND - _ROUND rounds x to an integer
 _ROUND_BITS = int(np.float64(_ROUND).view(np.int64))
-_EXP_MIN = -708.0                      # exp below this is under 3.3e-308: clamped there
+_EXP_MIN = -708.0  # exp below this is under 3.3e-308: clamped there
 
 
 @njit(cache=True, fastmath={"contract"})
@@ -414,10 +481,50 @@ def _exp_nonpositive(values, scale, size):
         t = x * _INV_LN2 + _ROUND
         k = t - _ROUND
         r = (x - k * _LN2_HI) - k * _LN2_LO
-        values[j] = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6 + r * (1.0 / 24 + r * (
-            1.0 / 120 + r * (1.0 / 720 + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (
-                1.0 / 362880 + r * (1.0 / 3628800 + r * (1.0 / 39916800 + r * (
-                    1.0 / 479001600 + r * (1.0 / 6227020800)))))))))))))
+        values[j] = 1.0 + r * (
+            1.0
+            + r
+            * (
+                0.5
+                + r
+                * (
+                    1.0 / 6
+                    + r
+                    * (
+                        1.0 / 24
+                        + r
+                        * (
+                            1.0 / 120
+                            + r
+                            * (
+                                1.0 / 720
+                                + r
+                                * (
+                                    1.0 / 5040
+                                    + r
+                                    * (
+                                        1.0 / 40320
+                                        + r
+                                        * (
+                                            1.0 / 362880
+                                            + r
+                                            * (
+                                                1.0 / 3628800
+                                                + r
+                                                * (
+                                                    1.0 / 39916800
+                                                    + r * (1.0 / 479001600 + r * (1.0 / 6227020800))
+                                                )
+                                            )
+                                        )
+                                    )
+                                )
+                            )
+                        )
+                    )
+                )
+            )
+        )
         scale[j] = t
     bits = scale.view(np.int64)
     for j in range(size):
@@ -434,8 +541,9 @@ _ROWS_PER_TASK = 256
 
 
 @njit(cache=True, fastmath={"contract"})
-def _dots_dense(x_indptr, x_indices, x_data, rows, start, count, feature_map, block, values,
-                rows_of, weights):
+def _dots_dense(
+    x_indptr, x_indices, x_data, rows, start, count, feature_map, block, values, rows_of, weights
+):
     """values[r, j] = x_rows[start + r] · b_j for the examples of one dense basis block.
 
     The block's rows for x's features are added eight (then four, two, one) at a time:
@@ -457,19 +565,40 @@ def _dots_dense(x_indptr, x_indices, x_data, rows, start, count, feature_map, bl
             out[j] = 0.0
         s = 0
         while s + 8 <= used:
-            c0, c1, c2, c3 = block[rows_of[s]], block[rows_of[s + 1]], \
-                block[rows_of[s + 2]], block[rows_of[s + 3]]
-            c4, c5, c6, c7 = block[rows_of[s + 4]], block[rows_of[s + 5]], \
-                block[rows_of[s + 6]], block[rows_of[s + 7]]
+            c0, c1, c2, c3 = (
+                block[rows_of[s]],
+                block[rows_of[s + 1]],
+                block[rows_of[s + 2]],
+                block[rows_of[s + 3]],
+            )
+            c4, c5, c6, c7 = (
+                block[rows_of[s + 4]],
+                block[rows_of[s + 5]],
+                block[rows_of[s + 6]],
+                block[rows_of[s + 7]],
+            )
             v0, v1, v2, v3 = weights[s], weights[s + 1], weights[s + 2], weights[s + 3]
             v4, v5, v6, v7 = weights[s + 4], weights[s + 5], weights[s + 6], weights[s + 7]
             for j in range(width):
-                out[j] = out[j] + v0 * c0[j] + v1 * c1[j] + v2 * c2[j] + v3 * c3[j] \
-                    + v4 * c4[j] + v5 * c5[j] + v6 * c6[j] + v7 * c7[j]
+                out[j] = (
+                    out[j]
+                    + v0 * c0[j]
+                    + v1 * c1[j]
+                    + v2 * c2[j]
+                    + v3 * c3[j]
+                    + v4 * c4[j]
+                    + v5 * c5[j]
+                    + v6 * c6[j]
+                    + v7 * c7[j]
+                )
             s += 8
         if s + 4 <= used:
-            c0, c1, c2, c3 = block[rows_of[s]], block[rows_of[s + 1]], \
-                block[rows_of[s + 2]], block[rows_of[s + 3]]
+            c0, c1, c2, c3 = (
+                block[rows_of[s]],
+                block[rows_of[s + 1]],
+                block[rows_of[s + 2]],
+                block[rows_of[s + 3]],
+            )
             v0, v1, v2, v3 = weights[s], weights[s + 1], weights[s + 2], weights[s + 3]
             for j in range(width):
                 out[j] = out[j] + v0 * c0[j] + v1 * c1[j] + v2 * c2[j] + v3 * c3[j]
@@ -522,20 +651,33 @@ def _shared_counts(x_indptr, x_indices, i, feature_map, block, x_bits, counts):
 
 
 @njit(cache=True)
-def _dots_bits(x_indptr, x_indices, rows, start, count, feature_map, block, values, x_bits,
-               counts):
+def _dots_bits(x_indptr, x_indices, rows, start, count, feature_map, block, values, x_bits, counts):
     """values[r, j] = x · b_j for 0/1 features (:func:`_shared_counts`)."""
     for r in range(count):
-        _shared_counts(x_indptr, x_indices, rows[start + r], feature_map, block, x_bits,
-                       counts)
+        _shared_counts(x_indptr, x_indices, rows[start + r], feature_map, block, x_bits, counts)
         out = values[r]
         for j in range(block.shape[1]):
             out[j] = counts[j]
 
 
 @njit(cache=True)
-def _times_bits(x_indptr, x_indices, rows, start, count, feature_map, block, x_sq, b_sq,
-                rbf, table, block_beta, counts, x_bits, lanes):
+def _times_bits(
+    x_indptr,
+    x_indices,
+    rows,
+    start,
+    count,
+    feature_map,
+    block,
+    x_sq,
+    b_sq,
+    rbf,
+    table,
+    block_beta,
+    counts,
+    x_bits,
+    lanes,
+):
     """:func:`_dots_bits`, the kernel looked up in ``table`` and the sum with β (mode
     _TIMES) in one pass per row, the shared-feature counts kept as integers (``b_sq``
     too): the same values and sums as the three steps, no values stored in between."""
@@ -546,11 +688,11 @@ def _times_bits(x_indptr, x_indices, rows, start, count, feature_map, block, x_s
         _shared_counts(x_indptr, x_indices, i, feature_map, block, x_bits, counts)
         for t in range(8):
             lane[t] = lanes[r, t]
-        if rbf:   # |a-b|² = |a|² + |b|² - 2·shared
+        if rbf:  # |a-b|² = |a|² + |b|² - 2·shared
             sq_a = np.int64(x_sq[i])
             for j in range(width):
                 lane[j & 7] += block_beta[j] * table[sq_a + b_sq[j] - 2 * counts[j]]
-        else:     # a·b = shared
+        else:  # a·b = shared
             for j in range(width):
                 lane[j & 7] += block_beta[j] * table[counts[j]]
         for t in range(8):
@@ -558,8 +700,7 @@ def _times_bits(x_indptr, x_indices, rows, start, count, feature_map, block, x_s
 
 
 @njit(cache=True)
-def _dots_dense_single(x_indptr, x_indices, x_data, rows, start, count, feature_map, block,
-                       values):
+def _dots_dense_single(x_indptr, x_indices, x_data, rows, start, count, feature_map, block, values):
     """:func:`_dots_dense` in SVMlight's arithmetic: each product rounded to float32,
     the sum in double in feature order (a basis example's absent features add +0)."""
     width = block.shape[1]
@@ -579,8 +720,9 @@ def _dots_dense_single(x_indptr, x_indices, x_data, rows, start, count, feature_
 
 
 @njit(cache=True, fastmath={"contract"})
-def _dots_sparse(x_indptr, x_indices, x_data, rows, start, count, bt_indptr, bt_indices,
-                 bt_data, single, values):
+def _dots_sparse(
+    x_indptr, x_indices, x_data, rows, start, count, bt_indptr, bt_indices, bt_data, single, values
+):
     """values[r, j] = x · b_j, the basis as an inverted index (Bᵀ in CSR); ``single``:
     each product rounded to float32 (added in feature order either way)."""
     n_features = len(bt_indptr) - 1
@@ -602,8 +744,22 @@ def _dots_sparse(x_indptr, x_indices, x_data, rows, start, count, bt_indptr, bt_
 
 
 @njit(cache=True)
-def _apply_kernel(kind, values, count, x_sq, rows, start, b_sq, degree, gamma, coef_lin,
-                  coef_const, table, flat_values, flat_scale):
+def _apply_kernel(
+    kind,
+    values,
+    count,
+    x_sq,
+    rows,
+    start,
+    b_sq,
+    degree,
+    gamma,
+    coef_lin,
+    coef_const,
+    table,
+    flat_values,
+    flat_scale,
+):
     """Inner products -> kernel values in place, for the first ``count`` rows of
     ``values`` (Kernel.from_dots' order of operations). ``flat_values`` is ``values``
     viewed as one dimension, ``flat_scale`` scratch as long. A non-empty ``table`` holds
@@ -661,9 +817,31 @@ def _use_values(mode, values, count, start, c, m, block_beta, lanes, out):
 
 
 @njit(parallel=True, cache=True)
-def _kernel_rows(x_indptr, x_indices, x_data, x_sq, rows, m, b_sq, feature_map, dense,
-                 bits, bt_indptr, bt_indices, bt_data, kind, degree, gamma, coef_lin,
-                 coef_const, table, mode, beta, single, out):
+def _kernel_rows(
+    x_indptr,
+    x_indices,
+    x_data,
+    x_sq,
+    rows,
+    m,
+    b_sq,
+    feature_map,
+    dense,
+    bits,
+    bt_indptr,
+    bt_indices,
+    bt_data,
+    kind,
+    degree,
+    gamma,
+    coef_lin,
+    coef_const,
+    table,
+    mode,
+    beta,
+    single,
+    out,
+):
     """For each row x_a of ``rows`` the kernel values with the m basis examples b_j, then
     mode _TIMES: out[a, 0] = Σ_j beta_j k(x_a, b_j); _MATRIX: out[a, j] = k(x_a, b_j).
 
@@ -685,7 +863,7 @@ def _kernel_rows(x_indptr, x_indices, x_data, x_sq, rows, m, b_sq, feature_map, 
     # (a few hundred draws must still keep every thread busy).
     per_task = min(_ROWS_PER_TASK, max(_BATCH, -(-n_rows // (16 * _BATCH)) * _BATCH))
     n_tasks = (n_rows + per_task - 1) // per_task
-    b_sq_counts = b_sq.astype(np.int64)   # 0/1 features: squared norms are counts
+    b_sq_counts = b_sq.astype(np.int64)  # 0/1 features: squared norms are counts
     for task in prange(n_tasks):
         values = np.empty((_BATCH, width))
         flat_values = values.reshape(_BATCH * width)
@@ -702,40 +880,125 @@ def _kernel_rows(x_indptr, x_indices, x_data, x_sq, rows, m, b_sq, feature_map, 
                 block_bits = bits[min(c, len(bits) - 1)]
                 block_dense = dense[min(c, len(dense) - 1)]
                 if block_bits.shape[0] and table.shape[0] and mode == _TIMES:
-                    _times_bits(x_indptr, x_indices, rows, start, count, feature_map,
-                                block_bits, x_sq, b_sq_counts[c], kind == RBF, table, beta[c],
-                                counts, rows_of, lanes)
+                    _times_bits(
+                        x_indptr,
+                        x_indices,
+                        rows,
+                        start,
+                        count,
+                        feature_map,
+                        block_bits,
+                        x_sq,
+                        b_sq_counts[c],
+                        kind == RBF,
+                        table,
+                        beta[c],
+                        counts,
+                        rows_of,
+                        lanes,
+                    )
                     continue
                 if block_bits.shape[0]:
-                    _dots_bits(x_indptr, x_indices, rows, start, count, feature_map,
-                               block_bits, values, rows_of, counts)
+                    _dots_bits(
+                        x_indptr,
+                        x_indices,
+                        rows,
+                        start,
+                        count,
+                        feature_map,
+                        block_bits,
+                        values,
+                        rows_of,
+                        counts,
+                    )
                 elif block_dense.shape[0] and single:
-                    _dots_dense_single(x_indptr, x_indices, x_data, rows, start, count,
-                                       feature_map, block_dense, values)
+                    _dots_dense_single(
+                        x_indptr,
+                        x_indices,
+                        x_data,
+                        rows,
+                        start,
+                        count,
+                        feature_map,
+                        block_dense,
+                        values,
+                    )
                 elif block_dense.shape[0]:
-                    _dots_dense(x_indptr, x_indices, x_data, rows, start, count,
-                                feature_map, block_dense, values, rows_of, weights)
+                    _dots_dense(
+                        x_indptr,
+                        x_indices,
+                        x_data,
+                        rows,
+                        start,
+                        count,
+                        feature_map,
+                        block_dense,
+                        values,
+                        rows_of,
+                        weights,
+                    )
                 else:
-                    _dots_sparse(x_indptr, x_indices, x_data, rows, start, count, bt_indptr,
-                                 bt_indices, bt_data, single, values)
-                _apply_kernel(kind, values, count, x_sq, rows, start, b_sq[c], degree,
-                              gamma, coef_lin, coef_const, table, flat_values, flat_scale)
-                _use_values(mode, values, count, start, c, m, beta[min(c, len(beta) - 1)],
-                            lanes, out)
+                    _dots_sparse(
+                        x_indptr,
+                        x_indices,
+                        x_data,
+                        rows,
+                        start,
+                        count,
+                        bt_indptr,
+                        bt_indices,
+                        bt_data,
+                        single,
+                        values,
+                    )
+                _apply_kernel(
+                    kind,
+                    values,
+                    count,
+                    x_sq,
+                    rows,
+                    start,
+                    b_sq[c],
+                    degree,
+                    gamma,
+                    coef_lin,
+                    coef_const,
+                    table,
+                    flat_values,
+                    flat_scale,
+                )
+                _use_values(
+                    mode, values, count, start, c, m, beta[min(c, len(beta) - 1)], lanes, out
+                )
             if mode == _TIMES:
                 _sum_lanes(lanes, count, start, out)
 
 
 @njit(nogil=True, cache=True)
-def _finish_block(kind, values, x_sq, rows, start, b_sq, degree, gamma, coef_lin,
-                  coef_const, mode, beta, out):
+def _finish_block(
+    kind, values, x_sq, rows, start, b_sq, degree, gamma, coef_lin, coef_const, mode, beta, out
+):
     """The BLAS path's rows start..start+len(values): inner products ``values`` (rows ×
     basis) -> kernel values in place (:func:`_apply_kernel`), then their sums with β
     (_TIMES) or a copy into ``out`` (_MATRIX), as :func:`_kernel_rows` does."""
     count, m = values.shape
     flat = values.reshape(count * m)
-    _apply_kernel(kind, values, count, x_sq, rows, start, b_sq, degree, gamma, coef_lin,
-                  coef_const, np.zeros(0), flat, np.empty(count * m))
+    _apply_kernel(
+        kind,
+        values,
+        count,
+        x_sq,
+        rows,
+        start,
+        b_sq,
+        degree,
+        gamma,
+        coef_lin,
+        coef_const,
+        np.zeros(0),
+        flat,
+        np.empty(count * m),
+    )
     lanes = np.zeros((count, 8))
     _use_values(mode, values, count, start, 0, m, beta, lanes, out)
     if mode == _TIMES:

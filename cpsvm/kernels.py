@@ -41,6 +41,7 @@ class Kernel:
         (a scipy product and :meth:`from_dots`), a reference for tests. The library's
         kernel products are :mod:`cpsvm.kernel_rows`'."""
         import scipy.sparse as sp
+
         A, B = sp.csr_matrix(A, dtype=np.float64), sp.csr_matrix(B, dtype=np.float64)
         dots = A @ B.T
         dots = dots.toarray() if sp.issparse(dots) else np.asarray(dots, np.float64)

@@ -108,7 +108,7 @@ def average_precision(y, scores) -> float:
     if len(ranks) == 0:
         return float("nan")
     terms = np.arange(1, len(ranks) + 1) / ranks
-    return 100.0 * (np.cumsum(terms)[-1] / len(ranks))   # summed in order, as SVMperf
+    return 100.0 * (np.cumsum(terms)[-1] / len(ranks))  # summed in order, as SVMperf
 
 
 def at_k(loss_id, y, scores, k_fraction=0.0):
@@ -126,13 +126,15 @@ def at_k(loss_id, y, scores, k_fraction=0.0):
 def perf_figures(y, decision) -> list:
     """svm_perf_classify's figures, in its order: [(name, value)]."""
     a, b, c, d = contingency(y, decision)
-    return [("Accuracy", 100.0 - contingency_loss(2, a, b, c, d)),
-            ("Precision", 100.0 - contingency_loss(4, a, b, c, d)),
-            ("Recall", 100.0 - contingency_loss(5, a, b, c, d)),
-            ("F1", 100.0 - contingency_loss(1, a, b, c, d)),
-            ("PRBEP", prbep(y, decision)),
-            ("ROCArea", roc_area(y, decision)),
-            ("AvgPrec", average_precision(y, decision))]
+    return [
+        ("Accuracy", 100.0 - contingency_loss(2, a, b, c, d)),
+        ("Precision", 100.0 - contingency_loss(4, a, b, c, d)),
+        ("Recall", 100.0 - contingency_loss(5, a, b, c, d)),
+        ("F1", 100.0 - contingency_loss(1, a, b, c, d)),
+        ("PRBEP", prbep(y, decision)),
+        ("ROCArea", roc_area(y, decision)),
+        ("AvgPrec", average_precision(y, decision)),
+    ]
 
 
 def trained_measure(loss_id, y, decision, k_fraction=0.0):
@@ -148,8 +150,11 @@ def trained_measure(loss_id, y, decision, k_fraction=0.0):
     if loss_id in PERF_K_DEFAULT:
         value, k = at_k(loss_id, y, decision, k_fraction)
         fraction = k_fraction or PERF_K_DEFAULT[loss_id]
-        return ("Prec@k" if loss_id == 4 else "Rec@k"), value, \
-            f"k = {k}: {fraction:g} x {int(np.count_nonzero(np.asarray(y) > 0))} positives"
+        return (
+            ("Prec@k" if loss_id == 4 else "Rec@k"),
+            value,
+            f"k = {k}: {fraction:g} x {int(np.count_nonzero(np.asarray(y) > 0))} positives",
+        )
     if loss_id == 10:
         return "ROC area", roc_area(y, decision), ""
     return "Error rate", contingency_loss(2, a, b, c, d), ""

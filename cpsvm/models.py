@@ -35,8 +35,8 @@ class LinearModel:
     w: np.ndarray
     b: float = 0.0
     n_train: int = 0
-    loss_id: int | None = None   # SVMperf's -l it was trained for; None: the error rate
-    k_fraction: float = 0.0      # its --p (Prec@k, Rec@k)
+    loss_id: int | None = None  # SVMperf's -l it was trained for; None: the error rate
+    k_fraction: float = 0.0  # its --p (Prec@k, Rec@k)
 
     @property
     def n_features(self) -> int:
@@ -75,7 +75,7 @@ class KernelModel:
     kernel: Kernel
     n_train: int = 0
     sv_comments: list | None = field(default=None, repr=False)
-    loss_id: int | None = None   # as LinearModel's (a Nyström basis, cp_learn --t 1)
+    loss_id: int | None = None  # as LinearModel's (a Nyström basis, cp_learn --t 1)
     k_fraction: float = 0.0
 
     @property
@@ -89,10 +89,17 @@ class KernelModel:
         formed as SVMlight forms them (see :mod:`cpsvm.kernel_rows`).
         """
         from .kernel_rows import kernel_times
+
         X = fit_columns(X, self.n_features)
-        out = kernel_times(self.kernel, X, self.support_vectors, self.coef,
-                           single_precision=single_precision,
-                           block_rows=_KERNEL_BLOCK_ROWS, progress=progress)
+        out = kernel_times(
+            self.kernel,
+            X,
+            self.support_vectors,
+            self.coef,
+            single_precision=single_precision,
+            block_rows=_KERNEL_BLOCK_ROWS,
+            progress=progress,
+        )
         out -= self.b
         return out
 
@@ -104,8 +111,9 @@ class KernelModel:
         if not self.kernel.is_linear:
             raise ValueError("only a linear-kernel model has a weight vector")
         w = np.asarray(self.support_vectors.T @ self.coef).ravel()
-        return LinearModel(w=w, b=self.b, n_train=self.n_train, loss_id=self.loss_id,
-                           k_fraction=self.k_fraction)
+        return LinearModel(
+            w=w, b=self.b, n_train=self.n_train, loss_id=self.loss_id, k_fraction=self.k_fraction
+        )
 
 
 @dataclass
@@ -204,6 +212,7 @@ class UserProblemModel:
         """The class the model names, imported (InputError if it cannot be)."""
         from .errors import InputError
         from .problems import ProblemSpecError, import_problem_class
+
         try:
             return import_problem_class(self.spec)
         except ProblemSpecError as e:
@@ -215,14 +224,17 @@ class UserProblemModel:
         width, as SVMlight ignores test features above the model's."""
         from .errors import InputError
         from .problems import load_user_problem
+
         self.problem_class()
         if self.n_features:
             dataset, _ = dataset.with_n_features(self.n_features)
         problem = load_user_problem(self.spec, dataset, self.options)
         if problem.size_psi != self.size_psi:
-            raise InputError(f"problem {self.spec!r} built on the test data has size_psi "
-                             f"{problem.size_psi}, the model's w has {self.size_psi} "
-                             "(its model_options() should record what fixes it)")
+            raise InputError(
+                f"problem {self.spec!r} built on the test data has size_psi "
+                f"{problem.size_psi}, the model's w has {self.size_psi} "
+                "(its model_options() should record what fixes it)"
+            )
         return problem, dataset
 
     def predict(self, dataset) -> list:
@@ -251,19 +263,27 @@ class SequenceModel:
 
     @classmethod
     def from_layout(cls, w, layout, *, loss_id: int = 1, n_train: int = 0):
-        return cls(w=np.asarray(w, dtype=np.float64), n_features=layout.n_features,
-                   n_tags=layout.n_tags, trans_order=layout.trans_order,
-                   emit_order=layout.emit_order, loss_id=loss_id, n_train=n_train)
+        return cls(
+            w=np.asarray(w, dtype=np.float64),
+            n_features=layout.n_features,
+            n_tags=layout.n_tags,
+            trans_order=layout.trans_order,
+            emit_order=layout.emit_order,
+            loss_id=loss_id,
+            n_train=n_train,
+        )
 
     @property
     def layout(self):
         from .problems.viterbi import HmmLayout
+
         return HmmLayout(self.n_features, self.n_tags, self.trans_order, self.emit_order)
 
     def predict(self, X, starts, *, beam: int = 0, n_threads=None) -> np.ndarray:
         """Tags (int64, 1..n_tags) of the tokens X (CSR rows), sentence s being rows
         starts[s]:starts[s+1]; ``beam`` as svm_hmm_classify's ``--b`` (0 exact)."""
         from .problems.viterbi import emission_scores, viterbi
+
         layout = self.layout
         E = emission_scores(self.w, X, layout)
         return viterbi(E, self.w, starts, layout, beam=beam, n_threads=n_threads)
@@ -299,6 +319,8 @@ class CfgModel:
         whether the grammar parsed it."""
         from .io.trees import drop_none, strip_functions
         from .problems.cfg import parse_sentences
-        predicted, parsed = parse_sentences(self.grammar, self.w, self.options, trees,
-                                            fallback=self.fallback, n_threads=n_threads)
+
+        predicted, parsed = parse_sentences(
+            self.grammar, self.w, self.options, trees, fallback=self.fallback, n_threads=n_threads
+        )
         return [drop_none(strip_functions(t)) or t for t in predicted], parsed

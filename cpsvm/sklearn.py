@@ -49,38 +49,71 @@ try:
     from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
     from sklearn.utils import check_random_state
     from sklearn.utils.multiclass import check_classification_targets
-    from sklearn.utils.validation import (_check_sample_weight, check_array,
-                                          check_is_fitted, validate_data)
-except ImportError as _error:   # pragma: no cover - tested in a subprocess
-    raise ImportError("cpsvm.sklearn needs scikit-learn: install the extra with "
-                      "pip install 'cpsvm[sklearn]'") from _error
+    from sklearn.utils.validation import (
+        _check_sample_weight,
+        check_array,
+        check_is_fitted,
+        validate_data,
+    )
+except ImportError as _error:  # pragma: no cover - tested in a subprocess
+    raise ImportError(
+        "cpsvm.sklearn needs scikit-learn: install the extra with pip install 'cpsvm[sklearn]'"
+    ) from _error
 
 import numpy as np
 import scipy.sparse as sp
 
-from .conventions import (multiclass_from_c_cs, perf_from_c_light, rank_from_c_light,
-                          struct_from_c_sum)
+from .conventions import (
+    multiclass_from_c_cs,
+    perf_from_c_light,
+    rank_from_c_light,
+    struct_from_c_sum,
+)
 from .data import Dataset
 from .errors import InputError
 from .kernels import Kernel
-from .models import (CfgModel, KernelModel, LinearModel, MulticlassModel, RandomFeaturesModel,
-                     RankingModel, SequenceModel, UserProblemModel)
+from .models import (
+    CfgModel,
+    KernelModel,
+    LinearModel,
+    MulticlassModel,
+    RandomFeaturesModel,
+    RankingModel,
+    SequenceModel,
+    UserProblemModel,
+)
 
-__all__ = ["OCASClassifier", "CuttingPlaneSVC", "SampledCutSVC", "ASSETClassifier",
-           "ASSETRegressor", "StructuredSVM", "RankSVM", "load_model",
-           "expected_failed_checks"]
+__all__ = [
+    "OCASClassifier",
+    "CuttingPlaneSVC",
+    "SampledCutSVC",
+    "ASSETClassifier",
+    "ASSETRegressor",
+    "StructuredSVM",
+    "RankSVM",
+    "load_model",
+    "expected_failed_checks",
+]
 
 KERNELS = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3}
 _KERNEL_NAMES = {v: k for k, v in KERNELS.items()}
 _SPARSE = ["csr", "csc", "coo"]
 _RESCALING = {"margin": 2, "slack": 1, 2: 2, 1: 1}
 # CuttingPlaneSVC's loss: cp_learn's binary -l (SVMperf's numbering).
-PERF_LOSSES = {"error_rate": 2, "zero_one": 0, "f1": 1, "prbep": 3, "precision_at_k": 4,
-               "recall_at_k": 5, "roc_auc": 10}
+PERF_LOSSES = {
+    "error_rate": 2,
+    "zero_one": 0,
+    "f1": 1,
+    "prbep": 3,
+    "precision_at_k": 4,
+    "recall_at_k": 5,
+    "roc_auc": 10,
+}
 _PERF_LOSS_OF_ID = {v: k for k, v in PERF_LOSSES.items()}
 
 
 # -- conversions shared by the estimators ---------------------------------------------------
+
 
 def svmlight_kernel(kernel, gamma, degree, coef0, X=None) -> Kernel:
     """SVMlight's Kernel (``-t -d -g -s -r``) of scikit-learn's kernel parameters:
@@ -90,8 +123,7 @@ def svmlight_kernel(kernel, gamma, degree, coef0, X=None) -> Kernel:
     that the model file's header is the command's. ``gamma`` may be 'scale' or 'auto',
     as in scikit-learn's SVC (computed on X)."""
     if kernel not in KERNELS:
-        raise ValueError(f"expected kernel 'linear', 'poly', 'rbf' or 'sigmoid', got "
-                         f"{kernel!r}")
+        raise ValueError(f"expected kernel 'linear', 'poly', 'rbf' or 'sigmoid', got {kernel!r}")
     if isinstance(gamma, str):
         if gamma not in ("scale", "auto"):
             raise ValueError(f"expected gamma 'scale', 'auto' or a number, got {gamma!r}")
@@ -101,7 +133,7 @@ def svmlight_kernel(kernel, gamma, degree, coef0, X=None) -> Kernel:
             gamma = 1.0 / X.shape[1]
         else:
             mean = X.mean()
-            var = X.multiply(X).mean() - mean ** 2 if sp.issparse(X) else X.var()
+            var = X.multiply(X).mean() - mean**2 if sp.issparse(X) else X.var()
             gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
     gamma = float(gamma)
     kind = KERNELS[kernel]
@@ -121,8 +153,12 @@ def _kernel_params(kernel: Kernel) -> dict:
     if kernel.kind == 2:
         return {"kernel": name, "gamma": kernel.gamma}
     if kernel.kind in (1, 3):
-        return {"kernel": name, "gamma": kernel.coef_lin, "degree": kernel.degree,
-                "coef0": kernel.coef_const}
+        return {
+            "kernel": name,
+            "gamma": kernel.coef_lin,
+            "degree": kernel.degree,
+            "coef0": kernel.coef_const,
+        }
     return {"kernel": name}
 
 
@@ -144,6 +180,7 @@ def _n_threads(n_jobs):
         raise ValueError("expected n_jobs != 0")
     if n_jobs < 0:
         import numba
+
         return max(1, numba.config.NUMBA_NUM_THREADS + 1 + n_jobs)
     return n_jobs
 
@@ -158,8 +195,7 @@ def _store(estimator, arguments):
 
 def _check_choice(name, value, choices):
     if value not in choices:
-        raise ValueError(f"expected {name} " + " or ".join(map(repr, choices))
-                         + f", got {value!r}")
+        raise ValueError(f"expected {name} " + " or ".join(map(repr, choices)) + f", got {value!r}")
 
 
 def _time_limit(max_time) -> float:
@@ -189,6 +225,7 @@ def _monitor(verbose, name, style="struct"):
     if not verbose:
         return None
     from .cli.common import TrainingMonitor
+
     return TrainingMonitor(min(3, int(verbose) + 1), None, name, style=style)
 
 
@@ -217,23 +254,24 @@ class _Estimator(BaseEstimator):
         return _as_csr(X)
 
     def _check_Xy(self, X, y, sample_weight, *, numeric):
-        X, y = validate_data(self, X, y, accept_sparse=_SPARSE, dtype=np.float64,
-                             y_numeric=numeric)
+        X, y = validate_data(self, X, y, accept_sparse=_SPARSE, dtype=np.float64, y_numeric=numeric)
         X = _as_csr(X)
         cost = None
         if sample_weight is not None:
-            cost = _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                        ensure_non_negative=True)
+            cost = _check_sample_weight(
+                sample_weight, X, dtype=np.float64, ensure_non_negative=True
+            )
             keep = np.flatnonzero(cost > 0)
             if len(keep) == 0:
                 raise ValueError("expected a sample_weight > 0 for some example")
-            if len(keep) < len(cost):   # weight 0: the example is not there
+            if len(keep) < len(cost):  # weight 0: the example is not there
                 X, y, cost = X[keep], y[keep], cost[keep]
         return X, y, cost
 
     def save_model(self, path):
         """Write the command's text model file (``-`` for standard output); returns self."""
         from .io.model_file import write_model
+
         check_is_fitted(self, "model_")
         write_model(path, self.model_)
         return self
@@ -242,11 +280,14 @@ class _Estimator(BaseEstimator):
     def load_model(cls, path):
         """A fitted estimator of this class from a model file the commands read."""
         from .io.model_file import read_model
+
         model = read_model(path)
         estimator = cls._from_model(model)
         if estimator is None:
-            raise ValueError(f"{path}: a {type(model).__name__} cannot be a "
-                             f"{cls.__name__}; use cpsvm.sklearn.load_model")
+            raise ValueError(
+                f"{path}: a {type(model).__name__} cannot be a "
+                f"{cls.__name__}; use cpsvm.sklearn.load_model"
+            )
         return estimator
 
     @classmethod
@@ -281,11 +322,15 @@ class _Classifier(ClassifierMixin, _Estimator):
         self.classes_, index = np.unique(y, return_inverse=True)
         k = len(self.classes_)
         if k < 2:
-            raise ValueError(f"{type(self).__name__} needs examples of at least two "
-                             f"classes, got one class: {self.classes_[0]!r}")
+            raise ValueError(
+                f"{type(self).__name__} needs examples of at least two "
+                f"classes, got one class: {self.classes_[0]!r}"
+            )
         if k > 2 and not self._multiclass:
-            raise ValueError(f"Only binary classification is supported: "
-                             f"{type(self).__name__} ({self._command}) got {k} classes")
+            raise ValueError(
+                f"Only binary classification is supported: "
+                f"{type(self).__name__} ({self._command}) got {k} classes"
+            )
         return np.where(index == 1, 1.0, -1.0) if k == 2 else index + 1.0
 
     def _linear_state(self):
@@ -346,7 +391,8 @@ class _Classifier(ClassifierMixin, _Estimator):
         if isinstance(model, MulticlassModel):
             classes = np.arange(1, model.n_classes + 1)
         elif isinstance(model, (LinearModel, KernelModel)) or (
-                isinstance(model, RandomFeaturesModel) and model.task == "classification"):
+            isinstance(model, RandomFeaturesModel) and model.task == "classification"
+        ):
             classes = np.array([-1, 1])
         else:
             return None
@@ -356,6 +402,7 @@ class _Classifier(ClassifierMixin, _Estimator):
 
 
 # -- OCAS -----------------------------------------------------------------------------------
+
 
 class OCASClassifier(_Classifier):
     """Linear SVM trained by OCAS (``ocas_learn``): binary (svmocas) for two classes,
@@ -381,23 +428,44 @@ class OCASClassifier(_Classifier):
 
     _command = "ocas_learn"
 
-    def __init__(self, C=1.0, *, tol=0.01, tol_abs=0.0, max_iter=100000, max_time=None,
-                 method="ocas", buffer_size=2000, cut_lambda=0.1, qp_bound=0.0,
-                 fit_intercept=False, intercept_scaling=1.0, n_jobs=None, verbose=0):
+    def __init__(
+        self,
+        C=1.0,
+        *,
+        tol=0.01,
+        tol_abs=0.0,
+        max_iter=100000,
+        max_time=None,
+        method="ocas",
+        buffer_size=2000,
+        cut_lambda=0.1,
+        qp_bound=0.0,
+        fit_intercept=False,
+        intercept_scaling=1.0,
+        n_jobs=None,
+        verbose=0,
+    ):
         _store(self, locals())
 
     def fit(self, X, y, sample_weight=None):
         from .solvers.ocas import OcasParams, train
+
         _check_choice("method", self.method, ("ocas", "cutting_plane"))
         X, target, cost = self._labelled(X, y, sample_weight)
         params = OcasParams(
-            C=self.C, bias=float(self.intercept_scaling) if self.fit_intercept else 0.0,
-            method=1 if self.method == "ocas" else 0, buffer_size=self.buffer_size,
-            tol_abs=self.tol_abs, tol_rel=self.tol, qp_bound=self.qp_bound,
-            time_limit=_time_limit(self.max_time), cut_lambda=self.cut_lambda,
+            C=self.C,
+            bias=float(self.intercept_scaling) if self.fit_intercept else 0.0,
+            method=1 if self.method == "ocas" else 0,
+            buffer_size=self.buffer_size,
+            tol_abs=self.tol_abs,
+            tol_rel=self.tol,
+            qp_bound=self.qp_bound,
+            time_limit=_time_limit(self.max_time),
+            cut_lambda=self.cut_lambda,
             max_iterations=self.max_iter,
             problem="binary" if len(self.classes_) == 2 else "multiclass",
-            n_threads=_n_threads(self.n_jobs))
+            n_threads=_n_threads(self.n_jobs),
+        )
         monitor = _monitor(self.verbose, self._command, "ocas")
         _train(self, train, Dataset(X, target, cost=cost), params, monitor)
         return self
@@ -413,11 +481,13 @@ class OCASClassifier(_Classifier):
 
 # -- cp_learn -------------------------------------------------------------------------------
 
+
 def _struct_params(estimator, kind, n, **more):
     """cp_learn's StructParams of an estimator's parameters (CuttingPlaneSVC and
     StructuredSVM): its C converted to cp_learn's -c for the problem ``kind`` over n
     examples."""
     from .solvers.one_slack import StructParams
+
     C = float(estimator.C)
     if kind == "binary":
         command_c = perf_from_c_light(C, n)
@@ -427,23 +497,32 @@ def _struct_params(estimator, kind, n, **more):
         command_c = struct_from_c_sum(C, n)
     rescaling = _RESCALING.get(estimator.rescaling)
     if rescaling is None:
-        raise ValueError(f"expected rescaling 'margin' or 'slack', got "
-                         f"{estimator.rescaling!r}")
+        raise ValueError(f"expected rescaling 'margin' or 'slack', got {estimator.rescaling!r}")
     return StructParams(
-        C=command_c, epsilon=estimator.epsilon, algorithm=estimator.algorithm,
-        rescaling=rescaling, max_iterations=estimator.max_iter,
-        max_idle=estimator.max_idle, cache_size=estimator.cache_size,
-        batch=estimator.batch, problem=kind, seed=_seed(estimator.random_state),
-        time_limit=_time_limit(estimator.max_time), n_threads=_n_threads(estimator.n_jobs),
-        **more)
+        C=command_c,
+        epsilon=estimator.epsilon,
+        algorithm=estimator.algorithm,
+        rescaling=rescaling,
+        max_iterations=estimator.max_iter,
+        max_idle=estimator.max_idle,
+        cache_size=estimator.cache_size,
+        batch=estimator.batch,
+        problem=kind,
+        seed=_seed(estimator.random_state),
+        time_limit=_time_limit(estimator.max_time),
+        n_threads=_n_threads(estimator.n_jobs),
+        **more,
+    )
 
 
 def _fit_struct(estimator, data, params):
     from .solvers.one_slack import train
+
     info = _train(estimator, train, data, params, _monitor(estimator.verbose, "cp_learn"))
-    if info.problem == "multiclass":   # cp_learn's w is 100x Crammer-Singer's
+    if info.problem == "multiclass":  # cp_learn's w is 100x Crammer-Singer's
         from .conventions import LOSS_SCALE
-        estimator.objective_ /= LOSS_SCALE ** 2
+
+        estimator.objective_ /= LOSS_SCALE**2
     return estimator
 
 
@@ -485,14 +564,34 @@ class CuttingPlaneSVC(_Classifier):
 
     @property
     def _multiclass(self):
-        return self.kernel == "linear"   # cp_learn trains kernels for binary problems only
+        return self.kernel == "linear"  # cp_learn trains kernels for binary problems only
 
-    def __init__(self, C=1.0, *, epsilon=0.1, algorithm=None, rescaling="margin",
-                 max_iter=100000, max_idle=50, cache_size=5, batch=100, kernel="linear",
-                 gamma=1.0, degree=3, coef0=1.0, approximation="exact", n_components=500,
-                 fit_intercept=None, intercept_scaling=1.0, max_time=None,
-                 random_state=None, n_jobs=None, verbose=0, loss="error_rate",
-                 k_fraction=0.0):
+    def __init__(
+        self,
+        C=1.0,
+        *,
+        epsilon=0.1,
+        algorithm=None,
+        rescaling="margin",
+        max_iter=100000,
+        max_idle=50,
+        cache_size=5,
+        batch=100,
+        kernel="linear",
+        gamma=1.0,
+        degree=3,
+        coef0=1.0,
+        approximation="exact",
+        n_components=500,
+        fit_intercept=None,
+        intercept_scaling=1.0,
+        max_time=None,
+        random_state=None,
+        n_jobs=None,
+        verbose=0,
+        loss="error_rate",
+        k_fraction=0.0,
+    ):
         _store(self, locals())
 
     def fit(self, X, y, sample_weight=None):
@@ -501,16 +600,28 @@ class CuttingPlaneSVC(_Classifier):
         X, target, cost = self._labelled(X, y, sample_weight)
         kind = "binary" if len(self.classes_) == 2 else "multiclass"
         if loss_id != 2 and (kind != "binary" or sample_weight is not None):
-            raise ValueError(f"loss={self.loss!r} is a binary loss over the whole label "
-                             "vector: two classes, no sample_weight")
-        bias = None if self.fit_intercept is None else \
-            float(self.intercept_scaling) if self.fit_intercept else 0.0
+            raise ValueError(
+                f"loss={self.loss!r} is a binary loss over the whole label "
+                "vector: two classes, no sample_weight"
+            )
+        bias = (
+            None
+            if self.fit_intercept is None
+            else float(self.intercept_scaling)
+            if self.fit_intercept
+            else 0.0
+        )
         params = _struct_params(
-            self, kind, X.shape[0], bias=bias,
+            self,
+            kind,
+            X.shape[0],
+            bias=bias,
             kernel=svmlight_kernel(self.kernel, self.gamma, self.degree, self.coef0, X),
             basis_method=1 if self.approximation == "nystrom" else 0,
-            basis_size=self.n_components, loss_id=loss_id if kind == "binary" else None,
-            k_fraction=float(self.k_fraction))
+            basis_size=self.n_components,
+            loss_id=loss_id if kind == "binary" else None,
+            k_fraction=float(self.k_fraction),
+        )
         return _fit_struct(self, Dataset(X, target, cost=cost), params)
 
     def _loss_id(self) -> int:
@@ -520,8 +631,11 @@ class CuttingPlaneSVC(_Classifier):
             return PERF_LOSSES[self.loss]
         if isinstance(self.loss, (int, np.integer)) and int(self.loss) in _PERF_LOSS_OF_ID:
             return int(self.loss)
-        raise ValueError("expected loss " + " or ".join(map(repr, PERF_LOSSES))
-                         + f" (or cp_learn's -l), got {self.loss!r}")
+        raise ValueError(
+            "expected loss "
+            + " or ".join(map(repr, PERF_LOSSES))
+            + f" (or cp_learn's -l), got {self.loss!r}"
+        )
 
     @classmethod
     def _from_model(cls, model):
@@ -534,6 +648,7 @@ class CuttingPlaneSVC(_Classifier):
 
 
 # -- sampled_learn --------------------------------------------------------------------------
+
 
 class SampledCutSVC(_Classifier):
     """Binary kernel SVM trained with sampled cutting planes (``sampled_learn``, Yu &
@@ -555,24 +670,48 @@ class SampledCutSVC(_Classifier):
     _command = "sampled_learn"
     _multiclass = False
 
-    def __init__(self, C=1.0, *, epsilon=1.0, algorithm="linear", sample_size=400,
-                 patience=4, kernel="linear", gamma=1.0, degree=3, coef0=1.0,
-                 max_iter=100000, max_idle=20, max_time=None, random_state=None,
-                 n_jobs=None, verbose=0):
+    def __init__(
+        self,
+        C=1.0,
+        *,
+        epsilon=1.0,
+        algorithm="linear",
+        sample_size=400,
+        patience=4,
+        kernel="linear",
+        gamma=1.0,
+        degree=3,
+        coef0=1.0,
+        max_iter=100000,
+        max_idle=20,
+        max_time=None,
+        random_state=None,
+        n_jobs=None,
+        verbose=0,
+    ):
         _store(self, locals())
 
     def fit(self, X, y, sample_weight=None):
         from .solvers.sampled import SampledParams, train
+
         X, target, cost = self._labelled(X, y, sample_weight)
         params = SampledParams(
-            C=perf_from_c_light(float(self.C), X.shape[0]), epsilon=self.epsilon,
-            algorithm=self.algorithm, sample_size=self.sample_size, patience=self.patience,
+            C=perf_from_c_light(float(self.C), X.shape[0]),
+            epsilon=self.epsilon,
+            algorithm=self.algorithm,
+            sample_size=self.sample_size,
+            patience=self.patience,
             kernel=svmlight_kernel(self.kernel, self.gamma, self.degree, self.coef0, X),
-            max_iterations=self.max_iter, max_idle=self.max_idle, seed=_seed(self.random_state),
-            time_limit=_time_limit(self.max_time), n_threads=_n_threads(self.n_jobs))
+            max_iterations=self.max_iter,
+            max_idle=self.max_idle,
+            seed=_seed(self.random_state),
+            time_limit=_time_limit(self.max_time),
+            n_threads=_n_threads(self.n_jobs),
+        )
         monitor = None
         if self.verbose:
             from .cli.sampled import SampledMonitor
+
             monitor = SampledMonitor(min(3, int(self.verbose) + 1), None, self._command)
         _train(self, train, Dataset(X, target, cost=cost), params, monitor)
         return self
@@ -587,6 +726,7 @@ class SampledCutSVC(_Classifier):
 
 # -- asset_learn ----------------------------------------------------------------------------
 
+
 class _Asset(_Estimator):
     """ASSET's parameters and fit, for classification and regression."""
 
@@ -596,27 +736,40 @@ class _Asset(_Estimator):
     def _fit_asset(self, X, target):
         """fit takes no sample_weight: asset_learn has no per-example cost."""
         from .solvers.asset import AssetParams, train
+
         m = X.shape[0]
         basis_size = self.n_components
         if self.approximation == "nystrom" and basis_size > m:
             # asset_learn refuses --k > m; scikit-learn's Nystroem uses all examples.
             import warnings
-            warnings.warn(f"n_components={basis_size} > {m} examples: using {m}",
-                          stacklevel=3)
+
+            warnings.warn(f"n_components={basis_size} > {m} examples: using {m}", stacklevel=3)
             basis_size = m
         params = AssetParams(
-            C=float(self.C), approx=self.approximation, basis_size=basis_size,
+            C=float(self.C),
+            approx=self.approximation,
+            basis_size=basis_size,
             kernel=svmlight_kernel(self.kernel, self.gamma, self.degree, self.coef0, X),
-            task=self._task, tube=getattr(self, "epsilon", 0.1), star=self.star,
-            batch=self.batch_size, epochs=self.max_iter, average_last=self.average_last,
-            dg_samples=self.dg_samples, eig_threshold=self.eig_threshold,
-            memory_mb=self.memory, tolerance=self.tol, seed=_seed(self.random_state),
-            n_threads=_n_threads(self.n_jobs))
+            task=self._task,
+            tube=getattr(self, "epsilon", 0.1),
+            star=self.star,
+            batch=self.batch_size,
+            epochs=self.max_iter,
+            average_last=self.average_last,
+            dg_samples=self.dg_samples,
+            eig_threshold=self.eig_threshold,
+            memory_mb=self.memory,
+            tolerance=self.tol,
+            seed=_seed(self.random_state),
+            n_threads=_n_threads(self.n_jobs),
+        )
         monitor = None
         if self.verbose:
             from .cli.asset import AssetMonitor
-            monitor = AssetMonitor(min(3, int(self.verbose) + 1), None,
-                                   self.max_iter * -(-m // self.batch_size))
+
+            monitor = AssetMonitor(
+                min(3, int(self.verbose) + 1), None, self.max_iter * -(-m // self.batch_size)
+            )
         info = _train(self, train, Dataset(X, target), params, monitor)
         self.n_iter_ = -(-info.result.iterations // -(-m // self.batch_size))
         self.objective_ = info.svmlight_objective
@@ -648,17 +801,37 @@ _ASSET_DOC = """
 
 
 class ASSETClassifier(_Classifier, _Asset):
-    __doc__ = """Binary kernel SVM by stochastic subgradient on a kernel approximation
+    __doc__ = (
+        """Binary kernel SVM by stochastic subgradient on a kernel approximation
     (``asset_learn``, Lee & Wright's ASSET and ASSET*).
-    """ + _ASSET_DOC
+    """
+        + _ASSET_DOC
+    )
 
     _multiclass = False
 
-    def __init__(self, C=1.0, *, kernel="linear", gamma=1.0, degree=3, coef0=1.0,
-                 approximation="nystrom", n_components=512, eig_threshold=1e-16,
-                 star=False, batch_size=1, max_iter=64, tol=0.01, average_last=None,
-                 dg_samples=1000, memory=1024.0, random_state=None, n_jobs=None,
-                 verbose=0):
+    def __init__(
+        self,
+        C=1.0,
+        *,
+        kernel="linear",
+        gamma=1.0,
+        degree=3,
+        coef0=1.0,
+        approximation="nystrom",
+        n_components=512,
+        eig_threshold=1e-16,
+        star=False,
+        batch_size=1,
+        max_iter=64,
+        tol=0.01,
+        average_last=None,
+        dg_samples=1000,
+        memory=1024.0,
+        random_state=None,
+        n_jobs=None,
+        verbose=0,
+    ):
         _store(self, locals())
 
     def fit(self, X, y):
@@ -673,29 +846,57 @@ class ASSETClassifier(_Classifier, _Asset):
     @classmethod
     def _from_model(cls, model):
         if isinstance(model, (LinearModel, KernelModel)):
-            params = _kernel_params(model.kernel) if isinstance(model, KernelModel) else \
-                {"approximation": "none"}
+            params = (
+                _kernel_params(model.kernel)
+                if isinstance(model, KernelModel)
+                else {"approximation": "none"}
+            )
             return cls._binary_or_multiclass(model, **params)
         if isinstance(model, RandomFeaturesModel) and model.task == "classification":
-            return cls._binary_or_multiclass(model, kernel="rbf", gamma=model.gamma,
-                                             approximation="rff",
-                                             n_components=model.n_components)
+            return cls._binary_or_multiclass(
+                model,
+                kernel="rbf",
+                gamma=model.gamma,
+                approximation="rff",
+                n_components=model.n_components,
+            )
         return None
 
 
 class ASSETRegressor(RegressorMixin, _Asset):
-    __doc__ = """Kernel support vector regression by stochastic subgradient on a kernel
+    __doc__ = (
+        """Kernel support vector regression by stochastic subgradient on a kernel
     approximation (``asset_learn -z r``): the epsilon-insensitive loss with tube width
     ``epsilon`` [-w], as SVR's.
-    """ + _ASSET_DOC
+    """
+        + _ASSET_DOC
+    )
 
     _task = "regression"
 
-    def __init__(self, C=1.0, *, epsilon=0.1, kernel="linear", gamma=1.0, degree=3,
-                 coef0=1.0, approximation="nystrom", n_components=512, eig_threshold=1e-16,
-                 star=False, batch_size=1, max_iter=64, tol=0.01, average_last=None,
-                 dg_samples=1000, memory=1024.0, random_state=None, n_jobs=None,
-                 verbose=0):
+    def __init__(
+        self,
+        C=1.0,
+        *,
+        epsilon=0.1,
+        kernel="linear",
+        gamma=1.0,
+        degree=3,
+        coef0=1.0,
+        approximation="nystrom",
+        n_components=512,
+        eig_threshold=1e-16,
+        star=False,
+        batch_size=1,
+        max_iter=64,
+        tol=0.01,
+        average_last=None,
+        dg_samples=1000,
+        memory=1024.0,
+        random_state=None,
+        n_jobs=None,
+        verbose=0,
+    ):
         _store(self, locals())
 
     def fit(self, X, y):
@@ -730,8 +931,12 @@ class ASSETRegressor(RegressorMixin, _Asset):
     @classmethod
     def _from_model(cls, model):
         if isinstance(model, RandomFeaturesModel) and model.task == "regression":
-            estimator = cls(kernel="rbf", gamma=model.gamma, approximation="rff",
-                            n_components=model.n_components)
+            estimator = cls(
+                kernel="rbf",
+                gamma=model.gamma,
+                approximation="rff",
+                n_components=model.n_components,
+            )
         elif isinstance(model, KernelModel):
             estimator = cls(**_kernel_params(model.kernel))
         elif isinstance(model, LinearModel):
@@ -743,23 +948,29 @@ class ASSETRegressor(RegressorMixin, _Asset):
 
 # -- structured problems --------------------------------------------------------------------
 
+
 def _problem_spec(problem) -> str:
     """The solver's --problem of ``problem``: a registered name, 'auto', 'module:Class',
     or a StructuredProblem subclass (named by its module and qualified name)."""
     from .problems import StructuredProblem
+
     if isinstance(problem, type):
         if not issubclass(problem, StructuredProblem):
-            raise ValueError(f"expected a subclass of cpsvm.problems.StructuredProblem, got "
-                             f"{problem!r}")
+            raise ValueError(
+                f"expected a subclass of cpsvm.problems.StructuredProblem, got {problem!r}"
+            )
         if "<locals>" in problem.__qualname__:
-            raise ValueError(f"problem class {problem.__qualname__} is defined inside a "
-                             "function: the model file names it by module:Class, so it "
-                             "must be importable (define it at module level)")
+            raise ValueError(
+                f"problem class {problem.__qualname__} is defined inside a "
+                "function: the model file names it by module:Class, so it "
+                "must be importable (define it at module level)"
+            )
         return f"{problem.__module__}:{problem.__qualname__}"
     if isinstance(problem, str):
         return problem.strip()
-    raise ValueError(f"expected a problem name, 'module:Class' or a StructuredProblem "
-                     f"subclass, got {problem!r}")
+    raise ValueError(
+        f"expected a problem name, 'module:Class' or a StructuredProblem subclass, got {problem!r}"
+    )
 
 
 def _is_dataset(X) -> bool:
@@ -819,14 +1030,32 @@ class StructuredSVM(_Classifier):
 
     _command = "cp_learn"
 
-    def __init__(self, problem="auto", C=1.0, *, epsilon=0.1, algorithm=None,
-                 rescaling="margin", loss=None, max_iter=100000, max_idle=50, cache_size=5,
-                 batch=100, transition_order=1, emission_order=0, beam=0, max_time=None,
-                 random_state=None, n_jobs=None, verbose=0):
+    def __init__(
+        self,
+        problem="auto",
+        C=1.0,
+        *,
+        epsilon=0.1,
+        algorithm=None,
+        rescaling="margin",
+        loss=None,
+        max_iter=100000,
+        max_idle=50,
+        cache_size=5,
+        batch=100,
+        transition_order=1,
+        emission_order=0,
+        beam=0,
+        max_time=None,
+        random_state=None,
+        n_jobs=None,
+        verbose=0,
+    ):
         _store(self, locals())
 
     def fit(self, X, y=None, sample_weight=None):
         from .problems import problem_entry, problem_names
+
         spec = _problem_spec(self.problem)
         if _is_dataset(X):
             return self._fit_dataset(X, spec)
@@ -837,10 +1066,15 @@ class StructuredSVM(_Classifier):
             data = self._sentences(X, y, reset=True)
             return _fit_struct(self, data, _struct_params(self, "hmm", len(X), **more))
         registered = spec in problem_names()
-        if registered and spec not in ("binary", "multiclass") and \
-                problem_entry(spec).from_dataset is not None:
-            raise ValueError(f"problem {spec!r} takes X as the dataset object its reader "
-                             "returns (what cp_learn reads), and y=None")
+        if (
+            registered
+            and spec not in ("binary", "multiclass")
+            and problem_entry(spec).from_dataset is not None
+        ):
+            raise ValueError(
+                f"problem {spec!r} takes X as the dataset object its reader "
+                "returns (what cp_learn reads), and y=None"
+            )
         if ":" in spec or (registered and spec not in ("binary", "multiclass")):
             # A user's class, or a registered problem built on rows and targets.
             X, y, cost = self._check_Xy(X, y, sample_weight, numeric=True)
@@ -850,8 +1084,9 @@ class StructuredSVM(_Classifier):
             return _fit_struct(self, Dataset(X, y, cost=cost), params)
         if spec not in ("auto", "binary", "multiclass"):
             from .problems import resolve_problem
+
             try:
-                resolve_problem(spec)      # the registry's own message
+                resolve_problem(spec)  # the registry's own message
             except InputError as e:
                 raise ValueError(str(e)) from None
         X, target, cost = self._labelled(X, y, sample_weight)
@@ -862,13 +1097,18 @@ class StructuredSVM(_Classifier):
         return _fit_struct(self, Dataset(X, target, cost=cost), params)
 
     def _problem_options(self):
-        return dict(trans_order=self.transition_order, emit_order=self.emission_order,
-                    beam=self.beam, loss_id=self.loss)
+        return dict(
+            trans_order=self.transition_order,
+            emit_order=self.emission_order,
+            beam=self.beam,
+            loss_id=self.loss,
+        )
 
     def _fit_dataset(self, data, spec):
         """X given as the dataset object cp_learn reads (a :class:`cpsvm.data.Dataset` from
         read_svmlight, or another registered problem's reader's): trained as it is."""
         from .problems import choose_problem
+
         kind = spec
         if spec == "auto" or spec in ("binary", "multiclass", "hmm"):
             try:
@@ -876,7 +1116,7 @@ class StructuredSVM(_Classifier):
             except InputError as e:
                 raise ValueError(str(e)) from None
         if kind in ("hmm", "rank") and isinstance(data, Dataset):
-            n = max(data.n_qid_runs(), 1)   # sentences or queries (no qid: one), as cp_learn
+            n = max(data.n_qid_runs(), 1)  # sentences or queries (no qid: one), as cp_learn
         else:
             n = int(getattr(data, "n_sequences", 0) or data.n_examples)
         labels = getattr(data, "y", None)
@@ -884,8 +1124,9 @@ class StructuredSVM(_Classifier):
             self.classes_ = np.array([-1.0, 1.0])
         elif kind in ("multiclass", "hmm") and labels is not None:
             self.classes_ = np.arange(1, int(np.max(labels)) + 1)
-        params = _struct_params(self, kind if ":" not in spec else spec, n,
-                                **self._problem_options())
+        params = _struct_params(
+            self, kind if ":" not in spec else spec, n, **self._problem_options()
+        )
         params.problem = spec if spec != "auto" else kind
         self.n_features_in_ = int(getattr(data, "n_features", 0))
         self.fill_label_ = float(labels[0]) if labels is not None and len(labels) else None
@@ -895,13 +1136,16 @@ class StructuredSVM(_Classifier):
         """Sentences (and tag sequences) as one SVM-hmm Dataset: rows are tokens, qid the
         sentence 1..n, targets the tags' indices 1..K in classes_."""
         if not isinstance(X, (list, tuple)) or len(X) == 0:
-            raise ValueError("the hmm problem takes X as a non-empty list of sentences, "
-                             "each an (n_tokens, n_features) array or sparse matrix")
+            raise ValueError(
+                "the hmm problem takes X as a non-empty list of sentences, "
+                "each an (n_tokens, n_features) array or sparse matrix"
+            )
         blocks = [check_array(s, accept_sparse=_SPARSE, dtype=np.float64) for s in X]
         widths = {b.shape[1] for b in blocks}
         if len(widths) != 1:
-            raise ValueError(f"expected every sentence with the same number of features, "
-                             f"got {sorted(widths)}")
+            raise ValueError(
+                f"expected every sentence with the same number of features, got {sorted(widths)}"
+            )
         lengths = np.array([b.shape[0] for b in blocks], dtype=np.int64)
         if np.any(lengths == 0):
             raise ValueError("expected every sentence to have at least one token")
@@ -909,15 +1153,19 @@ class StructuredSVM(_Classifier):
         if reset:
             self.n_features_in_ = width
         elif width != self.n_features_in_:
-            raise ValueError(f"X has {width} features, but {type(self).__name__} is "
-                             f"expecting {self.n_features_in_} features as input")
+            raise ValueError(
+                f"X has {width} features, but {type(self).__name__} is "
+                f"expecting {self.n_features_in_} features as input"
+            )
         matrix = _as_csr(sp.vstack([sp.csr_matrix(b) for b in blocks], format="csr"))
         qid = np.repeat(np.arange(1, len(blocks) + 1, dtype=np.int64), lengths)
         if y is None:
             return Dataset(matrix, np.zeros(len(qid)), qid), lengths
         if len(y) != len(blocks):
-            raise ValueError(f"expected one tag sequence per sentence: {len(blocks)} "
-                             f"sentences, {len(y)} tag sequences")
+            raise ValueError(
+                f"expected one tag sequence per sentence: {len(blocks)} "
+                f"sentences, {len(y)} tag sequences"
+            )
         tags = [np.asarray(t) for t in y]
         if any(len(t) != n for t, n in zip(tags, lengths)):
             raise ValueError("expected one tag per token in every sentence")
@@ -949,12 +1197,11 @@ class StructuredSVM(_Classifier):
         if isinstance(model, SequenceModel):
             data, lengths = self._sentences(X, None, reset=False)
             starts = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-            tags = model.predict(data.X, starts, beam=self.beam,
-                                 n_threads=_n_threads(self.n_jobs))
+            tags = model.predict(data.X, starts, beam=self.beam, n_threads=_n_threads(self.n_jobs))
             classes = getattr(self, "classes_", None)
             if classes is not None:
                 tags = classes[np.clip(tags - 1, 0, len(classes) - 1)]
-            return [tags[starts[s]:starts[s + 1]] for s in range(len(lengths))]
+            return [tags[starts[s] : starts[s + 1]] for s in range(len(lengths))]
         if isinstance(model, UserProblemModel):
             X = self._check_X(X, reset=False)
             fill = getattr(self, "fill_label_", None)
@@ -970,12 +1217,20 @@ class StructuredSVM(_Classifier):
     def _predict_dataset(self, data):
         from .data import SequenceDataset
         from .models import fit_columns
+
         model = self.model_
         if isinstance(model, SequenceModel):
-            seqs = data if isinstance(data, SequenceDataset) else \
-                SequenceDataset.from_dataset(data, for_training=False)
-            return model.predict(fit_columns(seqs.X, model.n_features), seqs.starts,
-                                 beam=self.beam, n_threads=_n_threads(self.n_jobs))
+            seqs = (
+                data
+                if isinstance(data, SequenceDataset)
+                else SequenceDataset.from_dataset(data, for_training=False)
+            )
+            return model.predict(
+                fit_columns(seqs.X, model.n_features),
+                seqs.starts,
+                beam=self.beam,
+                n_threads=_n_threads(self.n_jobs),
+            )
         if isinstance(model, UserProblemModel):
             return np.asarray(model.predict(data))
         if isinstance(model, (LinearModel, MulticlassModel, KernelModel)):
@@ -1003,8 +1258,12 @@ class StructuredSVM(_Classifier):
     @classmethod
     def _from_model(cls, model):
         if isinstance(model, SequenceModel):
-            estimator = cls(problem="hmm", transition_order=model.trans_order,
-                            emission_order=model.emit_order, loss=model.loss_id)
+            estimator = cls(
+                problem="hmm",
+                transition_order=model.trans_order,
+                emission_order=model.emit_order,
+                loss=model.loss_id,
+            )
             estimator.classes_ = np.arange(1, model.n_tags + 1)
             return estimator._loaded(model, model.n_features)
         if isinstance(model, UserProblemModel):
@@ -1030,14 +1289,17 @@ def _query_ids(groups, n):
         return np.ones(n, dtype=np.int64)
     groups = np.asarray(groups)
     if groups.ndim != 1 or len(groups) != n:
-        raise ValueError(f"expected groups with one query label per row ({n}), got shape "
-                         f"{groups.shape}")
+        raise ValueError(
+            f"expected groups with one query label per row ({n}), got shape {groups.shape}"
+        )
     new = np.concatenate(([True], groups[1:] != groups[:-1])) if n else np.zeros(0, bool)
     ids = np.cumsum(new).astype(np.int64)
     if len(np.unique(groups[new])) != int(new.sum()):
-        raise ValueError("expected the rows of each query (group) to be consecutive, as in "
-                         "a ranking file; sort them first, e.g. order = np.argsort(groups, "
-                         "kind='stable')")
+        raise ValueError(
+            "expected the rows of each query (group) to be consecutive, as in "
+            "a ranking file; sort them first, e.g. order = np.argsort(groups, "
+            "kind='stable')"
+        )
     return ids
 
 
@@ -1070,27 +1332,48 @@ class RankSVM(_Estimator):
 
     _command = "cp_learn"
 
-    def __init__(self, C=1.0, *, loss="pairs", epsilon=0.001, algorithm=None,
-                 max_iter=100000, max_idle=50, cache_size=5, batch=100, max_time=None,
-                 n_jobs=None, verbose=0):
+    def __init__(
+        self,
+        C=1.0,
+        *,
+        loss="pairs",
+        epsilon=0.001,
+        algorithm=None,
+        max_iter=100000,
+        max_idle=50,
+        cache_size=5,
+        batch=100,
+        max_time=None,
+        n_jobs=None,
+        verbose=0,
+    ):
         _store(self, locals())
 
     def fit(self, X, y, groups=None):
         from .solvers.one_slack import StructParams, train
+
         if self.loss not in _RANK_LOSSES:
             raise ValueError(f"expected loss 'pairs' or 'fraction', got {self.loss!r}")
         X, y, _ = self._check_Xy(X, y, None, numeric=True)
         if X.shape[0] < 2:
-            raise ValueError(f"expected at least two documents to rank, got n_samples = "
-                             f"{X.shape[0]}")
+            raise ValueError(
+                f"expected at least two documents to rank, got n_samples = {X.shape[0]}"
+            )
         qid = _query_ids(groups, X.shape[0])
         n_queries = int(qid[-1]) if len(qid) else 0
         params = StructParams(
-            C=rank_from_c_light(float(self.C), n_queries), epsilon=self.epsilon,
-            algorithm=self.algorithm, loss_id=_RANK_LOSSES[self.loss],
-            max_iterations=self.max_iter, max_idle=self.max_idle,
-            cache_size=self.cache_size, batch=self.batch, problem="rank",
-            time_limit=_time_limit(self.max_time), n_threads=_n_threads(self.n_jobs))
+            C=rank_from_c_light(float(self.C), n_queries),
+            epsilon=self.epsilon,
+            algorithm=self.algorithm,
+            loss_id=_RANK_LOSSES[self.loss],
+            max_iterations=self.max_iter,
+            max_idle=self.max_idle,
+            cache_size=self.cache_size,
+            batch=self.batch,
+            problem="rank",
+            time_limit=_time_limit(self.max_time),
+            n_threads=_n_threads(self.n_jobs),
+        )
         data = Dataset(X, np.asarray(y, dtype=np.float64), qid)
         _train(self, train, data, params, _monitor(self.verbose, self._command))
         return self
@@ -1108,6 +1391,7 @@ class RankSVM(_Estimator):
         """Mean NDCG@10 over the queries with a relevant document (target > 0); ties in the
         scores broken against the targets (cp_classify's figure)."""
         from .problems.rank import NDCG_AT, query_metrics
+
         scores = self.decision_function(X)
         qid = _query_ids(groups, len(scores))
         starts = np.concatenate(([0], np.flatnonzero(np.diff(qid)) + 1, [len(qid)]))
@@ -1121,16 +1405,16 @@ class RankSVM(_Estimator):
 
     @classmethod
     def _from_model(cls, model):
-        if isinstance(model, LinearModel):   # svm_rank_learn's models are plain linear
-            return cls()._loaded(RankingModel(model.w, model.b, model.n_train),
-                                 model.n_features)
+        if isinstance(model, LinearModel):  # svm_rank_learn's models are plain linear
+            return cls()._loaded(RankingModel(model.w, model.b, model.n_train), model.n_features)
         return None
 
 
 _SAMPLED_WEIGHTS = (
     "sampled cuts draw examples uniformly at random: a repeated example is drawn more "
     "often than one weighted 2, so the two fits follow different random paths (the same "
-    "problem, equal in expectation, not to 1e-7)")
+    "problem, equal in expectation, not to 1e-7)"
+)
 
 
 def expected_failed_checks(estimator) -> dict:
@@ -1141,14 +1425,18 @@ def expected_failed_checks(estimator) -> dict:
     if isinstance(estimator, SampledCutSVC):
         reason = _SAMPLED_WEIGHTS
     elif isinstance(estimator, (CuttingPlaneSVC, StructuredSVM)) and estimator.epsilon > 1e-4:
-        reason = (f"cp_learn stops once the average loss over the training examples is "
-                  f"within epsilon={estimator.epsilon:g} of its model's: a repeated example "
-                  "changes that average, and so where the run stops; the two models agree "
-                  "within epsilon, not to 1e-7 (at epsilon=1e-4 the check passes)")
+        reason = (
+            f"cp_learn stops once the average loss over the training examples is "
+            f"within epsilon={estimator.epsilon:g} of its model's: a repeated example "
+            "changes that average, and so where the run stops; the two models agree "
+            "within epsilon, not to 1e-7 (at epsilon=1e-4 the check passes)"
+        )
     if reason is None:
         return {}
-    return {"check_sample_weight_equivalence_on_dense_data": reason,
-            "check_sample_weight_equivalence_on_sparse_data": reason}
+    return {
+        "check_sample_weight_equivalence_on_dense_data": reason,
+        "check_sample_weight_equivalence_on_sparse_data": reason,
+    }
 
 
 def load_model(path):
@@ -1158,6 +1446,7 @@ def load_model(path):
     CuttingPlaneSVC (multiclass), an SVMhmm or user-problem model a StructuredSVM, a
     random-features model an ASSETClassifier or ASSETRegressor."""
     from .io.model_file import read_model
+
     model = read_model(path)
     if isinstance(model, RankingModel):
         return RankSVM._from_model(model)
@@ -1167,7 +1456,6 @@ def load_model(path):
         cls = ASSETRegressor if model.task == "regression" else ASSETClassifier
         return cls._from_model(model)
     estimator = CuttingPlaneSVC._from_model(model)
-    if estimator is None:   # a kind added later: predict through the model itself
-        estimator = StructuredSVM(problem="auto")._loaded(model,
-                                                          getattr(model, "n_features", 0))
+    if estimator is None:  # a kind added later: predict through the model itself
+        estimator = StructuredSVM(problem="auto")._loaded(model, getattr(model, "n_features", 0))
     return estimator

@@ -55,6 +55,7 @@ def as_csr(X):
 
 def _workers() -> int:
     import numba
+
     return numba.get_num_threads()
 
 
@@ -66,7 +67,7 @@ def map_in_threads(fn, items):
     if len(items) == 1 or workers == 1:
         return [fn(item) for item in items]
     if _pool is None or _pool._max_workers != workers:
-        if _pool is not None:   # the count changed (n_threads): retire the old workers
+        if _pool is not None:  # the count changed (n_threads): retire the old workers
             _pool.shutdown(wait=False)
         _pool = ThreadPoolExecutor(workers)
     return list(_pool.map(fn, items))
@@ -91,12 +92,12 @@ def _dense_dot(dense, W, out):
                 s3 += r3[j] * w[j]
             out[i, c], out[i + 1, c], out[i + 2, c], out[i + 3, c] = s0, s1, s2, s3
         i += 4
-    for i in range(i, n):
+    for r in range(i, n):
         for c in range(W.shape[0]):
             total = 0.0
             for j in range(d):
-                total += dense[i, j] * W[c, j]
-            out[i, c] = total
+                total += dense[r, j] * W[c, j]
+            out[r, c] = total
 
 
 @njit(nogil=True, cache=True, fastmath={"contract"})
@@ -187,7 +188,7 @@ def _add_rows_by_class(indptr, indices, data, rows, coef, to_class, from_class, 
             out[j, minus] -= value
 
 
-_NO_VALUES = np.zeros(0)   # for _add_rows: every value is 1
+_NO_VALUES = np.zeros(0)  # for _add_rows: every value is 1
 
 
 class RowBlocks:
@@ -205,8 +206,8 @@ class RowBlocks:
         self.dense = None
         self.ones = False
         self.kernel_indices, self.kernel_values = X.indices, X.data
-        self._columns = None        # X's columns as CSR rows (_column_copy)
-        self._column_blocks = {}    # threads -> their row blocks and where they start
+        self._columns = None  # X's columns as CSR rows (_column_copy)
+        self._column_blocks = {}  # threads -> their row blocks and where they start
         if n * d and X.nnz >= DENSE_MIN_DENSITY * n * d:
             # Rows holding every feature in order are their own dense array (a view):
             # writing 600 MB of a fresh array took 1.6 s here, in page faults.
@@ -221,10 +222,11 @@ class RowBlocks:
             narrow = np.uint8 if d <= 1 << 8 else np.uint16 if d <= 1 << 16 else None
             self.kernel_indices = X.indices.astype(narrow) if narrow else X.indices
             self.kernel_values = _NO_VALUES
-        self.blocks = [X if len(self.bounds) == 1 else self._view(lo, hi)
-                       for lo, hi in self.bounds]
-        self.transposed = [_share(sp.csc_matrix((X.shape[1], hi - lo), dtype=X.dtype), block)
-                           for (lo, hi), block in zip(self.bounds, self.blocks)]
+        self.blocks = [X if len(self.bounds) == 1 else self._view(lo, hi) for lo, hi in self.bounds]
+        self.transposed = [
+            _share(sp.csc_matrix((X.shape[1], hi - lo), dtype=X.dtype), block)
+            for (lo, hi), block in zip(self.bounds, self.blocks)
+        ]
 
     @staticmethod
     def block_bounds(X):
@@ -240,7 +242,7 @@ class RowBlocks:
         start, end = X.indptr[lo], X.indptr[hi]
         block = sp.csr_matrix((hi - lo, X.shape[1]), dtype=X.dtype)
         block.data, block.indices = X.data[start:end], X.indices[start:end]
-        block.indptr = (X.indptr[lo:hi + 1] - start).astype(X.indices.dtype)
+        block.indptr = (X.indptr[lo : hi + 1] - start).astype(X.indices.dtype)
         return block
 
     def dot(self, w):
@@ -259,6 +261,7 @@ class RowBlocks:
                     _ones_dot(X.indptr, self.kernel_indices, lo, hi, W, out)
                 else:
                     _dense_dot(self.blocks[b], W, out[lo:hi])
+
             map_in_threads(run, range(len(self.blocks)))
             return out[:, 0]
         if len(self.blocks) == 1:
@@ -268,6 +271,7 @@ class RowBlocks:
         def run(b):
             lo, hi = self.bounds[b]
             out[lo:hi] = self.blocks[b] @ w
+
         map_in_threads(run, range(len(self.blocks)))
         return out
 
@@ -286,6 +290,7 @@ class RowBlocks:
             def run(b):
                 lo, hi = self.bounds[b]
                 _dense_dot(self.blocks[b], by_class, out[lo:hi])
+
             map_in_threads(run, range(len(self.blocks)))
             return out
         if W.nbytes >= STREAM_MIN_BYTES and self.X.has_sorted_indices:
@@ -294,6 +299,7 @@ class RowBlocks:
 
         def run(b):
             _rows_times(self.X.indptr, self.kernel_indices, self.kernel_values, *b, W, out)
+
         map_in_threads(run, bounds)
         return out
 
@@ -306,13 +312,19 @@ class RowBlocks:
         n_blocks = max(1, min(_workers(), self.X.shape[0]))
         if n_blocks not in self._column_blocks:
             bounds = _balanced_rows(self.X.indptr, n_blocks)
-            self._column_blocks[n_blocks] = (bounds, _block_starts(
-                indptr, rows, np.array([lo for lo, _ in bounds] + [bounds[-1][1]],
-                                       dtype=np.int64)))
+            self._column_blocks[n_blocks] = (
+                bounds,
+                _block_starts(
+                    indptr,
+                    rows,
+                    np.array([lo for lo, _ in bounds] + [bounds[-1][1]], dtype=np.int64),
+                ),
+            )
         bounds, starts = self._column_blocks[n_blocks]
 
         def run(b):
             _columns_times(starts[b], starts[b + 1], rows, values, W, out, *bounds[b])
+
         map_in_threads(run, range(len(bounds)))
         return out
 
@@ -329,6 +341,7 @@ class RowBlocks:
 
         def run(b):
             _rows_times(indptr, indices, values, *b, B, out)
+
         map_in_threads(run, _balanced(indptr, B.shape[1]))
         return out
 
@@ -347,8 +360,16 @@ class RowBlocks:
         """out (d, k) += Σ_t coef_t·x_{rows_t} in column to_class_t, minus in column
         from_class_t: Σ coef·δΨ of Crammer-Singer in the (d, k) layout, one thread, in
         the order of ``rows``."""
-        _add_rows_by_class(self.X.indptr, self.kernel_indices, self.kernel_values, rows,
-                           np.asarray(coef, dtype=np.float64), to_class, from_class, out)
+        _add_rows_by_class(
+            self.X.indptr,
+            self.kernel_indices,
+            self.kernel_values,
+            rows,
+            np.asarray(coef, dtype=np.float64),
+            to_class,
+            from_class,
+            out,
+        )
 
     def rows_sum(self, coef, rows=None):
         """Σ_i coef_i·x_i (Xᵀ @ coef). A cut sums its violators, often a small part of
@@ -361,9 +382,11 @@ class RowBlocks:
         if rows is None:
             rows = np.flatnonzero(coef)
         if self.dense is None and len(rows) > SPARSE_COEF_SHARE * n:
+
             def run(b):
                 lo, hi = self.bounds[b]
                 return self.transposed[b] @ coef[lo:hi]
+
             return _add_in_order(map_in_threads(run, range(len(self.blocks))))
 
         def run(chunk):
@@ -371,9 +394,9 @@ class RowBlocks:
             if self.dense is not None:
                 _add_dense_rows(self.dense, chunk, coef, width, out)
             else:
-                _add_rows(self.X.indptr, self.kernel_indices, self.kernel_values, chunk, coef,
-                          out)
+                _add_rows(self.X.indptr, self.kernel_indices, self.kernel_values, chunk, coef, out)
             return out
+
         chunks = [rows] if len(self.blocks) == 1 else np.array_split(rows, len(self.blocks))
         return _add_in_order(map_in_threads(run, chunks))
 
@@ -463,8 +486,14 @@ def first_identical_rows(X, labels=None) -> np.ndarray:
         keys ^= np.asarray(labels, dtype=np.float64).view(np.uint64) * np.uint64(_MIX)
     n = X.shape[0]
     table = np.full(1 << int(2 * n).bit_length(), -1, np.int32 if n < 2**31 else np.int64)
-    return _first_by_table(X.indptr, X.indices, data, keys, table,
-                           np.zeros(0) if labels is None else np.asarray(labels, np.float64))
+    return _first_by_table(
+        X.indptr,
+        X.indices,
+        data,
+        keys,
+        table,
+        np.zeros(0) if labels is None else np.asarray(labels, np.float64),
+    )
 
 
 _MIX = 0x9E3779B97F4A7C15
@@ -477,7 +506,7 @@ def _row_hashes(indptr, indices, data, keys, lo, hi):
     150k x 500 dense rows)."""
     for i in range(lo, hi):
         # Slices of the row: the loop over them vectorizes (indexing by indptr did not).
-        row_indices, row_data = indices[indptr[i]:indptr[i + 1]], data[indptr[i]:indptr[i + 1]]
+        row_indices, row_data = indices[indptr[i] : indptr[i + 1]], data[indptr[i] : indptr[i + 1]]
         h = np.uint64(0)
         for p in range(len(row_data)):
             x = np.uint64(row_indices[p]) * np.uint64(_MIX) ^ row_data[p]
@@ -498,8 +527,11 @@ def _first_by_table(indptr, indices, data, keys, table, labels):
         slot = (keys[i] ^ (keys[i] >> np.uint64(29))) & mask
         while table[slot] >= 0:
             j = table[slot]
-            if keys[j] == keys[i] and _same_row(indptr, indices, data, i, j) and (
-                    len(labels) == 0 or labels[i] == labels[j]):
+            if (
+                keys[j] == keys[i]
+                and _same_row(indptr, indices, data, i, j)
+                and (len(labels) == 0 or labels[i] == labels[j])
+            ):
                 out[i] = j
                 break
             slot = (slot + np.uint64(1)) & mask
@@ -513,7 +545,9 @@ def _same_row(indptr, indices, data, i, j):
     if indptr[i + 1] - indptr[i] != indptr[j + 1] - indptr[j]:
         return False
     for p in range(indptr[i + 1] - indptr[i]):
-        if indices[indptr[i] + p] != indices[indptr[j] + p] or \
-                data[indptr[i] + p] != data[indptr[j] + p]:
+        if (
+            indices[indptr[i] + p] != indices[indptr[j] + p]
+            or data[indptr[i] + p] != data[indptr[j] + p]
+        ):
             return False
     return True

@@ -28,15 +28,21 @@ class OrdinalRegression(PerExampleProblem):
         bad = np.flatnonzero((y != np.round(y)) | (y < 1))
         if len(bad):
             i = int(bad[0])
-            raise InputError(f"expected a level 1..k, got {y[i]:g}", source=dataset.source,
-                             line=dataset.line_of(i))
+            raise InputError(
+                f"expected a level 1..k, got {y[i]:g}",
+                source=dataset.source,
+                line=dataset.line_of(i),
+            )
         self.X = dataset.X.tocsr()
         self.y = y.astype(np.int64)
         self.k = int(n_levels or self.y.max())
         if self.y.max() > self.k:
             i = int(np.argmax(self.y))
-            raise InputError(f"expected a level 1..{self.k} (the model's), got {self.y[i]}",
-                             source=dataset.source, line=dataset.line_of(i))
+            raise InputError(
+                f"expected a level 1..{self.k} (the model's), got {self.y[i]}",
+                source=dataset.source,
+                line=dataset.line_of(i),
+            )
         self.d = self.X.shape[1]
         self.n_examples = len(self.y)
         self.size_psi = self.k * self.d
@@ -47,7 +53,7 @@ class OrdinalRegression(PerExampleProblem):
 
     def psi(self, i, label):
         out = np.zeros(self.size_psi)
-        out[(label - 1) * self.d:label * self.d] = self.X[i].toarray().ravel()
+        out[(label - 1) * self.d : label * self.d] = self.X[i].toarray().ravel()
         return out
 
     def loss(self, i, label):
@@ -57,7 +63,7 @@ class OrdinalRegression(PerExampleProblem):
         scores = w.reshape(self.k, self.d) @ self.X[i].toarray().ravel()
         yi = self.y[i]
         losses = np.abs(np.arange(1, self.k + 1) - yi).astype(float)
-        gaps = scores[yi - 1] - scores          # w·δΨ_i(ŷ) for every ŷ
+        gaps = scores[yi - 1] - scores  # w·δΨ_i(ŷ) for every ŷ
         values = losses - gaps if rescaling == MARGIN_RESCALING else losses * (1.0 - gaps)
         values[yi - 1] = 0.0
         return int(np.argmax(values)) + 1

@@ -26,9 +26,15 @@ def fixtures():
 def run_cli(module, *args, stdin=None, cwd=None):
     """Run ``python -m cpsvm.cli.<module> args`` as users do; returns CompletedProcess."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", f"cpsvm.cli.{module}", *map(str, args)],
-                          input=stdin, capture_output=True, text=True, cwd=cwd, env=env,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", f"cpsvm.cli.{module}", *map(str, args)],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=300,
+    )
 
 
 @pytest.fixture
@@ -41,11 +47,19 @@ def interrupt_cli(module, args, trace, rows=5):
     once the trace has ``rows`` lines (or the command ended), and return
     (exit status, stdout, stderr)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, "-m", f"cpsvm.cli.{module}", *map(str, args)],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", f"cpsvm.cli.{module}", *map(str, args)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 120
-    while time.time() < deadline and proc.poll() is None and (
-            not trace.exists() or len(trace.read_text().splitlines()) < rows):
+    while (
+        time.time() < deadline
+        and proc.poll() is None
+        and (not trace.exists() or len(trace.read_text().splitlines()) < rows)
+    ):
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)

@@ -8,6 +8,8 @@ import re
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import ROOT, SAMPLES, interrupt_cli
+from conftest import run_cli as run
 
 from cpsvm.data import Dataset
 from cpsvm.errors import InputError
@@ -15,8 +17,6 @@ from cpsvm.io.model_file import format_model, read_model, write_model
 from cpsvm.io.svmlight import read_svmlight, write_svmlight
 from cpsvm.kernels import Kernel
 from cpsvm.solvers.asset import AssetParams, train
-
-from conftest import ROOT, SAMPLES, interrupt_cli, run_cli as run
 
 TRAIN, TEST = SAMPLES / "a9a3k.train", SAMPLES / "a9a2k.test"
 
@@ -36,6 +36,7 @@ def two_moons(m, seed):
 
 # --- ASSET* is Pegasos; ASSET reaches the optimum ---------------------------------------
 
+
 def pegasos(X, y, lam, k, epochs, seed):
     """Shalev-Shwartz et al.'s Pegasos with projection; each epoch's mini-batches are
     consecutive slices of one permutation drawn from the seeded generator."""
@@ -46,7 +47,7 @@ def pegasos(X, y, lam, k, epochs, seed):
     for _ in range(epochs):
         perm = rng.permutation(m)
         for lo in range(0, m, k):
-            batch = perm[lo:lo + k]
+            batch = perm[lo : lo + k]
             t += 1
             eta = 1.0 / (lam * t)
             active = batch[y[batch] * (X[batch] @ w) < 1]
@@ -60,19 +61,24 @@ def pegasos(X, y, lam, k, epochs, seed):
 @pytest.mark.parametrize("lam, k", [(1e-2, 1), (1e-4, 1), (1e-3, 7)])
 def test_asset_star_without_approximation_is_pegasos(lam, k):
     data = read_svmlight(TRAIN).subset(slice(0, 700))
-    model, info = train(data, AssetParams(lam=lam, approx="none", star=True, batch=k,
-                                          epochs=3, tolerance=0, seed=11))
+    model, info = train(
+        data,
+        AssetParams(lam=lam, approx="none", star=True, batch=k, epochs=3, tolerance=0, seed=11),
+    )
     reference = pegasos(data.X.toarray(), data.y, lam, k, 3, 11)
     assert model.b == 0.0
     np.testing.assert_allclose(model.w, reference, rtol=1e-9, atol=1e-12)
     X = data.X.toarray()
-    objective = lam / 2 * reference @ reference + np.mean(np.maximum(0, 1 - data.y * (X @ reference)))
+    objective = lam / 2 * reference @ reference + np.mean(
+        np.maximum(0, 1 - data.y * (X @ reference))
+    )
     assert info.objective == pytest.approx(objective, rel=1e-9)
 
 
 def svc_objective(K, y, C, lam):
     """λ/2|w|² + mean hinge at libsvm's optimum of ½|w|² + C Σ hinge (C = 1/(λm))."""
     from sklearn.svm import SVC
+
     svc = SVC(C=C, kernel="precomputed", tol=1e-10).fit(K, y)
     beta = np.zeros(len(y))
     beta[svc.support_] = svc.dual_coef_[0]
@@ -91,9 +97,19 @@ def test_asset_gets_close_to_the_exact_optimum(average_last, tolerance):
     optimum = svc_objective(rbf(A, A, g), y, C, lam)
     data = Dataset(sp.csr_matrix(A), y)
     # s = m: V·Vᵀ is the exact kernel, so (PL) is the SVM with intercept.
-    model, info = train(data, AssetParams(C=C, kernel=Kernel(2, gamma=g), basis_size=m,
-                                          eig_threshold=1e-10, epochs=1000, tolerance=0,
-                                          average_last=average_last, seed=2))
+    model, info = train(
+        data,
+        AssetParams(
+            C=C,
+            kernel=Kernel(2, gamma=g),
+            basis_size=m,
+            eig_threshold=1e-10,
+            epochs=1000,
+            tolerance=0,
+            average_last=average_last,
+            seed=2,
+        ),
+    )
     assert info.objective >= optimum * (1 - 1e-6)
     assert info.objective <= optimum * (1 + tolerance), (info.objective, optimum)
     # The model file's kernel expansion gives the objective the solver printed.
@@ -106,6 +122,7 @@ def test_asset_gets_close_to_the_exact_optimum(average_last, tolerance):
 def linear_svr_optimum(A, y, C, eps):
     """(λ, the optimum of λ/2|w|² + mean ε-insensitive loss) by libsvm's SVR."""
     from sklearn.svm import SVR
+
     lam = 1 / (C * len(y))
     svr = SVR(kernel="linear", C=C, epsilon=eps, tol=1e-10).fit(A, y)
     w = svr.coef_.ravel()
@@ -119,14 +136,25 @@ def test_regression_gets_close_to_the_svr_optimum():
     y = A @ np.array([1.0, -2.0, 0.5]) + 0.3 + rng.normal(scale=0.3, size=80)
     C, eps = 1.0, 0.1
     lam, optimum = linear_svr_optimum(A, y, C, eps)
-    model, info = train(Dataset(sp.csr_matrix(A), y),
-                        AssetParams(C=C, approx="none", task="regression", tube=eps,
-                                    epochs=1000, tolerance=0, average_last=0, seed=0))
+    model, info = train(
+        Dataset(sp.csr_matrix(A), y),
+        AssetParams(
+            C=C,
+            approx="none",
+            task="regression",
+            tube=eps,
+            epochs=1000,
+            tolerance=0,
+            average_last=0,
+            seed=0,
+        ),
+    )
     # The average of all iterates: a gap falling as 1/sqrt(N).
     assert optimum * (1 - 1e-6) <= info.objective <= optimum * 1.08, (info.objective, optimum)
     f = A @ model.w - model.b
-    assert np.mean(np.maximum(0, np.abs(f - y) - eps)) + lam / 2 * model.w @ model.w == \
-        pytest.approx(info.objective, rel=1e-9)
+    assert np.mean(
+        np.maximum(0, np.abs(f - y) - eps)
+    ) + lam / 2 * model.w @ model.w == pytest.approx(info.objective, rel=1e-9)
 
 
 def test_regression_with_targets_far_from_zero_trains_as_well_as_centred_ones():
@@ -137,21 +165,29 @@ def test_regression_with_targets_far_from_zero_trains_as_well_as_centred_ones():
     y = A @ np.array([1.0, -2.0, 0.5]) + 500.0 + rng.normal(scale=0.3, size=200)
     C, eps = 1.0, 0.1
     lam, optimum = linear_svr_optimum(A, y, C, eps)
-    model, info = train(Dataset(sp.csr_matrix(A), y),
-                        AssetParams(C=C, approx="none", task="regression", tube=eps,
-                                    epochs=50, tolerance=0, seed=0))
+    model, info = train(
+        Dataset(sp.csr_matrix(A), y),
+        AssetParams(
+            C=C, approx="none", task="regression", tube=eps, epochs=50, tolerance=0, seed=0
+        ),
+    )
     assert info.average_last == "half" and info.result.status == "epochs"
     assert optimum * (1 - 1e-6) <= info.objective <= optimum * 1.1, (info.objective, optimum)
 
 
 def test_regression_targets_must_be_finite():
-    data = Dataset(sp.csr_matrix(np.eye(3)), np.array([1.0, np.nan, 2.0]), source="r.dat",
-                   line_numbers=np.array([1, 2, 3]))
+    data = Dataset(
+        sp.csr_matrix(np.eye(3)),
+        np.array([1.0, np.nan, 2.0]),
+        source="r.dat",
+        line_numbers=np.array([1, 2, 3]),
+    )
     with pytest.raises(InputError, match=r"r.dat:2: expected a finite regression target"):
         train(data, AssetParams(C=1, approx="none", task="regression"))
 
 
 # --- models, cp_classify ----------------------------------------------------------------
+
 
 def printed_objective(stdout):
     return float(re.search(r"mean\(loss\) = (\S+)", stdout).group(1))
@@ -159,14 +195,16 @@ def printed_objective(stdout):
 
 def dense(path, n_features):
     d = read_svmlight(path)
-    return d.X.toarray()[:, :n_features] if d.X.shape[1] >= n_features else \
-        np.c_[d.X.toarray(), np.zeros((d.n_examples, n_features - d.X.shape[1]))], d.y
+    return d.X.toarray()[:, :n_features] if d.X.shape[1] >= n_features else np.c_[
+        d.X.toarray(), np.zeros((d.n_examples, n_features - d.X.shape[1]))
+    ], d.y
 
 
 def test_nystrom_model_is_an_svmlight_kernel_model_cp_classify_reads(tmp_path):
     model, pred = tmp_path / "m", tmp_path / "p"
-    r = run("asset", "-c", "10", "-t", "2", "-g", "0.05", "--k", "60", "--epochs", "2",
-            TRAIN, model)
+    r = run(
+        "asset", "-c", "10", "-t", "2", "-g", "0.05", "--k", "60", "--epochs", "2", TRAIN, model
+    )
     assert r.returncode == 0, r.stderr
     lines = model.read_text().splitlines()
     assert lines[0] == "SVM-light Version V6.20"
@@ -175,7 +213,7 @@ def test_nystrom_model_is_an_svmlight_kernel_model_cp_classify_reads(tmp_path):
     assert n_sv == 60
     # The file read by hand: alpha and the support vectors.
     coef, S = np.zeros(n_sv), np.zeros((n_sv, 123))
-    for i, line in enumerate(lines[11:11 + n_sv]):
+    for i, line in enumerate(lines[11 : 11 + n_sv]):
         tokens = line.split("#")[0].split()
         coef[i] = float(tokens[0])
         for t in tokens[1:]:
@@ -198,8 +236,23 @@ def test_nystrom_model_is_an_svmlight_kernel_model_cp_classify_reads(tmp_path):
 
 def test_rff_model_file_and_cp_classify(tmp_path):
     model, pred = tmp_path / "m", tmp_path / "p"
-    r = run("asset", "-c", "10", "-t", "2", "-g", "0.05", "--approx", "rff", "--k", "50",
-            "--epochs", "2", TRAIN, model)
+    r = run(
+        "asset",
+        "-c",
+        "10",
+        "-t",
+        "2",
+        "-g",
+        "0.05",
+        "--approx",
+        "rff",
+        "--k",
+        "50",
+        "--epochs",
+        "2",
+        TRAIN,
+        model,
+    )
     assert r.returncode == 0, r.stderr
     lines = model.read_text().splitlines()
     assert lines[0] == "cpsvm rff model V1"
@@ -219,7 +272,7 @@ def test_rff_model_file_and_cp_classify(tmp_path):
     X, y = dense(TRAIN, n)
     lam = 1 / (10 * len(y))
     f = np.cos(X @ omega + nu) @ coef - b
-    gamma_sq = coef @ coef * 50 / 2          # coef = sqrt(2/D)·gamma
+    gamma_sq = coef @ coef * 50 / 2  # coef = sqrt(2/D)·gamma
     objective = lam / 2 * gamma_sq + np.mean(np.maximum(0, 1 - y * f))
     assert printed_objective(r.stdout) == pytest.approx(objective, rel=1e-6)
     # Written -> read -> written is the same text; the values are exact.
@@ -230,9 +283,12 @@ def test_rff_model_file_and_cp_classify(tmp_path):
 
 def test_rff_model_file_errors_name_the_line(tmp_path):
     data = read_svmlight(TRAIN)
-    lines = format_model(train(data, AssetParams(C=10, kernel=Kernel(2, gamma=0.05),
-                                                 approx="rff", basis_size=5,
-                                                 epochs=1))[0]).splitlines()
+    lines = format_model(
+        train(
+            data,
+            AssetParams(C=10, kernel=Kernel(2, gamma=0.05), approx="rff", basis_size=5, epochs=1),
+        )[0]
+    ).splitlines()
     (tmp_path / "short").write_text("\n".join(lines[:-1]) + "\n")
     with pytest.raises(InputError, match=r"short:17: expected 5 random features"):
         read_model(tmp_path / "short")
@@ -251,14 +307,43 @@ def test_regression_model_and_cp_classify_errors(tmp_path):
     for approx in ("nystrom", "rff"):
         model, pred = tmp_path / f"m.{approx}", tmp_path / f"p.{approx}"
         if approx == "nystrom":
-            r = run("asset", "-z", "r", "-w", "0.05", "-c", "10", "-t", "2", "-g", "2",
-                    "--k", "50", "--epochs", "100", tmp_path / "train", model)
+            r = run(
+                "asset",
+                "-z",
+                "r",
+                "-w",
+                "0.05",
+                "-c",
+                "10",
+                "-t",
+                "2",
+                "-g",
+                "2",
+                "--k",
+                "50",
+                "--epochs",
+                "100",
+                tmp_path / "train",
+                model,
+            )
             assert r.returncode == 0, r.stderr
             assert "Training mean squared error" in r.stdout
         else:
-            write_model(model, train(read_svmlight(tmp_path / "train"), AssetParams(
-                C=10, kernel=Kernel(2, gamma=2), approx="rff", basis_size=50,
-                task="regression", tube=0.05, epochs=100))[0])
+            write_model(
+                model,
+                train(
+                    read_svmlight(tmp_path / "train"),
+                    AssetParams(
+                        C=10,
+                        kernel=Kernel(2, gamma=2),
+                        approx="rff",
+                        basis_size=50,
+                        task="regression",
+                        tube=0.05,
+                        epochs=100,
+                    ),
+                )[0],
+            )
         c = run("classify", "--double", tmp_path / "test", model, pred)
         assert c.returncode == 0, c.stderr
         f = np.loadtxt(pred)
@@ -266,7 +351,7 @@ def test_regression_model_and_cp_classify_errors(tmp_path):
         mae = float(re.search(r"Mean absolute error on test set: (\S+)", c.stdout).group(1))
         assert mse == pytest.approx(np.mean((f - y[200:]) ** 2), rel=1e-5)
         assert mae == pytest.approx(np.mean(np.abs(f - y[200:])), rel=1e-5)
-        assert mse < 0.3 * np.var(y[200:])      # it did learn the function
+        assert mse < 0.3 * np.var(y[200:])  # it did learn the function
 
 
 def test_rff_regression_model_reports_errors_even_on_binary_targets(tmp_path):
@@ -275,29 +360,48 @@ def test_rff_regression_model_reports_errors_even_on_binary_targets(tmp_path):
     write_svmlight(tmp_path / "train", sp.csr_matrix(A), A[:, 0] * 3)
     write_svmlight(tmp_path / "test", sp.csr_matrix(A[:10]), np.where(A[:10, 0] > 0, 1.0, -1.0))
     model = tmp_path / "m"
-    write_model(model, train(read_svmlight(tmp_path / "train"),
-                             AssetParams(C=1, kernel=Kernel(2), approx="rff", basis_size=8,
-                                         task="regression", epochs=1))[0])
+    write_model(
+        model,
+        train(
+            read_svmlight(tmp_path / "train"),
+            AssetParams(
+                C=1, kernel=Kernel(2), approx="rff", basis_size=8, task="regression", epochs=1
+            ),
+        )[0],
+    )
     c = run("classify", tmp_path / "test", model, tmp_path / "p")
     assert "Mean squared error" in c.stdout and "Accuracy" not in c.stdout
 
 
 # --- determinism, validation, trace -------------------------------------------------------
 
-@pytest.mark.parametrize("options", [
-    dict(approx="nystrom"), dict(approx="rff"),
-    dict(approx="nystrom", memory_mb=0, batch=3),
-    dict(approx="nystrom", validation=True),
-])
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(approx="nystrom"),
+        dict(approx="rff"),
+        dict(approx="nystrom", memory_mb=0, batch=3),
+        dict(approx="nystrom", validation=True),
+    ],
+)
 def test_same_seed_same_model_at_any_thread_count(options):
     data = read_svmlight(TRAIN)
     if options.pop("validation", False):
         options["validation"] = read_svmlight(TEST)
 
     def model_text(threads, seed=0):
-        params = AssetParams(C=100, kernel=Kernel(2, gamma=0.05), basis_size=100, epochs=2,
-                             n_threads=threads, seed=seed, **options)
+        params = AssetParams(
+            C=100,
+            kernel=Kernel(2, gamma=0.05),
+            basis_size=100,
+            epochs=2,
+            n_threads=threads,
+            seed=seed,
+            **options,
+        )
         return format_model(train(data, params)[0])
+
     one = model_text(1)
     assert model_text(2) == one
     assert model_text(1, seed=1) != one
@@ -312,6 +416,7 @@ def test_same_seed_same_model_at_any_thread_count(options):
 
 def read_model_text(text):
     import tempfile
+
     with tempfile.NamedTemporaryFile("w", suffix=".model", delete=False) as f:
         f.write(text)
     try:
@@ -326,19 +431,44 @@ def test_validation_keeps_the_best_check_and_trace(tmp_path):
     text = TEST.read_text().splitlines()
     text[0] += " 500:1"
     (tmp_path / "val").write_text("\n".join(text) + "\n")
-    r = run("asset", "-c", "1000", "-t", "2", "-g", "0.05", "--k", "50", "--epochs", "3",
-            "--tolerance", "0", "--validate", tmp_path / "val", "--trace", trace, TRAIN, model)
+    r = run(
+        "asset",
+        "-c",
+        "1000",
+        "-t",
+        "2",
+        "-g",
+        "0.05",
+        "--k",
+        "50",
+        "--epochs",
+        "3",
+        "--tolerance",
+        "0",
+        "--validate",
+        tmp_path / "val",
+        "--trace",
+        trace,
+        TRAIN,
+        model,
+    )
     assert r.returncode == 0, r.stderr
     assert "1 validation feature values above" in r.stderr
     assert "Stopped because: the epoch cap (--epochs 3) was reached" in r.stdout
     rows = [line.split("\t") for line in trace.read_text().splitlines()]
-    assert rows[0] == ["epoch", "iteration", "objective", "validation_error", "seconds",
-                       "sample_objective"]
+    assert rows[0] == [
+        "epoch",
+        "iteration",
+        "objective",
+        "validation_error",
+        "seconds",
+        "sample_objective",
+    ]
     errors = [float(row[3]) for row in rows[1:]]
-    objectives = [float(row[2]) for row in rows[1:]]   # plain numbers, as a TSV reader wants
+    objectives = [float(row[2]) for row in rows[1:]]  # plain numbers, as a TSV reader wants
     assert all(o > 0 for o in objectives)
     iterations = [int(row[1]) for row in rows[1:]]
-    assert iterations[:3] == [300, 600, 900] and len(rows) == 31   # ten checks per epoch
+    assert iterations[:3] == [300, 600, 900] and len(rows) == 31  # ten checks per epoch
     # The model written is the latest of the best checks.
     best = min(errors)
     kept = max(i for i, e in enumerate(errors) if e == best)
@@ -358,16 +488,20 @@ def test_stopping_rule_restated_on_the_trace_and_the_model(tmp_path):
     its file."""
     rng = np.random.default_rng(7)
     A = rng.normal(size=(6000, 4))
-    y = np.where(A @ np.array([1.0, -2.0, 0.5, 1.0]) + rng.normal(scale=1.5, size=6000) > 0,
-                 1.0, -1.0)
+    y = np.where(
+        A @ np.array([1.0, -2.0, 0.5, 1.0]) + rng.normal(scale=1.5, size=6000) > 0, 1.0, -1.0
+    )
     write_svmlight(tmp_path / "train", sp.csr_matrix(A), y)
     model, trace = tmp_path / "m", tmp_path / "t.tsv"
     r = run("asset", "--approx", "none", "-c", "0.1", "--trace", trace, tmp_path / "train", model)
     assert r.returncode == 0, r.stderr
     rows = [line.split("\t") for line in trace.read_text().splitlines()][1:]
     measured = {n: float(row[5]) for n, row in enumerate(rows, 1) if row[5] != "nan"}
-    anchors = [n for n in range(1, len(rows) + 1) if bin(n).rstrip("0").count("1") <= 3
-               and len(bin(n).rstrip("0")) - 2 <= 3]
+    anchors = [
+        n
+        for n in range(1, len(rows) + 1)
+        if bin(n).rstrip("0").count("1") <= 3 and len(bin(n).rstrip("0")) - 2 <= 3
+    ]
     assert sorted(measured) == anchors
 
     def anchor(n):
@@ -375,14 +509,19 @@ def test_stopping_rule_restated_on_the_trace_and_the_model(tmp_path):
 
     def converged(n):
         return n >= 100 and measured[anchor(n // 2)] - measured[n] <= 0.01 * measured[n]
+
     assert [n for n in anchors if converged(n)][:1] == [len(rows)]
     assert 100 < len(rows) < 640
     epochs = len(rows) / 10
-    assert "Stopped because: converged: the objective fell by less than 1% (--tolerance) " \
-           "over the last half of the run" in r.stdout
+    assert (
+        "Stopped because: converged: the objective fell by less than 1% (--tolerance) "
+        "over the last half of the run" in r.stdout
+    )
     assert f"Number of iterations: {len(rows) * 600} ({epochs:.1f} epochs)" in r.stdout
-    assert f"objective on 3000 of the 6000 training examples " \
-           f"{measured[anchor(len(rows) // 2)]:.6g}" in r.stdout
+    assert (
+        f"objective on 3000 of the 6000 training examples "
+        f"{measured[anchor(len(rows) // 2)]:.6g}" in r.stdout
+    )
     w = read_model(model)
     f = A[::2] @ w.w - w.b
     lam = 1 / (0.1 * 6000)
@@ -423,12 +562,12 @@ def test_averaged_model_is_the_average_of_the_plain_iterates(window):
     rng = np.random.default_rng(3)
     A = rng.normal(size=(150, 5))
     y = np.where(A @ np.array([1.0, -1.0, 0.5, 0.0, 2.0]) + rng.normal(size=150) > 0, 1.0, -1.0)
-    model, info = train(Dataset(sp.csr_matrix(A), y),
-                        AssetParams(C=1, approx="none", epochs=7, tolerance=0, seed=4,
-                                    average_last=window))
+    model, info = train(
+        Dataset(sp.csr_matrix(A), y),
+        AssetParams(C=1, approx="none", epochs=7, tolerance=0, seed=4, average_last=window),
+    )
     start = {"half": 3 * 150 + 30, 100: 7 * 150 - 100, 0: 0}[window]
-    w, b = plain_asset(A, y, 1 / 150, 7, 4, info.step_scale, info.radius, info.b_radius,
-                       start)
+    w, b = plain_asset(A, y, 1 / 150, 7, 4, info.step_scale, info.radius, info.b_radius, start)
     np.testing.assert_allclose(model.w, w, rtol=1e-9, atol=1e-12)
     assert -model.b == pytest.approx(b, rel=1e-9, abs=1e-12)
 
@@ -449,20 +588,35 @@ def test_stopping_rule_runs_until_converged_where_ten_epochs_do_not(tmp_path):
     lam, optimum = linear_svr_optimum(A, y, C, eps)
     runs = {}
     for name, extra in (("ten", ["--tolerance", "0", "--epochs", "10"]), ("default", [])):
-        r = run("asset", "-z", "r", "-w", eps, "--approx", "none", "-c", C, *extra,
-                tmp_path / "train", tmp_path / name)
+        r = run(
+            "asset",
+            "-z",
+            "r",
+            "-w",
+            eps,
+            "--approx",
+            "none",
+            "-c",
+            C,
+            *extra,
+            tmp_path / "train",
+            tmp_path / name,
+        )
         assert r.returncode == 0, r.stderr
         model = read_model(tmp_path / name)
-        objective = lam / 2 * model.w @ model.w + \
-            np.mean(np.maximum(0, np.abs(A @ model.w - model.b - y) - eps))
+        objective = lam / 2 * model.w @ model.w + np.mean(
+            np.maximum(0, np.abs(A @ model.w - model.b - y) - eps)
+        )
         rmse = np.sqrt(np.mean((At @ model.w - model.b - yt) ** 2))
         runs[name] = (objective / optimum, rmse, r.stdout)
     (ten, ten_rmse, ten_out), (default, rmse, out) = runs["ten"], runs["default"]
-    assert ten > 1.08 and ten_rmse > 1.01 * rmse            # unconverged
-    assert 1 - 1e-6 < default < 1.02                        # converged
+    assert ten > 1.08 and ten_rmse > 1.01 * rmse  # unconverged
+    assert 1 - 1e-6 < default < 1.02  # converged
     assert "Stopped because: the epoch cap (--epochs 10) was reached" in ten_out
-    assert "Stopped because: converged: the objective fell by less than 1% (--tolerance) " \
-           "over the last half of the run" in out
+    assert (
+        "Stopped because: converged: the objective fell by less than 1% (--tolerance) "
+        "over the last half of the run" in out
+    )
     epochs = float(re.search(r"Number of iterations: \d+ \(([\d.]+) epochs\)", out).group(1))
     assert 10 < epochs < 64
 
@@ -471,22 +625,26 @@ def test_stopping_defaults_are_the_commands_everywhere():
     """--help, the man page's DEFAULTS and the scikit-learn estimators say the solver's
     defaults."""
     import inspect
+
     from click.testing import CliRunner
+
     from cpsvm.cli import asset as cli
-    from cpsvm.solvers import asset as solver
     from cpsvm.sklearn import ASSETClassifier, ASSETRegressor
+    from cpsvm.solvers import asset as solver
+
     assert (cli.EPOCHS, cli.TOLERANCE) == (solver.EPOCHS, solver.TOLERANCE) == (64, 0.01)
     params = AssetParams(C=1)
-    assert (params.epochs, params.tolerance) == (64, 0.01) \
-        and solver._average_last(params, 10) == "half"
+    assert (params.epochs, params.tolerance) == (64, 0.01) and solver._average_last(
+        params, 10
+    ) == "half"
     for cls in (ASSETClassifier, ASSETRegressor):
         defaults = {k: v.default for k, v in inspect.signature(cls).parameters.items()}
-        assert (defaults["max_iter"], defaults["tol"], defaults["average_last"]) == \
-            (64, 0.01, None)
+        assert (defaults["max_iter"], defaults["tol"], defaults["average_last"]) == (64, 0.01, None)
     text = " ".join(CliRunner().invoke(cli.command, ["--help"]).output.split())
     for flag, value in (("--epochs", "64"), ("--tolerance", "0.01")):
-        assert re.search(re.escape(flag) + r" [A-Z]+ [^[]*\[default: " + re.escape(value) + r"\]",
-                         text), flag
+        assert re.search(
+            re.escape(flag) + r" [A-Z]+ [^[]*\[default: " + re.escape(value) + r"\]", text
+        ), flag
     man = (ROOT / "man" / "asset_learn.1").read_text()
     defaults_section = man.split(".SH DEFAULTS", 1)[1].split(".SH ", 1)[0]
     for phrase in (r"\-\-epochs 64", r"\-\-tolerance 0.01", r"\-\-average\-last half"):
@@ -495,20 +653,32 @@ def test_stopping_defaults_are_the_commands_everywhere():
 
 # --- bad input ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("args, code, message", [
-    (["-t", "2", "--k", "3001", "-c", "1"], 2, "expected --k <= the number of training examples (3000)"),
-    (["-c", "1", "--tolerance", "-0.1"], 2, "0 <= --tolerance < 1"),
-    (["-c", "1", "--average-last", "quarter"], 2, "expected --average-last >= 0 or half"),
-    (["-t", "1", "--approx", "rff", "-c", "1"], 2, "--approx rff needs the RBF kernel"),
-    (["-t", "2", "--approx", "none", "-c", "1"], 2, "--approx none trains on the input features"),
-    (["-l", "0"], 2, "expected lambda > 0"),
-    (["-l", "-1e-3"], 2, "expected lambda > 0"),
-    (["-c", "1", "-l", "1"], 2, "exactly one of -c (C) and -l"),
-    ([], 2, "exactly one of -c (C) and -l"),
-    (["-c", "1", "-z", "p"], 2, "'p' is not one of"),
-    (["-c", "1", "--epochs", "0"], 2, "--epochs >= 1"),
-    (["-c", "1", "--validate", "MISSING"], 1, "MISSING"),
-])
+
+@pytest.mark.parametrize(
+    "args, code, message",
+    [
+        (
+            ["-t", "2", "--k", "3001", "-c", "1"],
+            2,
+            "expected --k <= the number of training examples (3000)",
+        ),
+        (["-c", "1", "--tolerance", "-0.1"], 2, "0 <= --tolerance < 1"),
+        (["-c", "1", "--average-last", "quarter"], 2, "expected --average-last >= 0 or half"),
+        (["-t", "1", "--approx", "rff", "-c", "1"], 2, "--approx rff needs the RBF kernel"),
+        (
+            ["-t", "2", "--approx", "none", "-c", "1"],
+            2,
+            "--approx none trains on the input features",
+        ),
+        (["-l", "0"], 2, "expected lambda > 0"),
+        (["-l", "-1e-3"], 2, "expected lambda > 0"),
+        (["-c", "1", "-l", "1"], 2, "exactly one of -c (C) and -l"),
+        ([], 2, "exactly one of -c (C) and -l"),
+        (["-c", "1", "-z", "p"], 2, "'p' is not one of"),
+        (["-c", "1", "--epochs", "0"], 2, "--epochs >= 1"),
+        (["-c", "1", "--validate", "MISSING"], 1, "MISSING"),
+    ],
+)
 def test_bad_options_one_line_no_model(tmp_path, args, code, message):
     model = tmp_path / "m"
     args = [str(tmp_path / "missing") if a == "MISSING" else a for a in args]
@@ -519,13 +689,16 @@ def test_bad_options_one_line_no_model(tmp_path, args, code, message):
     assert not model.exists()
 
 
-@pytest.mark.parametrize("content, flags, where", [
-    ("+1 1:1\n-1 2:1\n+1 1:x\n", ["-c", "1"], "train:3:"),
-    ("+1 1:1\n+2 2:1\n", ["-c", "1"], "train:2: expected a target +1 or -1"),
-    ("+1 1:1\n+1 2:1\n", ["-c", "1"], "expected examples of both classes"),
-    ("0.5 1:1\ninf 2:1\n", ["-c", "1", "-z", "r"], "train:2: expected a finite target"),
-    ("", ["-c", "1"], "train"),
-])
+@pytest.mark.parametrize(
+    "content, flags, where",
+    [
+        ("+1 1:1\n-1 2:1\n+1 1:x\n", ["-c", "1"], "train:3:"),
+        ("+1 1:1\n+2 2:1\n", ["-c", "1"], "train:2: expected a target +1 or -1"),
+        ("+1 1:1\n+1 2:1\n", ["-c", "1"], "expected examples of both classes"),
+        ("0.5 1:1\ninf 2:1\n", ["-c", "1", "-z", "r"], "train:2: expected a finite target"),
+        ("", ["-c", "1"], "train"),
+    ],
+)
 def test_bad_training_files_one_line_no_model(tmp_path, content, flags, where):
     (tmp_path / "train").write_text(content)
     model = tmp_path / "m"
@@ -538,19 +711,48 @@ def test_bad_training_files_one_line_no_model(tmp_path, content, flags, where):
 
 def test_bad_validation_labels(tmp_path):
     (tmp_path / "val").write_text("+1 1:1\n3 2:1\n")
-    r = run("asset", "-c", "1", "--approx", "none", "--validate", tmp_path / "val", TRAIN,
-            tmp_path / "m")
+    r = run(
+        "asset",
+        "-c",
+        "1",
+        "--approx",
+        "none",
+        "--validate",
+        tmp_path / "val",
+        TRAIN,
+        tmp_path / "m",
+    )
     assert r.returncode == 1 and "val:2: expected a target +1 or -1" in r.stderr
     assert not (tmp_path / "m").exists()
 
 
 # --- Ctrl-C -------------------------------------------------------------------------------
 
+
 def test_ctrl_c_writes_a_valid_model_and_exits_130(tmp_path):
     model, trace = tmp_path / "m", tmp_path / "t.tsv"
-    code, out, err = interrupt_cli("asset", ["-c", "1000", "-t", "2", "-g", "0.05", "--k", "50",
-                                             "--tolerance", "0", "--epochs", "1000000",
-                                             "--trace", trace, TRAIN, model], trace)
+    code, out, err = interrupt_cli(
+        "asset",
+        [
+            "-c",
+            "1000",
+            "-t",
+            "2",
+            "-g",
+            "0.05",
+            "--k",
+            "50",
+            "--tolerance",
+            "0",
+            "--epochs",
+            "1000000",
+            "--trace",
+            trace,
+            TRAIN,
+            model,
+        ],
+        trace,
+    )
     assert code == 130, err
     assert "interrupted at iteration" in err and "Traceback" not in err
     assert "Stopped because: interrupted" in out

@@ -36,7 +36,7 @@ def test_fifo_is_written_through_not_replaced(tmp_path):
     fifo = tmp_path / "p"
     os.mkfifo(fifo)
     reader = fifo_reader(fifo)
-    text = "".join(f"{i} line\n" for i in range(20000))   # more than a pipe buffer holds
+    text = "".join(f"{i} line\n" for i in range(20000))  # more than a pipe buffer holds
     with atomic_output(fifo) as out:
         out.write(text)
     assert collect(reader) == text.encode()
@@ -44,10 +44,11 @@ def test_fifo_is_written_through_not_replaced(tmp_path):
     assert os.listdir(tmp_path) == ["p"]
 
 
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
-                    reason="making a device node needs root")
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="making a device node needs root"
+)
 def test_character_device_stays_a_device(tmp_path):
-    null = tmp_path / "null"   # the same device as /dev/null, made where it harms nothing
+    null = tmp_path / "null"  # the same device as /dev/null, made where it harms nothing
     os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))
     with atomic_output(null) as out:
         out.write("predictions nobody keeps\n")
@@ -107,8 +108,10 @@ def test_failure_leaves_the_old_file_and_no_temporary(tmp_path):
 def test_umask_applied_by_the_kernel_never_changed(tmp_path, monkeypatch):
     old = os.umask(0o027)
     try:
+
         def no_umask(*args):
             raise AssertionError("os.umask called: it changes the whole process")
+
         monkeypatch.setattr(os, "umask", no_umask)
         f = tmp_path / "new.model"
         with atomic_output(f) as out:
@@ -132,10 +135,22 @@ def test_existing_file_keeps_its_permissions(tmp_path):
 def run_classify(output, **kw):
     env = dict(os.environ, PYTHONPATH=ROOT)
     return subprocess.Popen(
-        [sys.executable, "-m", "cpsvm.cli.classify", "-v", "1",
-         os.path.join(ROOT, "data", "samples", "a9a2k.test"),
-         os.path.join(ROOT, "tests", "fixtures", "a9a3k.perf_linear.model"), str(output)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True, **kw)
+        [
+            sys.executable,
+            "-m",
+            "cpsvm.cli.classify",
+            "-v",
+            "1",
+            os.path.join(ROOT, "data", "samples", "a9a2k.test"),
+            os.path.join(ROOT, "tests", "fixtures", "a9a3k.perf_linear.model"),
+            str(output),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+        **kw,
+    )
 
 
 def test_cp_classify_into_a_fifo(tmp_path):
@@ -177,8 +192,9 @@ def test_missing_directory_names_the_output(tmp_path):
     assert err.value.filename == str(out)
 
 
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
-                    reason="root may create files in any directory")
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root may create files in any directory"
+)
 def test_writable_file_in_read_only_directory(tmp_path):
     d = tmp_path / "ro"
     d.mkdir()
@@ -195,17 +211,19 @@ def test_writable_file_in_read_only_directory(tmp_path):
 
 def test_no_temporary_possible_writes_in_place(tmp_path, monkeypatch):
     import errno
+
     import cpsvm.io.atomic as atomic
 
     def refused(target):
         raise PermissionError(errno.EACCES, "Permission denied", target + ".tmp")
+
     monkeypatch.setattr(atomic, "_create_temporary", refused)
     f = tmp_path / "model"
     f.write_text("old\n")
     with atomic_output(f) as out:
         out.write("new\n")
     assert f.read_text() == "new\n"
-    with pytest.raises(PermissionError) as err:       # and a new file it cannot make
+    with pytest.raises(PermissionError) as err:  # and a new file it cannot make
         with atomic_output(tmp_path / "new") as out:
             out.write("x")
     assert err.value.filename == str(tmp_path / "new")

@@ -9,15 +9,24 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
 from cpsvm.errors import InputError
 from cpsvm.io.model_file import format_model, read_model
-from cpsvm.io.trees import (TreeOptions, bracket_match, brackets, debinarise, drop_none,
-                            format_tree, parse_trees, preprocess, strip_functions, with_root)
+from cpsvm.io.trees import (
+    TreeOptions,
+    bracket_match,
+    brackets,
+    debinarise,
+    drop_none,
+    format_tree,
+    parse_trees,
+    preprocess,
+    strip_functions,
+    with_root,
+)
 from cpsvm.problems.base import MARGIN_RESCALING, SLACK_RESCALING
 from cpsvm.problems.cfg import LOSS_BRACKETS, LOSS_ZERO_ONE, CfgProblem, Grammar, cky
-
-from conftest import run_cli
 
 TREEBANK = """\
 ( (S (NP-SBJ-1 (DT The) (JJ old) (NN man))
@@ -40,17 +49,28 @@ TOY = """\
 ( (NP (NP (DT the) (NN dog)) (PP (IN with) (NP (NN hats)))) )
 ( (S (S (NP (NN it)) (VP (VBD ran))) (CC and) (S (VP (VBD saw) (NP (NN dogs))))) )
 """
-TOY_SENTENCES = [["DT", "NN", "VBD", "NN"], ["NN", "VBD", "NN", "IN", "NN"],
-                 ["PRP", "VBD"], ["DT", "NN", "IN", "NN"], ["NN"],
-                 ["NN", "VBD", "NN", "CC", "VBD", "NN"]]
+TOY_SENTENCES = [
+    ["DT", "NN", "VBD", "NN"],
+    ["NN", "VBD", "NN", "IN", "NN"],
+    ["PRP", "VBD"],
+    ["DT", "NN", "IN", "NN"],
+    ["NN"],
+    ["NN", "VBD", "NN", "CC", "VBD", "NN"],
+]
 # their words: some of the training trees', some never seen
-TOY_WORDS = [["the", "dog", "saw", "cats"], ["dogs", "saw", "birds", "with", "hats"],
-             ["it", "ran"], ["a", "cat", "with", "fleas"], ["it"],
-             ["dogs", "ran", "home", "and", "saw", "cats"]]
+TOY_WORDS = [
+    ["the", "dog", "saw", "cats"],
+    ["dogs", "saw", "birds", "with", "hats"],
+    ["it", "ran"],
+    ["a", "cat", "with", "fleas"],
+    ["it"],
+    ["dogs", "ran", "home", "and", "saw", "cats"],
+]
 WORD_TEMPLATES = "first_word,last_word,before_word,after_word,length,last_after"
 
 
 # -- reading ---------------------------------------------------------------------------
+
 
 def test_reader_keeps_labels_words_and_lines():
     trees = parse_trees(TREEBANK, "bank.mrg")
@@ -64,15 +84,18 @@ def test_reader_keeps_labels_words_and_lines():
     assert again == [trees[2]]
 
 
-@pytest.mark.parametrize("text, line, what", [
-    ("( (S (NP (DT a) (NN b)) )\n", 1, "expected ')' to close the tree that opens here"),
-    ("( (S (NN a)) )\n)\n", 2, "expected '(' to open a tree, got ')'"),
-    ("( (S (NN)) )\n", 1, "expected a word or subtrees in '(NN)'"),
-    ("\n( (S (NN a b)) )\n", 2, "expected a preterminal '(TAG word)'"),
-    ("( (S (NP (NN a))\n  word) )\n", 2, "expected '(' or ')' after a subtree"),
-    ("word ( (S (NN a)) )\n", 1, "expected '(' to open a tree, got 'word'"),
-    ("\n\n", None, "expected at least one bracketed tree"),
-])
+@pytest.mark.parametrize(
+    "text, line, what",
+    [
+        ("( (S (NP (DT a) (NN b)) )\n", 1, "expected ')' to close the tree that opens here"),
+        ("( (S (NN a)) )\n)\n", 2, "expected '(' to open a tree, got ')'"),
+        ("( (S (NN)) )\n", 1, "expected a word or subtrees in '(NN)'"),
+        ("\n( (S (NN a b)) )\n", 2, "expected a preterminal '(TAG word)'"),
+        ("( (S (NP (NN a))\n  word) )\n", 2, "expected '(' or ')' after a subtree"),
+        ("word ( (S (NN a)) )\n", 1, "expected '(' to open a tree, got 'word'"),
+        ("\n\n", None, "expected at least one bracketed tree"),
+    ],
+)
 def test_reader_errors_name_the_line(text, line, what):
     with pytest.raises(InputError) as e:
         parse_trees(text, "bad.mrg")
@@ -82,12 +105,14 @@ def test_reader_errors_name_the_line(text, line, what):
 
 # -- preprocessing -----------------------------------------------------------------------
 
+
 def test_function_tags_none_elements_and_chains():
     tree = parse_trees(TREEBANK)[0]
     clean = drop_none(strip_functions(tree))
     assert format_tree(clean) == (
         "( (S (NP (DT The) (JJ old) (NN man)) (VP (VBD saw) (NP (NP (DT a) (NN dog)) "
-        "(PP (IN in) (NP (DT the) (NN park)))) (S (VP (VBG running)))) (. .)))")
+        "(PP (IN in) (NP (DT the) (NN park)))) (S (VP (VBG running)))) (. .)))"
+    )
     # joined chains (unary 0): S over VP over a tag becomes one node over the tag
     top = preprocess(tree, TreeOptions(unary=0, markov=-1))
     assert "(S+VP (VBG running))" in format_tree(top)
@@ -97,12 +122,12 @@ def test_function_tags_none_elements_and_chains():
     assert "(S+VP (VBG running))" in format_tree(one)
     # Markovised binarisation: order 1 keeps the last sibling, order 0 none
     top = preprocess(tree, TreeOptions(markov=1))
-    assert format_tree(top).startswith("(S (NP (DT The) (@NP|DT (JJ old) (NN man))) "
-                                       "(@S|NP (VP (VBD saw) (@VP|VBD (NP ")
+    assert format_tree(top).startswith(
+        "(S (NP (DT The) (@NP|DT (JJ old) (NN man))) (@S|NP (VP (VBD saw) (@VP|VBD (NP "
+    )
     assert "(@NP (JJ old)" in format_tree(preprocess(tree, TreeOptions(markov=0)))
     # options that keep the function tags and the -NONE- elements
-    raw = preprocess(tree, TreeOptions(strip_functions=False, drop_none=False, markov=-1,
-                                       unary=3))
+    raw = preprocess(tree, TreeOptions(strip_functions=False, drop_none=False, markov=-1, unary=3))
     assert "(NP-SBJ (-NONE- *-1))" in format_tree(raw)
 
 
@@ -117,24 +142,28 @@ def test_binarise_debinarise_round_trip(unary, markov):
 
 
 def _is_binary(node):
-    return node.is_preterminal or (len(node.children) <= 2
-                                   and all(_is_binary(c) for c in node.children))
+    return node.is_preterminal or (
+        len(node.children) <= 2 and all(_is_binary(c) for c in node.children)
+    )
 
 
 def test_brackets_follow_evalb():
-    gold = parse_trees("( (S (NP-SBJ (DT The) (NN dog)) (VP (VBD barked) "
-                       "(NP (-NONE- *))) (. .)) )")[0]
+    gold = parse_trees(
+        "( (S (NP-SBJ (DT The) (NN dog)) (VP (VBD barked) (NP (-NONE- *))) (. .)) )"
+    )[0]
     test = parse_trees("( (S (NP (DT The)) (VP (NN dog) (VBD barked)) (. .)) )")[0]
     g, t = brackets(gold), brackets(test)
     # root ignored, punctuation not counted in spans, the -NONE- NP dropped
     assert g == {("S", 0, 3): 1, ("NP", 0, 2): 1, ("VP", 2, 3): 1}
     assert t == {("S", 0, 3): 1, ("NP", 0, 1): 1, ("VP", 1, 3): 1}
     assert bracket_match(g, t) == 1
-    assert brackets(parse_trees("( (S (PRT (RP up))) )")[0]) == \
-        brackets(parse_trees("( (S (ADVP (RP up))) )")[0])
+    assert brackets(parse_trees("( (S (PRT (RP up))) )")[0]) == brackets(
+        parse_trees("( (S (ADVP (RP up))) )")[0]
+    )
 
 
 # -- the grammar and Ψ -------------------------------------------------------------------
+
 
 def _rules(node, out):
     """Rule counts of a binarised tree, by name (written here, not the grammar's)."""
@@ -158,20 +187,25 @@ def _tree_span_counts(top, templates, vocabulary):
             end = walk(child, end)
         out.update(_span_names(templates, node.label, start, end, tags, words, vocabulary))
         return end
+
     walk(top, 0)
     return out
 
 
-@pytest.mark.parametrize("unary, features", [(0, "spans"), (2, "spans"),
-                                             (1, WORD_TEMPLATES + ",first,before")])
+@pytest.mark.parametrize(
+    "unary, features", [(0, "spans"), (2, "spans"), (1, WORD_TEMPLATES + ",first,before")]
+)
 def test_psi_counts_the_rules_and_spans_of_a_tree(unary, features):
     trees = parse_trees(TREEBANK + TOY)
     options = TreeOptions(unary=unary, markov=1, features=features)
     problem = CfgProblem(trees, options=options)
     binary, unaries, roots = problem.grammar.rule_lists()
     names = problem.grammar.symbols
-    keys = [tuple(names[s] for s in r) for r in binary] \
-        + [tuple(names[s] for s in r) for r in unaries] + [("ROOT", names[a]) for a in roots]
+    keys = (
+        [tuple(names[s] for s in r) for r in binary]
+        + [tuple(names[s] for s in r) for r in unaries]
+        + [("ROOT", names[a]) for a in roots]
+    )
     for i, tree in enumerate(trees):
         top = preprocess(tree, options)
         expected = _rules(top, Counter())
@@ -180,8 +214,7 @@ def test_psi_counts_the_rules_and_spans_of_a_tree(unary, features):
         assert {k: int(v) for k, v in zip(keys, psi) if v} == dict(expected)
         spans = _tree_span_counts(top, problem.grammar.templates, problem.grammar.words)
         assert sum(spans.values()) > 0
-        assert {key: int(v) for key, v in problem.grammar.span_feature_lines(psi)} == \
-            dict(spans)
+        assert {key: int(v) for key, v in problem.grammar.span_feature_lines(psi)} == dict(spans)
     # margins and δΨ sums agree with Ψ
     w = np.random.default_rng(0).standard_normal(problem.size_psi)
     labels = problem.separate(w, MARGIN_RESCALING)
@@ -195,9 +228,16 @@ def test_psi_counts_the_rules_and_spans_of_a_tree(unary, features):
 
 # -- span features by hand -----------------------------------------------------------------
 
+
 def _bucket(length):
-    for top, name in ((5, str(length)), (7, "6-7"), (10, "8-10"), (15, "11-15"),
-                      (20, "16-20"), (30, "21-30")):
+    for top, name in (
+        (5, str(length)),
+        (7, "6-7"),
+        (10, "8-10"),
+        (15, "11-15"),
+        (20, "16-20"),
+        (30, "21-30"),
+    ):
         if length <= top:
             return name
     return "31+"
@@ -209,14 +249,18 @@ def _span_names(templates, label, i, j, tags, words, vocabulary):
     n = len(tags)
     word = lambda t: words[t] if words[t] in vocabulary else "<unk>"  # noqa: E731
     values = {
-        "first": (tags[i],), "last": (tags[j - 1],),
-        "before": (tags[i - 1] if i else "<s>",), "after": (tags[j] if j < n else "</s>",),
+        "first": (tags[i],),
+        "last": (tags[j - 1],),
+        "before": (tags[i - 1] if i else "<s>",),
+        "after": (tags[j] if j < n else "</s>",),
         "length": (_bucket(j - i),),
         "before_first": (tags[i - 1] if i else "<s>", tags[i]),
         "last_after": (tags[j - 1], tags[j] if j < n else "</s>"),
-        "first_word": (word(i),), "last_word": (word(j - 1),),
+        "first_word": (word(i),),
+        "last_word": (word(j - 1),),
         "before_word": (word(i - 1) if i else "<s>",),
-        "after_word": (word(j) if j < n else "</s>",)}
+        "after_word": (word(j) if j < n else "</s>",),
+    }
     return [(t, label) + values[t] for t in templates]
 
 
@@ -225,12 +269,14 @@ def _span_counts(grammar, nodes, tags, words):
     out = Counter()
     for a, i, j in nodes:
         if a not in grammar.terminals:
-            out.update(_span_names(grammar.templates, grammar.symbols[a], i, j, tags,
-                                   words, grammar.words))
+            out.update(
+                _span_names(grammar.templates, grammar.symbols[a], i, j, tags, words, grammar.words)
+            )
     return out
 
 
 # -- CKY against enumeration ---------------------------------------------------------------
+
 
 def _all_trees(grammar, w, tags, words=None):
     """Every tree of the grammar over ``tags`` with its score: (score, nodes, feats), the
@@ -246,11 +292,10 @@ def _all_trees(grammar, w, tags, words=None):
     memo = {}
 
     def span(a, i, j):
-        names = _span_names(grammar.templates, grammar.symbols[a], i, j, tags, words,
-                            grammar.words)
+        names = _span_names(grammar.templates, grammar.symbols[a], i, j, tags, words, grammar.words)
         return sum(by_name.get(key, 0.0) for key in names)
 
-    def base(i, j):                 # trees whose top node is no unary rule
+    def base(i, j):  # trees whose top node is no unary rule
         out = []
         if j - i == 1:
             t = index.get(tags[i], -1)
@@ -262,9 +307,14 @@ def _all_trees(grammar, w, tags, words=None):
                 for right in spans(k, j):
                     for r, (a, b, c) in enumerate(binary):
                         if b == left[0] and c == right[0]:
-                            out.append((a, w[r] + span(a, i, j) + left[1] + right[1],
-                                        [(a, i, j)] + left[2] + right[2],
-                                        [r] + left[3] + right[3]))
+                            out.append(
+                                (
+                                    a,
+                                    w[r] + span(a, i, j) + left[1] + right[1],
+                                    [(a, i, j)] + left[2] + right[2],
+                                    [r] + left[3] + right[3],
+                                )
+                            )
         return out
 
     def spans(i, j):
@@ -276,9 +326,14 @@ def _all_trees(grammar, w, tags, words=None):
                 for sym, score, nodes, feats in frontier:
                     for u, (a, b) in enumerate(unaries):
                         if b == sym:
-                            grown.append((a, score + w[nb + u] + span(a, i, j),
-                                          [(a, i, j)] + nodes,
-                                          [nb + u] + feats))
+                            grown.append(
+                                (
+                                    a,
+                                    score + w[nb + u] + span(a, i, j),
+                                    [(a, i, j)] + nodes,
+                                    [nb + u] + feats,
+                                )
+                            )
                 items = items + grown
                 frontier = grown
             memo[(i, j)] = items
@@ -310,8 +365,9 @@ def _span_counts_of(grammar, parse):
 @pytest.mark.parametrize("unary", [0, 1, 2])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_cky_and_2best_against_enumeration(features, unary, seed):
-    problem = CfgProblem(parse_trees(TOY), options=TreeOptions(unary=unary, markov=1,
-                                                               features=features))
+    problem = CfgProblem(
+        parse_trees(TOY), options=TreeOptions(unary=unary, markov=1, features=features)
+    )
     grammar = problem.grammar
     assert grammar.size == problem.size_psi > grammar.n_rules or features == "rules"
     w = np.random.default_rng(seed).standard_normal(grammar.size)
@@ -334,7 +390,8 @@ def test_cky_and_2best_against_enumeration(features, unary, seed):
             assert rules == sorted(ref[2]) or score == pytest.approx(ref[0])
             # the kernel's span features are those of the parse's nodes, by name
             assert _span_counts_of(grammar, parse) == dict(
-                _span_counts(grammar, parse.nodes.tolist(), tags, words))
+                _span_counts(grammar, parse.nodes.tolist(), tags, words)
+            )
         assert not pair[0][0].same_tree(pair[1][0]) if len(pair) == 2 else True
     assert n_checked >= 5
 
@@ -343,18 +400,21 @@ def test_cky_and_2best_against_enumeration(features, unary, seed):
 @pytest.mark.parametrize("seed", [0, 3])
 def test_zero_one_oracle_is_the_best_other_tree(rescaling, seed):
     trees = parse_trees(TOY)
-    problem = CfgProblem(trees, options=TreeOptions(unary=1, markov=1),
-                         loss_id=LOSS_ZERO_ONE)
+    problem = CfgProblem(trees, options=TreeOptions(unary=1, markov=1), loss_id=LOSS_ZERO_ONE)
     w = 0.5 * np.random.default_rng(seed).standard_normal(problem.size_psi)
     labels = problem.separate(w, rescaling)
     for i, tree in enumerate(trees):
         gold = problem.gold[i]
         true_score = float(w[gold.feats].sum())
         top = preprocess(tree, problem.options)
-        others = [t for t in _all_trees(problem.grammar, w, top.tags(), top.words())
-                  if [tuple(n) for n in t[1]] != [tuple(n) for n in gold.nodes.tolist()]]
-        value = lambda s: 100 + s - true_score if rescaling == MARGIN_RESCALING \
-            else 100 * (1 + s - true_score)   # noqa: E731
+        others = [
+            t
+            for t in _all_trees(problem.grammar, w, top.tags(), top.words())
+            if [tuple(n) for n in t[1]] != [tuple(n) for n in gold.nodes.tolist()]
+        ]
+        value = lambda s: (
+            100 + s - true_score if rescaling == MARGIN_RESCALING else 100 * (1 + s - true_score)
+        )  # noqa: E731
         best = max((value(s) for s, _, _ in others), default=-1.0)
         got = labels[i]
         if best > 0:
@@ -366,8 +426,7 @@ def test_zero_one_oracle_is_the_best_other_tree(rescaling, seed):
 
 def test_bracket_loss_oracle_against_enumeration():
     trees = parse_trees(TOY)
-    problem = CfgProblem(trees, options=TreeOptions(unary=0, markov=0),
-                         loss_id=LOSS_BRACKETS)
+    problem = CfgProblem(trees, options=TreeOptions(unary=0, markov=0), loss_id=LOSS_BRACKETS)
     w = np.random.default_rng(5).standard_normal(problem.size_psi)
     labels = problem.separate(w, MARGIN_RESCALING)
     for i, tree in enumerate(trees):
@@ -386,45 +445,61 @@ def test_bracket_loss_oracle_against_enumeration():
 
 # -- models and commands ---------------------------------------------------------------
 
+
 @pytest.mark.parametrize("features", ["spans", WORD_TEMPLATES])
 def test_model_file_round_trip_and_errors(tmp_path, features):
-    problem = CfgProblem(parse_trees(TREEBANK), options=TreeOptions(unary=1, markov=2,
-                                                                    features=features))
+    problem = CfgProblem(
+        parse_trees(TREEBANK), options=TreeOptions(unary=1, markov=2, features=features)
+    )
     w = np.random.default_rng(1).standard_normal(problem.size_psi)
-    w[problem.grammar.n_rules::3] = 0.0      # zero weights are not written
+    w[problem.grammar.n_rules :: 3] = 0.0  # zero weights are not written
     model = problem.to_model(w)
     text = format_model(model)
     assert text.startswith("cpsvm cfg model V2\n")
     path = tmp_path / "m"
     path.write_text(text)
     back = read_model(path)
-    assert back.options == model.options and back.grammar.templates == \
-        problem.grammar.templates
-    assert np.array_equal(back.w[:problem.grammar.n_rules], w[:problem.grammar.n_rules])
-    assert sorted(back.w[problem.grammar.n_rules:]) == sorted(
-        v for v in w[problem.grammar.n_rules:] if v)
+    assert back.options == model.options and back.grammar.templates == problem.grammar.templates
+    assert np.array_equal(back.w[: problem.grammar.n_rules], w[: problem.grammar.n_rules])
+    assert sorted(back.w[problem.grammar.n_rules :]) == sorted(
+        v for v in w[problem.grammar.n_rules :] if v
+    )
     assert format_model(back) == text
     trees = parse_trees(TREEBANK + TOY)
     mine, again = model.parse(trees)[0], back.parse(trees)[0]
     assert [format_tree(t) for t in again] == [format_tree(t) for t in mine]
     lines = text.splitlines()
     n_rules = problem.grammar.n_rules
-    first_span = 8 + n_rules           # the line of the first span feature
+    first_span = 8 + n_rules  # the line of the first span feature
     span = lines[first_span].split()
     for bad, line, what in [
-            (lines[:-2], len(lines) - 1, "truncated model file?"),
-            (lines[:9] + ["b x NP DT NN"] + lines[10:], 10, "expected a rule"),
-            (lines[:8] + [lines[first_span]] + lines[8:first_span] + lines[first_span + 1:],
-             9, "expected a rule"),
-            (lines[:1] + ["{} # p"] + lines[2:], 2, "JSON object"),
-            (lines[:6] + ["first nearby # span templates"] + lines[7:], 7,
-             "expected a feature set"),
-            (lines[:first_span] + [" ".join(span[:3] + ["NN"] + span[4:])]
-             + lines[first_span + 1:], first_span + 1, "expected a phrase label"),
-            (lines[:first_span] + [" ".join(span[:2] + ["middle"] + span[3:])]
-             + lines[first_span + 1:], first_span + 1, "expected a span feature"),
-            (lines[:first_span] + [lines[first_span + 1]] + lines[first_span + 1:],
-             first_span + 2, "expected each span feature once")]:
+        (lines[:-2], len(lines) - 1, "truncated model file?"),
+        (lines[:9] + ["b x NP DT NN"] + lines[10:], 10, "expected a rule"),
+        (
+            lines[:8] + [lines[first_span]] + lines[8:first_span] + lines[first_span + 1 :],
+            9,
+            "expected a rule",
+        ),
+        (lines[:1] + ["{} # p"] + lines[2:], 2, "JSON object"),
+        (lines[:6] + ["first nearby # span templates"] + lines[7:], 7, "expected a feature set"),
+        (
+            lines[:first_span] + [" ".join(span[:3] + ["NN"] + span[4:])] + lines[first_span + 1 :],
+            first_span + 1,
+            "expected a phrase label",
+        ),
+        (
+            lines[:first_span]
+            + [" ".join(span[:2] + ["middle"] + span[3:])]
+            + lines[first_span + 1 :],
+            first_span + 1,
+            "expected a span feature",
+        ),
+        (
+            lines[:first_span] + [lines[first_span + 1]] + lines[first_span + 1 :],
+            first_span + 2,
+            "expected each span feature once",
+        ),
+    ]:
         path.write_text("\n".join(bad) + "\n")
         with pytest.raises(InputError, match=f"m:{line}: .*{what}"):
             read_model(path)
@@ -453,8 +528,10 @@ def test_version_1_models_are_read_and_written_for_rules(tmp_path):
     assert model.grammar.templates == () and model.options.features == "rules"
     assert model.w.tolist() == [1.5, 0.5, -2.0, 0.25, 1.0]
     assert format_model(model) == V1_MODEL
-    trees = parse_trees("( (S (NP (DT the) (NN dog)) (VP (VBD saw) (NP (DT a) (NN cat)))) )"
-                        "\n( (S (NP (DT the) (NN dog)) (VP (VBD ran))) )")
+    trees = parse_trees(
+        "( (S (NP (DT the) (NN dog)) (VP (VBD saw) (NP (DT a) (NN cat)))) )"
+        "\n( (S (NP (DT the) (NN dog)) (VP (VBD ran))) )"
+    )
     out, parsed = model.parse(trees)
     assert parsed == [True, True]
     assert [format_tree(t) for t in out] == [format_tree(t) for t in trees]
@@ -462,7 +539,8 @@ def test_version_1_models_are_read_and_written_for_rules(tmp_path):
     problem = CfgProblem(parse_trees(TOY), options=TreeOptions(features="rules"))
     assert problem.size_psi == problem.grammar.n_rules
     assert format_model(problem.to_model(np.ones(problem.size_psi))).startswith(
-        "cpsvm cfg model V1\n")
+        "cpsvm cfg model V1\n"
+    )
 
 
 def test_cp_learn_and_cp_classify_on_trees(tmp_path):
@@ -476,8 +554,7 @@ def test_cp_learn_and_cp_classify_on_trees(tmp_path):
     header = model.read_text().splitlines()[:7]
     assert header[0] == "cpsvm cfg model V2" and TreeOptions().features == "spans"
     assert '"markov": 0' in header[1] and TreeOptions().markov == 0
-    assert header[6] == "first last before after length first_word last_word # span " \
-        "templates"
+    assert header[6] == "first last before after length first_word last_word # span templates"
     result = run_cli("classify", "--max-length", "5", train, model, out)
     assert result.returncode == 0, result.stderr
     lines = out.read_text().splitlines()
@@ -486,17 +563,18 @@ def test_cp_learn_and_cp_classify_on_trees(tmp_path):
     assert len(lines) == len(short) == 7
     for line, tree in zip(lines, short):
         parsed = parse_trees(line)[0]
-        assert parsed.words() == [w for w, t in zip(tree.words(), tree.tags())
-                                  if t != "-NONE-"]
+        assert parsed.words() == [w for w, t in zip(tree.words(), tree.tags()) if t != "-NONE-"]
         assert "-NONE-" not in line and "-SBJ" not in line and "@" not in line
     assert "Labelled brackets on test set: precision" in result.stdout
     assert "Exact match on test set:" in result.stdout and "of 7 sentences" in result.stdout
     # the PCFG baseline is a model cp_classify reads (no -c needed); -w 0 and -l 1 train;
     # rules alone and other templates
-    for args, version in ((["--baseline", "pcfg"], "V1"),
-                          (["-c", "100", "-w", "0", "-l", "1", "--unary", "2"], "V2"),
-                          (["-c", "100", "--features", "rules"], "V1"),
-                          (["-c", "100", "--features", "before_word,last_after"], "V2")):
+    for args, version in (
+        (["--baseline", "pcfg"], "V1"),
+        (["-c", "100", "-w", "0", "-l", "1", "--unary", "2"], "V2"),
+        (["-c", "100", "--features", "rules"], "V1"),
+        (["-c", "100", "--features", "before_word,last_after"], "V2"),
+    ):
         result = run_cli("learn", *args, train, model)
         assert result.returncode == 0, result.stderr
         assert model.read_text().startswith(f"cpsvm cfg model {version}\n")
@@ -509,28 +587,42 @@ def test_default_loss_is_the_bracket_loss():
     which the bracket loss cannot take, the default is 0."""
     from cpsvm.data import TreeDataset
     from cpsvm.solvers.one_slack import StructParams, train
+
     data = TreeDataset(parse_trees(TREEBANK + TOY))
     models = {}
-    for name, loss, rescaling in (("default", None, 2), ("l1", 1, 2), ("l0", 0, 2),
-                                  ("o1", None, 1), ("o1l0", 0, 1)):
-        params = StructParams(C=100, epsilon=1, loss_id=loss, rescaling=rescaling,
-                              problem="cfg")
+    for name, loss, rescaling in (
+        ("default", None, 2),
+        ("l1", 1, 2),
+        ("l0", 0, 2),
+        ("o1", None, 1),
+        ("o1l0", 0, 1),
+    ):
+        params = StructParams(C=100, epsilon=1, loss_id=loss, rescaling=rescaling, problem="cfg")
         models[name] = format_model(train(data, params)[0])
     assert models["default"] == models["l1"] != models["l0"]
     assert models["o1"] == models["o1l0"]
 
 
-@pytest.mark.parametrize("args, code, what", [
-    (["--problem", "cfg", "-c", "1", "BAD", "MODEL"], 1, "BAD:1: expected ')'"),
-    (["-c", "1", "-o", "1", "-l", "1", "GOOD", "MODEL"], 2, "needs margin rescaling"),
-    (["-c", "1", "--t", "1", "GOOD", "MODEL"], 2, "not options of the cfg problem"),
-    (["-c", "1", "--markov", "2", "SVM", "MODEL"], 2, "--markov: options of the cfg"),
-    (["GOOD", "MODEL"], 2, "Missing option '-c'"),
-    (["-c", "1", "--features", "first,middle", "GOOD", "MODEL"], 2,
-     "--features: expected a feature set (rules, spans) or span templates"),
-    (["--baseline", "pcfg", "--features", "rules", "GOOD", "MODEL"], 2,
-     "the PCFG baseline (--baseline pcfg) has the rules only"),
-])
+@pytest.mark.parametrize(
+    "args, code, what",
+    [
+        (["--problem", "cfg", "-c", "1", "BAD", "MODEL"], 1, "BAD:1: expected ')'"),
+        (["-c", "1", "-o", "1", "-l", "1", "GOOD", "MODEL"], 2, "needs margin rescaling"),
+        (["-c", "1", "--t", "1", "GOOD", "MODEL"], 2, "not options of the cfg problem"),
+        (["-c", "1", "--markov", "2", "SVM", "MODEL"], 2, "--markov: options of the cfg"),
+        (["GOOD", "MODEL"], 2, "Missing option '-c'"),
+        (
+            ["-c", "1", "--features", "first,middle", "GOOD", "MODEL"],
+            2,
+            "--features: expected a feature set (rules, spans) or span templates",
+        ),
+        (
+            ["--baseline", "pcfg", "--features", "rules", "GOOD", "MODEL"],
+            2,
+            "the PCFG baseline (--baseline pcfg) has the rules only",
+        ),
+    ],
+)
 def test_bad_input_is_one_line_and_no_model(tmp_path, args, code, what):
     (tmp_path / "BAD").write_text("( (S (NP (DT a) (NN b))\n  (VP (VBD c))\n")
     (tmp_path / "GOOD").write_text(TOY)
@@ -544,6 +636,7 @@ def test_bad_input_is_one_line_and_no_model(tmp_path, args, code, what):
 def test_auto_picks_cfg_for_trees_only_in_cp_learn():
     from cpsvm.data import TreeDataset
     from cpsvm.problems import ProblemSpecError, choose_problem
+
     data = TreeDataset(parse_trees(TOY))
     assert choose_problem(data, "auto", sequences=True) == "cfg"
     with pytest.raises(ProblemSpecError, match="expected auto, binary or multiclass"):

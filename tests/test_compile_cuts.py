@@ -18,8 +18,7 @@ def test_lu_solve_is_numpys_solve(n, seed):
     b = rng.normal(size=n)
     if np.linalg.cond(A) > 1e8:
         return
-    np.testing.assert_allclose(_lu_solve(A, b), np.linalg.solve(A, b), rtol=1e-9,
-                               atol=1e-12)
+    np.testing.assert_allclose(_lu_solve(A, b), np.linalg.solve(A, b), rtol=1e-9, atol=1e-12)
 
 
 def test_lu_solve_refuses_a_singular_matrix_as_numpy_does():
@@ -35,7 +34,8 @@ def test_many_exactly_converted_numbers(tmp_path):
     rng = np.random.default_rng(0)
     digits = [f"0.{rng.integers(10**18):018d}{rng.integers(10**7):07d}" for _ in range(70)]
     path = tmp_path / "d"
-    path.write_text("".join(f"{'+1' if k % 2 else '-1'} 1:{d} 2:{k}\n"
-                            for k, d in enumerate(digits)))
+    path.write_text(
+        "".join(f"{'+1' if k % 2 else '-1'} 1:{d} 2:{k}\n" for k, d in enumerate(digits))
+    )
     data = read_svmlight(path)
     assert data.X[:, 0].toarray().ravel().tolist() == [float(d) for d in digits]

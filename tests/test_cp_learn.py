@@ -4,6 +4,7 @@ constraints (scipy SLSQP), scikit-learn's LinearSVC and SVC, and n-slack vs 1-sl
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import ROOT, crammer_singer_objective, hinge_objective, interrupt_cli
 from scipy.optimize import minimize
 from sklearn.svm import SVC, LinearSVC
 
@@ -15,14 +16,13 @@ from cpsvm.models import MulticlassModel, UserProblemModel, fit_columns
 from cpsvm.problems import PerExampleProblem
 from cpsvm.solvers.one_slack import StructParams, train
 
-from conftest import ROOT, crammer_singer_objective, hinge_objective, interrupt_cli
-
 
 def brute_force(losses_and_deltas, n, d, C):
     """min ½|w|² + (C/n) Σ ξ_i  s.t.  a·w ≥ Δ − ξ_i for every enumerated (i, Δ, a), ξ ≥ 0:
     the n-slack primal with all constraints, solved over (w, ξ) by quadprog (a 1e-12
     curvature on ξ makes it strictly convex), then re-evaluated exactly at the solution."""
     import quadprog
+
     G = np.eye(d + n)
     G[d:, d:] *= 1e-12
     linear = np.concatenate([np.zeros(d), np.full(n, -C / n)])
@@ -70,6 +70,7 @@ def enumerate_constraints(problem, rescaling, labels_of):
 def test_tiny_problems_match_brute_force(kind, rescaling):
     from cpsvm.problems.binary import BinaryProblem
     from cpsvm.problems.multiclass import MulticlassProblem
+
     for seed in range(3):
         if kind == "binary":
             data, labels, C = tiny_binary(seed), [-1.0, 1.0], 5.0
@@ -81,15 +82,26 @@ def test_tiny_problems_match_brute_force(kind, rescaling):
         optimum = brute_force(constraints, problem.n_examples, problem.size_psi, C)
         eps = 1e-3
         for algorithm in (0, 2, 3, 4, 9):
-            model, info = train(data, StructParams(C=C, epsilon=eps, algorithm=algorithm,
-                                                   rescaling=rescaling, bias=0.0,
-                                                   problem=kind))
+            model, info = train(
+                data,
+                StructParams(
+                    C=C,
+                    epsilon=eps,
+                    algorithm=algorithm,
+                    rescaling=rescaling,
+                    bias=0.0,
+                    problem=kind,
+                ),
+            )
             assert info.result.status == "converged"
             # The returned w is feasible with ξ = its true slack: primal ≥ optimum, and
             # 1-slack guarantees primal ≤ optimum + C·ε (n-slack: mean slack, likewise).
             assert optimum - 1e-7 * abs(optimum) - 1e-9 <= info.result.primal
-            assert info.result.primal <= optimum + C * eps + 1e-7 * abs(optimum), \
-                (algorithm, info.result.primal, optimum)
+            assert info.result.primal <= optimum + C * eps + 1e-7 * abs(optimum), (
+                algorithm,
+                info.result.primal,
+                optimum,
+            )
             assert info.result.dual <= optimum + 1e-7 * abs(optimum) + 1e-9
 
 
@@ -98,9 +110,12 @@ def test_tiny_binary_margin_rescaling_is_the_hinge_svm():
     data = tiny_binary(7, n=10)
     C = 4.0
     C_light = C * 100 / 10
-    w0 = minimize(lambda w: hinge_objective(w, data.X.toarray(), data.y, C_light),
-                  np.zeros(3), method="Nelder-Mead",
-                  options={"xatol": 1e-12, "fatol": 1e-12, "maxiter": 40000}).x
+    w0 = minimize(
+        lambda w: hinge_objective(w, data.X.toarray(), data.y, C_light),
+        np.zeros(3),
+        method="Nelder-Mead",
+        options={"xatol": 1e-12, "fatol": 1e-12, "maxiter": 40000},
+    ).x
     reference = hinge_objective(w0, data.X.toarray(), data.y, C_light)
     model, info = train(data, StructParams(C=C, epsilon=1e-4, bias=0.0))
     ours = hinge_objective(model.w, data.X.toarray(), data.y, C_light)
@@ -115,8 +130,9 @@ def a9a(samples_dir=ROOT / "data" / "samples"):
 
 def _int32(X):
     X = sp.csr_matrix(X)
-    return sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)),
-                         shape=X.shape)
+    return sp.csr_matrix(
+        (X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape
+    )
 
 
 def test_binary_linear_matches_linearsvc(a9a):
@@ -129,8 +145,12 @@ def test_binary_linear_matches_linearsvc(a9a):
     results = {}
     for algorithm in (3, 4, 9):
         model, info = train(train_data, StructParams(C=C, algorithm=algorithm, bias=0.0))
-        ours = hinge_objective(fit_columns(model.w[None, :], train_data.n_features).toarray()
-                               .ravel(), train_data.X, train_data.y, C_light)
+        ours = hinge_objective(
+            fit_columns(model.w[None, :], train_data.n_features).toarray().ravel(),
+            train_data.X,
+            train_data.y,
+            C_light,
+        )
         assert ours == pytest.approx(info.result.primal, rel=1e-9)
         assert optimum - 1e-6 * optimum <= ours <= optimum + C * 0.1
         results[algorithm] = info.result
@@ -143,8 +163,9 @@ def test_binary_linear_matches_linearsvc(a9a):
 def test_multiclass_matches_crammer_singer(samples):
     data = read_svmlight(samples / "dna1k.train")
     n, C_cs = data.n_examples, 0.01
-    svc = LinearSVC(multi_class="crammer_singer", fit_intercept=False, tol=1e-8,
-                    max_iter=10**6, C=C_cs).fit(_int32(data.X), data.y)
+    svc = LinearSVC(
+        multi_class="crammer_singer", fit_intercept=False, tol=1e-8, max_iter=10**6, C=C_cs
+    ).fit(_int32(data.X), data.y)
     optimum = crammer_singer_objective(svc.coef_, data.X, data.y, C_cs)
     C = 100 * n * C_cs
     model, info = train(data, StructParams(C=C, epsilon=0.01))
@@ -164,9 +185,12 @@ def test_rbf_kernel_and_nystrom_match_svc_accuracy(a9a):
     reference = np.mean(svc.predict(X_test) == test_data.y)
     kernel = Kernel(2, gamma=gamma)
     for basis_method in (0, 1):
-        model, info = train(train_data, StructParams(C=C_light * n / 100, kernel=kernel,
-                                                     basis_method=basis_method,
-                                                     basis_size=500))
+        model, info = train(
+            train_data,
+            StructParams(
+                C=C_light * n / 100, kernel=kernel, basis_method=basis_method, basis_size=500
+            ),
+        )
         accuracy = np.mean(model.predict(test_data.X) == test_data.y)
         assert abs(accuracy - reference) <= 0.01, (basis_method, accuracy, reference)
 
@@ -176,11 +200,13 @@ def test_exact_kernel_one_slack_equals_linear_on_linear_kernel():
     data = tiny_binary(3, n=12)
     C = 3.0
     linear, info_linear = train(data, StructParams(C=C, epsilon=1e-5, bias=0.0))
-    poly, info_poly = train(data, StructParams(C=C, epsilon=1e-5,
-                                               kernel=Kernel(1, 1, 1.0, 1.0, 0.0)))
+    poly, info_poly = train(
+        data, StructParams(C=C, epsilon=1e-5, kernel=Kernel(1, 1, 1.0, 1.0, 0.0))
+    )
     assert info_poly.result.primal == pytest.approx(info_linear.result.primal, abs=C * 1e-5)
-    np.testing.assert_allclose(poly.decision_function(data.X), linear.decision_function(data.X),
-                               atol=1e-3)
+    np.testing.assert_allclose(
+        poly.decision_function(data.X), linear.decision_function(data.X), atol=1e-3
+    )
 
 
 class PerExampleMulticlass(PerExampleProblem):
@@ -199,15 +225,17 @@ class PerExampleMulticlass(PerExampleProblem):
 
     def psi(self, i, label):
         out = np.zeros(self.size_psi)
-        out[(label - 1) * self.d:label * self.d] = self.X[i]
+        out[(label - 1) * self.d : label * self.d] = self.X[i]
         return out
 
     def loss(self, i, label):
         return 100.0 * (label != self.y[i])
 
     def most_violated(self, i, w, rescaling):
-        values = [self.loss(i, c) - w @ (self.psi(i, self.y[i]) - self.psi(i, c))
-                  for c in range(1, self.k + 1)]
+        values = [
+            self.loss(i, c) - w @ (self.psi(i, self.y[i]) - self.psi(i, c))
+            for c in range(1, self.k + 1)
+        ]
         return int(np.argmax(values)) + 1
 
     def classify(self, x, w):
@@ -217,8 +245,9 @@ class PerExampleMulticlass(PerExampleProblem):
 def test_user_problem_plugs_in():
     data = tiny_multiclass(5, n=9)
     builtin, info_builtin = train(data, StructParams(C=50.0, epsilon=1e-3))
-    user, info_user = train(data, StructParams(C=50.0, epsilon=1e-3,
-                                               problem="test_cp_learn:PerExampleMulticlass"))
+    user, info_user = train(
+        data, StructParams(C=50.0, epsilon=1e-3, problem="test_cp_learn:PerExampleMulticlass")
+    )
     assert info_user.problem == "user"
     assert info_user.result.primal == pytest.approx(info_builtin.result.primal, abs=50 * 1e-3)
     # The problem decides its model: its own kind, predicting through the class.
@@ -228,6 +257,7 @@ def test_user_problem_plugs_in():
 
 
 # -- command line ------------------------------------------------------------------------
+
 
 def test_cli_trains_and_classifies(cli, samples, tmp_path):
     model = tmp_path / "m"
@@ -248,8 +278,19 @@ def test_same_model_bytes_for_any_thread_count(cli, samples, tmp_path):
     for threads in (1, 2):
         for name, data in (("bin", "a9a3k.train"), ("mc", "dna1k.train")):
             path = tmp_path / f"{name}{threads}"
-            run = cli("learn", "-v", "0", "-c", "10", "-e", "1", "--threads", threads,
-                      samples / data, path)
+            run = cli(
+                "learn",
+                "-v",
+                "0",
+                "-c",
+                "10",
+                "-e",
+                "1",
+                "--threads",
+                threads,
+                samples / data,
+                path,
+            )
             assert run.returncode == 0, run.stderr
             outputs.append(path.read_bytes())
     assert outputs[0] == outputs[2] and outputs[1] == outputs[3]
@@ -259,23 +300,45 @@ def test_same_seed_same_nystrom_model(cli, samples, tmp_path):
     paths = []
     for seed in (5, 5, 6):
         path = tmp_path / f"m{len(paths)}"
-        run = cli("learn", "-v", "0", "-c", "10", "-t", "2", "-g", "0.05", "--t", "1", "--k", "50",
-                  "--i", "0", "--seed", seed, samples / "a9a2k.test", path)
+        run = cli(
+            "learn",
+            "-v",
+            "0",
+            "-c",
+            "10",
+            "-t",
+            "2",
+            "-g",
+            "0.05",
+            "--t",
+            "1",
+            "--k",
+            "50",
+            "--i",
+            "0",
+            "--seed",
+            seed,
+            samples / "a9a2k.test",
+            path,
+        )
         assert run.returncode == 0, run.stderr
         paths.append(path.read_bytes())
     assert paths[0] == paths[1] != paths[2]
 
 
-@pytest.mark.parametrize("args, data, expected", [
-    (["-c", "0"], "a9a3k.train", "C > 0"),
-    (["-c", "-1"], "a9a3k.train", "C > 0"),
-    (["-c", "1", "-e", "0"], "a9a3k.train", "epsilon > 0"),
-    (["-c", "1", "-w", "7"], "a9a3k.train", "-w 0, 1, 2, 3, 4 or 9"),
-    (["-c", "1", "--problem", "binary"], "dna1k.train", "binary targets"),
-    ([], "a9a3k.train", "-c"),
-    (["-c", "1", "--i", "2"], "a9a3k.train", "not supported"),
-    (["-c", "1", "-t", "2", "-g", "0"], "a9a3k.train", "gamma > 0"),
-])
+@pytest.mark.parametrize(
+    "args, data, expected",
+    [
+        (["-c", "0"], "a9a3k.train", "C > 0"),
+        (["-c", "-1"], "a9a3k.train", "C > 0"),
+        (["-c", "1", "-e", "0"], "a9a3k.train", "epsilon > 0"),
+        (["-c", "1", "-w", "7"], "a9a3k.train", "-w 0, 1, 2, 3, 4 or 9"),
+        (["-c", "1", "--problem", "binary"], "dna1k.train", "binary targets"),
+        ([], "a9a3k.train", "-c"),
+        (["-c", "1", "--i", "2"], "a9a3k.train", "not supported"),
+        (["-c", "1", "-t", "2", "-g", "0"], "a9a3k.train", "gamma > 0"),
+    ],
+)
 def test_bad_options(cli, samples, tmp_path, args, data, expected):
     model = tmp_path / "m"
     run = cli("learn", *args, samples / data, model)
@@ -285,14 +348,20 @@ def test_bad_options(cli, samples, tmp_path, args, data, expected):
     assert not model.exists() and list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("1 1:1\n2 2:1\n0 1:1\n", ":3: expected class labels 1..k"),
-    # 0/1 labels (mushrooms, svmguide1): the line says what a binary problem needs.
-    ("0 1:1\n1 2:1\n1 1:1\n", ":1: expected class labels 1..k (integers), got target 0 "
-                              "(binary problems need targets +1/-1; 0/1 labels: map 0 to -1)"),
-    ("1 1:1\n2 2:1\n1.5 1:1\n", ":3: expected class labels 1..k"),
-    ("1 1:1\n1 2:1\n", "expected examples of both classes"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("1 1:1\n2 2:1\n0 1:1\n", ":3: expected class labels 1..k"),
+        # 0/1 labels (mushrooms, svmguide1): the line says what a binary problem needs.
+        (
+            "0 1:1\n1 2:1\n1 1:1\n",
+            ":1: expected class labels 1..k (integers), got target 0 "
+            "(binary problems need targets +1/-1; 0/1 labels: map 0 to -1)",
+        ),
+        ("1 1:1\n2 2:1\n1.5 1:1\n", ":3: expected class labels 1..k"),
+        ("1 1:1\n1 2:1\n", "expected examples of both classes"),
+    ],
+)
 def test_bad_labels(cli, tmp_path, text, expected):
     data, model = tmp_path / "d", tmp_path / "m"
     data.write_text(text)
@@ -304,30 +373,49 @@ def test_bad_labels(cli, tmp_path, text, expected):
 def test_bias_with_a_kernel_is_refused_as_svmperf_does(cli, samples, tmp_path):
     # svm_perf_learn -t 2 --b 1: "The value of option --b must be zero when kernels are used."
     model = tmp_path / "m"
-    for args in (["-t", "2", "--b", "1"], ["-t", "1", "--b", "0.5"],
-                 ["-t", "2", "--t", "1", "--k", "20", "--b", "1"]):
+    for args in (
+        ["-t", "2", "--b", "1"],
+        ["-t", "1", "--b", "0.5"],
+        ["-t", "2", "--t", "1", "--k", "20", "--b", "1"],
+    ):
         run = cli("learn", "-c", "1", *args, samples / "a9a2k.test", model)
         assert run.returncode == 2 and run.stderr.count("\n") == 1, run.stderr
         assert "needs the linear kernel" in run.stderr and not model.exists()
     # Left unset it is no bias with a kernel, and 1 with the linear kernel.
     head = tmp_path / "d"
     head.write_text("".join(open(samples / "a9a2k.test").readlines()[:200]))
-    for args, dim in ((["-t", "2", "-g", "0.05"], None), (["--b", "0", "-t", "2"], None),
-                      ([], 123)):
+    for args, dim in (
+        (["-t", "2", "-g", "0.05"], None),
+        (["--b", "0", "-t", "2"], None),
+        ([], 123),
+    ):
         run = cli("learn", "-v", "0", "-c", "1", *args, head, model)
         assert run.returncode == 0, run.stderr
         restored = read_model(model)
         if dim is None:
             assert restored.b == 0.0 and restored.support_vectors.shape[1] <= 123
         else:
-            assert restored.b != 0.0   # the bias feature's weight, folded into b
+            assert restored.b != 0.0  # the bias feature's weight, folded into b
 
 
 def test_ctrl_c_writes_a_valid_model_and_exits_130(samples, tmp_path):
     model, trace = tmp_path / "m", tmp_path / "t.tsv"
-    code, out, err = interrupt_cli("learn", ["-c", "1000", "-e", "1e-9", "-#", "1000000",
-                                             "--trace", trace, samples / "a9a3k.train", model],
-                                   trace)
+    code, out, err = interrupt_cli(
+        "learn",
+        [
+            "-c",
+            "1000",
+            "-e",
+            "1e-9",
+            "-#",
+            "1000000",
+            "--trace",
+            trace,
+            samples / "a9a3k.train",
+            model,
+        ],
+        trace,
+    )
     assert code == 130, err
     assert "interrupted at iteration" in err and "Traceback" not in err
     restored = read_model(model)
@@ -344,8 +432,9 @@ def test_margin_bounds_flag(cli, samples, tmp_path):
     assert run.stderr.count("\n") == 1 and not model.exists()
     objectives = []
     for flag in ("0", "1"):
-        run = cli("learn", "-c", "10", "-w", "9", "--margin-bounds", flag,
-                  samples / "a9a2k.test", model)
+        run = cli(
+            "learn", "-c", "10", "-w", "9", "--margin-bounds", flag, samples / "a9a2k.test", model
+        )
         assert run.returncode == 0, run.stderr
         line = [ln for ln in run.stdout.splitlines() if ln.startswith("SVMlight scale")][0]
         objectives.append(float(line.rsplit("=", 1)[1]))

@@ -21,16 +21,14 @@ def test_cut_vectors_match_a_dense_matrix(seed):
         cuts.append(row)
         kinds.add(cuts._is_sparse[-1])
         reference = np.vstack([reference, row])
-        if step % 7 == 6:   # drop most cuts now and then: the buffers compact
+        if step % 7 == 6:  # drop most cuts now and then: the buffers compact
             keep = rng.random(len(reference)) < 0.3
             cuts.keep(keep)
             reference = reference[keep]
         assert cuts.size == len(reference)
         np.testing.assert_array_equal(cuts.rows, reference)
         alpha = rng.random(len(reference)) * (rng.random(len(reference)) < 0.7)
-        np.testing.assert_allclose(cuts.combine(alpha), alpha @ reference, rtol=1e-12,
-                                   atol=1e-12)
+        np.testing.assert_allclose(cuts.combine(alpha), alpha @ reference, rtol=1e-12, atol=1e-12)
         vector = rng.normal(size=width)
-        np.testing.assert_allclose(cuts.dot(vector), reference @ vector, rtol=1e-12,
-                                   atol=1e-12)
-    assert kinds == {True, False}   # both storages were exercised
+        np.testing.assert_allclose(cuts.dot(vector), reference @ vector, rtol=1e-12, atol=1e-12)
+    assert kinds == {True, False}  # both storages were exercised

@@ -18,6 +18,7 @@ import sys
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import ROOT, run_cli
 
 from cpsvm.data import Dataset
 from cpsvm.engine import distributed as dist
@@ -30,10 +31,8 @@ from cpsvm.solvers.ocas import train as ocas_train
 from cpsvm.solvers.one_slack import StructParams
 from cpsvm.solvers.one_slack import train as struct_train
 
-from conftest import ROOT, run_cli
-
-
 # -- an in-process stand-in for dask.distributed.Client ----------------------------------
+
 
 class _Done:
     count = 0
@@ -55,6 +54,7 @@ class InProcessClient:
             if isinstance(a, list):
                 return [value(x) for x in a]
             return a.value if isinstance(a, _Done) else a
+
         return _Done(fn(*[value(a) for a in args]))
 
     def gather(self, futures):
@@ -79,8 +79,9 @@ class InProcessSession:
 
 
 def in_memory(X, y, lo, hi):
-    return Dataset(X=sp.csr_matrix(X[lo:hi]), y=y[lo:hi], source="<memory>",
-                   line_numbers=np.arange(lo, hi) + 1)
+    return Dataset(
+        X=sp.csr_matrix(X[lo:hi]), y=y[lo:hi], source="<memory>", line_numbers=np.arange(lo, hi) + 1
+    )
 
 
 def sharded(X, y, cuts, session=None):
@@ -90,13 +91,16 @@ def sharded(X, y, cuts, session=None):
 
 def file_shards(path, parts, session=None):
     specs = plan_shards(str(path), parts)
-    return dist.ShardedData(session or InProcessSession(),
-                            [functools.partial(read_shard, s) for s in specs],
-                            [functools.partial(global_line, s) for s in specs])
+    return dist.ShardedData(
+        session or InProcessSession(),
+        [functools.partial(read_shard, s) for s in specs],
+        [functools.partial(global_line, s) for s in specs],
+    )
 
 
 def model_bytes(model, tmp_path, name="m"):
     from cpsvm.io.model_file import write_model
+
     path = tmp_path / name
     write_model(str(path), model)
     return path.read_bytes()
@@ -122,6 +126,7 @@ def make_multiclass(n=450, d=20, k=3, seed=2):
 
 # -- exact sums --------------------------------------------------------------------------
 
+
 def test_folded_sums_do_not_depend_on_grouping():
     """Summed in folds, any split of the terms into groups gives the same bits, and
     the total is the exact sum to within the last bits (math.fsum is the reference);
@@ -146,10 +151,11 @@ def test_folded_sums_do_not_depend_on_grouping():
     assert len(totals) == 1
     assert len(naive) > 1
     # Each term is kept to half an ulp of the largest: no worse than a float sum.
-    assert abs(totals.pop() - math.fsum(x)) <= len(x) * 2.0 ** -53 * np.abs(x).max()
+    assert abs(totals.pop() - math.fsum(x)) <= len(x) * 2.0**-53 * np.abs(x).max()
 
 
 # -- the distributed line search against the exact single-machine one ----------------------
+
 
 @pytest.mark.parametrize("mode", ["whole", "grid", "narrow"])
 def test_binary_line_search_matches_single_machine(monkeypatch, mode):
@@ -168,8 +174,9 @@ def test_binary_line_search_matches_single_machine(monkeypatch, mode):
     data = sharded(X, y, [0, 700, 1900, 3000])
     data.prepare(X.shape[1])
     C = 2.0
-    oracle = dist.ClusterOcasOracle(data, X.shape[1], dict(loss=1.0, margin=1.0, scale=C,
-                                                         n_classes=0, bias=0.0))
+    oracle = dist.ClusterOcasOracle(
+        data, X.shape[1], dict(loss=1.0, margin=1.0, scale=C, n_classes=0, bias=0.0)
+    )
     rng = np.random.default_rng(4)
     for trial in range(6):
         w_b, w_t = rng.standard_normal(5) * 0.3, rng.standard_normal(5) * 2
@@ -191,8 +198,9 @@ def test_multiclass_line_search_matches_single_machine(monkeypatch):
     data = sharded(X, y, [0, 500, 1500])
     k, d = 4, X.shape[1]
     data.prepare(d, 0.0, k)
-    oracle = dist.ClusterOcasOracle(data, k * d, dict(loss=1.0, margin=1.0, scale=0.5,
-                                                    n_classes=k, bias=0.0))
+    oracle = dist.ClusterOcasOracle(
+        data, k * d, dict(loss=1.0, margin=1.0, scale=0.5, n_classes=k, bias=0.0)
+    )
     rng = np.random.default_rng(7)
     for trial in range(4):
         w_b, w_t = rng.standard_normal(k * d) * 0.2, rng.standard_normal(k * d)
@@ -202,13 +210,15 @@ def test_multiclass_line_search_matches_single_machine(monkeypatch):
         step = oracle.line_search(A0, B0, w_b, ("t", trial), w_t, w_t)
         out_b = np.asarray(X @ w_b.reshape(d, k))
         out_t = np.asarray(X @ w_t.reshape(d, k))
-        reference = class_line_search(A0, B0, y.astype(np.int64), out_b, out_t,
-                                      np.full(len(y), 0.5), 1.0)
+        reference = class_line_search(
+            A0, B0, y.astype(np.int64), out_b, out_t, np.full(len(y), 0.5), 1.0
+        )
         assert step == pytest.approx(reference, rel=1e-12, abs=1e-15)
-    assert oracle.line_search_rounds > 2 * oracle.line_searches   # it had to narrow
+    assert oracle.line_search_rounds > 2 * oracle.line_searches  # it had to narrow
 
 
 # -- the same model for any sharding (in-process) ----------------------------------------
+
 
 @pytest.fixture(scope="module")
 def sets(tmp_path_factory):
@@ -227,8 +237,17 @@ def sets(tmp_path_factory):
     return root
 
 
-@pytest.mark.parametrize("kind,name", [("ocas", "binary"), ("ocas", "multi"), ("3", "binary"),
-                                       ("3", "multi"), ("9", "binary"), ("9", "multi")])
+@pytest.mark.parametrize(
+    "kind,name",
+    [
+        ("ocas", "binary"),
+        ("ocas", "multi"),
+        ("3", "binary"),
+        ("3", "multi"),
+        ("9", "binary"),
+        ("9", "multi"),
+    ],
+)
 def test_same_model_for_any_sharding(sets, tmp_path, kind, name):
     """1, 2 and 3 byte ranges (and, binary, a glob of three files, one gzip) give
     byte-identical models; the objective is the single-machine solver's to its stopping
@@ -236,8 +255,9 @@ def test_same_model_for_any_sharding(sets, tmp_path, kind, name):
     source = sets / f"{name}.svm"
     models, objectives = set(), []
     for parts in (1, 2, 3, "glob") if name == "binary" else (1, 2, 3):
-        data = file_shards(sets / "part-*.svm*", 1) if parts == "glob" \
-            else file_shards(source, parts)
+        data = (
+            file_shards(sets / "part-*.svm*", 1) if parts == "glob" else file_shards(source, parts)
+        )
         if kind == "ocas":
             model, info = train_ocas(data, OcasParams(C=1.0))
         else:
@@ -251,7 +271,7 @@ def test_same_model_for_any_sharding(sets, tmp_path, kind, name):
         tolerance = 0.01 * reference.result.primal
     else:
         _, reference = struct_train(dataset, StructParams(C=10.0, algorithm=int(kind)))
-        tolerance = 10.0 * 0.1   # C·ε
+        tolerance = 10.0 * 0.1  # C·ε
     assert abs(objectives[0] - reference.result.primal) <= tolerance
 
 
@@ -273,13 +293,14 @@ def test_gather_chained_with_the_move(sets, tmp_path, monkeypatch, name):
 
             def forgetful(shard, *args):
                 calls.append(1)
-                if len(calls) == 3:          # the second chained round: shard 1 forgets
+                if len(calls) == 3:  # the second chained round: shard 1 forgets
                     shard.state.clear()
                 return original(shard, *args)
+
             monkeypatch.setattr(dist, "_ocas_gather", forgetful)
         model, info = train_ocas(file_shards(source, parts), OcasParams(C=1.0))
         if lose:
-            assert len(calls) > 3            # the lost search was gathered again
+            assert len(calls) > 3  # the lost search was gathered again
             assert info.result.primal == pytest.approx(primal, rel=0.01)
         else:
             assert model_bytes(model, tmp_path) == reference
@@ -288,13 +309,19 @@ def test_gather_chained_with_the_move(sets, tmp_path, monkeypatch, name):
 
 # -- on a real LocalCluster --------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def cluster():
     dask = pytest.importorskip("dask")
     distributed = pytest.importorskip("distributed")
     with dask.config.set({"distributed.scheduler.work-stealing": False}):
-        lc = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                      dashboard_address=None, silence_logs=50)
+        lc = distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=50,
+        )
     client = distributed.Client(lc)
     yield lc.scheduler_address, client
     client.close()
@@ -310,12 +337,24 @@ def test_cli_same_model_on_one_and_two_workers_and_shards(cluster, sets, tmp_pat
     the glob of three shard files write the same bytes; the objective is the local run's
     to the stopping tolerance; the trace has the seconds spent communicating."""
     address, _ = cluster
-    runs = {"two": (address, sets / "binary.svm"), "one": ("local:1", sets / "binary.svm"),
-            "glob": (address, sets / "part-*.svm*")}
+    runs = {
+        "two": (address, sets / "binary.svm"),
+        "one": ("local:1", sets / "binary.svm"),
+        "glob": (address, sets / "part-*.svm*"),
+    }
     out = {}
     for name, (scheduler, source) in runs.items():
-        r = run_cli("ocas", "--scheduler", scheduler, "-c", 1, "--trace", tmp_path / "t.tsv",
-                    source, tmp_path / f"{name}.model")
+        r = run_cli(
+            "ocas",
+            "--scheduler",
+            scheduler,
+            "-c",
+            1,
+            "--trace",
+            tmp_path / "t.tsv",
+            source,
+            tmp_path / f"{name}.model",
+        )
         assert r.returncode == 0, r.stderr
         out[name] = r.stdout
     models = {(tmp_path / f"{name}.model").read_bytes() for name in runs}
@@ -330,13 +369,23 @@ def test_cli_same_model_on_one_and_two_workers_and_shards(cluster, sets, tmp_pat
 def test_cli_cp_learn_multiclass_on_cluster(cluster, sets, tmp_path):
     address, _ = cluster
     for w in (3, 9):
-        r = run_cli("learn", "--scheduler", address, "-c", 10, "-w", w, sets / "multi.svm",
-                    tmp_path / f"c{w}.model")
+        r = run_cli(
+            "learn",
+            "--scheduler",
+            address,
+            "-c",
+            10,
+            "-w",
+            w,
+            sets / "multi.svm",
+            tmp_path / f"c{w}.model",
+        )
         assert r.returncode == 0, r.stderr
         local = run_cli("learn", "-c", 10, "-w", w, sets / "multi.svm", tmp_path / f"l{w}.model")
         assert abs(objective(r.stdout, "pval") - objective(local.stdout, "pval")) <= 10 * 0.1
-        assert (tmp_path / f"c{w}.model").read_text().splitlines()[0] == \
-            (tmp_path / f"l{w}.model").read_text().splitlines()[0]
+        assert (tmp_path / f"c{w}.model").read_text().splitlines()[0] == (
+            tmp_path / f"l{w}.model"
+        ).read_text().splitlines()[0]
 
 
 def test_cli_errors_one_line_no_model(cluster, sets, tmp_path):
@@ -351,7 +400,7 @@ def test_cli_errors_one_line_no_model(cluster, sets, tmp_path):
     assert r.returncode == 1 and not model.exists()
     local = run_cli("ocas", bad, model)
     assert r.stderr.strip().splitlines() == local.stderr.strip().splitlines()
-    assert f"bad.svm:501:" in r.stderr
+    assert "bad.svm:501:" in r.stderr
     # local:N hosts the workers: their logs of the failed task stay quiet, one line remains
     r = run_cli("ocas", "--scheduler", "local:1", bad, model)
     assert r.returncode == 1 and not model.exists()
@@ -363,26 +412,46 @@ def test_cli_errors_one_line_no_model(cluster, sets, tmp_path):
         assert len(r.stderr.strip().splitlines()) == 1 and str(source) in r.stderr
     # an unreachable scheduler
     env = dict(os.environ, PYTHONPATH=str(ROOT), DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="1s")
-    r = subprocess.run([sys.executable, "-m", "cpsvm.cli.learn", "-c", "1", "--scheduler",
-                        "tcp://127.0.0.1:9", str(sets / "binary.svm"), str(model)],
-                       capture_output=True, text=True, env=env, timeout=120)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cpsvm.cli.learn",
+            "-c",
+            "1",
+            "--scheduler",
+            "tcp://127.0.0.1:9",
+            str(sets / "binary.svm"),
+            str(model),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert r.returncode == 1 and not model.exists()
-    assert r.stderr.strip().splitlines() == [
-        r.stderr.strip()] and "cannot reach the Dask scheduler" in r.stderr
+    assert (
+        r.stderr.strip().splitlines() == [r.stderr.strip()]
+        and "cannot reach the Dask scheduler" in r.stderr
+    )
 
 
 def test_without_dask(sets, tmp_path):
     """No dask: --scheduler says how to get it (usage error); import cpsvm loads none."""
-    code = ("import sys; sys.modules['dask'] = sys.modules['distributed'] = None\n"
-            "from cpsvm.cli.ocas import main\n"
-            f"main(['--scheduler', 'local:2', {str(sets / 'binary.svm')!r}, "
-            f"{str(tmp_path / 'm')!r}])")
+    code = (
+        "import sys; sys.modules['dask'] = sys.modules['distributed'] = None\n"
+        "from cpsvm.cli.ocas import main\n"
+        f"main(['--scheduler', 'local:2', {str(sets / 'binary.svm')!r}, "
+        f"{str(tmp_path / 'm')!r}])"
+    )
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert r.returncode == 2
     assert "pip install cpsvm[dask]" in r.stderr and len(r.stderr.strip().splitlines()) == 1
-    code = ("import sys, cpsvm, cpsvm.cli.ocas, cpsvm.cli.learn, cpsvm.engine.distributed\n"
-            "print([m for m in ('dask', 'distributed') if m in sys.modules])")
+    code = (
+        "import sys, cpsvm, cpsvm.cli.ocas, cpsvm.cli.learn, cpsvm.engine.distributed\n"
+        "print([m for m in ('dask', 'distributed') if m in sys.modules])"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert r.stdout.strip() == "[]", r.stderr
 
@@ -407,8 +476,9 @@ def test_worker_killed_mid_run(cluster, sets, tmp_path, monkeypatch, chained):
         log = tmp_path / f"loads-{kill}"
         with dist.Session(address) as session:
             specs = plan_shards(str(source), 2)
-            data = dist.ShardedData(session, [functools.partial(counting_reader, str(log), s)
-                                              for s in specs])
+            data = dist.ShardedData(
+                session, [functools.partial(counting_reader, str(log), s) for s in specs]
+            )
             killed = []
 
             def callback(p):
@@ -423,10 +493,10 @@ def test_worker_killed_mid_run(cluster, sets, tmp_path, monkeypatch, chained):
         if not kill:
             reference = info.result.primal
             assert len(loads) == 2
-            if chained:                         # two round trips per iteration
+            if chained:  # two round trips per iteration
                 assert info.rounds <= 2 * info.result.iterations
         else:
-            assert killed and len(loads) > 2    # the lost shard was read again
+            assert killed and len(loads) > 2  # the lost shard was read again
             assert info.result.primal == pytest.approx(reference, rel=0.001)
 
 
@@ -435,7 +505,16 @@ def test_margin_bounds_is_refused_with_a_scheduler(command, sets, tmp_path):
     """The workers compute every margin: asking for the bounds there is a usage error,
     given before any cluster starts."""
     model = tmp_path / "m.model"
-    r = run_cli(command, "-c", "1", "--margin-bounds", "1", "--scheduler", "local:1",
-                sets / "binary.svm", model)
+    r = run_cli(
+        command,
+        "-c",
+        "1",
+        "--margin-bounds",
+        "1",
+        "--scheduler",
+        "local:1",
+        sets / "binary.svm",
+        model,
+    )
     assert r.returncode == 2 and not model.exists()
     assert len(r.stderr.strip().splitlines()) == 1 and "--margin-bounds" in r.stderr

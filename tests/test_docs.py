@@ -8,15 +8,20 @@ and compared as sets with the command's click options, both ways, per command.
 
 import importlib
 import re
-import tomllib
 from pathlib import Path
 
 import click
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
-COMMANDS = {"cp_learn": "learn", "cp_classify": "classify", "ocas_learn": "ocas",
-            "sampled_learn": "sampled", "asset_learn": "asset"}
+COMMANDS = {
+    "cp_learn": "learn",
+    "cp_classify": "classify",
+    "ocas_learn": "ocas",
+    "sampled_learn": "sampled",
+    "asset_learn": "asset",
+}
 
 _FLAG = re.compile(r"^--?[A-Za-z0-9#?][A-Za-z0-9-]*$")
 _ARG = re.compile(r'"([^"]*)"|(\S+)')
@@ -60,8 +65,12 @@ def man_options(text: str) -> set[str]:
 
 def command_options(command: click.Command, name: str) -> set[str]:
     ctx = click.Context(command, info_name=name, **command.context_settings)
-    return {flag for param in command.get_params(ctx) if isinstance(param, click.Option)
-            for flag in (*param.opts, *param.secondary_opts)}
+    return {
+        flag
+        for param in command.get_params(ctx)
+        if isinstance(param, click.Option)
+        for flag in (*param.opts, *param.secondary_opts)
+    }
 
 
 def help_options(command: click.Command, name: str) -> set[str]:
@@ -100,15 +109,14 @@ def phantom_flags(command: click.Command, name: str, width: int) -> list[str]:
     """Words that open a wrapped line of --help's option texts and look like a flag
     and are not one of its options (a reader takes '-d:-1' at the start of a line for an
     option -d; a wrapped reference to a real option such as '-t 2' is fine)."""
-    settings = {**command.context_settings, "terminal_width": width,
-                "max_content_width": width}
+    settings = {**command.context_settings, "terminal_width": width, "max_content_width": width}
     ctx = click.Context(command, info_name=name, **settings)
     options = command.get_help(ctx).split("Options:", 1)[1]
     words = re.findall(r"^ {3,}(-[A-Za-z#?][^\s.,;:)'\"]*)", options, flags=re.M)
     return [word for word in words if word not in command_options(command, name)]
 
 
-WIDTHS = range(60, 121)   # terminal widths: click wraps --help to min(this, 100)
+WIDTHS = range(60, 121)  # terminal widths: click wraps --help to min(this, 100)
 
 
 @pytest.mark.parametrize("name, command", list(commands()))
@@ -119,9 +127,14 @@ def test_help_texts_wrap_into_no_phantom_flag(name, command):
 def test_phantom_flags_are_found():
     # cp_classify's -f text once wrapped into a line starting '-d:-1', read as an option.
     @click.command(context_settings={"max_content_width": 100})
-    @click.option("-f", type=click.IntRange(0, 1), default=1, show_default=True,
-                  help="Output format for binary models: 1 decision value per line; 0 "
-                       "SVMlight V1.0 format 'd:+1 -d:-1'.")
+    @click.option(
+        "-f",
+        type=click.IntRange(0, 1),
+        default=1,
+        show_default=True,
+        help="Output format for binary models: 1 decision value per line; 0 "
+        "SVMlight V1.0 format 'd:+1 -d:-1'.",
+    )
     def command(f):
         pass
 
@@ -144,6 +157,7 @@ def test_the_parser_sees_each_entry():
 @pytest.mark.parametrize("name", COMMANDS)
 def test_man_page_version_is_the_package_version(name):
     from cpsvm import __version__
+
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert project["version"] == __version__
     first = (ROOT / "man" / f"{name}.1").read_text().splitlines()[0]

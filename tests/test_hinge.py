@@ -4,17 +4,17 @@ and the binary problem's one-pass cut against the labelling route."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from cpsvm.engine.hinge import (hinge_cut, hinge_labels, hinge_violators,
-                                multiclass_most_violated)
+from cpsvm.engine.hinge import hinge_cut, hinge_labels, hinge_violators, multiclass_most_violated
 from cpsvm.problems import MARGIN_RESCALING, SLACK_RESCALING
 from cpsvm.problems.binary import BinaryProblem
 
 
 def _outputs(rng, n, ties):
     out = rng.standard_normal(n) * 2
-    if ties:   # outputs on the hinge's corner (y·o = a/b exactly) and at zero
+    if ties:  # outputs on the hinge's corner (y·o = a/b exactly) and at zero
         out[rng.random(n) < 0.3] = 0.5
         out[rng.random(n) < 0.2] = -0.5
         out[rng.random(n) < 0.1] = 0.0
@@ -22,8 +22,12 @@ def _outputs(rng, n, ties):
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.integers(0, 50), st.booleans(),
-       st.sampled_from([(1.0, 1.0), (1.0, 2.0), (100.0, 100.0), (0.01, 1.0)]))
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(0, 50),
+    st.booleans(),
+    st.sampled_from([(1.0, 1.0), (1.0, 2.0), (100.0, 100.0), (0.01, 1.0)]),
+)
 def test_hinge_cut_matches_the_definition(seed, n, ties, ab):
     a, b = ab
     rng = np.random.default_rng(seed)
@@ -97,5 +101,4 @@ def test_binary_cut_equals_the_labelling_route(rescaling, scales):
     delta = loss * flipped
     scale = weights if rescaling == MARGIN_RESCALING else weights * delta
     assert c == pytest.approx(float(weights @ delta), rel=1e-12)
-    np.testing.assert_allclose(g, X.T @ (scale * psi * (y - labels)), rtol=1e-12,
-                               atol=1e-14)
+    np.testing.assert_allclose(g, X.T @ (scale * psi * (y - labels)), rtol=1e-12, atol=1e-14)

@@ -29,6 +29,7 @@ SYN_ORDERS = ["t0e0", "t1e0", "t1e1", "t2e1", "t3e1"]
 
 # -- SVM-hmm data files ---------------------------------------------------------------------
 
+
 def write(tmp_path, text, name="s.dat"):
     path = tmp_path / name
     path.write_text(text)
@@ -36,11 +37,10 @@ def write(tmp_path, text, name="s.dat"):
 
 
 def test_sentences_tags_and_comments(tmp_path):
-    f = write(tmp_path, "# a comment line\n"
-                        "2 qid:3 1:1 4:0.5 # The\n"
-                        "1 qid:3 2:1 # cat\n"
-                        "\n"
-                        "3 qid:7 3:1 # .\n")
+    f = write(
+        tmp_path,
+        "# a comment line\n2 qid:3 1:1 4:0.5 # The\n1 qid:3 2:1 # cat\n\n3 qid:7 3:1 # .\n",
+    )
     seqs = read_sequences(f)
     np.testing.assert_array_equal(seqs.starts, [0, 2, 3])
     np.testing.assert_array_equal(seqs.qid, [3, 7])
@@ -51,22 +51,28 @@ def test_sentences_tags_and_comments(tmp_path):
     assert seqs.n_tags == 3 and seqs.line_of(2) == 5
 
 
-@pytest.mark.parametrize("text, line, expected", [
-    # a token line without qid, first or later
-    ("1 1:1\n", 1, "expected qid:<sentence>"),
-    ("1 qid:1 1:1\n2 1:1\n", 2, "got no qid"),
-    ("1 qid:0 1:1\n", 1, "sentence id >= 1"),
-    # a sentence split in two
-    ("1 qid:1 1:1\n1 qid:2 1:1\n1 qid:1 2:1\n", 3,
-     "tokens of sentence qid:1 on consecutive lines (qid non-decreasing), but it "
-     "reappears after qid:2 (it began on line 1)"),
-    # sentences out of order, as svm_hmm_learn refuses them
-    ("1 qid:5 1:1\n1 qid:2 1:1\n", 2, "non-decreasing qid"),
-    # tags: 0, negative, not an integer
-    ("1 qid:1 1:1\n0 qid:1 1:1\n", 2, "expected an integer tag >= 1, got 0"),
-    ("-2 qid:1 1:1\n", 1, "expected an integer tag >= 1, got -2"),
-    ("1 qid:1 1:1\n2.5 qid:2 1:1\n", 2, "expected an integer tag >= 1, got 2.5"),
-])
+@pytest.mark.parametrize(
+    "text, line, expected",
+    [
+        # a token line without qid, first or later
+        ("1 1:1\n", 1, "expected qid:<sentence>"),
+        ("1 qid:1 1:1\n2 1:1\n", 2, "got no qid"),
+        ("1 qid:0 1:1\n", 1, "sentence id >= 1"),
+        # a sentence split in two
+        (
+            "1 qid:1 1:1\n1 qid:2 1:1\n1 qid:1 2:1\n",
+            3,
+            "tokens of sentence qid:1 on consecutive lines (qid non-decreasing), but it "
+            "reappears after qid:2 (it began on line 1)",
+        ),
+        # sentences out of order, as svm_hmm_learn refuses them
+        ("1 qid:5 1:1\n1 qid:2 1:1\n", 2, "non-decreasing qid"),
+        # tags: 0, negative, not an integer
+        ("1 qid:1 1:1\n0 qid:1 1:1\n", 2, "expected an integer tag >= 1, got 0"),
+        ("-2 qid:1 1:1\n", 1, "expected an integer tag >= 1, got -2"),
+        ("1 qid:1 1:1\n2.5 qid:2 1:1\n", 2, "expected an integer tag >= 1, got 2.5"),
+    ],
+)
 def test_training_file_errors(tmp_path, text, line, expected):
     f = write(tmp_path, text)
     with pytest.raises(InputError) as err:
@@ -79,8 +85,12 @@ def test_empty_file(tmp_path):
     f = write(tmp_path, "# nothing but comments\n\n")
     with pytest.raises(InputError, match=r"s.dat: expected at least one"):
         read_sequences(f)
-    empty = Dataset(X=read_sequences(write(tmp_path, "1 qid:1 1:1\n", "t")).X[:0],
-                    y=np.zeros(0), qid=np.zeros(0, np.int64), source="e")
+    empty = Dataset(
+        X=read_sequences(write(tmp_path, "1 qid:1 1:1\n", "t")).X[:0],
+        y=np.zeros(0),
+        qid=np.zeros(0, np.int64),
+        source="e",
+    )
     with pytest.raises(InputError, match="e: expected at least one token line"):
         SequenceDataset.from_dataset(empty)
 
@@ -106,11 +116,17 @@ def test_round_trip_through_dataset(fixtures):
 
 # -- model files ----------------------------------------------------------------------------
 
+
 def test_read_svmhmm_model(fixtures):
     model = read_model(fixtures / EWT_MODEL)
     assert isinstance(model, SequenceModel)
-    assert (model.n_features, model.n_tags, model.trans_order, model.emit_order,
-            model.loss_id) == (9290, 17, 1, 0, 1)
+    assert (model.n_features, model.n_tags, model.trans_order, model.emit_order, model.loss_id) == (
+        9290,
+        17,
+        1,
+        0,
+        1,
+    )
     assert len(model.w) == 167527
     # the first weights of the file: "1 18:-0.0044308393 19:0.0068238769 ..."
     assert model.w[17] == pytest.approx(-0.0044308393, rel=1e-7)
@@ -120,6 +136,7 @@ def test_read_svmhmm_model(fixtures):
 
 def test_written_header_is_svmhmms(fixtures, tmp_path):
     import lzma
+
     original = lzma.decompress((fixtures / EWT_MODEL).read_bytes()).decode().split("\n")
     model = read_model(fixtures / EWT_MODEL)
     text = format_model(model).split("\n")
@@ -152,19 +169,31 @@ def test_predictions_of_svm_hmm_models(fixtures, order):
     np.testing.assert_array_equal(model.predict(seqs.X, seqs.starts), expected)
 
 
-@pytest.mark.parametrize("changes, line, expected", [
-    ({"0 # kernel type": "2 # kernel type"}, 2, "linear SVM-hmm model"),
-    ({"1 # HMM order of transitions": "5 # HMM order of transitions"}, 11,
-     "transition order in 0..3"),
-    ({"0 # HMM order of emissions": "2 # HMM order of emissions"}, 12, "emission order"),
-    ({"2 # number of classes": "two # number of classes"}, 10, "'number of classes' (int)"),
-    ({"2 # number of support vectors plus 1": "3 # number of support vectors plus 1"}, 17,
-     "expected 2 support vectors as the header says, found 1"),
-    ({"16 # number of emission features": "1 # number of emission features"}, 16,
-     "expected weight indices up to"),
-])
+@pytest.mark.parametrize(
+    "changes, line, expected",
+    [
+        ({"0 # kernel type": "2 # kernel type"}, 2, "linear SVM-hmm model"),
+        (
+            {"1 # HMM order of transitions": "5 # HMM order of transitions"},
+            11,
+            "transition order in 0..3",
+        ),
+        ({"0 # HMM order of emissions": "2 # HMM order of emissions"}, 12, "emission order"),
+        ({"2 # number of classes": "two # number of classes"}, 10, "'number of classes' (int)"),
+        (
+            {"2 # number of support vectors plus 1": "3 # number of support vectors plus 1"},
+            17,
+            "expected 2 support vectors as the header says, found 1",
+        ),
+        (
+            {"16 # number of emission features": "1 # number of emission features"},
+            16,
+            "expected weight indices up to",
+        ),
+    ],
+)
 def test_bad_model_files(tmp_path, changes, line, expected):
-    layout = HmmLayout(2, 2, 1, 0)   # 2 tags, 2 features: size_psi 13
+    layout = HmmLayout(2, 2, 1, 0)  # 2 tags, 2 features: size_psi 13
     w = np.arange(1, layout.size_psi + 1) / 8.0
     text = format_model(SequenceModel.from_layout(w, layout))
     for old, new in changes.items():
@@ -192,6 +221,7 @@ def test_truncated_model_file(tmp_path, fixtures):
 
 # -- cp_classify ----------------------------------------------------------------------------
 
+
 def test_cp_classify_reproduces_svm_hmm_classify(cli, fixtures, tmp_path):
     out = tmp_path / "pred"
     r = cli("classify", fixtures / EWT_TEST, fixtures / EWT_MODEL, out)
@@ -210,7 +240,7 @@ def test_cp_classify_beam(cli, fixtures, tmp_path):
     args = (fixtures / "hmm_syn.test", fixtures / "hmm_syn_t2e1.model")
     r = cli("classify", "--b", 16, *args, wide)
     assert r.returncode == 0, r.stderr
-    assert wide.read_text() == exact      # a beam as wide as the 4^2 states is exact
+    assert wide.read_text() == exact  # a beam as wide as the 4^2 states is exact
     r = cli("classify", "-v", "0", "--b", 1, *args, narrow)
     assert r.returncode == 0 and r.stdout == ""
     tags = np.loadtxt(narrow, dtype=np.int64)
@@ -222,8 +252,14 @@ def test_cp_classify_refuses_a_file_without_sentences(cli, fixtures, tmp_path):
     out = tmp_path / "pred"
     r = cli("classify", bad, fixtures / "hmm_syn_t1e0.model", out)
     assert r.returncode == 1
-    assert r.stderr.strip().splitlines()[-1].endswith(f"{bad}:2: expected qid:<sentence> "
-                                                      "with a sentence id >= 1 on every token "
-                                                      "line (SVM-hmm format), got no qid "
-                                                      "(or qid:0)")
+    assert (
+        r.stderr.strip()
+        .splitlines()[-1]
+        .endswith(
+            f"{bad}:2: expected qid:<sentence> "
+            "with a sentence id >= 1 on every token "
+            "line (SVM-hmm format), got no qid "
+            "(or qid:0)"
+        )
+    )
     assert "Traceback" not in r.stderr and not out.exists()

@@ -7,17 +7,16 @@ import itertools
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import SAMPLES, run_cli
+from test_cp_learn import brute_force
 
 from cpsvm.data import Dataset
 from cpsvm.io.model_file import read_model
 from cpsvm.io.svmlight import read_svmlight
 from cpsvm.solvers.one_slack import StructParams, train
 
-from conftest import SAMPLES, run_cli
-from test_cp_learn import brute_force
-
-
 # -- SVMhmm's problem written out independently --------------------------------------------
+
 
 def tiny_sentences(seed, n=4, k=2, d=2, max_len=3):
     """n sentences of 1..max_len tokens, d dense features, tags 1..k (all present)."""
@@ -82,19 +81,19 @@ def w_in_test_layout(model, k, t, e):
     F; then one F-block per emission state, tag c at row c and the pair (p, c) at row
     K + c + K·p) in this test's layout; also |w|² of the whole vector."""
     w, f = np.asarray(model.w), model.n_features
-    cum = lambda m: sum(k ** j for j in range(1, m + 2))  # noqa: E731
+    cum = lambda m: sum(k**j for j in range(1, m + 2))  # noqa: E731
     size_trans = cum(t)
     em_start = size_trans + 1 + f
     states = cum(e)
-    em = w[em_start:em_start + states * f].reshape(states, f)
+    em = w[em_start : em_start + states * f].reshape(states, f)
     em1 = np.zeros((k, k, f))
     if e >= 1:
-        em1 = em[k:].reshape(k, k, f)   # row K + c + K·p -> [p, c]
+        em1 = em[k:].reshape(k, k, f)  # row K + c + K·p -> [p, c]
     tr1, tr2 = np.zeros((k, k)), np.zeros((k, k, k))
     if t >= 1:
-        tr1 = w[k:k + k * k].reshape(k, k)
+        tr1 = w[k : k + k * k].reshape(k, k)
     if t >= 2:
-        tr2 = w[k + k * k:k + k * k + k ** 3].reshape(k, k, k)
+        tr2 = w[k + k * k : k + k * k + k**3].reshape(k, k, k)
     assert len(w) == em_start + states * f
     return np.concatenate([em[:k].ravel(), em1.ravel(), tr1.ravel(), tr2.ravel()])
 
@@ -107,10 +106,22 @@ def objective(v, norm2, constraints, n, C):
 
 
 CASES = [  # (loss -l, --t, --e, -o, -w)
-    (1, 1, 0, 2, 3), (1, 1, 0, 2, 4), (1, 1, 0, 2, 0), (0, 1, 0, 2, 3),
-    (1, 2, 0, 2, 3), (0, 2, 0, 2, 4), (1, 2, 1, 2, 3), (1, 1, 1, 2, 4),
-    (1, 1, 0, 1, 3), (0, 1, 0, 1, 3), (1, 2, 0, 1, 4), (0, 2, 1, 1, 3),
-    (1, 1, 0, 2, 9), (0, 2, 1, 2, 9), (1, 2, 1, 2, 9), (1, 2, 1, 1, 2),
+    (1, 1, 0, 2, 3),
+    (1, 1, 0, 2, 4),
+    (1, 1, 0, 2, 0),
+    (0, 1, 0, 2, 3),
+    (1, 2, 0, 2, 3),
+    (0, 2, 0, 2, 4),
+    (1, 2, 1, 2, 3),
+    (1, 1, 1, 2, 4),
+    (1, 1, 0, 1, 3),
+    (0, 1, 0, 1, 3),
+    (1, 2, 0, 1, 4),
+    (0, 2, 1, 1, 3),
+    (1, 1, 0, 2, 9),
+    (0, 2, 1, 2, 9),
+    (1, 2, 1, 2, 9),
+    (1, 2, 1, 1, 2),
 ]
 
 
@@ -119,26 +130,39 @@ def test_tiny_sentences_match_brute_force(loss_id, t, e, rescaling, algorithm):
     k, C, eps = 3 if t == 1 else 2, 20.0, 1e-3
     for seed in range(2):
         data, lengths = tiny_sentences(seed, k=k)
-        constraints = all_constraints(sentences_of(data, lengths), k, t, e, loss_id,
-                                      rescaling)
+        constraints = all_constraints(sentences_of(data, lengths), k, t, e, loss_id, rescaling)
         n = len(lengths)
         size = len(constraints[0][2])
         optimum = brute_force(constraints, n, size, C)
-        model, info = train(data, StructParams(
-            C=C, epsilon=eps, algorithm=algorithm, rescaling=rescaling, loss_id=loss_id,
-            problem="hmm", trans_order=t, emit_order=e))
+        model, info = train(
+            data,
+            StructParams(
+                C=C,
+                epsilon=eps,
+                algorithm=algorithm,
+                rescaling=rescaling,
+                loss_id=loss_id,
+                problem="hmm",
+                trans_order=t,
+                emit_order=e,
+            ),
+        )
         assert info.result.status == "converged" and info.n_examples == n
         assert info.algorithm == algorithm
         v = w_in_test_layout(model, k, t, e)
         ours = objective(v, float(model.w @ model.w), constraints, n, C)
         # Feasible with its true slacks: at least the optimum; the stopping rule (1-slack,
         # and n-slack's per-example ε) guarantees at most C·ε more.
-        assert optimum - 1e-7 * abs(optimum) - 1e-9 <= ours <= optimum + C * eps + 1e-7, \
-            (seed, ours, optimum)
+        assert optimum - 1e-7 * abs(optimum) - 1e-9 <= ours <= optimum + C * eps + 1e-7, (
+            seed,
+            ours,
+            optimum,
+        )
         assert ours == pytest.approx(info.result.primal, rel=1e-7, abs=1e-9)
 
 
 # -- the sample file: SVMhmm's objective, -w 3 against -w 4 -------------------------------
+
 
 @pytest.fixture(scope="module")
 def ewt60():
@@ -154,8 +178,7 @@ def test_cache_reaches_the_same_objective_with_fewer_viterbi_calls(ewt60):
         results[algorithm] = info.result
     # Both within C·ε of the optimum, so of each other.
     assert results[3].primal == pytest.approx(results[4].primal, abs=C * eps)
-    assert max(results[3].dual, results[4].dual) <= min(results[3].primal,
-                                                       results[4].primal) + 1e-9
+    assert max(results[3].dual, results[4].dual) <= min(results[3].primal, results[4].primal) + 1e-9
     assert results[4].oracle_calls < results[3].oracle_calls
 
 
@@ -168,6 +191,7 @@ def test_objective_brackets_svm_hmm_learn(ewt60):
 
 
 # -- the commands -----------------------------------------------------------------------
+
 
 def one_line(result):
     return result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
@@ -194,23 +218,43 @@ def test_cp_learn_detects_hmm_and_cp_classify_tags_the_test_file(tmp_path):
 
 def test_problem_hmm_named_and_orders_written(tmp_path):
     model = tmp_path / "m"
-    learned = run_cli("learn", "-c", "5", "-e", "1", "--problem", "hmm", "--t", "2", "--e",
-                      "1", "--b", "0", "-l", "0", SAMPLES / "ewt60.hmm.train", model)
+    learned = run_cli(
+        "learn",
+        "-c",
+        "5",
+        "-e",
+        "1",
+        "--problem",
+        "hmm",
+        "--t",
+        "2",
+        "--e",
+        "1",
+        "--b",
+        "0",
+        "-l",
+        "0",
+        SAMPLES / "ewt60.hmm.train",
+        model,
+    )
     assert learned.returncode == 0, learned.stderr
     parsed = read_model(model)
     assert (parsed.trans_order, parsed.emit_order, parsed.loss_id) == (2, 1, 0)
 
 
-@pytest.mark.parametrize("args, code, expected", [
-    (["--t", "5"], 2, "expected --t 0 or 1"),
-    (["--e", "2"], 2, "expected --e 0 or 1"),
-    (["--t", "0", "--e", "1"], 2, "expected --e 0..0"),
-    (["--b", "-1"], 2, "expected --b >= 0"),
-    (["--b", "2.5"], 2, "expected --b >= 0, an integer"),
-    (["--k", "10"], 2, "--k: SVMperf's options"),
-    (["-l", "2"], 2, "not a loss of the hmm problem"),
-    (["--problem", "hmm", "--t", "x"], 2, "expected an integer for --t"),
-])
+@pytest.mark.parametrize(
+    "args, code, expected",
+    [
+        (["--t", "5"], 2, "expected --t 0 or 1"),
+        (["--e", "2"], 2, "expected --e 0 or 1"),
+        (["--t", "0", "--e", "1"], 2, "expected --e 0..0"),
+        (["--b", "-1"], 2, "expected --b >= 0"),
+        (["--b", "2.5"], 2, "expected --b >= 0, an integer"),
+        (["--k", "10"], 2, "--k: SVMperf's options"),
+        (["-l", "2"], 2, "not a loss of the hmm problem"),
+        (["--problem", "hmm", "--t", "x"], 2, "expected an integer for --t"),
+    ],
+)
 def test_bad_hmm_options_one_line_no_model(tmp_path, args, code, expected):
     model = tmp_path / "m"
     result = run_cli("learn", "-c", "1", *args, SAMPLES / "ewt60.hmm.train", model)
@@ -221,10 +265,15 @@ def test_bad_hmm_options_one_line_no_model(tmp_path, args, code, expected):
 def test_hmm_options_keep_their_svmperf_meaning_for_binary(tmp_path):
     model = tmp_path / "m"
     refused = run_cli("learn", "-c", "1", "--e", "1", SAMPLES / "a9a3k.train", model)
-    assert refused.returncode == 2 and one_line(refused) and "--e is an hmm option" in \
-        refused.stderr and not model.exists()
-    refused = run_cli("learn", "-c", "1", "--problem", "binary", "--t", "2",
-                      SAMPLES / "a9a3k.train", model)
+    assert (
+        refused.returncode == 2
+        and one_line(refused)
+        and "--e is an hmm option" in refused.stderr
+        and not model.exists()
+    )
+    refused = run_cli(
+        "learn", "-c", "1", "--problem", "binary", "--t", "2", SAMPLES / "a9a3k.train", model
+    )
     assert refused.returncode == 2 and "--t 0 (exact) or --t 1" in refused.stderr
     assert not model.exists()
 

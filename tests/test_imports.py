@@ -35,7 +35,7 @@ def imported_names(path: Path, source: str | None = None):
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
-                base = base[:len(base) - (node.level - 1)]
+                base = base[: len(base) - (node.level - 1)]
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module
@@ -68,8 +68,11 @@ def test_the_reader_resolves_relative_and_lazy_imports():
 @pytest.mark.parametrize("path", modules("engine"), ids=lambda p: p.name)
 def test_engine_imports_no_io_cli_click_or_tqdm(path):
     forbidden = ("cpsvm.io", "cpsvm.cli", "click", "tqdm")
-    bad = [(line, name) for line, name in imported_names(path)
-           if any(within(name, f) for f in forbidden)]
+    bad = [
+        (line, name)
+        for line, name in imported_names(path)
+        if any(within(name, f) for f in forbidden)
+    ]
     assert bad == [], f"{module_name(path)} imports {bad}"
 
 
@@ -77,8 +80,11 @@ def test_engine_imports_no_io_cli_click_or_tqdm(path):
 def test_no_solver_imports_another(path):
     me = module_name(path)
     others = {module_name(p) for p in modules("solvers") if p.name != "__init__.py"} - {me}
-    bad = [(line, name) for line, name in imported_names(path)
-           if any(within(name, other) for other in others)]
+    bad = [
+        (line, name)
+        for line, name in imported_names(path)
+        if any(within(name, other) for other in others)
+    ]
     assert bad == [], f"{me} imports {bad}"
 
 
@@ -92,12 +98,17 @@ def test_import_cpsvm_changes_nothing_in_the_process():
         "after = dict(os.environ)\n"
         "print(json.dumps({'changed': sorted(k for k in set(before) | set(after)\n"
         "                                    if before.get(k) != after.get(k)),\n"
-        "                  'numba': 'numba' in sys.modules}))\n")
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("OPENBLAS_NUM_THREADS", "NUMBA_THREADING_LAYER")}
+        "                  'numba': 'numba' in sys.modules}))\n"
+    )
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("OPENBLAS_NUM_THREADS", "NUMBA_THREADING_LAYER")
+    }
     env["PYTHONPATH"] = str(ROOT)
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=env, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
     assert run.returncode == 0, run.stderr
     report = json.loads(run.stdout.strip().splitlines()[-1])
     assert report == {"changed": [], "numba": False}

@@ -9,15 +9,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings, strategies as st
+from conftest import SAMPLES
+from conftest import run_cli as run
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.optimize import minimize
 
 from cpsvm.engine.margin_bounds import HINGE, HUBER, ResortPolicy, SortedMargins
 from cpsvm.engine.sgd import SGDSettings, huber_gd, run_sgd
 from cpsvm.io.model_file import read_model
 from cpsvm.io.svmlight import read_svmlight
-
-from conftest import SAMPLES, run_cli as run
 
 TRAIN = SAMPLES / "a9a3k.train"
 
@@ -34,8 +35,12 @@ def reference(X, y, c, w, b, loss, a, h):
         value = np.maximum(0.0, a - m)
         slope = (m < a).astype(float)
     coef = c * slope * y
-    return (float(c @ value), np.asarray(X.T @ coef).ravel(), float(coef.sum()),
-            int(np.count_nonzero(slope)))
+    return (
+        float(c @ value),
+        np.asarray(X.T @ coef).ravel(),
+        float(coef.sum()),
+        int(np.count_nonzero(slope)),
+    )
 
 
 def close(ev, ref, scale):
@@ -57,38 +62,61 @@ def problems(draw):
     dense = rng.integers(-2, 3, size=(n, d)).astype(float)
     dense[rng.random((n, d)) < draw(st.sampled_from([0.0, 0.5, 0.9]))] = 0.0
     if draw(st.booleans()):
-        dense[rng.random(n) < 0.2] = 0.0                 # empty rows
+        dense[rng.random(n) < 0.2] = 0.0  # empty rows
     side = draw(st.sampled_from(["mixed", "positive", "negative"]))
-    y = {"mixed": np.where(rng.random(n) < 0.5, -1.0, 1.0), "positive": np.ones(n),
-         "negative": -np.ones(n)}[side]
+    y = {
+        "mixed": np.where(rng.random(n) < 0.5, -1.0, 1.0),
+        "positive": np.ones(n),
+        "negative": -np.ones(n),
+    }[side]
     c = rng.integers(1, 4, size=n) / 2.0
     X = sp.csr_matrix(dense)
     if draw(st.booleans()):
         # Explicit zeros stored: rows of every length, the dense array when full.
-        X = sp.csr_matrix((dense.ravel(), np.tile(np.arange(d), n), np.arange(n + 1) * d),
-                          shape=(n, d))
+        X = sp.csr_matrix(
+            (dense.ravel(), np.tile(np.arange(d), n), np.arange(n + 1) * d), shape=(n, d)
+        )
     loss = draw(st.sampled_from([HINGE, HUBER]))
     h = draw(st.sampled_from([0.5, 1.0])) if loss == HUBER else 0.0
     # A sequence of moves: none (w = w′), tiny, unit, huge, or to a lattice point (ties).
-    moves = draw(st.lists(st.sampled_from(["same", "tiny", "unit", "huge", "lattice"]),
-                          min_size=1, max_size=8))
+    moves = draw(
+        st.lists(
+            st.sampled_from(["same", "tiny", "unit", "huge", "lattice"]), min_size=1, max_size=8
+        )
+    )
     return X, y, c, loss, h, moves, rng
 
 
 @settings(max_examples=120, deadline=None)
-@given(problems(), st.sampled_from([False, True, "auto"]), st.sampled_from(["boundary", "dense"]),
-       st.sampled_from([1, 2, 3, 100]), st.booleans(), st.booleans(), st.booleans())
+@given(
+    problems(),
+    st.sampled_from([False, True, "auto"]),
+    st.sampled_from(["boundary", "dense"]),
+    st.sampled_from([1, 2, 3, 100]),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
+)
 def test_pruned_equals_plain(problem, center, prefix, period, offset, partial, scattered):
     X, y, c, loss, h, moves, rng = problem
     d = X.shape[1]
-    mb = SortedMargins(X, y, c, loss=loss, a=1.0, h=h, center=center, prefix=prefix,
-                       policy=ResortPolicy(period=period))
+    mb = SortedMargins(
+        X,
+        y,
+        c,
+        loss=loss,
+        a=1.0,
+        h=h,
+        center=center,
+        prefix=prefix,
+        policy=ResortPolicy(period=period),
+    )
     if partial:
-        mb.PARTIAL_SORT_MIN = 0   # some rows sorted, the others in two blocks
+        mb.PARTIAL_SORT_MIN = 0  # some rows sorted, the others in two blocks
     if scattered:
-        mb.COPY = False           # the band read from the rows in place
+        mb.COPY = False  # the band read from the rows in place
     else:
-        mb.COPY = True            # from a sorted copy
+        mb.COPY = True  # from a sorted copy
     w = rng.integers(-1, 2, size=d).astype(float)
     b = 0.0
     for move in moves:
@@ -104,8 +132,9 @@ def test_pruned_equals_plain(problem, center, prefix, period, offset, partial, s
             b = float(rng.integers(-2, 3)) if move == "lattice" else b + 0.1 * rng.normal()
         ev = mb.evaluate(w, b)
         ref = reference(X, y, c, w, b, loss, 1.0, h)
-        scale = 1.0 + float(np.sum(c)) * (1.0 + np.abs(w).sum() * (abs(X).max() if X.nnz else 0.0)
-                                          + abs(b))
+        scale = 1.0 + float(np.sum(c)) * (
+            1.0 + np.abs(w).sum() * (abs(X).max() if X.nnz else 0.0) + abs(b)
+        )
         close(ev, ref, scale)
         assert 0 <= ev.computed <= X.shape[0]
 
@@ -125,7 +154,7 @@ def test_a_resort_changes_nothing_but_rounding():
         assert a.count == b.count and a.weight == b.weight
         assert abs(a.loss - b.loss) <= 1e-12 * max(1.0, abs(a.loss))
         assert np.allclose(a.grad, b.grad, rtol=1e-12, atol=1e-12)
-    assert np.mean([e.computed for e in runs[2]]) < 400   # something was pruned
+    assert np.mean([e.computed for e in runs[2]]) < 400  # something was pruned
 
 
 def test_policy_rules():
@@ -137,17 +166,17 @@ def test_policy_rules():
     pol.sorted_now(sort_time=3.0, eval_time=1.0)
     for _ in range(2):
         pol.evaluated(0.1)
-        assert not pol.should_resort()          # period 3 not reached
+        assert not pol.should_resort()  # period 3 not reached
     pol.evaluated(0.1)
-    assert not pol.should_resort()              # (b): 0.1 < (3 + 0.3)/3
+    assert not pol.should_resort()  # (b): 0.1 < (3 + 0.3)/3
     pol.evaluated(0.6)
-    assert pol.should_resort()                  # (a)
+    assert pol.should_resort()  # (a)
     pol.sorted_now(3.0, 1.0)
     for _ in range(10):
         pol.evaluated(0.1)
-    assert not pol.should_resort()              # 0.1 < (3 + 1)/10
+    assert not pol.should_resort()  # 0.1 < (3 + 1)/10
     pol.evaluated(0.45)
-    assert pol.should_resort()                  # (b): 0.45 >= (3 + 1 + 0.45)/11
+    assert pol.should_resort()  # (b): 0.45 >= (3 + 1 + 0.45)/11
     pol.sorted_now(3.0, 1.0)
     pol.evaluated(1.0)
     assert pol.plain and not pol.should_resort()
@@ -159,7 +188,7 @@ def test_policy_rules():
     assert pol.sort_period() == 6.0
     for _ in range(6):
         pol.evaluated(0.1)
-    pol.sorted_now(3.0, 1.0)                    # saved 5.4 >= 3
+    pol.sorted_now(3.0, 1.0)  # saved 5.4 >= 3
     assert pol.sort_period() == 3.0
 
 
@@ -180,25 +209,28 @@ def test_gaussian_illustration():
     means = {s: A[y == s].mean(axis=0) for s in (-1.0, 1.0)}
     mu = np.array([means[s] for s in y])
     origin = (np.zeros(len(y)), np.linalg.norm(A, axis=1))
-    around_mean = (y * (mu @ (w - w_ref)),
-                   np.linalg.norm(A - mu, axis=1))
+    around_mean = (y * (mu @ (w - w_ref)), np.linalg.norm(A - mu, axis=1))
     fractions = {}
-    for center, bounds in ((False, [origin]), (True, [around_mean]),
-                           ("auto", [origin, around_mean])):
+    for center, bounds in (
+        (False, [origin]),
+        (True, [around_mean]),
+        ("auto", [origin, around_mean]),
+    ):
         for per_row in (False, True):
-            mb = SortedMargins(X, y, loss=HINGE, center=center, per_row=per_row,
-                               policy=ResortPolicy(period=10))
-            mb.PARTIAL_SORT_MIN = len(y) + 1    # sorted whole: the bound's own count
+            mb = SortedMargins(
+                X, y, loss=HINGE, center=center, per_row=per_row, policy=ResortPolicy(period=10)
+            )
+            mb.PARTIAL_SORT_MIN = len(y) + 1  # sorted whole: the bound's own count
             mb.evaluate(w_ref)
             ev = mb.evaluate(w)
             close(ev, reference(X, y, np.ones(len(y)), w, 0.0, HINGE, 1.0, 0.0), 1e5)
             # Examined: a point no center can place on its side of the threshold.
             examined = np.ones(len(y), dtype=bool)
             for shift, radius in bounds:
-                r = radius if per_row else np.where(
-                    y > 0, radius[y > 0].max(), radius[y < 0].max())
-                placed = np.where(m_ref < 1.0, m_ref + shift + move * r < 1.0,
-                                  m_ref + shift - move * r >= 1.0)
+                r = radius if per_row else np.where(y > 0, radius[y > 0].max(), radius[y < 0].max())
+                placed = np.where(
+                    m_ref < 1.0, m_ref + shift + move * r < 1.0, m_ref + shift - move * r >= 1.0
+                )
                 examined &= ~placed
             expected = np.count_nonzero(examined)
             if per_row or center != "auto":
@@ -255,6 +287,7 @@ def test_partial_sort_blocks_bound_both_ways():
 
 # --- training runs: the same result with and without pruning ------------------------
 
+
 @pytest.fixture(scope="module")
 def a9a3k():
     return read_svmlight(TRAIN)
@@ -263,10 +296,12 @@ def a9a3k():
 @pytest.mark.parametrize("C, eps, algorithm", [(100.0, 0.01, 3), (10.0, 0.01, 9)])
 def test_cp_learn_same_run(a9a3k, C, eps, algorithm):
     from cpsvm.solvers.one_slack import StructParams, train
+
     out = {}
     for bounds in (False, True):
-        _, info = train(a9a3k, StructParams(C=C, epsilon=eps, algorithm=algorithm,
-                                            margin_bounds=bounds))
+        _, info = train(
+            a9a3k, StructParams(C=C, epsilon=eps, algorithm=algorithm, margin_bounds=bounds)
+        )
         out[bounds] = info.result
     assert out[True].iterations == out[False].iterations
     assert abs(out[True].primal - out[False].primal) <= 1e-9 * out[False].primal
@@ -288,6 +323,7 @@ def test_ocas_same_run(a9a3k, monkeypatch, rows):
     from cpsvm.engine.ocas import ocas_oracle
     from cpsvm.engine.ocas_bounds import PrunedOcasOracle
     from cpsvm.solvers import ocas
+
     if rows == "scattered":
         monkeypatch.setattr(SortedMargins, "COPY", False)
     if rows == "dense":
@@ -298,13 +334,13 @@ def test_ocas_same_run(a9a3k, monkeypatch, rows):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs, policy=ResortPolicy(period=5))
             made.append(self)
+
     monkeypatch.setattr(ocas, "ocas_oracle", lambda bounds: Spy if bounds else ocas_oracle(False))
     out = {}
     for bounds in (False, True):
         # (At large C an OCAS run is chaotic: C·(1 + 1e-14) alone changes its
         # iterations. Here it is not.)
-        model, info = ocas.train(a9a3k, ocas.OcasParams(C=0.1, tol_rel=1e-6,
-                                                        margin_bounds=bounds))
+        model, info = ocas.train(a9a3k, ocas.OcasParams(C=0.1, tol_rel=1e-6, margin_bounds=bounds))
         out[bounds] = (info.result, model, info.training_error)
     plain, pruned = out[False], out[True]
     assert pruned[0].iterations == plain[0].iterations
@@ -312,7 +348,7 @@ def test_ocas_same_run(a9a3k, monkeypatch, rows):
     # w is determined less sharply than the objective near the optimum.
     assert np.allclose(pruned[1].w, plain[1].w, rtol=0, atol=1e-6)
     assert pruned[2] == plain[2]
-    assert min(made[0].fractions) < 0.1          # late iterations: a few rows computed
+    assert min(made[0].fractions) < 0.1  # late iterations: a few rows computed
 
 
 @pytest.mark.parametrize("k, star", [(100, True), (10, False)])
@@ -320,13 +356,21 @@ def test_sgd_same_model_at_any_refresh(a9a3k, k, star):
     """Algorithm 3 skips only rows whose loss is surely 0: the iterates are the same
     bit for bit, whenever the reference is refreshed."""
     from cpsvm.solvers.asset import _SparseRows
+
     source = _SparseRows(a9a3k.X)
-    m = a9a3k.n_examples
     models = []
     for bounds, period in ((False, None), (True, 1), (True, 7), (True, None)):
-        settings_ = SGDSettings(lam=1e-3, star=star, intercept=not star, batch=k, epochs=4,
-                                radius=1 / np.sqrt(1e-3), b_radius=10.0,
-                                margin_bounds=bounds, resort_period=period)
+        settings_ = SGDSettings(
+            lam=1e-3,
+            star=star,
+            intercept=not star,
+            batch=k,
+            epochs=4,
+            radius=1 / np.sqrt(1e-3),
+            b_radius=10.0,
+            margin_bounds=bounds,
+            resort_period=period,
+        )
         result = run_sgd(source, a9a3k.y, settings_, np.random.default_rng(5))
         models.append((result.gamma, result.b))
         if bounds:
@@ -346,6 +390,7 @@ def huber_objective(X, y, lam, h):
         coef = slope * y / len(y)
         grad = np.append(lam * w - X.T @ coef, -coef.sum())
         return 0.5 * lam * w @ w + value.mean(), grad
+
     return f
 
 
@@ -354,28 +399,46 @@ def test_huber_gd_against_scipy(a9a3k):
     lam, h = 1e-3, 0.1
     m = len(y)
     f = huber_objective(X, y, lam, h)
-    best = minimize(f, np.zeros(X.shape[1] + 1), jac=True, method="L-BFGS-B",
-                    options={"maxiter": 5000, "gtol": 1e-10, "ftol": 1e-14})
+    best = minimize(
+        f,
+        np.zeros(X.shape[1] + 1),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 5000, "gtol": 1e-10, "ftol": 1e-14},
+    )
     runs = {}
     for prune, period in ((False, None), (True, 3), (True, 50)):
-        mb = SortedMargins(X, y, np.full(m, 1.0 / m), loss=HUBER, h=h, prune=prune,
-                           policy=ResortPolicy(period=period) if period else None)
+        mb = SortedMargins(
+            X,
+            y,
+            np.full(m, 1.0 / m),
+            loss=HUBER,
+            h=h,
+            prune=prune,
+            policy=ResortPolicy(period=period) if period else None,
+        )
         runs[(prune, period)] = huber_gd(mb, lam, 1e-7)
     plain = runs[(False, None)]
     assert plain.status == "converged"
     # A first-order method stopped on relative change: near, not at, the optimum.
     assert 0 <= plain.objective - best.fun <= 1e-3 * best.fun
     assert f(np.append(plain.w, plain.b))[0] == pytest.approx(plain.objective, rel=1e-12)
-    for key, r in runs.items():
+    for r in runs.values():
         assert r.iterations == plain.iterations and r.evaluations == plain.evaluations
         assert abs(r.objective - plain.objective) <= 1e-9 * plain.objective
 
 
 # --- the commands ------------------------------------------------------------------
 
-@pytest.mark.parametrize("module, args", [
-    ("learn", ["-c", "10", "-w", "3"]), ("ocas", ["-c", "1"]),
-    ("asset", ["-l", "0.001", "--approx", "none", "--star", "-k", "50", "--epochs", "2"])])
+
+@pytest.mark.parametrize(
+    "module, args",
+    [
+        ("learn", ["-c", "10", "-w", "3"]),
+        ("ocas", ["-c", "1"]),
+        ("asset", ["-l", "0.001", "--approx", "none", "--star", "-k", "50", "--epochs", "2"]),
+    ],
+)
 def test_flag_gives_the_same_model(tmp_path, module, args):
     out = {}
     for flag in ("0", "1"):
@@ -388,8 +451,23 @@ def test_flag_gives_the_same_model(tmp_path, module, args):
 
 def test_asset_gd_command(tmp_path):
     model = tmp_path / "gd.model"
-    r = run("asset", "--approx", "none", "--method", "gd", "--loss", "huber", "--h", "0.1",
-            "-l", "0.001", "-e", "1e-7", TRAIN, model)
+    r = run(
+        "asset",
+        "--approx",
+        "none",
+        "--method",
+        "gd",
+        "--loss",
+        "huber",
+        "--h",
+        "0.1",
+        "-l",
+        "0.001",
+        "-e",
+        "1e-7",
+        TRAIN,
+        model,
+    )
     assert r.returncode == 0, r.stderr
     printed = float(re.search(r"mean\(loss\) = (\S+)", r.stdout).group(1))
     data = read_svmlight(TRAIN)
@@ -406,6 +484,7 @@ def test_gd_bounds_default_follows_the_non_zeros(tmp_path):
     DEFAULTS give the same threshold."""
     from cpsvm.io.svmlight import write_svmlight
     from cpsvm.solvers.asset import GD_BOUNDS_MIN_NNZ, AssetParams
+
     gd = dict(lam=1e-3, approx="none", method="gd", loss="huber")
     assert not AssetParams(**gd).bounds(GD_BOUNDS_MIN_NNZ - 1)
     assert AssetParams(**gd).bounds(GD_BOUNDS_MIN_NNZ)
@@ -417,26 +496,40 @@ def test_gd_bounds_default_follows_the_non_zeros(tmp_path):
     big = tmp_path / "big.train"
     write_svmlight(big, X, y)
     for path, pruned in ((big, True), (TRAIN, False)):
-        r = run("asset", "--approx", "none", "--method", "gd", "--loss", "huber", "-l",
-                "0.01", path, tmp_path / "m")
+        r = run(
+            "asset",
+            "--approx",
+            "none",
+            "--method",
+            "gd",
+            "--loss",
+            "huber",
+            "-l",
+            "0.01",
+            path,
+            tmp_path / "m",
+        )
         assert r.returncode == 0, r.stderr
         assert ("Margin bounds:" in r.stdout) == pruned
     assert f"{GD_BOUNDS_MIN_NNZ} non-zeros" in " ".join(run("asset", "--help").stdout.split())
     man = (Path(__file__).resolve().parent.parent / "man" / "asset_learn.1").read_text()
-    defaults = man[man.index(".SH DEFAULTS"):]
-    defaults = defaults[:defaults.index(".SH ", 4)]
+    defaults = man[man.index(".SH DEFAULTS") :]
+    defaults = defaults[: defaults.index(".SH ", 4)]
     assert f"{GD_BOUNDS_MIN_NNZ:,} non-zeros" in " ".join(defaults.split())
 
 
-@pytest.mark.parametrize("args", [
-    ["--approx", "none", "--loss", "huber"],                       # huber needs gd
-    ["--method", "gd", "--loss", "huber"],                         # gd needs approx none
-    ["--approx", "none", "--method", "gd"],                         # gd needs huber
-    ["--approx", "none", "--method", "gd", "--loss", "huber", "--star"],
-    ["--approx", "none", "--method", "gd", "--loss", "huber", "-z", "r"],
-    ["--margin-bounds", "1"],                                      # nystrom
-    ["--approx", "none", "--margin-bounds", "2"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--approx", "none", "--loss", "huber"],  # huber needs gd
+        ["--method", "gd", "--loss", "huber"],  # gd needs approx none
+        ["--approx", "none", "--method", "gd"],  # gd needs huber
+        ["--approx", "none", "--method", "gd", "--loss", "huber", "--star"],
+        ["--approx", "none", "--method", "gd", "--loss", "huber", "-z", "r"],
+        ["--margin-bounds", "1"],  # nystrom
+        ["--approx", "none", "--margin-bounds", "2"],
+    ],
+)
 def test_asset_bad_combinations(tmp_path, args):
     model = tmp_path / "m"
     r = run("asset", "-l", "0.01", *args, TRAIN, model)

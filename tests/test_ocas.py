@@ -3,24 +3,25 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings, strategies as st
+from conftest import crammer_singer_objective, hinge_objective, interrupt_cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
 from sklearn.svm import LinearSVC
 
 from cpsvm.conventions import c_light_from_perf
 from cpsvm.data import Dataset
+from cpsvm.engine.ocas import binary_line_search, line_search
 from cpsvm.errors import InputError
 from cpsvm.io.model_file import read_model
 from cpsvm.io.svmlight import read_svmlight
-from cpsvm.engine.ocas import binary_line_search, line_search
 from cpsvm.solvers.ocas import OcasParams, train
-from cpsvm.solvers.one_slack import StructParams, train as train_one_slack
-
-from conftest import crammer_singer_objective, hinge_objective, interrupt_cli
+from cpsvm.solvers.one_slack import StructParams
+from cpsvm.solvers.one_slack import train as train_one_slack
 
 
 def along_line(lam, A0, B0, intercepts, slopes, costs):
-    return 0.5 * A0 * lam ** 2 + B0 * lam + costs @ np.max(intercepts + lam * slopes, axis=1)
+    return 0.5 * A0 * lam**2 + B0 * lam + costs @ np.max(intercepts + lam * slopes, axis=1)
 
 
 def assert_minimises(f, lam):
@@ -32,8 +33,11 @@ def assert_minimises(f, lam):
     values = np.array([f(t) for t in grid])
     j = int(np.argmin(values))
     lo, hi = grid[max(j - 1, 0)], grid[min(j + 1, len(grid) - 1)]
-    refined = minimize_scalar(f, bounds=(lo, hi), method="bounded",
-                              options={"xatol": 1e-12}).fun if hi > lo else values[j]
+    refined = (
+        minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": 1e-12}).fun
+        if hi > lo
+        else values[j]
+    )
     best = min(values.min(), refined)
     assert f(lam) <= best + 1e-9 * max(1.0, abs(best))
 
@@ -71,8 +75,7 @@ def test_binary_line_search_is_exact(seed, n, ties):
     intercepts = np.column_stack([np.zeros(n), 1.0 - y * out_from])
     slopes = np.column_stack([np.zeros(n), -y * (out_to - out_from)])
     assert_minimises(lambda t: along_line(t, A0, B0, intercepts, slopes, costs), lam)
-    assert lam == pytest.approx(line_search(A0, B0, intercepts, slopes, costs), rel=1e-9,
-                                abs=1e-12)
+    assert lam == pytest.approx(line_search(A0, B0, intercepts, slopes, costs), rel=1e-9, abs=1e-12)
 
 
 @pytest.mark.parametrize("kind", ["binary", "multiclass"])
@@ -93,23 +96,30 @@ def test_tiny_problems_ocas_equals_cutting_plane_and_one_slack(kind):
         # G has rank 4 with 30 cuts, and its α is only that exact.
         model, info = train(data, OcasParams(C=C, tol_rel=0.0, tol_abs=1e-7, method=method))
         assert info.result.status == "converged"
-        value = hinge_objective(model.w, X, y, C) if kind == "binary" else \
-            crammer_singer_objective(model.W, X, y, C)
+        value = (
+            hinge_objective(model.w, X, y, C)
+            if kind == "binary"
+            else crammer_singer_objective(model.W, X, y, C)
+        )
         assert value == pytest.approx(info.result.primal, rel=1e-12)
         objectives.append(value)
     # An independent route to the same optimum: cp_learn's 1-slack at the converted C
     # (SVMperf's and SVMmulticlass's documented conversions, written out).
     c_struct = C * n / 100 if kind == "binary" else 100 * n * C
     model, info = train_one_slack(data, StructParams(C=c_struct, epsilon=1e-6, bias=0.0))
-    reference = hinge_objective(model.w, X, y, C) if kind == "binary" else \
-        crammer_singer_objective(model.W / 100, X, y, C)
+    reference = (
+        hinge_objective(model.w, X, y, C)
+        if kind == "binary"
+        else crammer_singer_objective(model.W / 100, X, y, C)
+    )
     assert objectives[0] == pytest.approx(reference, rel=1e-7, abs=1e-7)
     assert objectives[1] == pytest.approx(reference, rel=1e-7, abs=1e-7)
 
 
 def _int32(X):
-    return sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)),
-                         shape=X.shape)
+    return sp.csr_matrix(
+        (X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape
+    )
 
 
 def test_binary_within_tolerance_of_linearsvc(samples):
@@ -127,12 +137,17 @@ def test_binary_within_tolerance_of_linearsvc(samples):
 
 def test_multiclass_within_tolerance_of_crammer_singer(samples):
     data = read_svmlight(samples / "dna1k.train")
-    svc = LinearSVC(multi_class="crammer_singer", fit_intercept=False, tol=1e-8,
-                    max_iter=10**6, C=0.01).fit(_int32(data.X), data.y)
+    svc = LinearSVC(
+        multi_class="crammer_singer", fit_intercept=False, tol=1e-8, max_iter=10**6, C=0.01
+    ).fit(_int32(data.X), data.y)
     optimum = crammer_singer_objective(svc.coef_, data.X, data.y, 0.01)
     model, info = train(data, OcasParams(C=0.01, tol_rel=0.001))
     assert info.problem == "multiclass"
-    assert optimum * (1 - 1e-6) <= crammer_singer_objective(model.W, data.X, data.y, 0.01) <= optimum * 1.001
+    assert (
+        optimum * (1 - 1e-6)
+        <= crammer_singer_objective(model.W, data.X, data.y, 0.01)
+        <= optimum * 1.001
+    )
 
 
 def test_bias_and_per_example_costs(tmp_path):
@@ -140,8 +155,9 @@ def test_bias_and_per_example_costs(tmp_path):
     X = sp.csr_matrix(rng.standard_normal((40, 3)) + 2.0)
     y = np.where(rng.random(40) < 0.5, 1.0, -1.0)
     costs = rng.uniform(0.5, 2.0, 40)
-    model, info = train(Dataset(X, y), OcasParams(example_costs=costs, bias=1.0, tol_rel=0.0,
-                                                  tol_abs=1e-9))
+    model, info = train(
+        Dataset(X, y), OcasParams(example_costs=costs, bias=1.0, tol_rel=0.0, tol_abs=1e-9)
+    )
     # With bias feature 1 the threshold is -w_bias: the objective regularises it too.
     w_full = np.append(model.w, -model.b)
     X1 = sp.hstack([X, np.ones((40, 1))]).tocsr()
@@ -155,10 +171,14 @@ def test_repeated_examples_are_one_with_their_costs_added(kind):
     """Every example three times over at C is the data once at 3C (the objective is the
     same function), and the merged training sees each example once."""
     from cpsvm.engine.ocas import merged_examples
+
     rng = np.random.default_rng(8)
     X = sp.csr_matrix(np.round(rng.standard_normal((60, 4)), 1))
-    y = np.where(rng.random(60) < 0.5, 1.0, -1.0) if kind == "binary" else \
-        rng.integers(1, 4, 60).astype(float)
+    y = (
+        np.where(rng.random(60) < 0.5, 1.0, -1.0)
+        if kind == "binary"
+        else rng.integers(1, 4, 60).astype(float)
+    )
     tripled = Dataset(sp.vstack([X, X, X], format="csr"), np.tile(y, 3))
     X_kept, y_kept, costs, position = merged_examples(tripled.X, tripled.y, np.full(180, 0.5))
     assert (X_kept != X).nnz == 0 and np.array_equal(y_kept, y) and np.all(costs == 1.5)
@@ -168,8 +188,7 @@ def test_repeated_examples_are_one_with_their_costs_added(kind):
     thrice, info = train(tripled, OcasParams(C=0.5, **params))
     objective = hinge_objective if kind == "binary" else crammer_singer_objective
     w_once, w_thrice = (once.w, thrice.w) if kind == "binary" else (once.W, thrice.W)
-    assert objective(w_thrice, X, y, 1.5) == pytest.approx(objective(w_once, X, y, 1.5),
-                                                           rel=1e-6)
+    assert objective(w_thrice, X, y, 1.5) == pytest.approx(objective(w_once, X, y, 1.5), rel=1e-6)
     assert info.result.oracle_calls == 60 * info.result.iterations
 
 
@@ -199,16 +218,19 @@ def test_cli_cost_file_and_first_n(cli, samples, tmp_path):
     assert not (tmp_path / "m2").exists()
 
 
-@pytest.mark.parametrize("args, expected", [
-    (["-c", "0"], "C > 0"),
-    (["-m", "2"], "-m 0"),
-    (["-r", "-1"], ">= 0"),
-    (["--lambda", "0"], "lambda"),
-    (["-s", "1"], "-s >= 2"),
-    (["-a", "0", "-r", "0"], "no stopping condition"),
-    (["-x", "1"], "No such option"),
-    (["--margin-bounds", "2"], "--margin-bounds 0 or 1"),
-])
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["-c", "0"], "C > 0"),
+        (["-m", "2"], "-m 0"),
+        (["-r", "-1"], ">= 0"),
+        (["--lambda", "0"], "lambda"),
+        (["-s", "1"], "-s >= 2"),
+        (["-a", "0", "-r", "0"], "no stopping condition"),
+        (["-x", "1"], "No such option"),
+        (["--margin-bounds", "2"], "--margin-bounds 0 or 1"),
+    ],
+)
 def test_bad_options(cli, samples, tmp_path, args, expected):
     """Usage errors: exit 2, one line, no model."""
     run = cli("ocas", *args, samples / "a9a3k.train", tmp_path / "m")
@@ -216,15 +238,18 @@ def test_bad_options(cli, samples, tmp_path, args, expected):
     assert run.stderr.count("\n") == 1 and not (tmp_path / "m").exists()
 
 
-@pytest.mark.parametrize("stops, ok", [
-    (dict(tol_abs=0.0, tol_rel=0.0), False),
-    (dict(tol_abs=0.0, tol_rel=0.0, qp_bound=0.0), False),
-    (dict(tol_abs=0.0, tol_rel=0.0, qp_bound=-5.0), False),
-    (dict(tol_abs=0.0, tol_rel=0.0, qp_bound=1.0), True),
-    (dict(tol_abs=0.0, tol_rel=0.0, time_limit=10.0), True),
-    (dict(tol_abs=1e-3, tol_rel=0.0), True),
-    (dict(tol_abs=0.0, tol_rel=1e-3), True),
-])
+@pytest.mark.parametrize(
+    "stops, ok",
+    [
+        (dict(tol_abs=0.0, tol_rel=0.0), False),
+        (dict(tol_abs=0.0, tol_rel=0.0, qp_bound=0.0), False),
+        (dict(tol_abs=0.0, tol_rel=0.0, qp_bound=-5.0), False),
+        (dict(tol_abs=0.0, tol_rel=0.0, qp_bound=1.0), True),
+        (dict(tol_abs=0.0, tol_rel=0.0, time_limit=10.0), True),
+        (dict(tol_abs=1e-3, tol_rel=0.0), True),
+        (dict(tol_abs=0.0, tol_rel=1e-3), True),
+    ],
+)
 def test_a_run_without_stopping_condition_is_refused(stops, ok):
     """-a 0 -r 0 without -t and with QPBound <= 0 (F(w) > 0 never reaches it) would run
     to the iteration limit: refused as libocas does, before any data is read."""
@@ -240,8 +265,9 @@ def test_a_run_without_stopping_condition_is_refused(stops, ok):
 def test_cut_sum_from_the_nearest_known_sum(share):
     """The cut is a known sum (none, all examples', the previous cut's) plus the rows whose
     coefficients differ from it — still Xᵀcoef, iteration after iteration."""
-    from cpsvm.problems.binary import BinaryProblem
     from cpsvm.engine.ocas import OcasOracle
+    from cpsvm.problems.binary import BinaryProblem
+
     rng = np.random.default_rng(5)
     X = sp.random(300, 20, density=0.3, format="csr", random_state=rng)
     y = np.where(rng.random(300) < 0.5, 1.0, -1.0)
@@ -259,6 +285,7 @@ def test_cut_sum_from_the_nearest_known_sum(share):
 
 
 # -- cost: ----------------------------------------------------------------------------------
+
 
 def _cost_files(samples, tmp_path, n=300, seed=2):
     """The first n examples of a9a3k with cost:k_i (k_i in 1..3) on each line, and the
@@ -303,15 +330,20 @@ def test_ocas_honours_cost(samples, tmp_path):
     c_i = np.random.default_rng(3).uniform(0.2, 2.0, data.n_examples)
     model, info = train(data, OcasParams(example_costs=c_i, tol_rel=0.0, tol_abs=1e-9))
     assert weighted_hinge(model.w, data.X, data.y, 1.0, c_i * k) == pytest.approx(
-        _weighted_optimum(data.X, data.y, 1.0, c_i * k), rel=1e-6)
+        _weighted_optimum(data.X, data.y, 1.0, c_i * k), rel=1e-6
+    )
 
 
 def test_ocas_multiclass_honours_cost(samples, tmp_path):
     lines = (samples / "dna1k.train").read_text().splitlines()[:200]
     k = np.random.default_rng(4).integers(1, 4, 200)
     weighted, repeated = tmp_path / "w", tmp_path / "r"
-    weighted.write_text("".join(f"{t} cost:{k_i} {rest}\n" for (t, _, rest), k_i in
-                                zip((line.partition(" ") for line in lines), k)))
+    weighted.write_text(
+        "".join(
+            f"{t} cost:{k_i} {rest}\n"
+            for (t, _, rest), k_i in zip((line.partition(" ") for line in lines), k)
+        )
+    )
     repeated.write_text("".join((line + "\n") * int(k_i) for line, k_i in zip(lines, k)))
     data = read_svmlight(weighted)
     params = dict(C=0.01, tol_rel=0.0, tol_abs=1e-5)
@@ -322,10 +354,12 @@ def test_ocas_multiclass_honours_cost(samples, tmp_path):
     ours = crammer_singer_objective(model.W, reference.X, reference.y, 0.01)
     assert ours == pytest.approx(info.result.primal, rel=1e-9)
     assert ours == pytest.approx(
-        crammer_singer_objective(model_r.W, reference.X, reference.y, 0.01), abs=2e-5)
+        crammer_singer_objective(model_r.W, reference.X, reference.y, 0.01), abs=2e-5
+    )
     unweighted, _ = train(Dataset(data.X, data.y), OcasParams(**params))
-    assert crammer_singer_objective(unweighted.W, reference.X, reference.y, 0.01) > \
-        ours * (1 + 1e-3)
+    assert crammer_singer_objective(unweighted.W, reference.X, reference.y, 0.01) > ours * (
+        1 + 1e-3
+    )
 
 
 @pytest.mark.parametrize("cost", ["-2", "0"])
@@ -347,24 +381,32 @@ def test_cp_learn_linear_honours_cost(samples, tmp_path, algorithm):
     data = read_svmlight(weighted)
     C, eps = 2.0, 1e-4
     C_light = c_light_from_perf(C, data.n_examples)
-    model, info = train_one_slack(data, StructParams(C=C, epsilon=eps, bias=0.0,
-                                                     algorithm=algorithm))
+    model, info = train_one_slack(
+        data, StructParams(C=C, epsilon=eps, bias=0.0, algorithm=algorithm)
+    )
     ours = weighted_hinge(model.w, data.X, data.y, C_light, k)
     optimum = _weighted_optimum(data.X, data.y, C_light, k)
     assert optimum - 1e-6 <= ours <= optimum + 2 * C * eps
     if algorithm == 3:
         # The repeated file (N lines) at C·N/n is the same objective.
         rep = read_svmlight(repeated)
-        model_r, _ = train_one_slack(rep, StructParams(C=C * rep.n_examples / data.n_examples,
-                                                       epsilon=eps, bias=0.0, algorithm=3))
+        model_r, _ = train_one_slack(
+            rep,
+            StructParams(
+                C=C * rep.n_examples / data.n_examples, epsilon=eps, bias=0.0, algorithm=3
+            ),
+        )
         assert weighted_hinge(model_r.w, data.X, data.y, C_light, k) == pytest.approx(
-            optimum, abs=2 * C * eps)
+            optimum, abs=2 * C * eps
+        )
 
 
 # -- threads and stop statuses --------------------------------------------------------------
 
+
 def test_threads_are_a_parameter_and_restored(samples):
     import numba
+
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("needs 2 numba threads")
     data = read_svmlight(samples / "a9a3k.train")
@@ -372,16 +414,21 @@ def test_threads_are_a_parameter_and_restored(samples):
     numba.set_num_threads(2)
     try:
         seen = []
-        model1, _ = train(data, OcasParams(n_threads=1),
-                          callback=lambda p: seen.append(numba.get_num_threads()))
+        model1, _ = train(
+            data, OcasParams(n_threads=1), callback=lambda p: seen.append(numba.get_num_threads())
+        )
         assert set(seen) == {1} and numba.get_num_threads() == 2
         seen.clear()
-        train_one_slack(data, StructParams(C=1.0, n_threads=1, algorithm=3),
-                        callback=lambda p: seen.append(numba.get_num_threads()))
+        train_one_slack(
+            data,
+            StructParams(C=1.0, n_threads=1, algorithm=3),
+            callback=lambda p: seen.append(numba.get_num_threads()),
+        )
         assert set(seen) == {1} and numba.get_num_threads() == 2
 
         def fail(progress):
             raise RuntimeError("stop")
+
         with pytest.raises(RuntimeError):
             train(data, OcasParams(n_threads=1), callback=fail)
         assert numba.get_num_threads() == 2
@@ -395,6 +442,7 @@ def test_stop_statuses(samples):
     """time_limit (also before the first iteration) and buffer_full: the model returned is
     the one whose objective is reported."""
     import time as _time
+
     data = read_svmlight(samples / "a9a3k.train")
     model, info = train(data, OcasParams(time_limit=1e-12))
     assert info.result.status == "time_limit" and info.result.iterations == 0
@@ -402,31 +450,52 @@ def test_stop_statuses(samples):
 
     def slow(progress):
         _time.sleep(0.02)
+
     model, info = train(data, OcasParams(time_limit=0.1, tol_rel=1e-9), callback=slow)
     assert info.result.status == "time_limit" and 1 <= info.result.iterations < 20
-    assert hinge_objective(model.w, data.X, data.y, 1.0) == pytest.approx(info.result.primal,
-                                                                         rel=1e-12)
+    assert hinge_objective(model.w, data.X, data.y, 1.0) == pytest.approx(
+        info.result.primal, rel=1e-12
+    )
     model, info = train(data, OcasParams(buffer_size=2, tol_rel=1e-9))
     assert info.result.status == "buffer_full"
-    assert hinge_objective(model.w, data.X, data.y, 1.0) == pytest.approx(info.result.primal,
-                                                                         rel=1e-12)
+    assert hinge_objective(model.w, data.X, data.y, 1.0) == pytest.approx(
+        info.result.primal, rel=1e-12
+    )
     # The engine's time limit through cp_learn's 1-slack solver.
-    model, info = train_one_slack(data, StructParams(C=1.0, epsilon=1e-9, algorithm=3,
-                                                     bias=0.0, time_limit=0.1),
-                                  callback=slow)
+    model, info = train_one_slack(
+        data,
+        StructParams(C=1.0, epsilon=1e-9, algorithm=3, bias=0.0, time_limit=0.1),
+        callback=slow,
+    )
     assert info.result.status == "time_limit" and 1 <= info.result.iterations < 20
     C_light = c_light_from_perf(1.0, data.n_examples)
     assert hinge_objective(model.w, data.X, data.y, C_light) == pytest.approx(
-        info.result.primal, rel=1e-9)
+        info.result.primal, rel=1e-9
+    )
 
 
 def test_ctrl_c_writes_a_valid_model_and_exits_130(samples, tmp_path):
     """A run that cannot end soon (large C, no tolerance, long time limit) interrupted
     after its first iterations: the model so far is written, exit 130."""
     model, trace = tmp_path / "m", tmp_path / "t.tsv"
-    code, out, err = interrupt_cli("ocas", ["-c", "100000", "-a", "0", "-r", "0", "-t", "600",
-                                            "--trace", trace, samples / "a9a3k.train", model],
-                                   trace)
+    code, out, err = interrupt_cli(
+        "ocas",
+        [
+            "-c",
+            "100000",
+            "-a",
+            "0",
+            "-r",
+            "0",
+            "-t",
+            "600",
+            "--trace",
+            trace,
+            samples / "a9a3k.train",
+            model,
+        ],
+        trace,
+    )
     assert code == 130, err
     assert "interrupted at iteration" in err and "Traceback" not in err
     assert "Stopping condition: interrupted" in out

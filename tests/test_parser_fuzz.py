@@ -9,17 +9,18 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from cpsvm.errors import InputError
 from cpsvm.io.svmlight import parse_svmlight_bytes
 
 # --- the reference: SVMlight's grammar read the slow, obvious way --------------------------
 
-BLANKS = b" \t\r\x0b\x0c"           # what separates tokens within a line
+BLANKS = b" \t\r\x0b\x0c"  # what separates tokens within a line
 NUMBER = re.compile(rb"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 INTEGER = re.compile(rb"[+-]?\d+")
-INT64_MAX = 2 ** 63 - 1
+INT64_MAX = 2**63 - 1
 
 
 class Bad(Exception):
@@ -92,8 +93,14 @@ def same_floats(a, b):
 def check(raw, zero_based=False, block_size=1 << 20):
     expected = reference(raw, zero_based)
     try:
-        ds = parse_svmlight_bytes(raw, "f", zero_based=zero_based, keep_comments=True,
-                                  allow_empty=True, block_size=block_size)
+        ds = parse_svmlight_bytes(
+            raw,
+            "f",
+            zero_based=zero_based,
+            keep_comments=True,
+            allow_empty=True,
+            block_size=block_size,
+        )
     except InputError as e:
         assert isinstance(expected, int), f"refused valid input: {e}"
         assert e.line == expected, f"{e} (expected line {expected})"
@@ -128,28 +135,86 @@ def hang_guard(seconds):
 
 @pytest.fixture(scope="module", autouse=True)
 def compiled():
-    parse_svmlight_bytes(b"1 qid:1 1:1.5 4000000000:2 # c\n", "warm-up")   # both index types
+    parse_svmlight_bytes(b"1 qid:1 1:1.5 4000000000:2 # c\n", "warm-up")  # both index types
 
 
 # --- the examples --------------------------------------------------------------------------
 
 FUZZ = settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck))
 
-SPECIAL_NUMBERS = ["0", "-0", "1", "+1", "-1", "2.5", ".5", "5.", "1e5", "1E-3", "-3E+05",
-                   "nan", "NaN", "-nan", "inf", "-inf", "Infinity", "-infinity", "infxxxxx",
-                   "1e400", "-1e400", "1e-400", "1e309", "2.2250738585072014e-308",
-                   "9007199254740993", "3.14159265358979323846264338327950288",
-                   "1" + "0" * 30, "0." + "0" * 30 + "1", "1e99999999999999999", "1e",
-                   "e5", "+", "-", ".", "", "1.2.3", "0x10", "1_0", "\u0661", "1,5", "--1",
-                   "1e+", "1e5.5", "9" * 400]
-INDEX_TEXT = st.one_of(st.integers(1, 40).map(str), st.integers(-3, 2 ** 66).map(str),
-                       st.sampled_from(["0", "00", "007", "+3", "-3", "", "a", "3.0", "1e3",
-                                        "9223372036854775807", "9223372036854775808",
-                                        "2147483648", "4294967297"]))
-NUMBER_TEXT = st.one_of(st.sampled_from(SPECIAL_NUMBERS),
-                        st.floats(allow_nan=True, allow_infinity=True).map(repr),
-                        st.floats(width=32).map(lambda v: f"{v:.6g}"),
-                        st.integers(-10 ** 25, 10 ** 25).map(str))
+SPECIAL_NUMBERS = [
+    "0",
+    "-0",
+    "1",
+    "+1",
+    "-1",
+    "2.5",
+    ".5",
+    "5.",
+    "1e5",
+    "1E-3",
+    "-3E+05",
+    "nan",
+    "NaN",
+    "-nan",
+    "inf",
+    "-inf",
+    "Infinity",
+    "-infinity",
+    "infxxxxx",
+    "1e400",
+    "-1e400",
+    "1e-400",
+    "1e309",
+    "2.2250738585072014e-308",
+    "9007199254740993",
+    "3.14159265358979323846264338327950288",
+    "1" + "0" * 30,
+    "0." + "0" * 30 + "1",
+    "1e99999999999999999",
+    "1e",
+    "e5",
+    "+",
+    "-",
+    ".",
+    "",
+    "1.2.3",
+    "0x10",
+    "1_0",
+    "\u0661",
+    "1,5",
+    "--1",
+    "1e+",
+    "1e5.5",
+    "9" * 400,
+]
+INDEX_TEXT = st.one_of(
+    st.integers(1, 40).map(str),
+    st.integers(-3, 2**66).map(str),
+    st.sampled_from(
+        [
+            "0",
+            "00",
+            "007",
+            "+3",
+            "-3",
+            "",
+            "a",
+            "3.0",
+            "1e3",
+            "9223372036854775807",
+            "9223372036854775808",
+            "2147483648",
+            "4294967297",
+        ]
+    ),
+)
+NUMBER_TEXT = st.one_of(
+    st.sampled_from(SPECIAL_NUMBERS),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.floats(width=32).map(lambda v: f"{v:.6g}"),
+    st.integers(-(10**25), 10**25).map(str),
+)
 SEPARATOR = st.sampled_from([" ", " ", " ", "\t", "  ", " \t ", "\x0b", "\x0c", "\r"])
 LINE_END = st.sampled_from(["\n", "\n", "\r\n", "\r\n\n", "\n\n", "\r"])
 
@@ -162,14 +227,42 @@ def feature_tokens(draw):
     tokens = [f"{i}:{draw(NUMBER_TEXT) if draw(st.booleans()) else '0.5'}" for i in idx]
     for _ in range(draw(st.integers(0, 2))):
         at = draw(st.integers(0, len(tokens)))
-        tokens.insert(at, draw(st.one_of(
-            st.builds(lambda i, v: f"{i}:{v}", INDEX_TEXT, NUMBER_TEXT),
-            st.builds(lambda key, v: f"{key}:{v}",
-                      st.sampled_from(["qid", "sid", "cost", "QID", "qi", "qidd", "cost "]),
-                      st.one_of(NUMBER_TEXT, INDEX_TEXT)),
-            st.sampled_from([":", "::", "3:", ":3", "3::4", "3:4:", "3:4:5", "qid:", ":qid",
-                             "#", "#:1", "3 :4", "3: 4", "\x00", "1:\x00", "\x001:1",
-                             "1:2\x00", "\u00e9:1", "3:4#5"]))))
+        tokens.insert(
+            at,
+            draw(
+                st.one_of(
+                    st.builds(lambda i, v: f"{i}:{v}", INDEX_TEXT, NUMBER_TEXT),
+                    st.builds(
+                        lambda key, v: f"{key}:{v}",
+                        st.sampled_from(["qid", "sid", "cost", "QID", "qi", "qidd", "cost "]),
+                        st.one_of(NUMBER_TEXT, INDEX_TEXT),
+                    ),
+                    st.sampled_from(
+                        [
+                            ":",
+                            "::",
+                            "3:",
+                            ":3",
+                            "3::4",
+                            "3:4:",
+                            "3:4:5",
+                            "qid:",
+                            ":qid",
+                            "#",
+                            "#:1",
+                            "3 :4",
+                            "3: 4",
+                            "\x00",
+                            "1:\x00",
+                            "\x001:1",
+                            "1:2\x00",
+                            "\u00e9:1",
+                            "3:4#5",
+                        ]
+                    ),
+                )
+            ),
+        )
     return tokens
 
 
@@ -182,8 +275,11 @@ def near_valid_line(draw):
         return draw(st.sampled_from(["", " ", "\t", " \r", "\x0b\x0c"]))
     if kind == "junk":
         return draw(st.text(max_size=40))
-    label = draw(NUMBER_TEXT) if draw(st.integers(0, 3)) == 0 else \
-        draw(st.sampled_from(["1", "-1", "+1", "0", "3"]))
+    label = (
+        draw(NUMBER_TEXT)
+        if draw(st.integers(0, 3)) == 0
+        else draw(st.sampled_from(["1", "-1", "+1", "0", "3"]))
+    )
     if kind == "long":
         n = draw(st.integers(500, 3000))
         tokens = [f"{i}:{(i * 7919) % 1000 / 7}" for i in range(1, n + 1)]
@@ -207,9 +303,9 @@ def near_valid_text(draw):
     lines = draw(st.lists(near_valid_line(), min_size=0, max_size=12))
     text = "".join(line + draw(LINE_END) for line in lines)
     if draw(st.booleans()):
-        text = text.rstrip("\r\n")                   # no newline at the end
+        text = text.rstrip("\r\n")  # no newline at the end
     raw = text.encode("utf-8", "surrogatepass")
-    if raw and draw(st.integers(0, 5)) == 0:        # a NUL byte anywhere
+    if raw and draw(st.integers(0, 5)) == 0:  # a NUL byte anywhere
         at = draw(st.integers(0, len(raw)))
         raw = raw[:at] + b"\x00" + raw[at:]
     return raw
@@ -226,10 +322,37 @@ def test_arbitrary_bytes(raw, zero_based, block_size):
 
 
 @FUZZ
-@given(st.lists(st.sampled_from([b"1", b"-1", b" ", b":", b"2", b"\n", b"\r", b"#", b"q",
-                                 b"id", b"qid:", b"e", b".", b"+", b"\t", b"0", b"\x00",
-                                 b"9" * 20, b"cost:", b"sid:"]), max_size=80).map(b"".join),
-       st.booleans(), BLOCK_SIZES)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                b"1",
+                b"-1",
+                b" ",
+                b":",
+                b"2",
+                b"\n",
+                b"\r",
+                b"#",
+                b"q",
+                b"id",
+                b"qid:",
+                b"e",
+                b".",
+                b"+",
+                b"\t",
+                b"0",
+                b"\x00",
+                b"9" * 20,
+                b"cost:",
+                b"sid:",
+            ]
+        ),
+        max_size=80,
+    ).map(b"".join),
+    st.booleans(),
+    BLOCK_SIZES,
+)
 def test_bytes_from_the_grammars_alphabet(raw, zero_based, block_size):
     with hang_guard(120):
         check(raw, zero_based, block_size)
@@ -242,11 +365,21 @@ def test_near_valid_lines(raw, zero_based, block_size):
         check(raw, zero_based, block_size)
 
 
-@pytest.mark.parametrize("text", [
-    "1 1:infxxxxx\n", "infinity 1:1\n", "1 1:-Infinity\n", "1 qid:-9223372036854775807 1:1\n",
-    "1 qid:9223372036854775808 1:1\n", "1 9223372036854775807:1\n", "-0 1:-0\n",
-    "1 2:1 3:1e-400\r\n\r\n2 cost:1e-400 1:1\n", "1 1:" + "9" * 400 + "\n", "1\x00 1:1\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1 1:infxxxxx\n",
+        "infinity 1:1\n",
+        "1 1:-Infinity\n",
+        "1 qid:-9223372036854775807 1:1\n",
+        "1 qid:9223372036854775808 1:1\n",
+        "1 9223372036854775807:1\n",
+        "-0 1:-0\n",
+        "1 2:1 3:1e-400\r\n\r\n2 cost:1e-400 1:1\n",
+        "1 1:" + "9" * 400 + "\n",
+        "1\x00 1:1\n",
+    ],
+)
 @pytest.mark.parametrize("zero_based", [False, True])
 def test_edge_cases(text, zero_based):
     check(text.encode(), zero_based)

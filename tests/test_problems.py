@@ -8,16 +8,20 @@ import sys
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import ROOT
 
 from cpsvm.data import Dataset
 from cpsvm.errors import InputError, OptionError
 from cpsvm.io.model_file import read_model
 from cpsvm.io.svmlight import read_svmlight
 from cpsvm.models import UserProblemModel
-from cpsvm.problems import (ProblemSpecError, choose_problem, import_problem_class,
-                            problem_names, resolve_problem)
-
-from conftest import ROOT
+from cpsvm.problems import (
+    ProblemSpecError,
+    choose_problem,
+    import_problem_class,
+    problem_names,
+    resolve_problem,
+)
 
 EXAMPLES = ROOT / "examples"
 
@@ -26,8 +30,14 @@ def run(module, *args, pythonpath=(), cwd=None):
     """A command as a user runs it: a child process with the checkout (and
     ``pythonpath``) on PYTHONPATH, in ``cwd``."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([*map(str, pythonpath), str(ROOT)]))
-    return subprocess.run([sys.executable, "-m", f"cpsvm.cli.{module}", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", f"cpsvm.cli.{module}", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=300,
+    )
 
 
 def one_line(result):
@@ -36,23 +46,30 @@ def one_line(result):
 
 # -- the registry -------------------------------------------------------------------------
 
+
 def test_registered_names_and_refusals():
     assert problem_names()[:2] == ["binary", "multiclass"]
     for name in ("auto", "binary", "multiclass", "hmm", "cfg", " binary "):
         assert resolve_problem(name) == name.strip()
-    for bad, expected in [("foo", "unknown problem 'foo'"),
-                          ("", "unknown problem"),
-                          ("nosuchmodule_xyz:P", "No module named"),
-                          ("os:nosuch", "has no 'nosuch'"),
-                          ("os:path", "not a class derived"), (":X", "module:Class")]:
+    for bad, expected in [
+        ("foo", "unknown problem 'foo'"),
+        ("", "unknown problem"),
+        ("nosuchmodule_xyz:P", "No module named"),
+        ("os:nosuch", "has no 'nosuch'"),
+        ("os:path", "not a class derived"),
+        (":X", "module:Class"),
+    ]:
         with pytest.raises(ProblemSpecError, match=expected):
             resolve_problem(bad)
     # The learners of built-in problems only (ocas_learn) take no module:Class.
     data = Dataset(sp.csr_matrix(np.ones((2, 1))), np.array([1.0, -1.0]))
     assert choose_problem(data, "auto") == "binary"
     # hmm only for a learner of sequences (cp_learn): ocas_learn's choice has none.
-    for bad, expected in [("ordinal:OrdinalRegression", "expected auto, binary or multiclass"),
-                          ("hmm", "expected auto, binary or multiclass"), ("foo", "'foo'")]:
+    for bad, expected in [
+        ("ordinal:OrdinalRegression", "expected auto, binary or multiclass"),
+        ("hmm", "expected auto, binary or multiclass"),
+        ("foo", "'foo'"),
+    ]:
         with pytest.raises(ProblemSpecError, match=expected):
             choose_problem(data, bad)
     # A usage error for the commands (exit 2), and still an InputError for library callers.
@@ -70,51 +87,72 @@ def test_user_module_found_in_the_current_directory_and_sys_path_restored(monkey
     assert sys.path == stripped
 
 
-@pytest.mark.parametrize("y, expected", [
-    ([0, 1, 1, 0], "binary problems need targets +1/-1; 0/1 labels: map 0 to -1"),
-    ([0, 3, 1, 2], "multiclass labels start at 1; 0-based labels: add 1"),
-    ([1, 2, -1, 2], "expected class labels 1..k"),
-])
+@pytest.mark.parametrize(
+    "y, expected",
+    [
+        ([0, 1, 1, 0], "binary problems need targets +1/-1; 0/1 labels: map 0 to -1"),
+        ([0, 3, 1, 2], "multiclass labels start at 1; 0-based labels: add 1"),
+        ([1, 2, -1, 2], "expected class labels 1..k"),
+    ],
+)
 def test_label_errors_say_what_the_problems_need(y, expected):
     # The check that cp_learn and ocas_learn share.
-    data = Dataset(sp.csr_matrix(np.ones((4, 2))), np.array(y, dtype=float),
-                   source="d", line_numbers=np.arange(1, 5))
+    data = Dataset(
+        sp.csr_matrix(np.ones((4, 2))),
+        np.array(y, dtype=float),
+        source="d",
+        line_numbers=np.arange(1, 5),
+    )
     with pytest.raises(InputError, match="got target") as err:
         choose_problem(data, "auto")
     assert expected in str(err.value) and str(err.value).startswith("d:")
 
 
 def test_binary_named_with_zero_one_labels_says_map_0_to_minus_1():
-    data = Dataset(sp.csr_matrix(np.ones((3, 1))), np.array([1.0, 0.0, 1.0]), source="d",
-                   line_numbers=np.arange(1, 4))
-    with pytest.raises(InputError, match=r"d:2: expected binary targets \+1 or -1, got "
-                                         r"target 0 \(binary problems need targets "
-                                         r"\+1/-1: map 0 to -1\)"):
+    data = Dataset(
+        sp.csr_matrix(np.ones((3, 1))),
+        np.array([1.0, 0.0, 1.0]),
+        source="d",
+        line_numbers=np.arange(1, 4),
+    )
+    with pytest.raises(
+        InputError,
+        match=r"d:2: expected binary targets \+1 or -1, got "
+        r"target 0 \(binary problems need targets "
+        r"\+1/-1: map 0 to -1\)",
+    ):
         choose_problem(data, "binary")
 
 
 # -- cp_learn refuses what names no problem, before reading the data ---------------------
 
-@pytest.mark.parametrize("spec, expected", [
-    ("foo", "unknown problem 'foo': expected auto, binary, multiclass, hmm, cfg, rank or "
-            "module:Class"),
-    ("nosuchmodule_xyz:Problem", "cannot import problem"),
-    ("ordinal:NoSuchClass", "has no 'NoSuchClass'"),
-    ("os:path", "not a class derived from cpsvm.problems.PerExampleProblem"),
-])
+
+@pytest.mark.parametrize(
+    "spec, expected",
+    [
+        (
+            "foo",
+            "unknown problem 'foo': expected auto, binary, multiclass, hmm, cfg, rank or "
+            "module:Class",
+        ),
+        ("nosuchmodule_xyz:Problem", "cannot import problem"),
+        ("ordinal:NoSuchClass", "has no 'NoSuchClass'"),
+        ("os:path", "not a class derived from cpsvm.problems.PerExampleProblem"),
+    ],
+)
 def test_bad_problem_is_a_usage_error_before_reading(tmp_path, spec, expected):
     model = tmp_path / "m"
-    missing = tmp_path / "no-such-data"     # never opened: the spec is checked first
-    result = run("learn", "-c", "1", "--problem", spec, missing, model,
-                 pythonpath=[EXAMPLES])
+    missing = tmp_path / "no-such-data"  # never opened: the spec is checked first
+    result = run("learn", "-c", "1", "--problem", spec, missing, model, pythonpath=[EXAMPLES])
     assert result.returncode == 2, result.stderr
     assert one_line(result) and expected in result.stderr
     assert "no-such-data" not in result.stderr and not model.exists()
 
 
 def test_auto_picks_hmm_only_for_sequence_files_of_a_sequence_learner():
-    tokens = Dataset(sp.csr_matrix(np.ones((4, 1))), np.array([1.0, 2.0, 2.0, 1.0]),
-                     qid=np.array([1, 1, 2, 2]))
+    tokens = Dataset(
+        sp.csr_matrix(np.ones((4, 1))), np.array([1.0, 2.0, 2.0, 1.0]), qid=np.array([1, 1, 2, 2])
+    )
     assert choose_problem(tokens, "auto", sequences=True) == "hmm"
     assert choose_problem(tokens, "auto") == "multiclass"
     # One line a qid (no sentence of two tokens), or ±1 targets: not SVM-hmm's shape.
@@ -124,6 +162,7 @@ def test_auto_picks_hmm_only_for_sequence_files_of_a_sequence_learner():
 
 
 # -- the worked example, end to end -------------------------------------------------------
+
 
 def _w_of(model_path):
     """w from the model file's last line, parsed here independently of the reader."""
@@ -141,8 +180,17 @@ def ordinal_model(tmp_path_factory):
     """The README's cp_learn command, run once for this module's tests."""
     tmp = tmp_path_factory.mktemp("ordinal")
     model = tmp / "ordinal.model"
-    learn = run("learn", "-c", "100", "--problem", "ordinal:OrdinalRegression",
-                EXAMPLES / "ordinal.train", model, pythonpath=[EXAMPLES], cwd=tmp)
+    learn = run(
+        "learn",
+        "-c",
+        "100",
+        "--problem",
+        "ordinal:OrdinalRegression",
+        EXAMPLES / "ordinal.train",
+        model,
+        pythonpath=[EXAMPLES],
+        cwd=tmp,
+    )
     assert learn.returncode == 0, learn.stderr
     assert "Problem: user (ordinal:OrdinalRegression)" in learn.stdout
     return model
@@ -156,8 +204,14 @@ def test_ordinal_example_end_to_end(ordinal_model, tmp_path):
     assert header[1].startswith("ordinal:OrdinalRegression #")
     assert header[2].startswith('{"n_levels": 5} #') and header[3].startswith("20 #")
 
-    classify = run("classify", EXAMPLES / "ordinal.test", model, predictions,
-                   pythonpath=[EXAMPLES], cwd=tmp_path)
+    classify = run(
+        "classify",
+        EXAMPLES / "ordinal.test",
+        model,
+        predictions,
+        pythonpath=[EXAMPLES],
+        cwd=tmp_path,
+    )
     assert classify.returncode == 0, classify.stderr
     test = read_svmlight(EXAMPLES / "ordinal.test")
     predicted = np.array([int(line) for line in predictions.read_text().splitlines()])
@@ -169,8 +223,10 @@ def test_ordinal_example_end_to_end(ordinal_model, tmp_path):
     mae = np.mean(np.abs(predicted - test.y))
     wrong = int(np.count_nonzero(predicted != test.y))
     assert f"Average loss on test set: {mae:.4f}" in classify.stdout
-    assert f"Zero/one-error on test set: {100 * wrong / 60:.2f}% ({60 - wrong} correct, " \
-           f"{wrong} incorrect, 60 total)" in classify.stdout
+    assert (
+        f"Zero/one-error on test set: {100 * wrong / 60:.2f}% ({60 - wrong} correct, "
+        f"{wrong} incorrect, 60 total)" in classify.stdout
+    )
     # It learned something: far better than always predicting the median level.
     assert mae < 0.5 * np.mean(np.abs(np.median(test.y) - test.y))
 
@@ -209,22 +265,36 @@ def test_user_problem_honours_cost(tmp_path, monkeypatch):
     repeated file at C·N/n is the same objective), through the user's problem."""
     monkeypatch.syspath_prepend(str(EXAMPLES))
     from cpsvm.solvers.one_slack import StructParams, train
+
     lines = (EXAMPLES / "ordinal.train").read_text().splitlines()[:40]
     weighted = tmp_path / "weighted.train"
     repeated = tmp_path / "repeated.train"
     k = 3
-    weighted.write_text("\n".join(f"{line.split(' ', 1)[0]} cost:{k} {line.split(' ', 1)[1]}"
-                                  if i % 4 == 0 else line for i, line in enumerate(lines)) + "\n")
-    repeated.write_text("\n".join(line for i, line in enumerate(lines)
-                                  for _ in range(k if i % 4 == 0 else 1)) + "\n")
+    weighted.write_text(
+        "\n".join(
+            f"{line.split(' ', 1)[0]} cost:{k} {line.split(' ', 1)[1]}" if i % 4 == 0 else line
+            for i, line in enumerate(lines)
+        )
+        + "\n"
+    )
+    repeated.write_text(
+        "\n".join(line for i, line in enumerate(lines) for _ in range(k if i % 4 == 0 else 1))
+        + "\n"
+    )
     data, rep = read_svmlight(weighted), read_svmlight(repeated)
     spec = "ordinal:OrdinalRegression"
     C, eps = 50.0, 1e-3
     _, info_w = train(data, StructParams(C=C, epsilon=eps, algorithm=3, problem=spec))
-    _, info_r = train(rep, StructParams(C=C * rep.n_examples / data.n_examples, epsilon=eps,
-                                        algorithm=3, problem=spec))
-    _, info_1 = train(read_svmlight(EXAMPLES / "ordinal.train").subset(slice(0, 40)),
-                      StructParams(C=C, epsilon=eps, algorithm=3, problem=spec))
+    _, info_r = train(
+        rep,
+        StructParams(
+            C=C * rep.n_examples / data.n_examples, epsilon=eps, algorithm=3, problem=spec
+        ),
+    )
+    _, info_1 = train(
+        read_svmlight(EXAMPLES / "ordinal.train").subset(slice(0, 40)),
+        StructParams(C=C, epsilon=eps, algorithm=3, problem=spec),
+    )
     tolerance = 2 * C * eps
     assert info_w.result.primal == pytest.approx(info_r.result.primal, abs=tolerance)
     assert abs(info_w.result.primal - info_1.result.primal) > 10 * tolerance

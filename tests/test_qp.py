@@ -98,14 +98,23 @@ def slsqp_dual(G, h, groups, bounds):
     for j, bound in enumerate(bounds):
         row = (groups == j).astype(float)
         if row.any():
-            constraints.append({"type": "ineq",
-                                "fun": lambda a, row=row, bound=bound: bound - row @ a,
-                                "jac": lambda a, row=row: -row})
+            constraints.append(
+                {
+                    "type": "ineq",
+                    "fun": lambda a, row=row, bound=bound: bound - row @ a,
+                    "jac": lambda a, row=row: -row,
+                }
+            )
     start = project(np.full(m, bounds.min() / m), groups, bounds)
-    found = minimize(lambda a: -dual_value(G, h, a), start,
-                     jac=lambda a: -(h - G @ a), method="SLSQP",
-                     bounds=[(0.0, None)] * m, constraints=constraints,
-                     options={"ftol": 1e-16, "maxiter": 2000})
+    found = minimize(
+        lambda a: -dual_value(G, h, a),
+        start,
+        jac=lambda a: -(h - G @ a),
+        method="SLSQP",
+        bounds=[(0.0, None)] * m,
+        constraints=constraints,
+        options={"ftol": 1e-16, "maxiter": 2000},
+    )
     alpha = project(found.x, groups, bounds)
     return dual_value(G, h, alpha), alpha
 
@@ -133,8 +142,14 @@ def assert_optimal(result, G, h, groups, bounds, reference_value, rtol):
     alpha = result.alpha
     assert alpha.shape == h.shape and alpha.dtype == np.float64
     assert result.converged
-    assert_kkt(G, h, groups, bounds, alpha, atol=1e-9 * max(np.abs(h).max(), 1e-300)
-               + 1e-12 * np.max(abs(G) @ alpha, initial=0.0))
+    assert_kkt(
+        G,
+        h,
+        groups,
+        bounds,
+        alpha,
+        atol=1e-9 * max(np.abs(h).max(), 1e-300) + 1e-12 * np.max(abs(G) @ alpha, initial=0.0),
+    )
     value = dual_value(G, h, alpha)
     scale = max(magnitude(G, h, alpha), abs(reference_value))
     assert result.dual == pytest.approx(value, rel=1e-12, abs=1e-13 * scale)
@@ -149,8 +164,9 @@ def assert_optimal(result, G, h, groups, bounds, reference_value, rtol):
 # --------------------------------------------------------------------------
 
 
-def make_problem(rng, m, dim, n_groups, *, duplicates=0, zero_cuts=0, c_scale=1.0,
-                 equal_bounds=False):
+def make_problem(
+    rng, m, dim, n_groups, *, duplicates=0, zero_cuts=0, c_scale=1.0, equal_bounds=False
+):
     """Cut vectors V (dim x m), G = V'V, offsets h, groups and bounds.
 
     dim < m makes G singular; duplicates copy a cut vector (and half the time
@@ -173,14 +189,16 @@ def make_problem(rng, m, dim, n_groups, *, duplicates=0, zero_cuts=0, c_scale=1.
     return V, V.T @ V, h, groups, bounds
 
 
-problem_shapes = st.fixed_dictionaries({
-    "seed": st.integers(0, 2**32 - 1),
-    "dim": st.integers(1, 7),
-    "n_groups": st.integers(1, 3),
-    "duplicates": st.integers(0, 2),
-    "zero_cuts": st.integers(0, 1),
-    "c_exponent": st.sampled_from([-6.0, -2.0, 0.0, 1.0, 3.0, 6.0]),
-})
+problem_shapes = st.fixed_dictionaries(
+    {
+        "seed": st.integers(0, 2**32 - 1),
+        "dim": st.integers(1, 7),
+        "n_groups": st.integers(1, 3),
+        "duplicates": st.integers(0, 2),
+        "zero_cuts": st.integers(0, 1),
+        "c_exponent": st.sampled_from([-6.0, -2.0, 0.0, 1.0, 3.0, 6.0]),
+    }
+)
 
 
 # --------------------------------------------------------------------------
@@ -193,13 +211,21 @@ problem_shapes = st.fixed_dictionaries({
 def test_tiny_problems_match_brute_force(shape, m):
     rng = np.random.default_rng(shape["seed"])
     _, G, h, groups, bounds = make_problem(
-        rng, m, shape["dim"], shape["n_groups"], duplicates=shape["duplicates"],
-        zero_cuts=shape["zero_cuts"], c_scale=10.0 ** shape["c_exponent"])
+        rng,
+        m,
+        shape["dim"],
+        shape["n_groups"],
+        duplicates=shape["duplicates"],
+        zero_cuts=shape["zero_cuts"],
+        c_scale=10.0 ** shape["c_exponent"],
+    )
     reference, _ = brute_force_dual(G, h, groups, bounds)
     warm = rng.uniform(0, 2 * bounds.max(), size=m)
-    for result in (solve_dual(G, h, groups, bounds, method="quadprog"),
-                   solve_dual(G, h, groups, bounds, method="smo"),
-                   solve_dual(G, h, groups, bounds, alpha0=warm)):
+    for result in (
+        solve_dual(G, h, groups, bounds, method="quadprog"),
+        solve_dual(G, h, groups, bounds, method="smo"),
+        solve_dual(G, h, groups, bounds, alpha0=warm),
+    ):
         assert_optimal(result, G, h, groups, bounds, reference, rtol=1e-9)
 
 
@@ -221,13 +247,28 @@ def test_moderate_problems_match_slsqp(seed, n_groups):
 @given(shape=problem_shapes, m=st.integers(8, 40))
 # 16 free cuts of rank 15 whose Cholesky passed the definiteness test: the active set
 # stopped with a residual of 0.7 until such faces went to the eigendecomposition.
-@example(shape={"seed": 297909, "dim": 5, "n_groups": 1, "duplicates": 1, "zero_cuts": 0,
-                "c_exponent": 3.0}, m=31)
+@example(
+    shape={
+        "seed": 297909,
+        "dim": 5,
+        "n_groups": 1,
+        "duplicates": 1,
+        "zero_cuts": 0,
+        "c_exponent": 3.0,
+    },
+    m=31,
+)
 def test_quadprog_and_warm_smo_agree(shape, m):
     rng = np.random.default_rng(shape["seed"])
     _, G, h, groups, bounds = make_problem(
-        rng, m, shape["dim"] * 3, shape["n_groups"], duplicates=3 * shape["duplicates"],
-        zero_cuts=shape["zero_cuts"], c_scale=10.0 ** shape["c_exponent"])
+        rng,
+        m,
+        shape["dim"] * 3,
+        shape["n_groups"],
+        duplicates=3 * shape["duplicates"],
+        zero_cuts=shape["zero_cuts"],
+        c_scale=10.0 ** shape["c_exponent"],
+    )
     cold = solve_dual(G, h, groups, bounds, method="quadprog")
     warm = solve_dual(G, h, groups, bounds, alpha0=rng.uniform(0, bounds.max(), size=m))
     assert cold.converged and warm.converged
@@ -270,8 +311,9 @@ def test_n_slack_svm_matches_liblinear():
     assert primal(w) - result.dual <= 1e-9 * primal(w)
     assert result.gap == pytest.approx(primal(w) - result.dual, abs=1e-9 * primal(w))
     # ... and liblinear's primal point is no better (weak duality).
-    model = svm.LinearSVC(C=C, loss="hinge", dual=True, fit_intercept=False,
-                          tol=1e-10, max_iter=200_000).fit(X, y)
+    model = svm.LinearSVC(
+        C=C, loss="hinge", dual=True, fit_intercept=False, tol=1e-10, max_iter=200_000
+    ).fit(X, y)
     liblinear = primal(model.coef_.ravel())
     assert liblinear >= result.dual - 1e-9 * liblinear
     assert liblinear == pytest.approx(primal(w), rel=1e-5)
@@ -332,8 +374,9 @@ def test_duplicate_cuts_do_not_change_the_optimum():
     single = solve_dual(V.T @ V, h, np.zeros(6, dtype=int), [2.0])
     for method in ("quadprog", "smo"):
         doubled = solve_dual(G_dup, h_dup, np.zeros(10, dtype=int), [2.0], method=method)
-        assert_optimal(doubled, G_dup, h_dup, np.zeros(10, dtype=int), np.array([2.0]),
-                       single.dual, rtol=1e-10)
+        assert_optimal(
+            doubled, G_dup, h_dup, np.zeros(10, dtype=int), np.array([2.0]), single.dual, rtol=1e-10
+        )
 
 
 def test_zero_bound_group_keeps_alpha_zero():
@@ -526,8 +569,7 @@ def test_one_slack_training_loop():
         working_set.add(offset, np.array(cuts).reshape(-1, dim) @ psi, psi @ psi)
         cuts.append(psi)
         result = working_set.solve()
-        cold = solve_dual(working_set.G, working_set.h, working_set.groups, [C],
-                          method="quadprog")
+        cold = solve_dual(working_set.G, working_set.h, working_set.groups, [C], method="quadprog")
         assert result.converged
         assert result.dual == pytest.approx(cold.dual, rel=1e-9)
         w = np.array(cuts).T @ working_set.alpha

@@ -7,15 +7,13 @@ import itertools
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import SAMPLES
 
 from cpsvm.io.model_file import read_model
 from cpsvm.io.svmlight import read_svmlight
 from cpsvm.models import LinearModel, RankingModel
-from cpsvm.problems.rank import (FRACTION_SWAPPED, SWAPPED_PAIRS, RankProblem,
-                                 query_metrics)
+from cpsvm.problems.rank import FRACTION_SWAPPED, SWAPPED_PAIRS, RankProblem, query_metrics
 from cpsvm.solvers.one_slack import StructParams, train
-
-from conftest import SAMPLES
 
 TOY = SAMPLES / "toy.rank.train"
 TOY_TEST = SAMPLES / "toy.rank.test"
@@ -31,11 +29,12 @@ def tiny_sets(n_sets, max_pairs=10, seed=0):
         starts = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
         n = int(starts[-1])
         y = rng.integers(0, 3, size=n).astype(float)
-        pairs = sum(int(np.sum(y[a:b, None] > y[None, a:b]))
-                    for a, b in zip(starts[:-1], starts[1:]))
+        pairs = sum(
+            int(np.sum(y[a:b, None] > y[None, a:b])) for a, b in zip(starts[:-1], starts[1:])
+        )
         if not 0 < pairs <= max_pairs:
             continue
-        X = rng.integers(-2, 3, size=(n, 3)).astype(float)   # integer scores: exact ties
+        X = rng.integers(-2, 3, size=(n, 3)).astype(float)  # integer scores: exact ties
         w = rng.choice([0.0, 0.5, 1.0]) * rng.integers(-2, 3, size=3)
         made += 1
         yield sp.csr_matrix(X), y, starts, w
@@ -104,8 +103,7 @@ def worst_ranking_metrics(scores, y, at=10):
                 precisions.append(hits / (r + 1))
         ndcgs.append(dcg / idcg if idcg > 0 else np.nan)
         aps.append(np.mean(precisions) if precisions else np.nan)
-    swapped = sum(1 for i in range(m) for j in range(m)
-                  if y[i] > y[j] and scores[i] <= scores[j])
+    swapped = sum(1 for i in range(m) for j in range(m) if y[i] > y[j] and scores[i] <= scores[j])
     pairs = sum(1 for i in range(m) for j in range(m) if y[i] > y[j])
     return pairs, swapped, min(ndcgs), min(aps)
 
@@ -115,7 +113,7 @@ def test_evaluation_is_the_worst_ranking_that_sorts_the_scores():
     sizes = rng.integers(1, 7, size=25)
     starts = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
     y = rng.integers(-1, 4, size=starts[-1]).astype(float)
-    scores = rng.integers(0, 3, size=starts[-1]).astype(float)   # many ties
+    scores = rng.integers(0, 3, size=starts[-1]).astype(float)  # many ties
     got = query_metrics(scores, y, starts, at=3)
     for q, (a, b) in enumerate(zip(starts[:-1], starts[1:])):
         expected = worst_ranking_metrics(scores[a:b], y[a:b], at=3)
@@ -143,18 +141,18 @@ def test_objective_is_linearsvcs_on_the_pairs(toy, loss_id):
     n = len(np.unique(toy.qid))
     D = (toy.X[i] - toy.X[j]).toarray()
     per_query = np.bincount(q)[q] if loss_id == FRACTION_SWAPPED else np.ones(len(i))
-    weight = 1.0 / per_query            # -l 2: each query's pairs averaged
+    weight = 1.0 / per_query  # -l 2: each query's pairs averaged
     # Pairs of both orientations, so that LinearSVC sees two classes; the hinge is the same.
     sign = np.where(np.arange(len(i)) % 2 == 0, 1.0, -1.0)
-    svc = LinearSVC(C=C / n, loss="hinge", fit_intercept=False, tol=1e-10,
-                    max_iter=200000).fit(D * sign[:, None], sign, sample_weight=weight)
+    svc = LinearSVC(C=C / n, loss="hinge", fit_intercept=False, tol=1e-10, max_iter=200000).fit(
+        D * sign[:, None], sign, sample_weight=weight
+    )
 
     def objective(w):
         return 0.5 * w @ w + C / n * weight @ np.maximum(0.0, 1.0 - D @ w)
 
     reference = objective(svc.coef_.ravel())
-    model, info = train(toy, StructParams(C=C, epsilon=0.001, problem="rank",
-                                          loss_id=loss_id))
+    model, info = train(toy, StructParams(C=C, epsilon=0.001, problem="rank", loss_id=loss_id))
     assert isinstance(model, RankingModel) and model.b == 0.0
     ours = objective(model.w)
     assert ours == pytest.approx(info.result.primal, rel=1e-9)
@@ -169,8 +167,7 @@ def test_every_algorithm_reaches_the_same_optimum(toy, algorithm):
     C = 2.0
     _, reference = train(toy, StructParams(C=C, epsilon=1e-4, problem="rank", algorithm=9))
     optimum = reference.result.primal
-    _, info = train(toy, StructParams(C=C, epsilon=0.01, problem="rank",
-                                      algorithm=algorithm))
+    _, info = train(toy, StructParams(C=C, epsilon=0.01, problem="rank", algorithm=algorithm))
     assert info.algorithm == algorithm and info.n_examples == 60
     assert optimum - C * reference.epsilon <= info.result.primal <= optimum + C * info.epsilon
 
@@ -198,49 +195,88 @@ def test_a_query_of_one_level_counts_in_n_and_adds_no_loss():
 # Every command line of these tests runs once, all in one interpreter (one start-up): a
 # case is (module, argv, files to write first), with NAME standing for the run's folder.
 
-MODEL_LINES = ("SVM-light Version V6.20\n0 # kernel type\n3 # kernel parameter -d \n"
-               "1 # kernel parameter -g \n1 # kernel parameter -s \n1 # kernel parameter "
-               "-r \nempty# kernel parameter -u \n11 # highest feature index \n8 # number "
-               "of training documents \n2 # number of support vectors plus 1 \n0 # "
-               "threshold b, each following line is a SV (starting with alpha*y)\n"
-               "1 1:0.5 2:-0.25 #\n")
+MODEL_LINES = (
+    "SVM-light Version V6.20\n0 # kernel type\n3 # kernel parameter -d \n"
+    "1 # kernel parameter -g \n1 # kernel parameter -s \n1 # kernel parameter "
+    "-r \nempty# kernel parameter -u \n11 # highest feature index \n8 # number "
+    "of training documents \n2 # number of support vectors plus 1 \n0 # "
+    "threshold b, each following line is a SV (starting with alpha*y)\n"
+    "1 1:0.5 2:-0.25 #\n"
+)
 ONE_PAIR = "2 qid:1 1:1\n0 qid:1 2:1\n"
 BAD = {
-    "split": ("2 qid:1 1:1\n0 qid:1 2:1\n1 qid:2 1:1\n0 qid:1 2:2\n", [], 1,
-              "d:4: expected the documents of query qid:1 on consecutive lines, but it "
-              "reappears after qid:2 (it began on line 1)"),
-    "text_target": ("2 qid:1 1:1\nhigh qid:1 2:1\n", ["--problem", "rank"], 1,
-                    "d:2: expected a numeric target at the start of the line, got 'high'"),
-    "no_pairs": ("1 qid:1 1:1\n1 qid:1 2:1\n0 qid:2 1:1\n", ["--problem", "rank"], 1,
-                 "expected a query with two different targets (a pair to rank), but each "
-                 "of the 2 queries has one relevance level only"),
+    "split": (
+        "2 qid:1 1:1\n0 qid:1 2:1\n1 qid:2 1:1\n0 qid:1 2:2\n",
+        [],
+        1,
+        "d:4: expected the documents of query qid:1 on consecutive lines, but it "
+        "reappears after qid:2 (it began on line 1)",
+    ),
+    "text_target": (
+        "2 qid:1 1:1\nhigh qid:1 2:1\n",
+        ["--problem", "rank"],
+        1,
+        "d:2: expected a numeric target at the start of the line, got 'high'",
+    ),
+    "no_pairs": (
+        "1 qid:1 1:1\n1 qid:1 2:1\n0 qid:2 1:1\n",
+        ["--problem", "rank"],
+        1,
+        "expected a query with two different targets (a pair to rank), but each "
+        "of the 2 queries has one relevance level only",
+    ),
     "slack": (ONE_PAIR, ["-o", "1"], 2, "margin rescaling only"),
     "custom": (ONE_PAIR, ["--t", "1"], 2, "--t: not options of the rank problem"),
     "loss": (ONE_PAIR, ["-l", "0"], 2, "not a loss of the rank problem"),
-    "kernel": (ONE_PAIR, ["-t", "2"], 1, "kernels (-t 1..3) are supported for binary "
-                                         "problems only"),
-    "binary_reading": (None, ["--problem", "binary"], 1,
-                       "toy.rank.train:1: expected binary targets +1 or -1, got target 2"),
+    "kernel": (
+        ONE_PAIR,
+        ["-t", "2"],
+        1,
+        "kernels (-t 1..3) are supported for binary problems only",
+    ),
+    "binary_reading": (
+        None,
+        ["--problem", "binary"],
+        1,
+        "toy.rank.train:1: expected binary targets +1 or -1, got target 2",
+    ),
 }
 CASES = {
-    "toy": [("learn", ["-c", "3", TOY, "NAME/m"], {}),
-            ("classify", [TOY_TEST, "NAME/m", "NAME/p"], {})],
-    "plain_model": [("classify", ["-v", "1", TOY_TEST, "NAME/m", "NAME/p"],
-                     {"m": MODEL_LINES})],
+    "toy": [
+        ("learn", ["-c", "3", TOY, "NAME/m"], {}),
+        ("classify", [TOY_TEST, "NAME/m", "NAME/p"], {}),
+    ],
+    "plain_model": [("classify", ["-v", "1", TOY_TEST, "NAME/m", "NAME/p"], {"m": MODEL_LINES})],
     "hmm": [("learn", ["-c", "1", "-e", "1", SAMPLES / "ewt60.hmm.train", "NAME/m"], {})],
-    "binary_qid": [("learn", ["-c", "1", "NAME/d", "NAME/m"],
-                    {"d": "1 qid:1 1:1\n-1 qid:1 2:1\n1 qid:2 1:1 2:0.5\n-1 qid:2 2:2\n"}),
-                   ("learn", ["-c", "1", "--problem", "rank", "NAME/d", "NAME/m"], {})],
-    "skipped": [("learn", ["-c", "1", "NAME/d", "NAME/m"],
-                 {"d": "2 qid:1 1:1\n0 qid:1 2:1\n1 qid:2 1:1\n1 qid:2 2:1\n0.5 qid:3 1:2\n"})],
-    "classify_split": [("learn", ["-v", "0", "-c", "1", TOY, "NAME/m"], {}),
-                       ("classify", ["-v", "1", "NAME/d", "NAME/m", "NAME/p"],
-                        {"d": "2 qid:1 1:1\n0 qid:2 2:1\n1 qid:1 1:1\n"})],
+    "binary_qid": [
+        (
+            "learn",
+            ["-c", "1", "NAME/d", "NAME/m"],
+            {"d": "1 qid:1 1:1\n-1 qid:1 2:1\n1 qid:2 1:1 2:0.5\n-1 qid:2 2:2\n"},
+        ),
+        ("learn", ["-c", "1", "--problem", "rank", "NAME/d", "NAME/m"], {}),
+    ],
+    "skipped": [
+        (
+            "learn",
+            ["-c", "1", "NAME/d", "NAME/m"],
+            {"d": "2 qid:1 1:1\n0 qid:1 2:1\n1 qid:2 1:1\n1 qid:2 2:1\n0.5 qid:3 1:2\n"},
+        )
+    ],
+    "classify_split": [
+        ("learn", ["-v", "0", "-c", "1", TOY, "NAME/m"], {}),
+        (
+            "classify",
+            ["-v", "1", "NAME/d", "NAME/m", "NAME/p"],
+            {"d": "2 qid:1 1:1\n0 qid:2 2:1\n1 qid:1 1:1\n"},
+        ),
+    ],
 }
 for name, (text, args, _, _) in BAD.items():
     data = "NAME/d" if text is not None else TOY
-    CASES["bad_" + name] = [("learn", ["-c", "1", *args, data, "NAME/m"],
-                             {"d": text} if text is not None else {})]
+    CASES["bad_" + name] = [
+        ("learn", ["-c", "1", *args, data, "NAME/m"], {"d": text} if text is not None else {})
+    ]
 
 RUNNER = """
 import contextlib, importlib, io, json, pathlib, sys
@@ -269,18 +305,25 @@ def runs(tmp_path_factory):
     import os
     import subprocess
     import sys
+
     root = tmp_path_factory.mktemp("rank")
     plan = {}
     for name, steps in CASES.items():
         folder = root / name
         folder.mkdir()
-        fill = (lambda v: str(v).replace("NAME", str(folder)))  # noqa: E731
-        plan[name] = [(module, [fill(a) for a in argv],
-                       {fill(f"NAME/{f}"): t for f, t in files.items()})
-                      for module, argv, files in steps]
+        fill = lambda v: str(v).replace("NAME", str(folder))  # noqa: E731
+        plan[name] = [
+            (module, [fill(a) for a in argv], {fill(f"NAME/{f}"): t for f, t in files.items()})
+            for module, argv, files in steps
+        ]
     env = dict(os.environ, PYTHONPATH=str(SAMPLES.parent.parent))
-    done = subprocess.run([sys.executable, "-c", RUNNER, json.dumps(plan)], env=env,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-c", RUNNER, json.dumps(plan)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     results = json.loads(done.stdout)
     return {name: (root / name, results[name]) for name in CASES}
@@ -316,7 +359,7 @@ def test_cp_learn_detects_ranking_and_cp_classify_prints_svm_rank_figures(runs):
     assert f"Total Num Swappedpairs  : {total:6d}" in tout
     assert f"Avg Swappedpairs Percent: {100 * np.mean(fractions):6.2f}" in tout
     assert "NDCG@10 on test set: 0." in tout and "MAP on test set: 0." in tout
-    assert np.mean(fractions) < 0.35      # the toy set is learnable
+    assert np.mean(fractions) < 0.35  # the toy set is learnable
 
 
 def test_a_plain_linear_model_ranks_a_file_of_graded_queries(runs):
@@ -342,8 +385,10 @@ def test_binary_targets_with_qid_stay_binary(runs):
 def test_queries_of_one_level_are_skipped_and_counted(runs):
     _, ((code, out, err),) = runs["skipped"]
     assert code == 0, err
-    assert "(3 queries (2 with one relevance level only: no pairs, skipped), 5 documents, " \
-           "1 pairs" in out
+    assert (
+        "(3 queries (2 with one relevance level only: no pairs, skipped), 5 documents, "
+        "1 pairs" in out
+    )
 
 
 @pytest.mark.parametrize("name", list(BAD))

@@ -1,14 +1,14 @@
 """RowTable: slots reused, blocks never copied; products against a plain list of rows."""
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cpsvm.engine.cuts import RowTable
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.booleans(), st.integers(0, 2**31 - 1)), min_size=1,
-                max_size=80))
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 2**31 - 1)), min_size=1, max_size=80))
 def test_row_table_matches_a_list_of_rows(steps):
     width = 7
     table, reference = RowTable(width), []
@@ -33,8 +33,9 @@ def test_row_table_matches_a_list_of_rows(steps):
         np.testing.assert_array_equal(table.rows, R)
         np.testing.assert_allclose(table.combine(alpha), alpha @ R, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(table.dot(vector), R @ vector, rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(table.columns_times(columns, beta), R[:, columns] @ beta,
-                                   rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(
+            table.columns_times(columns, beta), R[:, columns] @ beta, rtol=1e-12, atol=1e-12
+        )
 
 
 def test_growing_keeps_earlier_blocks_in_place():
@@ -43,5 +44,5 @@ def test_growing_keeps_earlier_blocks_in_place():
     first = table._blocks[0]
     for k in range(100):
         table.append(np.full(3, float(k)))
-    assert table._blocks[0] is first            # never reallocated
+    assert table._blocks[0] is first  # never reallocated
     assert sum(len(b) for b in table._blocks) < 2 * 101 + RowTable.FIRST_BLOCK

@@ -48,9 +48,10 @@ def _row_by_row(A, B):
 
 
 @pytest.mark.parametrize("ones", [False, True])
-@pytest.mark.parametrize("stream", [False, True])   # X·W over X's rows, or its columns
-def test_products_with_k_columns_are_row_sums_for_any_thread_count(blocked, monkeypatch,
-                                                                    ones, stream):
+@pytest.mark.parametrize("stream", [False, True])  # X·W over X's rows, or its columns
+def test_products_with_k_columns_are_row_sums_for_any_thread_count(
+    blocked, monkeypatch, ones, stream
+):
     """X·W (W (d, k)) and Xᵀ·B (B (n, k)): every row of the result summed in its own
     order (the same bits for any blocks and threads), as a loop over the non-zeros."""
     X, _, rng = blocked
@@ -102,26 +103,37 @@ def test_add_by_class_is_the_crammer_singer_delta_psi(blocked):
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("fill", [1.0, 0.8])   # every entry stored (a view), or copied
+@pytest.mark.parametrize("fill", [1.0, 0.8])  # every entry stored (a view), or copied
 def test_dense_blocks_equal_scipy_and_are_thread_independent(monkeypatch, fill):
     monkeypatch.setattr(sparse_ops, "PARALLEL_MIN_NNZ", 1)
     rng = np.random.default_rng(4)
     dense = rng.standard_normal((203, 17)) * (rng.random((203, 17)) < fill)
-    X = sp.csr_matrix(dense) if fill < 1 else sp.csr_matrix(
-        (dense.ravel(), np.tile(np.arange(17), 203), np.arange(0, 203 * 17 + 1, 17)),
-        shape=(203, 17))
+    X = (
+        sp.csr_matrix(dense)
+        if fill < 1
+        else sp.csr_matrix(
+            (dense.ravel(), np.tile(np.arange(17), 203), np.arange(0, 203 * 17 + 1, 17)),
+            shape=(203, 17),
+        )
+    )
     rows = RowBlocks(X)
     assert rows.dense is not None and len(rows.blocks) == sparse_ops.N_BLOCKS
     assert np.shares_memory(rows.dense, X.data) == (fill == 1.0)
-    w, W, B = rng.standard_normal(17), rng.standard_normal((17, 4)), \
-        rng.standard_normal((203, 4))
+    w, W, B = rng.standard_normal(17), rng.standard_normal((17, 4)), rng.standard_normal((203, 4))
     coef = np.where(rng.random(203) < 0.5, rng.standard_normal(203), 0.0)
     few = np.where(rng.random(203) < 0.1, rng.standard_normal(203), 0.0)
     results = []
     for threads in (1, numba.config.NUMBA_NUM_THREADS):
         numba.set_num_threads(threads)
-        results.append((rows.dot(w), rows.times(W), rows.transposed_times(B),
-                        rows.rows_sum(coef), rows.rows_sum(few)))  # few: selected rows
+        results.append(
+            (
+                rows.dot(w),
+                rows.times(W),
+                rows.transposed_times(B),
+                rows.rows_sum(coef),
+                rows.rows_sum(few),
+            )
+        )  # few: selected rows
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     for a, b in zip(*results):
         assert np.array_equal(a, b)
@@ -132,8 +144,21 @@ def test_dense_blocks_equal_scipy_and_are_thread_independent(monkeypatch, fill):
 
 def test_identical_rows_are_found_with_and_without_labels():
     from cpsvm.sparse_ops import first_identical_rows
-    X = sp.csr_matrix(np.array([[1.0, 0, 2.0], [0, 0, 0], [1.0, 0, 2.0], [1.0, 0, 2.5],
-                                [0, 0, 0], [0, 1.0, 0], [1.0, 0, 2.0], [2.0, 0, 1.0]]))
+
+    X = sp.csr_matrix(
+        np.array(
+            [
+                [1.0, 0, 2.0],
+                [0, 0, 0],
+                [1.0, 0, 2.0],
+                [1.0, 0, 2.5],
+                [0, 0, 0],
+                [0, 1.0, 0],
+                [1.0, 0, 2.0],
+                [2.0, 0, 1.0],
+            ]
+        )
+    )
     assert list(first_identical_rows(X)) == [0, 1, 0, 3, 1, 5, 0, 7]
     y = np.array([1.0, -1, -1, 1, -1, 1, 1, 1])
     assert list(first_identical_rows(X, y)) == [0, 1, 2, 3, 1, 5, 0, 7]
@@ -141,6 +166,7 @@ def test_identical_rows_are_found_with_and_without_labels():
 
 def test_identical_rows_against_a_dictionary_on_random_data():
     from cpsvm.sparse_ops import first_identical_rows
+
     rng = np.random.default_rng(9)
     dense = (rng.random((500, 6)) < 0.3) * rng.integers(1, 3, (500, 6)).astype(float)
     y = rng.integers(1, 3, 500).astype(float)
@@ -155,6 +181,7 @@ def test_identical_rows_against_a_dictionary_on_random_data():
 def test_identical_rows_when_every_hash_collides():
     """Equal keys only make candidates: rows are still compared entry by entry."""
     from cpsvm.sparse_ops import _first_by_table
+
     rng = np.random.default_rng(4)
     X = sp.csr_matrix((rng.random((200, 5)) < 0.3).astype(float))
     data = X.data.view(np.uint64)
@@ -162,8 +189,7 @@ def test_identical_rows_when_every_hash_collides():
     seen, expected = {}, []
     for i, row in enumerate(X.toarray()):
         expected.append(seen.setdefault(row.tobytes(), i))
-    got = _first_by_table(X.indptr, X.indices, data, keys, np.full(512, -1, np.int32),
-                          np.zeros(0))
+    got = _first_by_table(X.indptr, X.indices, data, keys, np.full(512, -1, np.int32), np.zeros(0))
     assert list(got) == expected
 
 
@@ -176,6 +202,7 @@ def test_the_pool_follows_the_thread_count_of_the_call():
 
     from cpsvm.engine.threads import thread_count
     from cpsvm.sparse_ops import map_in_threads
+
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("needs 2 numba threads")
     before = numba.get_num_threads()

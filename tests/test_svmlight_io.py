@@ -10,12 +10,18 @@ import sys
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.datasets import load_svmlight_file
 
 from cpsvm.errors import InputError
-from cpsvm.io.svmlight import (parse_svmlight_bytes, read_sequences, read_svmlight,
-                               write_sequences, write_svmlight)
+from cpsvm.io.svmlight import (
+    parse_svmlight_bytes,
+    read_sequences,
+    read_svmlight,
+    write_sequences,
+    write_svmlight,
+)
 
 
 def assert_same_csr(A, B):
@@ -26,8 +32,17 @@ def assert_same_csr(A, B):
     np.testing.assert_array_equal(A.data, B.data)
 
 
-@pytest.mark.parametrize("name", ["a9a3k.train", "a9a2k.test", "dna1k.train", "dna500.test",
-                                  "ewt60.hmm.train", "ewt30.hmm.test"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "a9a3k.train",
+        "a9a2k.test",
+        "dna1k.train",
+        "dna500.test",
+        "ewt60.hmm.train",
+        "ewt30.hmm.test",
+    ],
+)
 def test_samples_equal_sklearn(samples, name):
     ds = read_svmlight(samples / name)
     X, y = load_svmlight_file(str(samples / name), zero_based=False)
@@ -38,10 +53,12 @@ def test_samples_equal_sklearn(samples, name):
 
 def test_qid_comments_cost_sid(tmp_path):
     f = tmp_path / "q.dat"
-    f.write_text("# header comment\n\n"
-                 "1 qid:3 cost:2.5 1:0.5 4:-2 # first one\n"
-                 "-1 qid:3 sid:7 2:1e-3\t3:7 #\n"
-                 "  0 qid:4 5:1\r\n")
+    f.write_text(
+        "# header comment\n\n"
+        "1 qid:3 cost:2.5 1:0.5 4:-2 # first one\n"
+        "-1 qid:3 sid:7 2:1e-3\t3:7 #\n"
+        "  0 qid:4 5:1\r\n"
+    )
     ds = read_svmlight(f, keep_comments=True)
     # scikit-learn knows no cost:/sid: tokens; it reads the same file without them.
     plain = tmp_path / "plain.dat"
@@ -58,9 +75,20 @@ def test_qid_comments_cost_sid(tmp_path):
 
 
 def test_long_numbers_are_correctly_rounded(tmp_path):
-    values = ["0.1", "3.141592653589793238462643", "1e-320", "-2.2250738585072014e-308",
-              "123456789012345678901234567890", "9007199254740993", "1.7976931348623157e308",
-              ".5", "5.", "+1E+05", "0", "-0"]
+    values = [
+        "0.1",
+        "3.141592653589793238462643",
+        "1e-320",
+        "-2.2250738585072014e-308",
+        "123456789012345678901234567890",
+        "9007199254740993",
+        "1.7976931348623157e308",
+        ".5",
+        "5.",
+        "+1E+05",
+        "0",
+        "-0",
+    ]
     f = tmp_path / "n.dat"
     f.write_text("".join(f"1 1:{v}\n" for v in values))
     ds = read_svmlight(f)
@@ -86,6 +114,7 @@ def test_gzip_and_stdin(samples, tmp_path, monkeypatch):
 
     class FakeStdin:
         buffer = io.BytesIO(raw)
+
     monkeypatch.setattr(sys, "stdin", FakeStdin)
     ds = read_svmlight("-")
     assert_same_csr(ds.X, ref.X)
@@ -101,15 +130,28 @@ def test_wide_indices(tmp_path):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(1, 30), st.integers(1, 40), st.floats(0.0, 1.0), st.integers(0, 2**31),
-       st.booleans())
+@given(
+    st.integers(1, 30),
+    st.integers(1, 40),
+    st.floats(0.0, 1.0),
+    st.integers(0, 2**31),
+    st.booleans(),
+)
 def test_write_read_round_trip(n, d, density, seed, with_qid):
     rng = np.random.default_rng(seed)
-    X = sp.random(n, d, density=density, format="csr", random_state=rng,
-                  data_rvs=lambda k: rng.standard_normal(k) * 10.0 ** rng.integers(-30, 30, k))
+    X = sp.random(
+        n,
+        d,
+        density=density,
+        format="csr",
+        random_state=rng,
+        data_rvs=lambda k: rng.standard_normal(k) * 10.0 ** rng.integers(-30, 30, k),
+    )
     y = rng.choice([-1.0, 1.0, 2.5, 0.1], n)
     qid = rng.integers(0, 5, n) if with_qid else None
-    import tempfile, os
+    import os
+    import tempfile
+
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "r.dat")
         write_svmlight(path, X, y, qid=qid)
@@ -139,25 +181,28 @@ def test_sequences(samples, tmp_path):
     assert again.comments == seqs.comments
 
 
-@pytest.mark.parametrize("text, line, expected", [
-    ("1 1:1\n1 2x\n", 2, "expected <index>:<value>"),
-    ("1 1:abc\n", 1, "expected a number after ':'"),
-    ("1 0:1\n", 1, "indices >= 1"),
-    ("1 1:1\n\n1 3:1 2:1\n", 3, "strictly increasing"),
-    ("1 2:1 2:1\n", 1, "strictly increasing"),
-    ("1 1:nan\n", 1, "finite feature value"),
-    ("1 1:inf\n", 1, "finite feature value"),
-    ("1 1:-Infinity\n", 1, "finite feature value"),
-    ("1 1:infxxxxx\n", 1, "expected a number after ':'"),
-    ("1 1:1e999\n", 1, "finite number"),
-    ("1 qid:x 1:1\n", 1, "integer qid"),
-    ("1 qid:1.5 1:1\n", 1, "integer qid"),
-    ("one 1:1\n", 1, "numeric target"),
-    ("nan 1:1\n", 1, "finite target"),
-    ("1 99999999999999999999:1\n", 1, "below 2^63"),
-    ("1 -3:1\n", 1, "expected <index>:<value>"),
-    ("1 1:\n", 1, "expected <index>:<value>"),
-])
+@pytest.mark.parametrize(
+    "text, line, expected",
+    [
+        ("1 1:1\n1 2x\n", 2, "expected <index>:<value>"),
+        ("1 1:abc\n", 1, "expected a number after ':'"),
+        ("1 0:1\n", 1, "indices >= 1"),
+        ("1 1:1\n\n1 3:1 2:1\n", 3, "strictly increasing"),
+        ("1 2:1 2:1\n", 1, "strictly increasing"),
+        ("1 1:nan\n", 1, "finite feature value"),
+        ("1 1:inf\n", 1, "finite feature value"),
+        ("1 1:-Infinity\n", 1, "finite feature value"),
+        ("1 1:infxxxxx\n", 1, "expected a number after ':'"),
+        ("1 1:1e999\n", 1, "finite number"),
+        ("1 qid:x 1:1\n", 1, "integer qid"),
+        ("1 qid:1.5 1:1\n", 1, "integer qid"),
+        ("one 1:1\n", 1, "numeric target"),
+        ("nan 1:1\n", 1, "finite target"),
+        ("1 99999999999999999999:1\n", 1, "below 2^63"),
+        ("1 -3:1\n", 1, "expected <index>:<value>"),
+        ("1 1:\n", 1, "expected <index>:<value>"),
+    ],
+)
 def test_malformed_lines(tmp_path, text, line, expected):
     f = tmp_path / "bad.dat"
     f.write_text(text)
@@ -209,6 +254,7 @@ def test_compressed_files_and_stdin(samples, tmp_path, monkeypatch, kind):
 
     class FakeStdin:
         buffer = io.BytesIO(packed)
+
     monkeypatch.setattr(sys, "stdin", FakeStdin)
     ds = read_svmlight("-")
     assert_same_csr(ds.X, X)
@@ -224,7 +270,7 @@ def test_concatenated_gzip_members(tmp_path):
 
 def corrupt(packed):
     mid = len(packed) // 2
-    return packed[:mid] + bytes(b ^ 0x5A for b in packed[mid:mid + 64]) + packed[mid + 64:]
+    return packed[:mid] + bytes(b ^ 0x5A for b in packed[mid : mid + 64]) + packed[mid + 64 :]
 
 
 @pytest.mark.parametrize("kind", sorted(COMPRESSORS))
@@ -232,7 +278,7 @@ def corrupt(packed):
 def test_damaged_compressed_input(samples, tmp_path, kind, damage):
     packed = COMPRESSORS[kind]((samples / "dna1k.train").read_bytes())
     f = tmp_path / "bad.dat"
-    f.write_bytes(corrupt(packed) if damage == "corrupt" else packed[:len(packed) * 2 // 3])
+    f.write_bytes(corrupt(packed) if damage == "corrupt" else packed[: len(packed) * 2 // 3])
     with pytest.raises(InputError) as err:
         read_svmlight(f)
     message = str(err.value)
@@ -251,6 +297,7 @@ def test_corrupt_bz2_from_the_command_line(cli, samples, fixtures, tmp_path):
 
 
 # --- parsing in blocks --------------------------------------------------------------------
+
 
 def mixed_text(seed, n_lines=300):
     """Lines of every shape the grammar allows: comments, blank lines, qid/sid/cost, CRLF,
@@ -275,8 +322,17 @@ def mixed_text(seed, n_lines=300):
         k = rng.integers(0, 400 if rng.random() < 0.05 else 12)
         idx = np.sort(rng.choice(1000, size=k, replace=False)) + 1
         for j in idx:
-            v = rng.choice([f"{rng.standard_normal():.6g}", "1", "0",
-                            f"{rng.standard_normal():.25f}", "1e-320", "7e22", "-3E+05"])
+            v = rng.choice(
+                [
+                    f"{rng.standard_normal():.6g}",
+                    "1",
+                    "0",
+                    f"{rng.standard_normal():.25f}",
+                    "1e-320",
+                    "7e22",
+                    "-3E+05",
+                ]
+            )
             parts.append(f"{j}:{v}")
         line = (" " if rng.random() < 0.5 else "\t").join(parts)
         if rng.random() < 0.3:
@@ -303,6 +359,7 @@ def assert_same_dataset(a, b):
 def tiny_capacities(monkeypatch):
     """Start every array of the reader tiny, so that each of them grows many times."""
     import cpsvm.io.svmlight as m
+
     monkeypatch.setattr(m, "_INITIAL_ROWS", 1)
     monkeypatch.setattr(m, "_INITIAL_NNZ", 1)
     monkeypatch.setattr(m, "_INITIAL_BLOCK_ROWS", 1)
@@ -312,11 +369,12 @@ def tiny_capacities(monkeypatch):
 def test_blocks_equal_whole_buffer(tmp_path, seed, tiny_capacities):
     text = mixed_text(seed)
     if seed == 1:
-        text = text.rstrip("\r\n")       # a last line without its newline
+        text = text.rstrip("\r\n")  # a last line without its newline
     f = tmp_path / "m.dat"
     f.write_bytes(text.encode())
-    whole = parse_svmlight_bytes(text.encode(), str(f), keep_comments=True,
-                                 block_size=len(text) + 1)
+    whole = parse_svmlight_bytes(
+        text.encode(), str(f), keep_comments=True, block_size=len(text) + 1
+    )
     for block_size in (1, 2, 3, 5, 17, 64, 1000, 1 << 20):
         assert_same_dataset(read_svmlight(f, keep_comments=True, block_size=block_size), whole)
     # Independent references: scikit-learn for X and y (without the tokens it lacks; its
@@ -326,12 +384,14 @@ def test_blocks_equal_whole_buffer(tmp_path, seed, tiny_capacities):
     X, y = load_svmlight_file(str(plain), zero_based=False, n_features=whole.n_features)
     assert_same_csr(whole.X, X)
     np.testing.assert_array_equal(whole.y, y)
-    lines = [l for l in text.replace("\r\n", "\n").split("\n")
-             if l.strip() and not l.startswith("#")]
+    lines = [
+        l for l in text.replace("\r\n", "\n").split("\n") if l.strip() and not l.startswith("#")
+    ]
 
     def token(key, default, line):
         m = re.search(key + r":(\S+)", line.split("#")[0])
         return float(m.group(1)) if m else default
+
     for key, default in (("qid", 0), ("sid", 0), ("cost", 1.0)):
         np.testing.assert_array_equal(getattr(whole, key), [token(key, default, l) for l in lines])
     assert whole.comments == [l.partition("#")[2].strip() for l in lines]
@@ -346,18 +406,20 @@ def test_wide_indices_in_a_later_block(tmp_path, tiny_capacities):
     assert_same_dataset(ds, parse_svmlight_bytes(f.read_bytes(), str(f), block_size=1 << 20))
 
 
-@pytest.mark.parametrize("bad, expected", [
-    ("1 3:1 2:1", "strictly increasing"),
-    ("1 1:1e999", "finite number"),
-    ("2 qid:1 cost:1e999 1:1", "finite number"),
-    ("1e999 1:1", "finite number"),
-    ("1 4:" + "9" * 5000, "finite number"),
-    ("1 1:1 junk", "expected <index>:<value>"),
-])
+@pytest.mark.parametrize(
+    "bad, expected",
+    [
+        ("1 3:1 2:1", "strictly increasing"),
+        ("1 1:1e999", "finite number"),
+        ("2 qid:1 cost:1e999 1:1", "finite number"),
+        ("1e999 1:1", "finite number"),
+        ("1 4:" + "9" * 5000, "finite number"),
+        ("1 1:1 junk", "expected <index>:<value>"),
+    ],
+)
 @pytest.mark.parametrize("block_size", [1, 10, 100, 1 << 20])
 def test_error_line_numbers_across_blocks(tmp_path, bad, expected, block_size):
-    good = "".join(f"+1 qid:2 {i % 7 + 1}:0.{i}\r\n" if i % 5 else "# c\n\n"
-                   for i in range(1, 120))
+    good = "".join(f"+1 qid:2 {i % 7 + 1}:0.{i}\r\n" if i % 5 else "# c\n\n" for i in range(1, 120))
     f = tmp_path / "e.dat"
     f.write_text(good + bad + "\n" + "1 3:y\n", newline="")
     with pytest.raises(InputError) as err:

@@ -13,10 +13,20 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from cpsvm.problems.viterbi import (LOSS_HAMMING, LOSS_ZERO_ONE, MARGIN_RESCALING,
-                                    SLACK_RESCALING, HmmLayout, emission_scores,
-                                    hamming_losses, most_violated, psi_sum, selected_starts,
-                                    sequence_scores, viterbi)
+from cpsvm.problems.viterbi import (
+    LOSS_HAMMING,
+    LOSS_ZERO_ONE,
+    MARGIN_RESCALING,
+    SLACK_RESCALING,
+    HmmLayout,
+    emission_scores,
+    hamming_losses,
+    most_violated,
+    psi_sum,
+    selected_starts,
+    sequence_scores,
+    viterbi,
+)
 
 ORDERS = [(0, 0), (1, 0), (1, 1), (2, 0), (2, 1), (3, 1)]
 
@@ -27,18 +37,18 @@ def reference_psi(x, y, layout):
     emission of tag state s at emitbase + F·s + f."""
     k, f = layout.n_tags, layout.n_features
     psi = np.zeros(layout.size_psi)
-    emitbase = sum(k ** j for j in range(1, layout.trans_order + 2)) + 1
+    emitbase = sum(k**j for j in range(1, layout.trans_order + 2)) + 1
     for i in range(len(y)):
         for m in range(1, layout.trans_order + 1):
             if i >= m:
-                index = sum(y[i - b] * k ** b for b in range(m + 1))
+                index = sum(y[i - b] * k**b for b in range(m + 1))
                 psi[index - 1] += 1
         states = [y[i]]
         if layout.emit_order == 1 and i >= 1:
             states.append(y[i] + y[i - 1] * k)
         for s in states:
             # features 1..F of state s: 1-based emitbase + F·s + 1 .. emitbase + F·s + F
-            psi[emitbase + f * s:emitbase + f * s + f] += x[i]
+            psi[emitbase + f * s : emitbase + f * s + f] += x[i]
     return psi
 
 
@@ -47,7 +57,7 @@ def random_problem(rng, k, t, e, lengths, f=4, scale=1.0):
     w = rng.normal(scale=scale, size=layout.size_psi)
     n = sum(lengths)
     X = sp.random(n, f, density=0.6, random_state=rng, format="csr")
-    X.data = np.round(X.data * 4) / 2          # some ties in features, never in scores
+    X.data = np.round(X.data * 4) / 2  # some ties in features, never in scores
     starts = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
     tags = rng.integers(1, k + 1, size=n)
     return layout, w, X, starts, tags
@@ -61,7 +71,7 @@ def all_taggings(k, length):
 def test_layout_matches_svmhmm_sizes(t, e):
     layout = HmmLayout(7, 5, t, e)
     k, f = 5, 7
-    cum = lambda o: sum(k ** j for j in range(1, o + 2))   # noqa: E731
+    cum = lambda o: sum(k**j for j in range(1, o + 2))  # noqa: E731
     assert layout.size_psi == cum(t) + 1 + (cum(e) + 1) * f
     assert layout.highest_feature_index == layout.size_psi + 1
 
@@ -89,21 +99,32 @@ def test_psi_sum_and_scores_equal_the_definition(t, e):
     layout, w, X, starts, tags = random_problem(rng, 3, t, e, [1, 4, 2, 5])
     coef = rng.normal(size=4)
     dense = X.toarray()
-    ref = sum(c * reference_psi(dense[lo:hi], tags[lo:hi], layout)
-              for c, lo, hi in zip(coef, starts[:-1], starts[1:]))
+    ref = sum(
+        c * reference_psi(dense[lo:hi], tags[lo:hi], layout)
+        for c, lo, hi in zip(coef, starts[:-1], starts[1:])
+    )
     np.testing.assert_allclose(psi_sum(coef, tags, X, starts, layout), ref, atol=1e-12)
     E = emission_scores(w, X, layout)
     scores = sequence_scores(E, w, tags, starts, layout)
-    ref_scores = [w @ reference_psi(dense[lo:hi], tags[lo:hi], layout)
-                  for lo, hi in zip(starts[:-1], starts[1:])]
+    ref_scores = [
+        w @ reference_psi(dense[lo:hi], tags[lo:hi], layout)
+        for lo, hi in zip(starts[:-1], starts[1:])
+    ]
     np.testing.assert_allclose(scores, ref_scores, atol=1e-10)
     # a selection of sentences, in another order
     pick = np.array([3, 0])
-    sub_tags = np.concatenate([tags[starts[s]:starts[s + 1]] for s in pick])
+    sub_tags = np.concatenate([tags[starts[s] : starts[s + 1]] for s in pick])
     np.testing.assert_allclose(
         psi_sum(coef[pick], sub_tags, X, starts, layout, sentences=pick),
-        sum(c * reference_psi(dense[starts[s]:starts[s + 1]], tags[starts[s]:starts[s + 1]],
-                              layout) for c, s in zip(coef[pick], pick)), atol=1e-12)
+        sum(
+            c
+            * reference_psi(
+                dense[starts[s] : starts[s + 1]], tags[starts[s] : starts[s + 1]], layout
+            )
+            for c, s in zip(coef[pick], pick)
+        ),
+        atol=1e-12,
+    )
 
 
 def brute_force(x, y, w, layout, objective):
@@ -135,25 +156,31 @@ def test_viterbi_equals_enumeration(t, e, loss_weight):
             objective = lambda cand, score: score + loss_weight * np.sum(cand != y)  # noqa
             best, arg = brute_force(dense[lo:hi], y, w, layout, objective)
             np.testing.assert_array_equal(pred[lo:hi], arg)
-            assert value_of(pred[lo:hi], dense[lo:hi], w, layout, objective) == \
-                pytest.approx(best, abs=1e-9)
+            assert value_of(pred[lo:hi], dense[lo:hi], w, layout, objective) == pytest.approx(
+                best, abs=1e-9
+            )
 
 
 @pytest.mark.parametrize("t,e", [(1, 0), (1, 1), (2, 0), (2, 1)])
-@pytest.mark.parametrize("rescaling,loss", [(SLACK_RESCALING, LOSS_HAMMING),
-                                            (SLACK_RESCALING, LOSS_ZERO_ONE),
-                                            (MARGIN_RESCALING, LOSS_ZERO_ONE),
-                                            (MARGIN_RESCALING, LOSS_HAMMING)])
+@pytest.mark.parametrize(
+    "rescaling,loss",
+    [
+        (SLACK_RESCALING, LOSS_HAMMING),
+        (SLACK_RESCALING, LOSS_ZERO_ONE),
+        (MARGIN_RESCALING, LOSS_ZERO_ONE),
+        (MARGIN_RESCALING, LOSS_HAMMING),
+    ],
+)
 def test_oracles_equal_enumeration(t, e, rescaling, loss):
     rng = np.random.default_rng(7 * t + e + 31 * rescaling + 97 * loss)
     lw = 0.7
     for _ in range(4):
         # small weights: the true tagging is often nearly best, the interesting case
-        layout, w, X, starts, tags = random_problem(rng, 3, t, e, [1, 2, 3, 4, 5],
-                                                    scale=0.3)
+        layout, w, X, starts, tags = random_problem(rng, 3, t, e, [1, 2, 3, 4, 5], scale=0.3)
         E = emission_scores(w, X, layout)
-        got = most_violated(E, w, starts, layout, tags, rescaling=rescaling, loss=loss,
-                            loss_weight=lw)
+        got = most_violated(
+            E, w, starts, layout, tags, rescaling=rescaling, loss=loss, loss_weight=lw
+        )
         dense = X.toarray()
         for lo, hi in zip(starts[:-1], starts[1:]):
             x, y = dense[lo:hi], tags[lo:hi]
@@ -165,9 +192,9 @@ def test_oracles_equal_enumeration(t, e, rescaling, loss):
                 if rescaling == MARGIN_RESCALING:
                     return delta + score
                 return delta * (1.0 + score - true_score)
+
             best, _ = brute_force(x, y, w, layout, objective)
-            assert value_of(got[lo:hi], x, w, layout, objective) == \
-                pytest.approx(best, abs=1e-9)
+            assert value_of(got[lo:hi], x, w, layout, objective) == pytest.approx(best, abs=1e-9)
 
 
 @pytest.mark.parametrize("t,e", [(1, 0), (2, 1)])
@@ -185,8 +212,8 @@ def test_beam(t, e):
         scores = sequence_scores(E, w, got, starts, layout)
         assert np.all(scores <= exact_scores + 1e-12)
         narrower_differs |= bool(np.any(scores < exact_scores - 1e-9))
-    assert narrower_differs       # the beam did prune something
-    wide = viterbi(E, w, starts, layout, beam=k ** t)
+    assert narrower_differs  # the beam did prune something
+    wide = viterbi(E, w, starts, layout, beam=k**t)
     np.testing.assert_array_equal(wide, exact)
 
 
@@ -201,8 +228,8 @@ def test_ties_are_broken_as_svm_hmm_classify():
     np.testing.assert_array_equal(viterbi(E, w, starts, layout), [1, 1, 1, 1])
     # a tie between two endings: tag 3 after tag 1 beats tag 2 after tag 2, since
     # (previous 1, tag 3) comes first in svm_hmm_classify's loop.
-    w[layout.trans_start(1) + 2 + 3 * 0] = 1.0     # 1 -> 3
-    w[layout.trans_start(1) + 1 + 3 * 1] = 1.0     # 2 -> 2
+    w[layout.trans_start(1) + 2 + 3 * 0] = 1.0  # 1 -> 3
+    w[layout.trans_start(1) + 1 + 3 * 1] = 1.0  # 2 -> 2
     got = viterbi(E, w, np.array([0, 2]), layout)
     np.testing.assert_array_equal(got, [1, 3])
 
@@ -230,17 +257,19 @@ def test_sentence_selection_and_losses():
     np.testing.assert_array_equal(selected_starts(starts, pick), [0, 5, 8])
     wrong = hamming_losses(tags, full, starts)
     np.testing.assert_array_equal(
-        wrong, [np.sum(tags[lo:hi] != full[lo:hi]) for lo, hi in zip(starts[:-1], starts[1:])])
+        wrong, [np.sum(tags[lo:hi] != full[lo:hi]) for lo, hi in zip(starts[:-1], starts[1:])]
+    )
 
 
 def test_emissions_ignore_features_beyond_the_model():
     rng = np.random.default_rng(8)
     layout, w, X, starts, tags = random_problem(rng, 3, 1, 1, [4, 3], f=4)
     wider = sp.hstack([X, sp.csr_matrix(np.ones((X.shape[0], 2)))], format="csr")
-    np.testing.assert_array_equal(emission_scores(w, wider, layout),
-                                  emission_scores(w, X, layout))
-    np.testing.assert_allclose(psi_sum(np.ones(2), tags, wider, starts, layout),
-                               psi_sum(np.ones(2), tags, X, starts, layout))
+    np.testing.assert_array_equal(emission_scores(w, wider, layout), emission_scores(w, X, layout))
+    np.testing.assert_allclose(
+        psi_sum(np.ones(2), tags, wider, starts, layout),
+        psi_sum(np.ones(2), tags, X, starts, layout),
+    )
 
 
 def test_second_run_does_not_compile(tmp_path):
@@ -255,8 +284,10 @@ def test_second_run_does_not_compile(tmp_path):
         "v.most_violated(E, w, s, L, y, rescaling=v.SLACK_RESCALING)\n"
         "v.sequence_scores(E, w, y, s, L)\n"
         "kernels = [v._viterbi_all, v._errors_all, v._path_scores]\n"
-        "print(sum(len(k.stats.cache_misses) for k in kernels))\n")
+        "print(sum(len(k.stats.cache_misses) for k in kernels))\n"
+    )
     for _ in range(2):
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
     assert out.stdout.strip() == "0"

@@ -19,12 +19,15 @@ from .common import TrainingMonitor, note, peak_rss_line
 
 def scheduler_option():
     return click.option(
-        "--scheduler", default=None, metavar="ADDRESS|local:N",
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS|local:N",
         help="Train on a Dask cluster, the examples staying on the workers: ADDRESS of a "
-             "running 'dask scheduler' (e.g. tcp://host:8786) or local:N (N worker "
-             "processes on this machine). EXAMPLE_FILE is then read by the workers: one "
-             "file (cut into byte ranges) or a quoted glob of shard files ('part-*.svm', "
-             ".gz too). Linear binary and multiclass only; needs pip install cpsvm[dask].")
+        "running 'dask scheduler' (e.g. tcp://host:8786) or local:N (N worker "
+        "processes on this machine). EXAMPLE_FILE is then read by the workers: one "
+        "file (cut into byte ranges) or a quoted glob of shard files ('part-*.svm', "
+        ".gz too). Linear binary and multiclass only; needs pip install cpsvm[dask].",
+    )
 
 
 class ClusterMonitor(TrainingMonitor):
@@ -41,12 +44,15 @@ def open_data(scheduler, example_file, parts=None):
     """Connect (or start a local cluster) and load the shards on the workers."""
     import functools
     import signal
+
     from ..engine.distributed import Session, ShardedData
     from ..io.shards import global_line, plan_shards, read_shard
+
     # A Ctrl-C at the terminal reaches every process of the group: the local workers
     # ignore it (they inherit SIG_IGN), the learner stops after its iteration.
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) \
-        if scheduler.startswith("local:") else None
+    previous = (
+        signal.signal(signal.SIGINT, signal.SIG_IGN) if scheduler.startswith("local:") else None
+    )
     try:
         session = Session(scheduler)
     finally:
@@ -56,8 +62,11 @@ def open_data(scheduler, example_file, parts=None):
         count = parts or _shard_count(session)
         # Planned where the shards will be read: the client need not see the files.
         specs = session.client.submit(plan_shards, example_file, count, pure=False).result()
-        data = ShardedData(session, [functools.partial(read_shard, s) for s in specs],
-                           [functools.partial(global_line, s) for s in specs])
+        data = ShardedData(
+            session,
+            [functools.partial(read_shard, s) for s in specs],
+            [functools.partial(global_line, s) for s in specs],
+        )
     except BaseException:
         session.close()
         raise
@@ -70,14 +79,25 @@ class ClusterInputs:
 
     Monitor = ClusterMonitor
 
-    def __init__(self, scheduler, example_file, model_file, *, first_n=None, cost_file=None,
-                 margin_bounds=None, verbosity=1):
+    def __init__(
+        self,
+        scheduler,
+        example_file,
+        model_file,
+        *,
+        first_n=None,
+        cost_file=None,
+        margin_bounds=None,
+        verbosity=1,
+    ):
         refuse_margin_bounds(margin_bounds)
         if first_n is not None:
             raise OptionError("-n cannot be used with --scheduler")
         if cost_file is not None:
-            raise OptionError("-C FILE cannot be used with --scheduler (give cost: factors "
-                              "in the examples instead)")
+            raise OptionError(
+                "-C FILE cannot be used with --scheduler (give cost: factors "
+                "in the examples instead)"
+            )
         self.model_file = model_file
         self.verbosity = verbosity
         self.data = open_data(scheduler, example_file)
@@ -87,9 +107,9 @@ class ClusterInputs:
 
     def train(self, _, params, *, callback=None, should_stop=None):
         from ..solvers.cluster import train_ocas
+
         try:
-            model, info = train_ocas(self.data, params, callback=callback,
-                                     should_stop=should_stop)
+            model, info = train_ocas(self.data, params, callback=callback, should_stop=should_stop)
         finally:
             self.data.session.close()
         self.info = info
@@ -104,13 +124,19 @@ class ClusterInputs:
 def report_cluster(info, data, model_file, out=None):
     out = out or (sys.stderr if model_file == "-" else sys.stdout)
     iterations = max(1, info.result.iterations)
-    print(f"Cluster: {len(data.loaded)} shards; {info.rounds} rounds "
-          f"({info.rounds / iterations:.1f} per iteration"
-          + (f", line search {info.line_search_rounds / max(1, info.line_searches):.2f} "
-             f"per search" if info.line_searches else "")
-          + f"); compute {info.compute_seconds:.3f} s, communication "
-          f"{info.communication_seconds:.3f} s "
-          f"({info.communication_seconds / iterations:.4f} s per iteration)", file=out)
+    print(
+        f"Cluster: {len(data.loaded)} shards; {info.rounds} rounds "
+        f"({info.rounds / iterations:.1f} per iteration"
+        + (
+            f", line search {info.line_search_rounds / max(1, info.line_searches):.2f} per search"
+            if info.line_searches
+            else ""
+        )
+        + f"); compute {info.compute_seconds:.3f} s, communication "
+        f"{info.communication_seconds:.3f} s "
+        f"({info.communication_seconds / iterations:.4f} s per iteration)",
+        file=out,
+    )
 
 
 def refuse_margin_bounds(margin_bounds):
@@ -119,11 +145,21 @@ def refuse_margin_bounds(margin_bounds):
         raise OptionError("--margin-bounds 1 cannot be used with --scheduler")
 
 
-def learn_on_cluster(params, custom, scheduler, example_file, model_file, verbosity,
-                     trace_path, apply_custom, print_statistics):
+def learn_on_cluster(
+    params,
+    custom,
+    scheduler,
+    example_file,
+    model_file,
+    verbosity,
+    trace_path,
+    apply_custom,
+    print_statistics,
+):
     """cp_learn --scheduler: the command's flow with the data on the cluster."""
     from ..solvers.cluster import choose_kind, train_struct
     from .common import EXIT_INTERRUPTED, train_and_save
+
     refuse_margin_bounds(params.margin_bounds)
     data = open_data(scheduler, example_file)
     try:
@@ -133,8 +169,15 @@ def learn_on_cluster(params, custom, scheduler, example_file, model_file, verbos
         shape = SimpleNamespace(n_examples=data.n_examples, n_features=data.n_features)
         monitor = ClusterMonitor(verbosity, trace_path, "cp_learn")
         info, cpu, report = train_and_save(
-            "cp_learn", lambda _, p, **kw: train_struct(data, p, **kw), shape, params,
-            model_file, verbosity, trace_path, monitor=monitor)
+            "cp_learn",
+            lambda _, p, **kw: train_struct(data, p, **kw),
+            shape,
+            params,
+            model_file,
+            verbosity,
+            trace_path,
+            monitor=monitor,
+        )
     finally:
         data.session.close()
     if verbosity >= 1:
@@ -143,6 +186,8 @@ def learn_on_cluster(params, custom, scheduler, example_file, model_file, verbos
     if verbosity >= 2:
         print(peak_rss_line(), file=report)
     if info.result.status == "interrupted":
-        note(f"cp_learn: interrupted at iteration {info.result.iterations} with duality gap "
-             f"{info.result.gap:.6g}; the model so far was written to {model_file}")
+        note(
+            f"cp_learn: interrupted at iteration {info.result.iterations} with duality gap "
+            f"{info.result.gap:.6g}; the model so far was written to {model_file}"
+        )
         sys.exit(EXIT_INTERRUPTED)

@@ -41,6 +41,7 @@ def configure_process() -> None:
     if "NUMBA_THREADING_LAYER" not in os.environ:
         if "numba" in sys.modules:  # a command run in-process after numba was loaded
             from numba import config
+
             config.THREADING_LAYER = "workqueue"
         else:
             os.environ["NUMBA_THREADING_LAYER"] = "workqueue"
@@ -119,18 +120,21 @@ def progress(total, verbosity: int, desc: str, unit: str = "it"):
     if verbosity < 1 or not sys.stderr.isatty():
         return _NoBar()
     from tqdm import tqdm
-    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False,
-                dynamic_ncols=True)
+
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False, dynamic_ncols=True)
 
 
-LEARNER_VERBOSITY = ("Verbosity 0..3: 0 silent but errors; 1 statistics (and a progress "
-                     "bar on a terminal); 2 also one line per iteration on stderr; 3 also "
-                     "each iteration's time and its QP and oracle shares.")
+LEARNER_VERBOSITY = (
+    "Verbosity 0..3: 0 silent but errors; 1 statistics (and a progress "
+    "bar on a terminal); 2 also one line per iteration on stderr; 3 also "
+    "each iteration's time and its QP and oracle shares."
+)
 
 
 def verbosity_option(default: int, help: str = LEARNER_VERBOSITY):
-    return click.option("-v", "verbosity", type=click.IntRange(0, 3), default=default,
-                        show_default=True, help=help)
+    return click.option(
+        "-v", "verbosity", type=click.IntRange(0, 3), default=default, show_default=True, help=help
+    )
 
 
 def version_option(follows: str):
@@ -140,13 +144,18 @@ def version_option(follows: str):
         if not value or ctx.resilient_parsing:
             return
         from .. import __version__
+
         click.echo(f"{ctx.info_name} (cpsvm {__version__}), following {follows}")
         ctx.exit(0)
 
-    return click.option("--version", is_flag=True, expose_value=False, is_eager=True,
-                        callback=show,
-                        help="Print cpsvm's version and the tool this command follows, "
-                             "and exit.")
+    return click.option(
+        "--version",
+        is_flag=True,
+        expose_value=False,
+        is_eager=True,
+        callback=show,
+        help="Print cpsvm's version and the tool this command follows, and exit.",
+    )
 
 
 class Checked(click.ParamType):
@@ -181,8 +190,9 @@ class IntChoice(Checked):
 
     def __init__(self, *choices: int, expected: str | None = None):
         self.choices = tuple(choices)
-        super().__init__(int, lambda v: v in self.choices,
-                         expected or "one of " + ", ".join(map(str, choices)))
+        super().__init__(
+            int, lambda v: v in self.choices, expected or "one of " + ", ".join(map(str, choices))
+        )
 
     def get_metavar(self, param, ctx=None):
         return "[" + "|".join(map(str, self.choices)) + "]"
@@ -210,6 +220,7 @@ class StopOnInterrupt:
 
     def __enter__(self):
         import signal
+
         self.requested = False
         self._previous = signal.signal(signal.SIGINT, self._handle)
         return self
@@ -225,6 +236,7 @@ class StopOnInterrupt:
 
     def __exit__(self, *exc):
         import signal
+
         signal.signal(signal.SIGINT, self._previous)
         return False
 
@@ -236,8 +248,16 @@ class TrainingMonitor:
     the QP's and the oracle's. With --trace, a TSV row per iteration (every COLUMN).
     """
 
-    COLUMNS = ("iteration", "primal", "dual", "gap", "violation", "working_set",
-               "oracle_calls", "seconds")
+    COLUMNS = (
+        "iteration",
+        "primal",
+        "dual",
+        "gap",
+        "violation",
+        "working_set",
+        "oracle_calls",
+        "seconds",
+    )
 
     def __init__(self, verbosity: int, trace_path=None, desc="training", style="struct"):
         self.verbosity = verbosity
@@ -253,25 +273,35 @@ class TrainingMonitor:
     def __call__(self, p):
         self.last = p
         self.bar.update(1)
-        self.bar.set_postfix_str(f"gap={p.gap:.4g} viol={p.violation:.3g} "
-                                 f"cuts={p.working_set}", refresh=False)
+        self.bar.set_postfix_str(
+            f"gap={p.gap:.4g} viol={p.violation:.3g} cuts={p.working_set}", refresh=False
+        )
         if self.verbosity >= 2:
             note(self.line(p))
         if self.trace:
-            self.trace.write("\t".join(repr(getattr(p, c)) if isinstance(getattr(p, c), float)
-                                       else str(getattr(p, c)) for c in self.COLUMNS) + "\n")
+            self.trace.write(
+                "\t".join(
+                    repr(getattr(p, c)) if isinstance(getattr(p, c), float) else str(getattr(p, c))
+                    for c in self.COLUMNS
+                )
+                + "\n"
+            )
 
     def line(self, p) -> str:
         """The -v 2 line of an iteration (with -v 3's timing)."""
         if self.style == "ocas":
             relative = p.gap / p.primal if p.primal else 0.0
-            text = (f"{p.iteration:4d}: tim={p.seconds:.3f}, Q_P={p.primal:f}, "
-                    f"Q_D={p.dual:f}, Q_P-Q_D={p.gap:f}, 1-Q_D/Q_P={relative:f}, "
-                    f"nza={p.working_set:4d}")
+            text = (
+                f"{p.iteration:4d}: tim={p.seconds:.3f}, Q_P={p.primal:f}, "
+                f"Q_D={p.dual:f}, Q_P-Q_D={p.gap:f}, 1-Q_D/Q_P={relative:f}, "
+                f"nza={p.working_set:4d}"
+            )
         else:
-            text = (f"Iter {p.iteration}: pval={p.primal:.6g}, dval={p.dual:.6g}, "
-                    f"gap={p.gap:.6g}, violation={p.violation:.6g}, "
-                    f"NumConst={p.working_set}, calls={p.oracle_calls}")
+            text = (
+                f"Iter {p.iteration}: pval={p.primal:.6g}, dval={p.dual:.6g}, "
+                f"gap={p.gap:.6g}, violation={p.violation:.6g}, "
+                f"NumConst={p.working_set}, calls={p.oracle_calls}"
+            )
         base = TrainingMonitor.COLUMNS
         extra = [c for c in self.COLUMNS if c not in base]
         if extra:
@@ -296,10 +326,13 @@ class TrainingMonitor:
 
 
 def threads_option(*names, work="the separation oracle"):
-    return click.option(*(names or ("--threads",)), "threads",
-                        type=Checked(int, lambda v: v >= 1, "--threads >= 1"), default=None,
-                        help=f"Threads for {work} (default: all cores). "
-                             "Results do not depend on it.")
+    return click.option(
+        *(names or ("--threads",)),
+        "threads",
+        type=Checked(int, lambda v: v >= 1, "--threads >= 1"),
+        default=None,
+        help=f"Threads for {work} (default: all cores). Results do not depend on it.",
+    )
 
 
 def margin_bounds_option(default_text: str):
@@ -307,12 +340,15 @@ def margin_bounds_option(default_text: str):
     ``margin_bounds``: True, False, or None when not given (the solver's default);
     ``default_text`` says where it is on when not given."""
     return click.option(
-        "--margin-bounds", "margin_bounds",
-        type=IntChoice(0, 1, expected="--margin-bounds 0 or 1"), default=None,
+        "--margin-bounds",
+        "margin_bounds",
+        type=IntChoice(0, 1, expected="--margin-bounds 0 or 1"),
+        default=None,
         callback=lambda ctx, param, value: None if value is None else bool(value),
         help="1: skip the examples whose loss cannot have changed since the margins were "
-             "last sorted (Guillory & Bilmes' bounds on the change of the margin): the "
-             "same result, fewer products; 0: compute every margin. " + default_text)
+        "last sorted (Guillory & Bilmes' bounds on the change of the margin): the "
+        "same result, fewer products; 0: compute every margin. " + default_text,
+    )
 
 
 def kernel_options(r_note=""):
@@ -323,19 +359,35 @@ def kernel_options(r_note=""):
     -h and usage errors do not import the kernel code (numba, scipy).
     """
     options = [
-        click.option("-t", "kernel_type",
-                     type=IntChoice(0, 1, 2, 3, expected="kernel type 0, 1, 2 or 3"), default=0,
-                     show_default=True,
-                     help="Kernel: 0 linear, 1 polynomial (s a.b+r)^d, 2 RBF "
-                          "exp(-g|a-b|^2), 3 sigmoid tanh(s a.b+r)."),
-        click.option("-d", "degree", type=int, default=3, show_default=True,
-                     help="Polynomial degree."),
-        click.option("-g", "gamma", type=float, default=1.0, show_default=True,
-                     help="RBF gamma."),
-        click.option("-s", "coef_lin", type=float, default=1.0, show_default=True,
-                     help="s of the polynomial and sigmoid kernels."),
-        click.option("-r", "coef_const", type=float, default=1.0, show_default=True,
-                     help="r (c) of the polynomial and sigmoid kernels" + r_note + "."),
+        click.option(
+            "-t",
+            "kernel_type",
+            type=IntChoice(0, 1, 2, 3, expected="kernel type 0, 1, 2 or 3"),
+            default=0,
+            show_default=True,
+            help="Kernel: 0 linear, 1 polynomial (s a.b+r)^d, 2 RBF "
+            "exp(-g|a-b|^2), 3 sigmoid tanh(s a.b+r).",
+        ),
+        click.option(
+            "-d", "degree", type=int, default=3, show_default=True, help="Polynomial degree."
+        ),
+        click.option("-g", "gamma", type=float, default=1.0, show_default=True, help="RBF gamma."),
+        click.option(
+            "-s",
+            "coef_lin",
+            type=float,
+            default=1.0,
+            show_default=True,
+            help="s of the polynomial and sigmoid kernels.",
+        ),
+        click.option(
+            "-r",
+            "coef_const",
+            type=float,
+            default=1.0,
+            show_default=True,
+            help="r (c) of the polynomial and sigmoid kernels" + r_note + ".",
+        ),
     ]
 
     def decorate(command):
@@ -346,19 +398,23 @@ def kernel_options(r_note=""):
             if kernel_type == 2 and not gamma > 0:
                 raise OptionError(f"expected an RBF gamma > 0 (-g), got {gamma:g}")
             from ..kernels import Kernel
+
             try:
                 kernel = Kernel(kernel_type, degree, gamma, coef_lin, coef_const)
             except InputError as e:
                 raise OptionError(str(e)) from None
             return command(*args, kernel=kernel, **kwargs)
+
         for option in reversed(options):
             with_kernel = option(with_kernel)
         return with_kernel
+
     return decorate
 
 
-def train_and_save(prog, train, data, params, model_file, verbosity, trace_path,
-                   monitor=None, examples=None):
+def train_and_save(
+    prog, train, data, params, model_file, verbosity, trace_path, monitor=None, examples=None
+):
     """What every struct-style learner does after parsing: say what was read, train with
     progress, trace and Ctrl-C handling, write the model atomically. ``examples`` says
     what the examples are when they are not the file's lines (e.g. sentences).
@@ -366,12 +422,16 @@ def train_and_save(prog, train, data, params, model_file, verbosity, trace_path,
     Returns (info, cpu seconds, the stream for figures: stdout unless the model is).
     """
     import time
+
     from ..io.model_file import write_model
+
     report = sys.stderr if model_file == "-" else sys.stdout
     if verbosity >= 1:
         examples = examples or f"{data.n_examples} examples"
-        print(f"Reading training examples...done ({examples}, {data.n_features} features)",
-              file=report)
+        print(
+            f"Reading training examples...done ({examples}, {data.n_features} features)",
+            file=report,
+        )
     monitor = monitor or TrainingMonitor(verbosity, trace_path, prog)
     started = time.process_time()
     try:
@@ -388,21 +448,27 @@ def runtime_line(cpu: float, result) -> str:
     """SVMstruct's runtime line, with the shares of the QP, the oracle and the rest."""
     other = max(result.seconds_total - result.seconds_qp - result.seconds_oracle, 0.0)
     total = max(result.seconds_total, 1e-12)
-    return (f"Runtime in cpu-seconds: {cpu:.2f} ({100 * result.seconds_qp / total:.2f}% for "
-            f"QP, {100 * result.seconds_oracle / total:.2f}% for the oracle, "
-            f"{100 * other / total:.2f}% other; shares of wall time)")
+    return (
+        f"Runtime in cpu-seconds: {cpu:.2f} ({100 * result.seconds_qp / total:.2f}% for "
+        f"QP, {100 * result.seconds_oracle / total:.2f}% for the oracle, "
+        f"{100 * other / total:.2f}% other; shares of wall time)"
+    )
 
 
 def peak_rss_line() -> str:
     """The process's peak resident memory so far (getrusage's ru_maxrss), for -v 2."""
     import resource
+
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    kb = peak / 1024 if sys.platform == "darwin" else peak   # bytes there, KB on Linux
+    kb = peak / 1024 if sys.platform == "darwin" else peak  # bytes there, KB on Linux
     return f"Peak RSS: {kb / 1024:.1f} MB (the whole process so far)"
 
 
 def svmlight_scale_line(C: float, n: int, primal: float) -> str:
     """A binary objective restated in SVMlight's convention (C_light = C·100/n)."""
     from ..conventions import c_light_from_perf
-    return (f"SVMlight scale: C_light = C*100/n = {c_light_from_perf(C, n):.6g}; objective "
-            f"1/2|w|^2 + C_light*sum(hinge) = {primal:.6f}")
+
+    return (
+        f"SVMlight scale: C_light = C*100/n = {c_light_from_perf(C, n):.6g}; objective "
+        f"1/2|w|^2 + C_light*sum(hinge) = {primal:.6f}"
+    )

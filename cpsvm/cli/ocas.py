@@ -9,10 +9,24 @@ import click
 
 from ..errors import InputError
 from .cluster import scheduler_option
-from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, Checked, IntChoice, StopOnInterrupt,
-                     TrainingMonitor, margin_bounds_option, non_negative, note, peak_rss_line,
-                     positive, run, threads_option, validate_options, verbosity_option,
-                     version_option)
+from .common import (
+    CONTEXT_SETTINGS,
+    EXIT_INTERRUPTED,
+    Checked,
+    IntChoice,
+    StopOnInterrupt,
+    TrainingMonitor,
+    margin_bounds_option,
+    non_negative,
+    note,
+    peak_rss_line,
+    positive,
+    run,
+    threads_option,
+    validate_options,
+    verbosity_option,
+    version_option,
+)
 
 # numpy, the reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
 
@@ -25,10 +39,12 @@ STOPPING = {
 }
 
 
-def read_costs(path) -> np.ndarray:
+def read_costs(path):
     """-C FILE: one positive number per line (blank lines skipped)."""
     import numpy as np
+
     from ..io.streams import read_bytes, source_name
+
     name = source_name(path)
     costs = []
     for line_no, line in enumerate(read_bytes(path).decode("utf-8", "replace").splitlines(), 1):
@@ -38,65 +54,156 @@ def read_costs(path) -> np.ndarray:
         try:
             value = float(text)
         except ValueError:
-            raise InputError(f"expected a number C_i > 0, got {text!r}", source=name,
-                             line=line_no) from None
+            raise InputError(
+                f"expected a number C_i > 0, got {text!r}", source=name, line=line_no
+            ) from None
         if not (value > 0 and math.isfinite(value)):
-            raise InputError(f"expected a finite C_i > 0, got {text!r}", source=name,
-                             line=line_no)
+            raise InputError(f"expected a finite C_i > 0, got {text!r}", source=name, line=line_no)
         costs.append(value)
     return np.array(costs)
 
 
 @click.command("ocas_learn", context_settings=CONTEXT_SETTINGS)
-@click.option("-c", "C", type=positive("C"), default=1.0, show_default=True,
-              help="C of 1/2|w|^2 + C*sum(loss_i) (SVMlight's convention; multiclass: "
-                   "Crammer-Singer's).")
-@click.option("-C", "cost_file", type=click.Path(dir_okay=False, allow_dash=True),
-              default=None, help="File of per-example C_i, one positive number per line "
-                                 "(overrides -c; binary and multiclass).")
-@click.option("-b", "bias", type=float, default=0.0, show_default=True,
-              help="Value of the bias feature appended to every example; 0 = no bias "
-                   "(binary only).")
-@click.option("-n", "first_n", type=click.IntRange(min=1), default=None,
-              help="Use only the first n examples.")
-@click.option("-m", "method", type=IntChoice(0, 1, expected="-m 0 (cutting plane) or 1 (OCAS)"),
-              default=1, show_default=True,
-              help="0 plain cutting plane (BMRM, as SVMperf), 1 OCAS.")
-@click.option("-s", "buffer_size", type=Checked(int, lambda v: v >= 2, "a cut buffer -s >= 2"),
-              default=2000,
-              show_default=True,
-              help="Cutting-plane buffer size: cuts kept at most.")
+@click.option(
+    "-c",
+    "C",
+    type=positive("C"),
+    default=1.0,
+    show_default=True,
+    help="C of 1/2|w|^2 + C*sum(loss_i) (SVMlight's convention; multiclass: Crammer-Singer's).",
+)
+@click.option(
+    "-C",
+    "cost_file",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    default=None,
+    help="File of per-example C_i, one positive number per line "
+    "(overrides -c; binary and multiclass).",
+)
+@click.option(
+    "-b",
+    "bias",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Value of the bias feature appended to every example; 0 = no bias (binary only).",
+)
+@click.option(
+    "-n", "first_n", type=click.IntRange(min=1), default=None, help="Use only the first n examples."
+)
+@click.option(
+    "-m",
+    "method",
+    type=IntChoice(0, 1, expected="-m 0 (cutting plane) or 1 (OCAS)"),
+    default=1,
+    show_default=True,
+    help="0 plain cutting plane (BMRM, as SVMperf), 1 OCAS.",
+)
+@click.option(
+    "-s",
+    "buffer_size",
+    type=Checked(int, lambda v: v >= 2, "a cut buffer -s >= 2"),
+    default=2000,
+    show_default=True,
+    help="Cutting-plane buffer size: cuts kept at most.",
+)
 @threads_option("-p", "--threads")
-@click.option("-a", "tol_abs", type=non_negative("TolAbs"), default=0.0, show_default=True,
-              help="TolAbs: stop when Q_P - Q_D <= TolAbs.")
-@click.option("-r", "tol_rel", type=non_negative("TolRel"), default=0.01, show_default=True,
-              help="TolRel: stop when Q_P - Q_D <= |Q_P|*TolRel.")
-@click.option("-q", "qp_bound", type=float, default=0.0, show_default=True,
-              help="QPBound: stop when Q_P <= QPBound.")
-@click.option("-t", "time_limit", type=float, default=math.inf,
-              help="Maximal training time in seconds (reading excluded); default none.")
-@click.option("--lambda", "cut_lambda",
-              type=Checked(float, lambda v: 0 < v <= 1, "0 < lambda <= 1"),
-              default=0.1, show_default=True,
-              help="Cut point w_c = (1-lambda)*w_best + lambda*w_t.")
-@click.option("-#", "max_iterations", type=click.IntRange(min=1), default=100000,
-              show_default=True, help="Maximum number of iterations.")
-@click.option("--problem", default="auto", show_default=True,
-              help="binary, multiclass or auto (binary if the targets are +-1, multiclass "
-                   "if 1..k).")
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="Accepted for uniformity with the other learners; OCAS is deterministic.")
-@click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
-              help="Write one TSV row per iteration (Q_P, Q_D, gap, ...).")
+@click.option(
+    "-a",
+    "tol_abs",
+    type=non_negative("TolAbs"),
+    default=0.0,
+    show_default=True,
+    help="TolAbs: stop when Q_P - Q_D <= TolAbs.",
+)
+@click.option(
+    "-r",
+    "tol_rel",
+    type=non_negative("TolRel"),
+    default=0.01,
+    show_default=True,
+    help="TolRel: stop when Q_P - Q_D <= |Q_P|*TolRel.",
+)
+@click.option(
+    "-q",
+    "qp_bound",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="QPBound: stop when Q_P <= QPBound.",
+)
+@click.option(
+    "-t",
+    "time_limit",
+    type=float,
+    default=math.inf,
+    help="Maximal training time in seconds (reading excluded); default none.",
+)
+@click.option(
+    "--lambda",
+    "cut_lambda",
+    type=Checked(float, lambda v: 0 < v <= 1, "0 < lambda <= 1"),
+    default=0.1,
+    show_default=True,
+    help="Cut point w_c = (1-lambda)*w_best + lambda*w_t.",
+)
+@click.option(
+    "-#",
+    "max_iterations",
+    type=click.IntRange(min=1),
+    default=100000,
+    show_default=True,
+    help="Maximum number of iterations.",
+)
+@click.option(
+    "--problem",
+    default="auto",
+    show_default=True,
+    help="binary, multiclass or auto (binary if the targets are +-1, multiclass if 1..k).",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Accepted for uniformity with the other learners; OCAS is deterministic.",
+)
+@click.option(
+    "--trace",
+    "trace_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write one TSV row per iteration (Q_P, Q_D, gap, ...).",
+)
 @scheduler_option()
 @verbosity_option(default=1)
 @version_option("libocas's svmocas and msvmocas")
 @margin_bounds_option("Binary problems (-m 1); default 0.")
 @click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
-def command(C, cost_file, bias, first_n, method, buffer_size, threads, tol_abs, tol_rel,
-            qp_bound, time_limit, cut_lambda, max_iterations, problem, seed, trace_path,
-            scheduler, verbosity, margin_bounds, example_file, model_file):
+def command(
+    C,
+    cost_file,
+    bias,
+    first_n,
+    method,
+    buffer_size,
+    threads,
+    tol_abs,
+    tol_rel,
+    qp_bound,
+    time_limit,
+    cut_lambda,
+    max_iterations,
+    problem,
+    seed,
+    trace_path,
+    scheduler,
+    verbosity,
+    margin_bounds,
+    example_file,
+    model_file,
+):
     """Train a linear SVM on EXAMPLE_FILE by OCAS and write MODEL_FILE.
 
     Targets +1/-1 train svmocas's binary SVM (an SVMlight linear model, which
@@ -107,18 +214,35 @@ def command(C, cost_file, bias, first_n, method, buffer_size, threads, tol_abs, 
     from ..io.streams import source_name
     from ..io.svmlight import read_svmlight
     from ..solvers.ocas import OcasParams, train
-    params = OcasParams(C=C, bias=bias, method=method, buffer_size=buffer_size,
-                        tol_abs=tol_abs, tol_rel=tol_rel, qp_bound=qp_bound,
-                        time_limit=time_limit, cut_lambda=cut_lambda,
-                        max_iterations=max_iterations, problem=problem,
-                        n_threads=threads)
+
+    params = OcasParams(
+        C=C,
+        bias=bias,
+        method=method,
+        buffer_size=buffer_size,
+        tol_abs=tol_abs,
+        tol_rel=tol_rel,
+        qp_bound=qp_bound,
+        time_limit=time_limit,
+        cut_lambda=cut_lambda,
+        max_iterations=max_iterations,
+        problem=problem,
+        n_threads=threads,
+    )
     params.margin_bounds = margin_bounds
     validate_options(params)
-    if scheduler is not None:   # the examples stay on a Dask cluster (cli/cluster.py)
+    if scheduler is not None:  # the examples stay on a Dask cluster (cli/cluster.py)
         from .cluster import ClusterInputs
-        data = ClusterInputs(scheduler, example_file, model_file, first_n=first_n,
-                             cost_file=cost_file, margin_bounds=margin_bounds,
-                             verbosity=verbosity)
+
+        data = ClusterInputs(
+            scheduler,
+            example_file,
+            model_file,
+            first_n=first_n,
+            cost_file=cost_file,
+            margin_bounds=margin_bounds,
+            verbosity=verbosity,
+        )
         train = data.train
     else:
         data = read_svmlight(example_file)
@@ -127,22 +251,31 @@ def command(C, cost_file, bias, first_n, method, buffer_size, threads, tol_abs, 
     if cost_file is not None:
         params.example_costs = read_costs(cost_file)
         if len(params.example_costs) != data.n_examples:
-            raise InputError(f"expected {data.n_examples} costs, one per example, found "
-                             f"{len(params.example_costs)}", source=source_name(cost_file))
+            raise InputError(
+                f"expected {data.n_examples} costs, one per example, found "
+                f"{len(params.example_costs)}",
+                source=source_name(cost_file),
+            )
     report = sys.stderr if model_file == "-" else sys.stdout
     if verbosity >= 1:
         density = 100.0 * data.X.nnz / max(1, data.n_examples * data.n_features)
-        print(f"Input data statistics:\n   # of examples  : {data.n_examples}\n"
-              f"   dimensionality : {data.n_features}\n   density        : {density:.2f}%",
-              file=report)
-        print(f"Setting:\n   C              : {C:g}\n   bias           : {bias:g}\n"
-              f"   TolAbs         : {tol_abs:g}\n   TolRel         : {tol_rel:g}\n"
-              f"   QPBound        : {qp_bound:g}\n   MaxTime        : {time_limit:g} [s]\n"
-              f"   BufSize        : {buffer_size}\n   Method         : "
-              f"{'OCAS' if method == 1 else 'standard cutting plane'}", file=report)
+        print(
+            f"Input data statistics:\n   # of examples  : {data.n_examples}\n"
+            f"   dimensionality : {data.n_features}\n   density        : {density:.2f}%",
+            file=report,
+        )
+        print(
+            f"Setting:\n   C              : {C:g}\n   bias           : {bias:g}\n"
+            f"   TolAbs         : {tol_abs:g}\n   TolRel         : {tol_rel:g}\n"
+            f"   QPBound        : {qp_bound:g}\n   MaxTime        : {time_limit:g} [s]\n"
+            f"   BufSize        : {buffer_size}\n   Method         : "
+            f"{'OCAS' if method == 1 else 'standard cutting plane'}",
+            file=report,
+        )
 
-    monitor = getattr(data, "Monitor", TrainingMonitor)(verbosity, trace_path, "ocas_learn",
-                                                        style="ocas")
+    monitor = getattr(data, "Monitor", TrainingMonitor)(
+        verbosity, trace_path, "ocas_learn", style="ocas"
+    )
     try:
         with StopOnInterrupt() as stop:
             model, info = train(data, params, callback=monitor, should_stop=stop)
@@ -155,14 +288,23 @@ def command(C, cost_file, bias, first_n, method, buffer_size, threads, tol_abs, 
         s = info.seconds
         print(f"Problem: {info.problem}", file=report)
         print(f"Stopping condition: {reason}", file=report)
-        print(f"Number of iterations: {r.iterations}\nNumber of cutting planes: "
-              f"{r.working_set} (of {r.cuts_added})", file=report)
-        print(f"Q_P: {r.primal:.6f}   Q_D: {r.dual:.6f}   Q_P-Q_D: {r.gap:.6f}   "
-              f"1-Q_D/Q_P: {r.gap / r.primal if r.primal else 0.0:.6g}", file=report)
-        print(f"Timing statistics:\n   output         : {s['output']:f} s\n"
-              f"   line search    : {s['line_search']:f} s\n   add cut        : "
-              f"{s['cut']:f} s\n   QP             : {s['qp']:f} s\n   total          : "
-              f"{s['total']:f} s", file=report)
+        print(
+            f"Number of iterations: {r.iterations}\nNumber of cutting planes: "
+            f"{r.working_set} (of {r.cuts_added})",
+            file=report,
+        )
+        print(
+            f"Q_P: {r.primal:.6f}   Q_D: {r.dual:.6f}   Q_P-Q_D: {r.gap:.6f}   "
+            f"1-Q_D/Q_P: {r.gap / r.primal if r.primal else 0.0:.6g}",
+            file=report,
+        )
+        print(
+            f"Timing statistics:\n   output         : {s['output']:f} s\n"
+            f"   line search    : {s['line_search']:f} s\n   add cut        : "
+            f"{s['cut']:f} s\n   QP             : {s['qp']:f} s\n   total          : "
+            f"{s['total']:f} s",
+            file=report,
+        )
         print(f"Training error: {100 * info.training_error:.4f}%", file=report)
         print(f"Result saved to model file: {model_file}", file=report)
     if scheduler is not None:
@@ -170,8 +312,10 @@ def command(C, cost_file, bias, first_n, method, buffer_size, threads, tol_abs, 
     if verbosity >= 2:
         print(peak_rss_line(), file=report)
     if r.status == "interrupted":
-        note(f"ocas_learn: interrupted at iteration {r.iterations} with gap {r.gap:.6g}; "
-             f"the best model so far was written to {model_file}")
+        note(
+            f"ocas_learn: interrupted at iteration {r.iterations} with gap {r.gap:.6g}; "
+            f"the best model so far was written to {model_file}"
+        )
         sys.exit(EXIT_INTERRUPTED)
 
 

@@ -7,10 +7,23 @@ import sys
 
 import click
 
-from .common import (CONTEXT_SETTINGS, EXIT_INTERRUPTED, Checked, TrainingMonitor,
-                     kernel_options, note, positive, run, runtime_line, svmlight_scale_line,
-                     threads_option, train_and_save, validate_options, verbosity_option,
-                     version_option)
+from .common import (
+    CONTEXT_SETTINGS,
+    EXIT_INTERRUPTED,
+    Checked,
+    TrainingMonitor,
+    kernel_options,
+    note,
+    positive,
+    run,
+    runtime_line,
+    svmlight_scale_line,
+    threads_option,
+    train_and_save,
+    validate_options,
+    verbosity_option,
+    version_option,
+)
 from .learn import STOP_REASONS as CP_STOP_REASONS
 
 # The reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
@@ -32,78 +45,161 @@ class SampledMonitor(TrainingMonitor):
 
 
 @click.command("sampled_learn", context_settings=CONTEXT_SETTINGS)
-@click.option("-c", "C", type=positive("C"), required=True,
-              help="Trade-off C (required), SVMperf's convention as cp_learn: "
-                   "C_light = C*100/n.")
-@click.option("-e", "epsilon", type=positive("epsilon"), default=1.0, show_default=True,
-              help="Tolerance in cp_learn's units (loss 100 per error): stop when the "
-                   "(sampled, for const) most violated constraint is violated by at most "
-                   "this much. 1 is the paper's 0.01 on the zero/one loss; its 0.001 is "
-                   "-e 0.1 (see DEFAULTS in the man page).")
-@click.option("--algorithm", type=click.Choice(ALGORITHMS), default="linear",
-              show_default=True,
-              help="const: constant-time (Algorithm 2), cuts from r uniform draws; "
-                   "linear: linear-time (Algorithm 3), exact argmax and stop test, cuts "
-                   "from r draws among the examples with non-zero loss.")
-@click.option("--r", "--sample-size", "sample_size",
-              type=Checked(int, lambda v: v >= 1, "a sample size --r >= 1"),
-              default=400,
-              show_default=True,
-              help="Sample size r: examples drawn for each cut. Not -r, which is the "
-                   "kernel's constant as in SVMlight (a warning says so when -r is given "
-                   "with -t 0 or 2, whose kernels ignore it).")
-@click.option("-p", "patience",
-              type=Checked(int, lambda v: v >= 1, "-p >= 1 (unviolated draws before stopping)"),
-              default=4, show_default=True,
-              help="const: stop after this many sampled constraints in a row are not "
-                   "violated by more than epsilon.")
-@click.option("-#", "max_iterations", type=click.IntRange(min=1), default=100000,
-              show_default=True,
-              help="Maximum number of iterations.")
-@click.option("--max-time", "time_limit", type=float, default=float("inf"),
-              help="Stop after this many seconds of training (the model is still written).")
-@click.option("--max-idle", type=click.IntRange(min=1), default=20, show_default=True,
-              help="Drop a cut whose dual variable stayed 0 for this many QPs.")
-@kernel_options(", as in SVMlight; not the sample size, which is --r (-r given with -t 0 "
-                "or 2, whose kernels ignore it, gets a warning)")
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="Seed of the draws: the same seed gives the same model file.")
+@click.option(
+    "-c",
+    "C",
+    type=positive("C"),
+    required=True,
+    help="Trade-off C (required), SVMperf's convention as cp_learn: C_light = C*100/n.",
+)
+@click.option(
+    "-e",
+    "epsilon",
+    type=positive("epsilon"),
+    default=1.0,
+    show_default=True,
+    help="Tolerance in cp_learn's units (loss 100 per error): stop when the "
+    "(sampled, for const) most violated constraint is violated by at most "
+    "this much. 1 is the paper's 0.01 on the zero/one loss; its 0.001 is "
+    "-e 0.1 (see DEFAULTS in the man page).",
+)
+@click.option(
+    "--algorithm",
+    type=click.Choice(ALGORITHMS),
+    default="linear",
+    show_default=True,
+    help="const: constant-time (Algorithm 2), cuts from r uniform draws; "
+    "linear: linear-time (Algorithm 3), exact argmax and stop test, cuts "
+    "from r draws among the examples with non-zero loss.",
+)
+@click.option(
+    "--r",
+    "--sample-size",
+    "sample_size",
+    type=Checked(int, lambda v: v >= 1, "a sample size --r >= 1"),
+    default=400,
+    show_default=True,
+    help="Sample size r: examples drawn for each cut. Not -r, which is the "
+    "kernel's constant as in SVMlight (a warning says so when -r is given "
+    "with -t 0 or 2, whose kernels ignore it).",
+)
+@click.option(
+    "-p",
+    "patience",
+    type=Checked(int, lambda v: v >= 1, "-p >= 1 (unviolated draws before stopping)"),
+    default=4,
+    show_default=True,
+    help="const: stop after this many sampled constraints in a row are not "
+    "violated by more than epsilon.",
+)
+@click.option(
+    "-#",
+    "max_iterations",
+    type=click.IntRange(min=1),
+    default=100000,
+    show_default=True,
+    help="Maximum number of iterations.",
+)
+@click.option(
+    "--max-time",
+    "time_limit",
+    type=float,
+    default=float("inf"),
+    help="Stop after this many seconds of training (the model is still written).",
+)
+@click.option(
+    "--max-idle",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="Drop a cut whose dual variable stayed 0 for this many QPs.",
+)
+@kernel_options(
+    ", as in SVMlight; not the sample size, which is --r (-r given with -t 0 "
+    "or 2, whose kernels ignore it, gets a warning)"
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the draws: the same seed gives the same model file.",
+)
 @threads_option()
-@click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
-              help="Write one TSV row per iteration (primal, dual, gap, ..., "
-                   "kernel_evaluations).")
+@click.option(
+    "--trace",
+    "trace_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write one TSV row per iteration (primal, dual, gap, ..., kernel_evaluations).",
+)
 @verbosity_option(default=1)
 @version_option("SVM-perf V3.00's command line (Yu & Joachims' sampled cuts)")
 @click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
-def command(C, epsilon, algorithm, sample_size, patience, max_iterations, time_limit,
-            max_idle, kernel, seed, threads, trace_path, verbosity, example_file,
-            model_file):
+def command(
+    C,
+    epsilon,
+    algorithm,
+    sample_size,
+    patience,
+    max_iterations,
+    time_limit,
+    max_idle,
+    kernel,
+    seed,
+    threads,
+    trace_path,
+    verbosity,
+    example_file,
+    model_file,
+):
     """Learn a binary kernel SVM from EXAMPLE_FILE (targets +1/-1) with sampled cuts and
     write MODEL_FILE, an SVMlight kernel model (cp_classify and svm_classify read it).
     """
     from ..io.svmlight import read_svmlight
     from ..solvers.sampled import SampledParams, train
+
     if verbosity >= 1 and _coef_const_unused(kernel):
-        note(f"Warning: -r is the constant of the polynomial and sigmoid kernels, unused "
-             f"with -t {kernel.kind}; the sample size is --r (now {sample_size})")
+        note(
+            f"Warning: -r is the constant of the polynomial and sigmoid kernels, unused "
+            f"with -t {kernel.kind}; the sample size is --r (now {sample_size})"
+        )
     params = SampledParams(
-        C=C, epsilon=epsilon, algorithm=algorithm, sample_size=sample_size,
-        patience=patience, kernel=kernel, n_threads=threads,
-        max_iterations=max_iterations, max_idle=max_idle, seed=seed,
-        time_limit=time_limit)
+        C=C,
+        epsilon=epsilon,
+        algorithm=algorithm,
+        sample_size=sample_size,
+        patience=patience,
+        kernel=kernel,
+        n_threads=threads,
+        max_iterations=max_iterations,
+        max_idle=max_idle,
+        seed=seed,
+        time_limit=time_limit,
+    )
     validate_options(params)
     data = read_svmlight(example_file)
-    info, cpu, report = train_and_save("sampled_learn", train, data, params, model_file,
-                                       verbosity, trace_path, monitor=SampledMonitor(verbosity, trace_path, "sampled_learn"))
+    info, cpu, report = train_and_save(
+        "sampled_learn",
+        train,
+        data,
+        params,
+        model_file,
+        verbosity,
+        trace_path,
+        monitor=SampledMonitor(verbosity, trace_path, "sampled_learn"),
+    )
     if verbosity >= 1:
         _print_statistics(info, params, cpu, report)
     for line in info.notes:
         note(f"Note: {line}")
     status = info.result.status
     if status == "interrupted":
-        note(f"sampled_learn: interrupted at iteration {info.result.iterations}; the model "
-             f"so far was written to {model_file}")
+        note(
+            f"sampled_learn: interrupted at iteration {info.result.iterations}; the model "
+            f"so far was written to {model_file}"
+        )
         sys.exit(EXIT_INTERRUPTED)
     if status != "converged" and verbosity >= 1:
         note(f"Warning: {STOP_REASONS[status]}")
@@ -115,6 +211,7 @@ def _coef_const_unused(kernel) -> bool:
     from click.core import ParameterSource
 
     from ..kernels import LINEAR, RBF
+
     given = click.get_current_context().get_parameter_source("coef_const")
     return given is ParameterSource.COMMANDLINE and kernel.kind in (LINEAR, RBF)
 
@@ -136,20 +233,22 @@ def _print_statistics(info, params, cpu, out):
     estimated = " (xi estimated on the last sample)" if info.primal_is_estimate else ""
     p(f"Dual objective value (working set): dval={r.dual:.5f}")
     p(f"Primal objective value: pval={r.primal:.5f}{estimated}")
-    p(f"Total number of constraints in final working set: {r.working_set} "
-      f"(of {r.cuts_added})")
+    p(f"Total number of constraints in final working set: {r.working_set} (of {r.cuts_added})")
     p(f"Number of iterations: {r.iterations}")
     p(f"Number of calls to 'find_most_violated_constraint': {r.oracle_calls}")
-    p(f"Number of kernel evaluations: {info.kernel_evaluations} "
-      f"({info.kernel_values_computed} values computed: examples with identical features "
-      "share theirs)")
+    p(
+        f"Number of kernel evaluations: {info.kernel_evaluations} "
+        f"({info.kernel_values_computed} values computed: examples with identical features "
+        "share theirs)"
+    )
     p(f"Number of samples drawn: {info.draws}")
-    p(f"Number of SV: {info.n_sv} (basis examples in the model; {info.n_cuts} cuts with "
-      "alpha > 0)")
+    p(f"Number of SV: {info.n_sv} (basis examples in the model; {info.n_cuts} cuts with alpha > 0)")
     p(f"Norm of weight vector: |w|={info.norm_w:.5f}")
     p(f"Value of slack variable (on working set): xi={r.xi_working_set:.5f}")
-    p(f"Value of slack variable ({'sampled' if info.primal_is_estimate else 'global'}): "
-      f"xi={r.xi:.5f}")
+    p(
+        f"Value of slack variable ({'sampled' if info.primal_is_estimate else 'global'}): "
+        f"xi={r.xi:.5f}"
+    )
     p(runtime_line(cpu, r))
     p(svmlight_scale_line(params.C, info.n_examples, r.primal) + estimated)
 

@@ -35,11 +35,11 @@ class RowTable:
 
     def __init__(self, width):
         self.width = width
-        self._blocks = []           # block b holds slots _starts[b] .. _starts[b] + len - 1
+        self._blocks = []  # block b holds slots _starts[b] .. _starts[b] + len - 1
         self._starts = []
-        self.slots = []             # slot of each kept cut, in working-set order
+        self.slots = []  # slot of each kept cut, in working-set order
         self._free = []
-        self._high = 0              # slots ever used
+        self._high = 0  # slots ever used
 
     @property
     def size(self):
@@ -98,14 +98,14 @@ class RowTable:
         weights = self._slot_weights(alpha)
         total = np.zeros(self.width)
         for block, start, used in self._used_blocks():
-            total += weights[start:start + used] @ block[:used]
+            total += weights[start : start + used] @ block[:used]
         return total
 
     def dot(self, vector):
         """row_k · vector for the kept cuts, in working-set order."""
         products = np.empty(self._high)
         for block, start, used in self._used_blocks():
-            products[start:start + used] = block[:used] @ vector
+            products[start : start + used] = block[:used] @ vector
         return products[self.slots]
 
     def columns_times(self, columns, beta):
@@ -135,9 +135,9 @@ class CutVectors:
     def __init__(self, width):
         self.width = width
         self._dense = RowTable(width)
-        self._is_sparse = []        # per kept cut, in working-set order
-        self._ranges = []           # (first, end) in the buffers of each sparse cut
-        self._index_dtype = np.int32 if width < 2 ** 31 else np.int64
+        self._is_sparse = []  # per kept cut, in working-set order
+        self._ranges = []  # (first, end) in the buffers of each sparse cut
+        self._index_dtype = np.int32 if width < 2**31 else np.int64
         self._idx = np.empty(0, dtype=self._index_dtype)
         self._val = np.empty(0)
         self._used = 0
@@ -166,7 +166,7 @@ class CutVectors:
             return
         size = max(need, 2 * len(self._val))
         idx, val = np.empty(size, dtype=self._index_dtype), np.empty(size)
-        idx[:self._used], val[:self._used] = self._idx[:self._used], self._val[:self._used]
+        idx[: self._used], val[: self._used] = self._idx[: self._used], self._val[: self._used]
         self._idx, self._val = idx, val
 
     def append(self, row):
@@ -195,7 +195,7 @@ class CutVectors:
             idx, val = np.empty(live, dtype=self._index_dtype), np.empty(live)
             ranges, at = [], 0
             for lo, hi in self._ranges:
-                idx[at:at + hi - lo], val[at:at + hi - lo] = self._idx[lo:hi], self._val[lo:hi]
+                idx[at : at + hi - lo], val[at : at + hi - lo] = self._idx[lo:hi], self._val[lo:hi]
                 ranges.append((at, at + hi - lo))
                 at += hi - lo
             self._idx, self._val, self._ranges, self._used = idx, val, ranges, live
@@ -204,12 +204,12 @@ class CutVectors:
         """Σ_k α_k·g_k."""
         alpha = np.asarray(alpha, dtype=np.float64)
         sparse = np.asarray(self._is_sparse, dtype=bool)
-        total = self._dense.combine(alpha[~sparse]) if self._dense.size \
-            else np.zeros(self.width)
+        total = self._dense.combine(alpha[~sparse]) if self._dense.size else np.zeros(self.width)
         if self._ranges:
             lo, hi = self._bounds()
-            _sparse_combine(lo, hi, self._idx, self._val,
-                            np.ascontiguousarray(alpha[sparse]), total)
+            _sparse_combine(
+                lo, hi, self._idx, self._val, np.ascontiguousarray(alpha[sparse]), total
+            )
         return total
 
     def dot(self, vector):
@@ -307,12 +307,12 @@ class ClassCuts:
         self._rows = np.empty(0, dtype=np.int32)
         self._classes = np.empty(0, dtype=self._class_dtype)
         self._used = 0
-        self._ranges = []           # (first, end) of each kept cut in the two buffers
+        self._ranges = []  # (first, end) of each kept cut in the two buffers
         self._scales = []
         self._nnz = []
-        self._buffer = None         # (d, k): w of the last combine, else zeros
+        self._buffer = None  # (d, k): w of the last combine, else zeros
         self._buffer_zero = False
-        self._scratch = None        # (n, k)
+        self._scratch = None  # (n, k)
         self._row_nnz = np.diff(examples.X.indptr)
 
     @property
@@ -335,7 +335,7 @@ class ClassCuts:
                 scale = scale * float(losses[0])
         picked = examples[wrong].astype(np.int32)
         classes = labels[wrong].astype(self._class_dtype)
-        if rows is not None:   # ascending, as the kernels read them
+        if rows is not None:  # ascending, as the kernels read them
             order = np.argsort(picked, kind="stable")
             picked, classes = picked[order], classes[order]
         return ClassCut(picked, classes, float(scale), int(self._row_nnz[picked].sum()))
@@ -345,8 +345,10 @@ class ClassCuts:
         if need > len(self._rows):
             size = max(need, 2 * len(self._rows))
             rows, classes = np.empty(size, np.int32), np.empty(size, self._class_dtype)
-            rows[:self._used], classes[:self._used] = self._rows[:self._used], \
-                self._classes[:self._used]
+            rows[: self._used], classes[: self._used] = (
+                self._rows[: self._used],
+                self._classes[: self._used],
+            )
             self._rows, self._classes = rows, classes
         lo, hi = self._used, need
         self._rows[lo:hi], self._classes[lo:hi] = cut.rows, cut.classes
@@ -365,8 +367,10 @@ class ClassCuts:
             rows, classes = np.empty(live, np.int32), np.empty(live, self._class_dtype)
             ranges, at = [], 0
             for lo, hi in self._ranges:
-                rows[at:at + hi - lo], classes[at:at + hi - lo] = self._rows[lo:hi], \
-                    self._classes[lo:hi]
+                rows[at : at + hi - lo], classes[at : at + hi - lo] = (
+                    self._rows[lo:hi],
+                    self._classes[lo:hi],
+                )
                 ranges.append((at, at + hi - lo))
                 at += hi - lo
             self._rows, self._classes, self._ranges, self._used = rows, classes, ranges, live
@@ -387,8 +391,7 @@ class ClassCuts:
         if self._ranges:
             lo, hi = self._bounds()
             factor = np.asarray(alpha, dtype=np.float64) * np.asarray(self._scales)
-            _class_coefficients(lo, hi, self._rows, self._classes, factor, self.y0,
-                                self.weights, B)
+            _class_coefficients(lo, hi, self._rows, self._classes, factor, self.y0, self.weights, B)
         return B
 
     def combine(self, alpha) -> np.ndarray:
@@ -422,8 +425,7 @@ class ClassCuts:
 
     def _cut_at(self, t):
         lo, hi = self._ranges[t]
-        return ClassCut(self._rows[lo:hi], self._classes[lo:hi], self._scales[t],
-                        self._nnz[t])
+        return ClassCut(self._rows[lo:hi], self._classes[lo:hi], self._scales[t], self._nnz[t])
 
     def gram_row(self, cut: ClassCut):
         """(⟨g, g_k⟩ for the kept cuts, ⟨g, g⟩); overwrites the buffer (see the class
@@ -439,16 +441,22 @@ class ClassCuts:
         X = self.examples
         lo, hi = self._bounds()
         scales = np.asarray(self._scales, dtype=np.float64)
-        new = (np.zeros(1, np.int64), np.array([len(cut.rows)], np.int64), cut.rows,
-               cut.classes, np.array([cut.scale]))
+        new = (
+            np.zeros(1, np.int64),
+            np.array([len(cut.rows)], np.int64),
+            cut.rows,
+            cut.classes,
+            np.array([cut.scale]),
+        )
         if self.PAIR_COST * 2 * (sum(self._nnz) + cut.nnz) < X.X.nnz * self.k:
             args = (self.y0, self.weights, X.X.indptr, X.kernel_indices, X.kernel_values, G)
             cross = _pair_sums(lo, hi, self._rows, self._classes, scales, *args)
             own = _pair_sums(*new, *args)[0]
         else:
             O = X.times(G, out=self._scratch_nk())
-            cross = _output_sums(lo, hi, self._rows, self._classes, scales, self.y0,
-                                 self.weights, O)
+            cross = _output_sums(
+                lo, hi, self._rows, self._classes, scales, self.y0, self.weights, O
+            )
             own = _output_sums(*new, self.y0, self.weights, O)[0]
         # Leave the buffer zero again: the cut's own entries are its only non-zeros.
         _zero_rows_by_class(X.X.indptr, X.kernel_indices, cut.rows, self.y0, cut.classes, G)
@@ -501,9 +509,10 @@ def _pair_sums(lo, hi, rows, classes, scales, y0, weights, indptr, indices, data
         total = 0.0
         for p in range(lo[k], hi[k]):
             r = rows[p]
-            total += weights[r] * (_row_times_column(indptr, indices, data, r, G, y0[r])
-                                   - _row_times_column(indptr, indices, data, r, G,
-                                                       classes[p]))
+            total += weights[r] * (
+                _row_times_column(indptr, indices, data, r, G, y0[r])
+                - _row_times_column(indptr, indices, data, r, G, classes[p])
+            )
         out[k] = scales[k] * total
     return out
 
@@ -532,9 +541,9 @@ class LinearCutOracle:
         self.problem = problem
         self.rescaling = rescaling
         self.cache_size = cache_size
-        self.cache = []            # most recent labellings from the exact oracle
+        self.cache = []  # most recent labellings from the exact oracle
         self.oracle_calls = 0
-        self._last_w = None        # (α, w) of the last weights() call
+        self._last_w = None  # (α, w) of the last weights() call
         n = problem.n_examples
         self.cost_factors = None if costs is None else np.asarray(costs, dtype=np.float64)
         if self.cost_factors is not None and self.cost_factors.shape != (n,):
@@ -577,7 +586,8 @@ class LinearCutOracle:
         losses = self.problem.losses(labels)
         c = float(self._cut_weights @ losses)
         return c, self._labelling_cut(
-            labels, None if self.rescaling == MARGIN_RESCALING else losses)
+            labels, None if self.rescaling == MARGIN_RESCALING else losses
+        )
 
     def separate(self, alpha, threshold=None):
         w = self.weights(alpha)
@@ -588,7 +598,7 @@ class LinearCutOracle:
         labels = self.problem.separate(w, self.rescaling)
         if self.cache_size:
             self.cache.append(labels)
-            del self.cache[:-self.cache_size]
+            del self.cache[: -self.cache_size]
         return self._cut(labels)
 
     def separate_cached(self, alpha, threshold):
@@ -599,10 +609,17 @@ class LinearCutOracle:
         candidates = [self.problem.true_labels()] + self.cache
         # A problem whose margins share work across labellings (scores of w) says so.
         many = getattr(self.problem, "margins_many", None)
-        margins = many(w, candidates) if many is not None \
+        margins = (
+            many(w, candidates)
+            if many is not None
             else [self.problem.margins(w, labels) for labels in candidates]
-        scores = np.stack([violation(self.problem.losses(labels), m, self.rescaling)
-                           for labels, m in zip(candidates, margins)])
+        )
+        scores = np.stack(
+            [
+                violation(self.problem.losses(labels), m, self.rescaling)
+                for labels, m in zip(candidates, margins)
+            ]
+        )
         scores[0] = 0.0  # the true label: no loss, no violation
         choice = np.argmax(scores, axis=0)
         labels = self.problem.pick(candidates, choice)
@@ -610,8 +627,11 @@ class LinearCutOracle:
         if self._own_table:
             # w·g from the margins at hand: the table keeps no vector of g.
             losses = self.problem.losses(labels)
-            weights = self._cut_weights if self.rescaling == MARGIN_RESCALING \
+            weights = (
+                self._cut_weights
+                if self.rescaling == MARGIN_RESCALING
                 else self._cut_weights * losses
+            )
             w_dot_g = float(weights @ np.stack(margins)[choice, np.arange(len(choice))])
         else:
             w_dot_g = float(w @ g)
@@ -623,20 +643,29 @@ class LinearCutOracle:
         labels = self.problem.separate(self.weights(alpha), self.rescaling, rows)
         self.oracle_calls += len(rows)
         losses = self.problem.losses(labels, rows)
-        costs = np.ones(len(rows)) if self.cost_factors is None \
-            else self.cost_factors[np.asarray(rows)]
+        costs = (
+            np.ones(len(rows)) if self.cost_factors is None else self.cost_factors[np.asarray(rows)]
+        )
         # Each example's own labelling: one entry of labels, unless the problem's
         # labellings are laid out otherwise (sequences: a run of tokens per example).
         split = getattr(self.problem, "split_labels", None)
-        own = split(labels, rows) if split is not None \
-            else [labels[j:j + 1] for j in range(len(rows))]
+        own = (
+            split(labels, rows)
+            if split is not None
+            else [labels[j : j + 1] for j in range(len(rows))]
+        )
         cuts = []
         n = self.problem.n_examples
         for j, i in enumerate(rows):
-            if self._own_table:   # weight cost_i = n·(cost_i/n), the table's
-                cuts.append(self._table.cut(
-                    own[j], scale=n, rows=[i],
-                    losses=None if self.rescaling == MARGIN_RESCALING else losses[j:j + 1]))
+            if self._own_table:  # weight cost_i = n·(cost_i/n), the table's
+                cuts.append(
+                    self._table.cut(
+                        own[j],
+                        scale=n,
+                        rows=[i],
+                        losses=None if self.rescaling == MARGIN_RESCALING else losses[j : j + 1],
+                    )
+                )
                 continue
             weight = costs[j] * (1.0 if self.rescaling == MARGIN_RESCALING else losses[j])
             cuts.append(self.problem.delta_psi_sum([weight], own[j], [i]))
@@ -644,7 +673,7 @@ class LinearCutOracle:
 
     def gram_row(self, g):
         if self._own_table:
-            self._last_w = None     # the table's buffer held w
+            self._last_w = None  # the table's buffer held w
             return self._table.gram_row(g)
         return self._table.dot(g), float(g @ g)
 
@@ -675,9 +704,18 @@ class KernelCutOracle:
     # the next one is computed afresh.
     MAX_UPDATES = 32
 
-    def __init__(self, X, y, kernel, rescaling=MARGIN_RESCALING, loss_scale=LOSS_SCALE,
-                 psi_scale=PSI_SCALE, costs=None):
-        from ..kernel_rows import RowKernel   # its kernels load only for kernel runs
+    def __init__(
+        self,
+        X,
+        y,
+        kernel,
+        rescaling=MARGIN_RESCALING,
+        loss_scale=LOSS_SCALE,
+        psi_scale=PSI_SCALE,
+        costs=None,
+    ):
+        from ..kernel_rows import RowKernel  # its kernels load only for kernel runs
+
         self.y = np.asarray(y, dtype=np.float64)
         self.n = len(self.y)
         self.rows = RowKernel(X, kernel)
@@ -690,7 +728,7 @@ class KernelCutOracle:
         self.oracle_calls = 0
         self._A = RowTable(self.n)
         self._betas = []
-        self._last = None           # (flipped mask, A, updates in a row) of the last cut
+        self._last = None  # (flipped mask, A, updates in a row) of the last cut
         self.full_matrix = None
         if self.n <= self.FULL_MATRIX_MAX:
             everything = np.arange(self.n)
@@ -710,8 +748,7 @@ class KernelCutOracle:
         return self.rows.times(None, basis, coef)
 
     def separate(self, alpha, threshold=None):
-        margin_threshold = 1.0 if self.rescaling == MARGIN_RESCALING \
-            else 1.0 / self.loss_scale
+        margin_threshold = 1.0 if self.rescaling == MARGIN_RESCALING else 1.0 / self.loss_scale
         # Flipped: y·score below the threshold (a = threshold, b = 1).
         flipped, _ = hinge_violators(self.y, self.scores(alpha), margin_threshold, 1.0)
         self.oracle_calls += self.n

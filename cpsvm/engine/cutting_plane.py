@@ -48,14 +48,14 @@ class CuttingPlaneParams:
     C: float
     epsilon: float = 0.1
     max_iterations: int = 100000
-    max_idle: int = 50            # drop a cut whose α stayed 0 for this many QPs
+    max_idle: int = 50  # drop a cut whose α stayed 0 for this many QPs
     time_limit: float = math.inf  # seconds
-    use_cache: bool = False       # -w 4: try the constraint cache before the oracle
-    patience: int = 1             # stop after this many consecutive unviolated cuts
-    tol_abs: float = -math.inf    # stop when primal − dual <= tol_abs (off by default:
-    tol_rel: float = -math.inf    # ... or <= tol_rel·|primal|   sampled cuts give no bound)
-    qp_bound: float = -math.inf   # ... or primal <= qp_bound
-    max_cuts: int = 10 ** 9       # working-set capacity (libocas's cut buffer)
+    use_cache: bool = False  # -w 4: try the constraint cache before the oracle
+    patience: int = 1  # stop after this many consecutive unviolated cuts
+    tol_abs: float = -math.inf  # stop when primal − dual <= tol_abs (off by default:
+    tol_rel: float = -math.inf  # ... or <= tol_rel·|primal|   sampled cuts give no bound)
+    qp_bound: float = -math.inf  # ... or primal <= qp_bound
+    max_cuts: int = 10**9  # working-set capacity (libocas's cut buffer)
     n_threads: int | None = None  # numba threads for the run (None: the caller's count)
 
 
@@ -64,21 +64,21 @@ class Progress:
     """What the loop reports after every iteration (the callback's argument)."""
 
     iteration: int
-    primal: float        # best primal objective seen (an upper bound on the optimum)
-    dual: float          # dual objective of the working set (a lower bound)
+    primal: float  # best primal objective seen (an upper bound on the optimum)
+    dual: float  # dual objective of the working set (a lower bound)
     gap: float
-    violation: float     # how far the last cut was violated beyond the working set's ξ
+    violation: float  # how far the last cut was violated beyond the working set's ξ
     working_set: int
     oracle_calls: int
     seconds: float
-    seconds_qp: float = 0.0      # so far, in the master QP (for -v 3)
+    seconds_qp: float = 0.0  # so far, in the master QP (for -v 3)
     seconds_oracle: float = 0.0  # so far, in the separation oracle
 
 
 @dataclass
 class CuttingPlaneResult:
     alpha: np.ndarray
-    status: str          # converged | max_iterations | time_limit | interrupted | buffer_full
+    status: str  # converged | max_iterations | time_limit | interrupted | buffer_full
     iterations: int
     primal: float
     dual: float
@@ -87,7 +87,7 @@ class CuttingPlaneResult:
     cuts_added: int
     oracle_calls: int
     xi_working_set: float
-    xi: float            # slack of the last exact cut: the global ξ at the returned w
+    xi: float  # slack of the last exact cut: the global ξ at the returned w
     seconds_qp: float = 0.0
     seconds_oracle: float = 0.0
     seconds_total: float = 0.0
@@ -110,8 +110,9 @@ def _xi(ws: CutWorkingSet, alpha) -> float:
     return max(0.0, float(np.max(ws.h - ws.G @ alpha)))
 
 
-def one_slack(oracle, params: CuttingPlaneParams, *, callback=None, should_stop=None,
-              working_set=None) -> CuttingPlaneResult:
+def one_slack(
+    oracle, params: CuttingPlaneParams, *, callback=None, should_stop=None, working_set=None
+) -> CuttingPlaneResult:
     """Run the 1-slack cutting-plane algorithm until the most violated cut is violated
     by at most ε beyond the working set's slack (or a limit is hit), with
     ``params.n_threads`` threads."""
@@ -135,8 +136,11 @@ def _one_slack(oracle, params, callback, should_stop, working_set):
             break
         iteration += 1
         t0 = time.perf_counter()
-        found = oracle.separate_cached(alpha, xi_ws + params.epsilon) \
-            if params.use_cache and ws.size else None
+        found = (
+            oracle.separate_cached(alpha, xi_ws + params.epsilon)
+            if params.use_cache and ws.size
+            else None
+        )
         exact = found is None
         if exact:
             found = oracle.separate(alpha, xi_ws + params.epsilon)
@@ -154,15 +158,35 @@ def _one_slack(oracle, params, callback, should_stop, working_set):
             best_primal = getattr(oracle, "primal", best_primal)
             if ws.size and _gap_closed(best_primal, dual, params):
                 status = "converged"
-                _report(callback, iteration, best_primal, dual, violation, ws, oracle,
-                        started, t_qp, t_oracle)
+                _report(
+                    callback,
+                    iteration,
+                    best_primal,
+                    dual,
+                    violation,
+                    ws,
+                    oracle,
+                    started,
+                    t_qp,
+                    t_oracle,
+                )
                 break
             if violation <= params.epsilon:
                 satisfied += 1
                 if satisfied >= params.patience:
                     status = "converged"
-                    _report(callback, iteration, best_primal, dual, violation, ws, oracle,
-                            started, t_qp, t_oracle)
+                    _report(
+                        callback,
+                        iteration,
+                        best_primal,
+                        dual,
+                        violation,
+                        ws,
+                        oracle,
+                        started,
+                        t_qp,
+                        t_oracle,
+                    )
                     break
                 if c - w_dot_g - xi_ws <= params.epsilon:
                     continue  # a sampled cut that cuts nothing: sample again
@@ -190,8 +214,9 @@ def _one_slack(oracle, params, callback, should_stop, working_set):
         alpha = np.array(ws.alpha, dtype=np.float64)
         dual = float(result.dual)
         xi_ws = _xi(ws, alpha)
-        _report(callback, iteration, best_primal, dual, violation, ws, oracle, started,
-                t_qp, t_oracle)
+        _report(
+            callback, iteration, best_primal, dual, violation, ws, oracle, started, t_qp, t_oracle
+        )
     if status != "converged":
         # The QP moved w after the last separation, or a limit stopped the run before
         # the first one (w = 0): measure the returned w's slack.
@@ -200,15 +225,28 @@ def _one_slack(oracle, params, callback, should_stop, working_set):
         excess = getattr(oracle, "exact_excess", None)
         w_dot_g = float(cross @ alpha) if len(alpha) else 0.0
         xi_exact = max(0.0, c - w_dot_g if excess is None else excess)
-    primal = _objective(ws, alpha) + params.C * xi_exact if ws.size or status != "converged" \
+    primal = (
+        _objective(ws, alpha) + params.C * xi_exact
+        if ws.size or status != "converged"
         else best_primal
+    )
     primal = getattr(oracle, "primal", primal)
     return CuttingPlaneResult(
-        alpha=alpha, status=status, iterations=iteration, primal=primal, dual=dual,
-        violation=violation, working_set=ws.size, cuts_added=cuts_added,
-        oracle_calls=oracle.oracle_calls, xi_working_set=xi_ws, xi=xi_exact,
-        seconds_qp=t_qp, seconds_oracle=t_oracle,
-        seconds_total=time.perf_counter() - started)
+        alpha=alpha,
+        status=status,
+        iterations=iteration,
+        primal=primal,
+        dual=dual,
+        violation=violation,
+        working_set=ws.size,
+        cuts_added=cuts_added,
+        oracle_calls=oracle.oracle_calls,
+        xi_working_set=xi_ws,
+        xi=xi_exact,
+        seconds_qp=t_qp,
+        seconds_oracle=t_oracle,
+        seconds_total=time.perf_counter() - started,
+    )
 
 
 def _limit_reached(started, params, should_stop):
@@ -222,22 +260,36 @@ def _limit_reached(started, params, should_stop):
 
 def _gap_closed(primal, dual, params) -> bool:
     gap = primal - dual
-    return gap <= params.tol_abs or gap <= params.tol_rel * abs(primal) \
-        or primal <= params.qp_bound
+    return gap <= params.tol_abs or gap <= params.tol_rel * abs(primal) or primal <= params.qp_bound
 
 
-def _report(callback, iteration, primal, dual, violation, ws, oracle, started_at, t_qp,
-            t_oracle):
+def _report(callback, iteration, primal, dual, violation, ws, oracle, started_at, t_qp, t_oracle):
     if callback is not None:
-        callback(Progress(iteration=iteration, primal=primal, dual=dual, gap=primal - dual,
-                          violation=violation, working_set=ws.size,
-                          oracle_calls=oracle.oracle_calls,
-                          seconds=time.perf_counter() - started_at, seconds_qp=t_qp,
-                          seconds_oracle=t_oracle))
+        callback(
+            Progress(
+                iteration=iteration,
+                primal=primal,
+                dual=dual,
+                gap=primal - dual,
+                violation=violation,
+                working_set=ws.size,
+                oracle_calls=oracle.oracle_calls,
+                seconds=time.perf_counter() - started_at,
+                seconds_qp=t_qp,
+                seconds_oracle=t_oracle,
+            )
+        )
 
 
-def n_slack(oracle, n_examples: int, params: CuttingPlaneParams, *, batch: int = 100,
-            callback=None, should_stop=None) -> CuttingPlaneResult:
+def n_slack(
+    oracle,
+    n_examples: int,
+    params: CuttingPlaneParams,
+    *,
+    batch: int = 100,
+    callback=None,
+    should_stop=None,
+) -> CuttingPlaneResult:
     """The n-slack algorithm: one slack per example (group bound C/n), constraints added
     per example and the QP re-solved after every ``batch`` examples (SVMstruct's -k).
     Stops after a pass over all examples adds no constraint violated by more than ε.
@@ -289,8 +341,18 @@ def _n_slack(oracle, n_examples, params, batch, callback, should_stop):
                 cuts_added += added
                 added_in_pass += added
         xi = slack_sum / n_examples
-        _report(callback, iteration, _objective(ws, alpha) + params.C * xi, dual,
-                float(added_in_pass), ws, oracle, started, t_qp, t_oracle)
+        _report(
+            callback,
+            iteration,
+            _objective(ws, alpha) + params.C * xi,
+            dual,
+            float(added_in_pass),
+            ws,
+            oracle,
+            started,
+            t_qp,
+            t_oracle,
+        )
         if status in ("time_limit", "interrupted"):
             break
         if added_in_pass == 0:
@@ -307,12 +369,21 @@ def _n_slack(oracle, n_examples, params, batch, callback, should_stop):
                 slack_sum += max(0.0, c - float(cross @ alpha))
     xi = slack_sum / n_examples
     return CuttingPlaneResult(
-        alpha=alpha, status=status, iterations=iteration,
-        primal=_objective(ws, alpha) + params.C * xi, dual=dual, violation=0.0,
-        working_set=ws.size, cuts_added=cuts_added, oracle_calls=oracle.oracle_calls,
-        xi_working_set=float(np.sum(_group_xi(ws, alpha, n_examples))) / n_examples, xi=xi,
-        seconds_qp=t_qp, seconds_oracle=t_oracle,
-        seconds_total=time.perf_counter() - started)
+        alpha=alpha,
+        status=status,
+        iterations=iteration,
+        primal=_objective(ws, alpha) + params.C * xi,
+        dual=dual,
+        violation=0.0,
+        working_set=ws.size,
+        cuts_added=cuts_added,
+        oracle_calls=oracle.oracle_calls,
+        xi_working_set=float(np.sum(_group_xi(ws, alpha, n_examples))) / n_examples,
+        xi=xi,
+        seconds_qp=t_qp,
+        seconds_oracle=t_oracle,
+        seconds_total=time.perf_counter() - started,
+    )
 
 
 def _group_xi(ws: CutWorkingSet, alpha, n_groups: int) -> np.ndarray:

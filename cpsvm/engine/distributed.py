@@ -52,19 +52,19 @@ from ..errors import InputError, OptionError
 from .cuts import LinearCutOracle
 from .hinge import hinge_excess, multiclass_most_violated
 
-FOLDS = 3                # at most; 2 when a sum has at most 2^23 terms (fold_grid)
+FOLDS = 3  # at most; 2 when a sum has at most 2^23 terms (fold_grid)
 TWO_FOLD_HEADROOM = 26
-GRID_SAMPLES = 8         # breakpoint positions per worker and grid interval
-BUCKET_SAMPLES = 16      # per worker and candidate interval, with each evaluation
+GRID_SAMPLES = 8  # breakpoint positions per worker and grid interval
+BUCKET_SAMPLES = 16  # per worker and candidate interval, with each evaluation
 MAX_CANDIDATES = 256
-MIN_GATHER = 8192        # breakpoints gathered at most (or size_psi, if larger)
+MIN_GATHER = 8192  # breakpoints gathered at most (or size_psi, if larger)
 # The steps whose jump sums come back with the outputs: 0 and 2^k, k in [-24, 8], 32
 # per octave; the same for every iteration and sharding.
 STEP_GRID = np.concatenate([[0.0], np.exp2(np.arange(-24 * 32, 8 * 32 + 1) / 32.0)])
 
-SHIP_INLINE = 1 << 16    # vectors up to this size travel inside the tasks, larger ones
-                         # are scattered to every worker first
-PLACEMENT_CHECK = 2.0     # seconds between checks that the shards' workers are alive
+SHIP_INLINE = 1 << 16  # vectors up to this size travel inside the tasks, larger ones
+# are scattered to every worker first
+PLACEMENT_CHECK = 2.0  # seconds between checks that the shards' workers are alive
 DASK_MISSING = "--scheduler needs Dask: pip install cpsvm[dask]"
 
 
@@ -74,6 +74,7 @@ class StateLost(Exception):
 
 
 # -- exact (binned) sums --------------------------------------------------------------------
+
 
 def fold_grid(bound, n_terms):
     """σ (len(bound), folds) for sums of at most ``n_terms`` terms |x| <= bound: fold
@@ -85,8 +86,8 @@ def fold_grid(bound, n_terms):
     # exponent: with two folds and headroom <= 26, at most half an ulp of the bound, the
     # error a float sum of the same terms makes in each addition.
     folds = 2 if headroom <= TWO_FOLD_HEADROOM else FOLDS
-    safe = np.where(bound > 0, bound, 2.0 ** -900)
-    _, e = np.frexp(safe * (1.0 + 2.0 ** -40))        # bound <= 2^e
+    safe = np.where(bound > 0, bound, 2.0**-900)
+    _, e = np.frexp(safe * (1.0 + 2.0**-40))  # bound <= 2^e
     e = np.minimum(e.astype(np.int64), 1020 - headroom)
     sig = np.empty(bound.shape + (folds,))
     for k in range(folds):
@@ -142,6 +143,7 @@ def _packed(sig):
 
 
 # -- per-shard kernels (row by row, no reassociation: the same bits for any sharding) ----
+
 
 @njit(cache=True)
 def _dot_classes(indptr, indices, data, W, out):
@@ -227,7 +229,8 @@ def _binary_cut(shard, out, a, b, cscale, wscale, costs, acc_s, sig_s, sig_g, la
     old = last[0] if last is not None else np.zeros(shard.n)
     new = np.empty(shard.n)
     nv, from_old, from_viol, from_all = _binary_coef(
-        shard.y, costs, out, a, b, cscale, wscale, old, new, acc_s, sig_s, shard.indptr)
+        shard.y, costs, out, a, b, cscale, wscale, old, new, acc_s, sig_s, shard.indptr
+    )
     key = ("all", a, b, wscale, costs[0] if shard.n else 0.0)
     have_all = shard.state.get(key)
     cost_all = from_all + (0 if have_all is not None else from_viol + from_all)
@@ -253,8 +256,9 @@ def _binary_cut(shard, out, a, b, cscale, wscale, costs, acc_s, sig_s, sig_g, la
 
 
 @njit(cache=True)
-def _class_cut(indptr, indices, data, k, y, labels, costs, loss, margin_rescaling, acc_g, shift,
-               acc_s, sig_s):
+def _class_cut(
+    indptr, indices, data, k, y, labels, costs, loss, margin_rescaling, acc_g, shift, acc_s, sig_s
+):
     """Crammer-Singer's cut for the most violated classes ``labels`` (of
     :func:`cpsvm.engine.hinge.multiclass_most_violated`): c += costs·loss and ±w_i·x_i
     into the columns of the true and the chosen class (w_i = costs_i, times the loss
@@ -279,8 +283,21 @@ def _shard_class_cut(shard, out, costs, loss, margin_rescaling, acc_s, sig_s, si
     acc_g, shift = _packed(sig_g)
     y = shard.classes()
     labels = multiclass_most_violated(out, y, margin_rescaling, loss)
-    nv = _class_cut(shard.indptr, shard.indices, shard.data, shard.n_classes, y, labels, costs,
-                    loss, margin_rescaling, acc_g, shift, acc_s, sig_s)
+    nv = _class_cut(
+        shard.indptr,
+        shard.indices,
+        shard.data,
+        shard.n_classes,
+        y,
+        labels,
+        costs,
+        loss,
+        margin_rescaling,
+        acc_g,
+        shift,
+        acc_s,
+        sig_s,
+    )
     return acc_g[:, 1:].copy(), acc_s, nv
 
 
@@ -415,20 +432,20 @@ def _walk(A0, base, J, at, jump, sig):
     acc = J.copy()
     nb = len(base)
     terms = np.empty(nb + 1 + acc.shape[1])
-    terms[1:nb + 1] = base
+    terms[1 : nb + 1] = base
     n = len(at)
     p = 0
     while p < n:
         t = at[p]
         terms[0] = A0 * t
-        terms[nb + 1:] = acc[0]
+        terms[nb + 1 :] = acc[0]
         if _exact_sign(terms) >= 0:
             return 1, t, acc
         q = p
         while q < n and at[q] == t:
             _deposit(acc, sig, 0, jump[q], 1.0)
             q += 1
-        terms[nb + 1:] = acc[0]
+        terms[nb + 1 :] = acc[0]
         if _exact_sign(terms) >= 0:
             return 0, t, acc
         p = q
@@ -436,6 +453,7 @@ def _walk(A0, base, J, at, jump, sig):
 
 
 # -- the shards on the workers --------------------------------------------------------------
+
 
 @njit(cache=True)
 def _abs_bounds(indptr, indices, data, col_max, row_sum):
@@ -472,14 +490,18 @@ class Shard:
         # What Dask weighs when it places a task that needs the shard (its default,
         # sys.getsizeof, would see a small object and move it to any idle worker).
         return object.__sizeof__(self) + sum(
-            a.nbytes for a in (self.indptr, self.indices, self.data, self.y))
+            a.nbytes for a in (self.indptr, self.indices, self.data, self.y)
+        )
 
     def costs(self, scale):
         """C_i = scale·cost_i (cost_i SVMlight's cost: factor, 1 if none)."""
         key = ("costs", scale)
         if key not in self.state:
-            self.state[key] = np.full(self.n, scale) if self.factors is None \
+            self.state[key] = (
+                np.full(self.n, scale)
+                if self.factors is None
                 else scale * np.asarray(self.factors, dtype=np.float64)
+            )
         return self.state[key]
 
     def classes(self):
@@ -500,7 +522,7 @@ class Shard:
             else:
                 # SciPy's CSR product sums each row in stored order, as a plain loop
                 # would (the same bits), and measured faster than one in numba.
-                out = self.X @ w[:self.width]
+                out = self.X @ w[: self.width]
                 if self.bias != 0.0:
                     out += self.bias * w[self.d]
             cache[key] = out
@@ -525,24 +547,36 @@ def _summary(shard):
     y = shard.y
     not_pm1 = np.flatnonzero(np.abs(y) != 1)
     not_class = np.flatnonzero((y != np.round(y)) | (y < 1))
-    first = lambda rows: None if not len(rows) else (  # noqa: E731
-        shard.lines[rows[0]] if shard.lines is not None else None, float(y[rows[0]]))
+    first = lambda rows: (
+        None
+        if not len(rows)
+        else (  # noqa: E731
+            shard.lines[rows[0]] if shard.lines is not None else None,
+            float(y[rows[0]]),
+        )
+    )
     bad_cost = None
     if shard.factors is not None:
         f = np.asarray(shard.factors, dtype=np.float64)
         bad = np.flatnonzero(~((f > 0) & np.isfinite(f)))
         if len(bad):
-            bad_cost = (shard.lines[bad[0]] if shard.lines is not None else None,
-                        float(f[bad[0]]))
-    return dict(n=shard.n, width=shard.width, nnz=len(shard.data), col_max=X_max,
-                row_norm=float(abs_rows.max()) if shard.n else 0.0,
-                max_factor=float(np.max(shard.factors)) if shard.factors is not None
-                and shard.n else 1.0,
-                not_pm1=first(not_pm1), not_class=first(not_class),
-                n_pos=int(np.count_nonzero(y == 1)), n_neg=int(np.count_nonzero(y == -1)),
-                y_min=float(y.min()) if shard.n else math.inf,
-                y_max=float(y.max()) if shard.n else -math.inf, bad_cost=bad_cost,
-                source=shard.source)
+            bad_cost = (shard.lines[bad[0]] if shard.lines is not None else None, float(f[bad[0]]))
+    return dict(
+        n=shard.n,
+        width=shard.width,
+        nnz=len(shard.data),
+        col_max=X_max,
+        row_norm=float(abs_rows.max()) if shard.n else 0.0,
+        max_factor=float(np.max(shard.factors)) if shard.factors is not None and shard.n else 1.0,
+        not_pm1=first(not_pm1),
+        not_class=first(not_class),
+        n_pos=int(np.count_nonzero(y == 1)),
+        n_neg=int(np.count_nonzero(y == -1)),
+        y_min=float(y.min()) if shard.n else math.inf,
+        y_max=float(y.max()) if shard.n else -math.inf,
+        bad_cost=bad_cost,
+        source=shard.source,
+    )
 
 
 def _prepare(shard, d, bias, n_classes):
@@ -560,6 +594,7 @@ def _timed(fn):
         t0 = time.perf_counter()
         result = fn(*args)
         return result, time.perf_counter() - t0
+
     run.__name__ = fn.__name__
     run.__qualname__ = fn.__qualname__
     return run
@@ -577,10 +612,12 @@ def _cut_at(shard, key, w, p, sig_g, sig_s):
     costs = shard.costs(p["scale"])
     acc_s = _scalar_acc(1, sig_s)
     if shard.n_classes:
-        return _shard_class_cut(shard, out, costs, p["loss"], p["margin_rescaling"], acc_s,
-                                sig_s, sig_g)
-    _, acc_g, nv = _binary_cut(shard, out, p["a"], p["b"], p["cscale"], p["wscale"], costs,
-                               acc_s, sig_s, sig_g)
+        return _shard_class_cut(
+            shard, out, costs, p["loss"], p["margin_rescaling"], acc_s, sig_s, sig_g
+        )
+    _, acc_g, nv = _binary_cut(
+        shard, out, p["a"], p["b"], p["cscale"], p["wscale"], costs, acc_s, sig_s, sig_g
+    )
     return acc_g[:, 1:].copy(), acc_s, nv
 
 
@@ -590,9 +627,19 @@ def _ocas_cut(shard, out_c, p, sig_g, sig_s):
     acc_s = _scalar_acc(1, sig_s)
     if shard.n_classes:
         return _shard_class_cut(shard, out_c, costs, p["loss"], True, acc_s, sig_s, sig_g)
-    coef, acc_g, nv = _binary_cut(shard, out_c, p["loss"], p["margin"], p["loss"],
-                                  p["margin"], costs, acc_s, sig_s, sig_g,
-                                  shard.state.get("cut"))
+    coef, acc_g, nv = _binary_cut(
+        shard,
+        out_c,
+        p["loss"],
+        p["margin"],
+        p["loss"],
+        p["margin"],
+        costs,
+        acc_s,
+        sig_s,
+        sig_g,
+        shard.state.get("cut"),
+    )
     shard.state["cut"] = (coef, acc_g)
     return acc_g[:, 1:].copy(), acc_s, nv
 
@@ -629,8 +676,9 @@ def _line(shard, it, kb, wb, kt, wt, p, sig):
     if shard.n_classes:
         at, jump = _class_breakpoints(shard.y, out_b, out_t, costs, p["loss"], acc, sig)
     else:
-        at, jump = _binary_breakpoints(shard.y, out_b, out_t, costs, p["loss"], p["margin"],
-                                       acc, sig)
+        at, jump = _binary_breakpoints(
+            shard.y, out_b, out_t, costs, p["loss"], p["margin"], acc, sig
+        )
     line = shard.state["line"] = (it, at, jump, acc)
     return line
 
@@ -672,8 +720,9 @@ def _moved_risk_grid(rg, step):
     """The loss's grid at w_b + step·(w_t − w_b), from a bound on |w| there (|1−step|·
     max|w_b| + step·max|w_t|) that needs no vector, so a worker can form it too."""
     w_max = abs(1.0 - step) * rg["wb_max"] + step * rg["wt_max"]
-    return fold_grid(rg["cost_bound"] * (rg["loss"] + rg["spread"] * 4.0 * rg["radius"] * w_max),
-                     rg["n_terms"])
+    return fold_grid(
+        rg["cost_bound"] * (rg["loss"] + rg["spread"] * 4.0 * rg["radius"] * w_max), rg["n_terms"]
+    )
 
 
 def _final_step(search, pieces):
@@ -727,6 +776,7 @@ def _errors(shard, key, w):
 
 # -- the client side ------------------------------------------------------------------------
 
+
 def parse_scheduler(spec: str):
     """('local', N) for ``local:N``, else ('address', spec)."""
     if spec.startswith("local:"):
@@ -755,16 +805,24 @@ class Session:
             raise OptionError(DASK_MISSING) from None
         self.cluster = None
         import logging
+
         if kind == "local":
             # Stealing would copy a shard (and its cache) to an idle worker; with one
             # task per shard and round there is nothing to balance.
             import warnings
-            with dask.config.set({"distributed.scheduler.work-stealing": False}), \
-                    warnings.catch_warnings():
-                warnings.simplefilter("ignore")   # e.g. "port 8787 in use": not ours to say
-                self.cluster = LocalCluster(n_workers=value, threads_per_worker=1,
-                                            processes=True, dashboard_address=None,
-                                            silence_logs=logging.CRITICAL)
+
+            with (
+                dask.config.set({"distributed.scheduler.work-stealing": False}),
+                warnings.catch_warnings(),
+            ):
+                warnings.simplefilter("ignore")  # e.g. "port 8787 in use": not ours to say
+                self.cluster = LocalCluster(
+                    n_workers=value,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    silence_logs=logging.CRITICAL,
+                )
             self.client = Client(self.cluster)
         else:
             # Dask's connect timeout (distributed.comm.timeouts.connect, 30 s unless
@@ -773,8 +831,10 @@ class Session:
             try:
                 self.client = Client(value, timeout=timeout)
             except (OSError, TimeoutError) as e:
-                raise InputError(f"cannot reach the Dask scheduler at {value} within "
-                                 f"{timeout} ({type(e).__name__})") from None
+                raise InputError(
+                    f"cannot reach the Dask scheduler at {value} within "
+                    f"{timeout} ({type(e).__name__})"
+                ) from None
 
     @property
     def n_workers(self) -> int:
@@ -800,18 +860,23 @@ class ShardedData:
         self.session = session
         client = session.client
         self.locate = locate
-        self.loaded = [client.submit(_load, loader, i, pure=False)
-                       for i, loader in enumerate(loaders)]
-        self.summaries = client.gather([client.submit(_summary, f, pure=False)
-                                        for f in self.loaded])
+        self.loaded = [
+            client.submit(_load, loader, i, pure=False) for i, loader in enumerate(loaders)
+        ]
+        self.summaries = client.gather(
+            [client.submit(_summary, f, pure=False) for f in self.loaded]
+        )
         s = self.summaries
         self.n_examples = sum(x["n"] for x in s)
         self.n_features = max(x["width"] for x in s)
         self.nnz = sum(x["nnz"] for x in s)
         self.col_max = np.zeros(self.n_features)
         for x in s:
-            np.maximum(self.col_max[:len(x["col_max"])], x["col_max"],
-                       out=self.col_max[:len(x["col_max"])])
+            np.maximum(
+                self.col_max[: len(x["col_max"])],
+                x["col_max"],
+                out=self.col_max[: len(x["col_max"])],
+            )
         self.row_norm = max(x["row_norm"] for x in s)
         self.max_factor = max(x["max_factor"] for x in s)
         self.shards = None
@@ -830,8 +895,9 @@ class ShardedData:
 
     def prepare(self, d, bias=0.0, n_classes=0):
         client = self.session.client
-        self.shards = [client.submit(_prepare, f, d, bias, n_classes, pure=False)
-                       for f in self.loaded]
+        self.shards = [
+            client.submit(_prepare, f, d, bias, n_classes, pure=False) for f in self.loaded
+        ]
         # Waits for them (and fails if one did) without bringing the shards here.
         client.gather([client.submit(_size, f, pure=False) for f in self.shards])
 
@@ -848,7 +914,7 @@ class _Rounds:
         self.communication = 0.0
         self._where = None
         self._checked = 0.0
-        self.by_task = {}              # compute seconds of each kind of round
+        self.by_task = {}  # compute seconds of each kind of round
 
     def _placement(self):
         """The worker holding each shard: its tasks run there (a shard copied elsewhere
@@ -876,16 +942,21 @@ class _Rounds:
         where = self._placement()
 
         def submit(fn, shard, *extra):
-            return self.client.submit(fn, shard, *extra, pure=False, allow_other_workers=True,
-                                      workers=[where[shard.key]] if shard.key in where
-                                      else None)
+            return self.client.submit(
+                fn,
+                shard,
+                *extra,
+                pure=False,
+                allow_other_workers=True,
+                workers=[where[shard.key]] if shard.key in where else None,
+            )
+
         if first is not None:
             stage = [submit(first, shard, *first_args) for shard in self.shards]
             args = args + (stage,)
         results = self.client.gather([submit(then, shard, *args) for shard in self.shards])
         wall = time.perf_counter() - t0
-        slowest = max(seconds + (r[-1] if first is not None else 0.0)
-                      for r, seconds in results)
+        slowest = max(seconds + (r[-1] if first is not None else 0.0) for r, seconds in results)
         name = then.__name__.lstrip("_")
         self.by_task[name] = self.by_task.get(name, 0.0) + slowest
         self.rounds += 1
@@ -935,8 +1006,9 @@ class ClusterCutOracle(LinearCutOracle):
         self._version += 1
         future = self.rounds.ship(w)
         t0 = time.perf_counter()
-        results = self.rounds(_cut_at, ("w", self._version), future, self.spec, self.sig_g,
-                              self.sig_s)
+        results = self.rounds(
+            _cut_at, ("w", self._version), future, self.spec, self.sig_g, self.sig_s
+        )
         self.oracle_calls += self.data.n_examples
         acc_g = sum(r[0] for r in results)
         acc_s = sum(r[1] for r in results)
@@ -947,7 +1019,7 @@ class ClusterCutOracle(LinearCutOracle):
 def _column_bounds(data, size_psi, n_classes, bias):
     """max |x_ij| of every Ψ entry's feature (the bias column: |bias|)."""
     col = np.zeros(size_psi // max(n_classes, 1))
-    col[:data.n_features] = data.col_max
+    col[: data.n_features] = data.col_max
     if bias:
         col[-1] = abs(bias)
     return np.repeat(col, n_classes) if n_classes else col
@@ -983,13 +1055,13 @@ class ClusterOcasOracle(LinearCutOracle):
         self.sig_s = fold_grid(self.cost_bound * spec["loss"], n)
         self.primal = math.inf
         self.w_best = np.zeros(size_psi)
-        self._kb = None                  # key of w_best's outputs on the workers
+        self._kb = None  # key of w_best's outputs on the workers
         self._wb_future = None
         self._version = 0
         self.seconds = {"output": 0.0, "line_search": 0.0, "cut": 0.0}
         self.line_search_rounds = 0
         self.line_searches = 0
-        self.iteration_log = []          # per separate(): rounds, compute, communication
+        self.iteration_log = []  # per separate(): rounds, compute, communication
 
     # Bounds of the per-row terms (global quantities only, so the grids do not depend
     # on the sharding); 4x for the rounding of the products.
@@ -999,13 +1071,18 @@ class ClusterOcasOracle(LinearCutOracle):
     @property
     def _rg(self):
         """What :func:`_moved_risk_grid` needs besides the two points' max |w|."""
-        return dict(cost_bound=self.cost_bound, loss=self.spec["loss"],
-                    spread=2.0 if not self.binary else self.spec["margin"],
-                    radius=self.radius, n_terms=self.n_terms)
+        return dict(
+            cost_bound=self.cost_bound,
+            loss=self.spec["loss"],
+            spread=2.0 if not self.binary else self.spec["margin"],
+            radius=self.radius,
+            n_terms=self.n_terms,
+        )
 
     def _risk_grid(self, w):
-        return _moved_risk_grid(dict(self._rg, wb_max=0.0,
-                                     wt_max=float(np.max(np.abs(w), initial=0.0))), 1.0)
+        return _moved_risk_grid(
+            dict(self._rg, wb_max=0.0, wt_max=float(np.max(np.abs(w), initial=0.0))), 1.0
+        )
 
     def _line_grid(self, wb, wt):
         spread = 4.0 if not self.binary else self.spec["margin"]
@@ -1028,8 +1105,16 @@ class ClusterOcasOracle(LinearCutOracle):
         return result
 
     def _at(self, w_t, kt, wt_future, t0):
-        results = self.rounds(_ocas_at, self._kb, kt, wt_future, self.spec, self.sig_g,
-                              self.sig_s, self._risk_grid(w_t))
+        results = self.rounds(
+            _ocas_at,
+            self._kb,
+            kt,
+            wt_future,
+            self.spec,
+            self.sig_g,
+            self.sig_s,
+            self._risk_grid(w_t),
+        )
         self.oracle_calls += self.data.n_examples
         risk = exact_scalar(*(r[0] for r in results))
         f_t = 0.5 * float(w_t @ w_t) + self.C * risk
@@ -1055,27 +1140,54 @@ class ClusterOcasOracle(LinearCutOracle):
         self.seconds["line_search"] += t1 - t0
         self._version += 1
         k_new = ("w", self._version)
-        rg = dict(self._rg, wb_max=float(np.max(np.abs(w_b), initial=0.0)),
-                  wt_max=float(np.max(np.abs(w_t), initial=0.0)))
+        rg = dict(
+            self._rg,
+            wb_max=float(np.max(np.abs(w_b), initial=0.0)),
+            wt_max=float(np.max(np.abs(w_t), initial=0.0)),
+        )
         results = None
         if isinstance(step, _Pending):
             # The gather of the interval's breakpoints and the move in one round trip:
             # every worker finds the step from all of them.
             try:
-                results = self.rounds.chained(_ocas_gather, step.args, _ocas_move, self._kb,
-                                              self._wb_future, kt, wt_future, k_new,
-                                              step.search, self.spec, self.sig_g,
-                                              self.sig_s, rg)
+                results = self.rounds.chained(
+                    _ocas_gather,
+                    step.args,
+                    _ocas_move,
+                    self._kb,
+                    self._wb_future,
+                    kt,
+                    wt_future,
+                    k_new,
+                    step.search,
+                    self.spec,
+                    self.sig_g,
+                    self.sig_s,
+                    rg,
+                )
                 self.line_search_rounds += 1
             except StateLost:
                 if self._wb_future is None:
                     self._wb_future = self.rounds.ship(w_b)
-                self.line_searches -= 1      # the same search, finished
+                self.line_searches -= 1  # the same search, finished
                 step = self.line_search(A0, B0, w_b, kt, wt_future, w_t)
         if results is None:
-            results = self._retried(lambda: self.rounds(
-                _ocas_move, self._kb, self._wb_future, kt, wt_future, k_new, step, self.spec,
-                self.sig_g, self.sig_s, rg), w_b)
+            results = self._retried(
+                lambda: self.rounds(
+                    _ocas_move,
+                    self._kb,
+                    self._wb_future,
+                    kt,
+                    wt_future,
+                    k_new,
+                    step,
+                    self.spec,
+                    self.sig_g,
+                    self.sig_s,
+                    rg,
+                ),
+                w_b,
+            )
         step = results[0][4]
         self.w_best = w_b + step * direction
         self.oracle_calls += self.data.n_examples
@@ -1122,8 +1234,18 @@ class ClusterOcasOracle(LinearCutOracle):
         it = kt
         sig = self._line_grid(w_b, w_t)
         limit = max(MIN_GATHER, len(w_b))
-        first = self.rounds(_ocas_outputs, it, self._kb, self._wb_future, kt, wt_future,
-                            self.spec, sig, limit // len(self.data.shards), STEP_GRID)
+        first = self.rounds(
+            _ocas_outputs,
+            it,
+            self._kb,
+            self._wb_future,
+            kt,
+            wt_future,
+            self.spec,
+            sig,
+            limit // len(self.data.shards),
+            STEP_GRID,
+        )
         args = (it, self._kb, None, kt, None, self.spec, sig)
         G = sum(r[0][:1] for r in first)
         count = sum(r[1] for r in first)
@@ -1143,23 +1265,26 @@ class ClusterOcasOracle(LinearCutOracle):
             # Jump sums on the global grid: the workers' and, for the shards that sent
             # all their breakpoints, the client's own (exact sums: the same bits).
             cand = STEP_GRID
-            results = [r[2] if r[2] is not None
-                       else _bucket_sums(r[3][0], r[3][1], cand, sig, GRID_SAMPLES)
-                       for r in first]
+            results = [
+                r[2]
+                if r[2] is not None
+                else _bucket_sums(r[3][0], r[3][1], cand, sig, GRID_SAMPLES)
+                for r in first
+            ]
             while True:
                 acc = sum(r[0] for r in results)
                 counts = sum(r[1] for r in results)
-                J = np.cumsum(acc, axis=0)          # exact: J at every candidate
-                b_lo, b_hi = 0, len(cand)           # first candidate where D >= 0 (D rises)
+                J = np.cumsum(acc, axis=0)  # exact: J at every candidate
+                b_lo, b_hi = 0, len(cand)  # first candidate where D >= 0 (D rises)
                 while b_lo < b_hi:
                     mid = (b_lo + b_hi) // 2
-                    if D_sign(cand[mid], J[mid:mid + 1]) < 0:
+                    if D_sign(cand[mid], J[mid : mid + 1]) < 0:
                         b_lo = mid + 1
                     else:
                         b_hi = mid
                 b = b_lo
                 if b > 0:
-                    lo, J_lo = cand[b - 1], J[b - 1:b]
+                    lo, J_lo = cand[b - 1], J[b - 1 : b]
                 hi = cand[b] if b < len(cand) else math.inf
                 inside = int(counts[b])
                 found = np.concatenate([r[2][b] for r in results])
@@ -1178,10 +1303,11 @@ class ClusterOcasOracle(LinearCutOracle):
 
     def training_error(self):
         client = self.data.session.client
-        wb = self._wb_future if self._wb_future is not None else \
-            self.rounds.ship(self.w_best)
-        futures = [client.submit(_errors, s, self._kb or ("w", -1), wb, pure=False)
-                   for s in self.data.shards]
+        wb = self._wb_future if self._wb_future is not None else self.rounds.ship(self.w_best)
+        futures = [
+            client.submit(_errors, s, self._kb or ("w", -1), wb, pure=False)
+            for s in self.data.shards
+        ]
         return sum(client.gather(futures)) / max(1, self.data.n_examples)
 
 

@@ -85,10 +85,8 @@ def _group_ranges(upper, lower, starts, p, shift_lo, shift_hi, delta, tol, low, 
         s, e = starts[g], starts[g + 1]
         lo, hi = s, e
         for k in range(shift_lo.shape[0]):
-            lo = max(lo, s + np.searchsorted(
-                upper[s:e], low - shift_hi[k, g] - delta[k, g] - tol))
-            hi = min(hi, s + np.searchsorted(
-                lower[s:e], high - shift_lo[k, g] + delta[k, g] + tol))
+            lo = max(lo, s + np.searchsorted(upper[s:e], low - shift_hi[k, g] - delta[k, g] - tol))
+            hi = min(hi, s + np.searchsorted(lower[s:e], high - shift_lo[k, g] + delta[k, g] + tol))
         lo = min(lo, p[g])
         out[g, 0] = lo
         out[g, 1] = max(hi, p[g], lo)
@@ -118,8 +116,11 @@ def _band_select(ys, cs, ranges, p, margin, radius, shift, move, tol, low, high)
                 skip = False
                 for k in range(n_centers):
                     reach = move * radius[k, j] + tol
-                    if (m + shift[k, g] + reach < low) if j < pg \
-                            else (m + shift[k, g] - reach >= high):
+                    if (
+                        (m + shift[k, g] + reach < low)
+                        if j < pg
+                        else (m + shift[k, g] - reach >= high)
+                    ):
                         skip = True
                         break
                 if skip:
@@ -145,8 +146,9 @@ def _band_dots(dense, D, indptr, indices, data, order, rows, w, out):
 
 
 @njit(cache=True)
-def _band_sums(dense, D, indptr, indices, data, order, ys, cs, rows, ends, p, dots, b,
-               huber, a, h, G):
+def _band_sums(
+    dense, D, indptr, indices, data, order, ys, cs, rows, ends, p, dots, b, huber, a, h, G
+):
     """For the rows at sorted positions ``rows`` (group g's up to ends[g]; y and c by
     sorted position, the row's data at order[j]) with products ``dots``: their loss,
     Σ c·(−ℓ′)·y, Σ c over rows with a loss, their count, and Σ_{j<p} c·y·⟨w, x⟩ (the
@@ -194,8 +196,24 @@ def _gather_indices(indptr, indices, order, out_indptr, out_indices):
 
 
 @njit(cache=True)
-def _class_tables(by_margin, upper, lower, m, y, c, radius, order, upper_out, lower_out,
-                  margin_out, radius_out, ys, cs, C_pref, CY_pref):
+def _class_tables(
+    by_margin,
+    upper,
+    lower,
+    m,
+    y,
+    c,
+    radius,
+    order,
+    upper_out,
+    lower_out,
+    margin_out,
+    radius_out,
+    ys,
+    cs,
+    C_pref,
+    CY_pref,
+):
     """The rows ``by_margin`` (in order of margin, with bounds ``upper``/``lower`` of their
     margins) split by class, negatives first, each class in the same order: the rows
     (``order``), their bounds, margins ``m``, radii, y, c, and the prefix sums of c and
@@ -276,15 +294,20 @@ class ResortPolicy:
     ``period`` fixes the period (and ignores time: deterministic, for tests; fallback 1);
     ``clock`` is the timer."""
 
-    def __init__(self, c: float = 1.0, period: int | None = None, clock=time.perf_counter,
-                 fallback: float = 1.0):
+    def __init__(
+        self,
+        c: float = 1.0,
+        period: int | None = None,
+        clock=time.perf_counter,
+        fallback: float = 1.0,
+    ):
         self.c, self.period, self.clock = float(c), period, clock
         self.fallback = 1.0 if period is not None else float(fallback)
         self.sort_time = self.eval_time = 0.0
-        self.since = 0           # evaluations since the last sort
-        self.spent = 0.0         # their modelled cost
+        self.since = 0  # evaluations since the last sort
+        self.spent = 0.0  # their modelled cost
         self.last_fraction = 0.0
-        self.plain = False       # pruning does not pay: plain until the next sort
+        self.plain = False  # pruning does not pay: plain until the next sort
         self.sorted = False
         self.backoff = 1.0
 
@@ -318,16 +341,22 @@ class ResortPolicy:
             return False
         if self.period is not None or self.plain:
             return True
-        if self.last_fraction > 0.5:                                    # (a)
+        if self.last_fraction > 0.5:  # (a)
             return True
         average = (self.sort_time + self.spent) / self.since
-        return self.last_fraction * self.eval_time >= average            # (b)
+        return self.last_fraction * self.eval_time >= average  # (b)
 
 
 def _tolerance(R_abs, w, w_ref, b, b_ref, a, h):
     """Slack for the rounding of the products (each within n·eps·|x|·|w| of exact)."""
-    scale = R_abs * (float(np.linalg.norm(w)) + float(np.linalg.norm(w_ref))) \
-        + abs(b) + abs(b_ref) + abs(a) + h + 1.0
+    scale = (
+        R_abs * (float(np.linalg.norm(w)) + float(np.linalg.norm(w_ref)))
+        + abs(b)
+        + abs(b_ref)
+        + abs(a)
+        + h
+        + 1.0
+    )
     return 1e-10 * scale
 
 
@@ -341,14 +370,28 @@ class SortedMargins:
     ``policy`` says when to resort (a :class:`ResortPolicy`); ``prefix`` "boundary"
     (sparse variant) or "dense"."""
 
-    PARTIAL_SORT_MIN = 2048    # fewer rows: sorted whole
-    COPY_BYTES = 1 << 30       # up to this, a sorted copy of the rows ...
+    PARTIAL_SORT_MIN = 2048  # fewer rows: sorted whole
+    COPY_BYTES = 1 << 30  # up to this, a sorted copy of the rows ...
     COPY_MIN_BYTES = 16 << 20  # ... from this on (see _rows_in_order)
-    COPY = None                # True/False: always/never copy
+    COPY = None  # True/False: always/never copy
     CENTERS = {False: (False,), True: (True,), "auto": (False, True)}
 
-    def __init__(self, X, y, c=None, *, loss=HINGE, a=1.0, h=0.0, center="auto",
-                 per_row=True, policy=None, prefix="boundary", rows=None, prune=True):
+    def __init__(
+        self,
+        X,
+        y,
+        c=None,
+        *,
+        loss=HINGE,
+        a=1.0,
+        h=0.0,
+        center="auto",
+        per_row=True,
+        policy=None,
+        prefix="boundary",
+        rows=None,
+        prune=True,
+    ):
         self.X = as_csr(X)
         if not self.X.has_canonical_format:
             self.X.sum_duplicates()
@@ -377,7 +420,8 @@ class SortedMargins:
         self._sorted_rows = None
         self.order = None
         self._identity = np.arange(n, dtype=np.int64)
-        from ..kernel_rows import row_sq_norms   # its kernels load only with the bounds
+        from ..kernel_rows import row_sq_norms  # its kernels load only with the bounds
+
         sq = row_sq_norms(self.X)
         self.R_abs = math.sqrt(float(sq.max(initial=0.0)))
         # Classes apart (the offset variant): group g holds sorted positions
@@ -413,7 +457,7 @@ class SortedMargins:
                     self.R[k, g] = self.radius[k][group == g].max()
         self.w_ref = None
         self.evaluations = self.resorts = self.computed = 0
-        self.fractions = []      # rows computed / n, per evaluation
+        self.fractions = []  # rows computed / n, per evaluation
 
     # -- Algorithm 1 ----------------------------------------------------------------
     def resort(self, w, out=None, eval_time=None, b=0.0):
@@ -438,26 +482,47 @@ class SortedMargins:
             self.ys, self.cs = np.empty(n), np.empty(n)
             self.C_pref, self.CY_pref = np.empty(n + 1), np.empty(n + 1)
         order = self.order
-        _class_tables(by_margin, upper, lower, m, self.y, self.c, self.radius, order,
-                      self.upper, self.lower, self.margin, self.radius_sorted, self.ys,
-                      self.cs, self.C_pref, self.CY_pref)
-        self._band_rows = None        # made by band_rows() when a band is computed
+        _class_tables(
+            by_margin,
+            upper,
+            lower,
+            m,
+            self.y,
+            self.c,
+            self.radius,
+            order,
+            self.upper,
+            self.lower,
+            self.margin,
+            self.radius_sorted,
+            self.ys,
+            self.cs,
+            self.C_pref,
+            self.CY_pref,
+        )
+        self._band_rows = None  # made by band_rows() when a band is computed
         # p[g]: rows of group g in the linear part at w′ (m′ < a; Huber m′ ≤ a − h).
         self.p = np.empty(2, dtype=np.int64)
         for g in range(2):
             lo, hi = self.starts[g], self.starts[g + 1]
             seg = self.upper[lo:hi]
-            self.p[g] = lo + (np.searchsorted(seg, self.a - self.h, "right") if self.huber
-                              else np.searchsorted(seg, self.a, "left"))
+            self.p[g] = lo + (
+                np.searchsorted(seg, self.a - self.h, "right")
+                if self.huber
+                else np.searchsorted(seg, self.a, "left")
+            )
         coef = np.zeros(self.n)
-        tail = np.concatenate([order[self.starts[g]:self.p[g]] for g in range(2)])
+        tail = np.concatenate([order[self.starts[g] : self.p[g]] for g in range(2)])
         coef[tail] = self.c[tail] * self.y[tail]
         self.S = self.rows.rows_sum(coef)
         if self.prefix == "dense":
             # Every prefix sum of c·y·x in sorted order (Algorithm 1 as printed).
             self.P = np.zeros((self.n + 1, self.d))
-            np.cumsum((self.X[order].multiply((self.cs * self.ys)[:, None])).toarray(),
-                      axis=0, out=self.P[1:])
+            np.cumsum(
+                (self.X[order].multiply((self.cs * self.ys)[:, None])).toarray(),
+                axis=0,
+                out=self.P[1:],
+            )
         self.w_ref = w.copy()
         self.b_ref = float(b)
         self.mu_ref = self.mu @ w
@@ -485,8 +550,12 @@ class SortedMargins:
             size = dense.nbytes
         else:
             size = self._row_indices.nbytes + self._row_values.nbytes
-        copy = self.COPY if self.COPY is not None else size <= self.COPY_BYTES and (
-            size >= self.COPY_MIN_BYTES or (dense is None and not len(self._row_values)))
+        copy = (
+            self.COPY
+            if self.COPY is not None
+            else size <= self.COPY_BYTES
+            and (size >= self.COPY_MIN_BYTES or (dense is None and not len(self._row_values)))
+        )
         if dense is not None:
             if not copy:
                 return True, dense, _NO_INDEX, _NO_INDEX, _NO_DATA, order
@@ -495,16 +564,14 @@ class SortedMargins:
             np.take(dense, order, axis=0, out=self._sorted_rows)
             return True, self._sorted_rows, _NO_INDEX, _NO_INDEX, _NO_DATA, self._identity
         if not copy:
-            return (False, _NO_ROWS, self.rows.X.indptr, self._row_indices,
-                    self._row_values, order)
+            return (False, _NO_ROWS, self.rows.X.indptr, self._row_indices, self._row_values, order)
         if len(self._row_values):
             Xs = self.rows.X[order]
             return False, _NO_ROWS, Xs.indptr, Xs.indices, Xs.data, self._identity
         # Values all 1: the narrow indices alone (scipy would copy int32 indices and the
         # values), into the same arrays at each sort.
         if self._sorted_rows is None:
-            self._sorted_rows = (np.empty(self.n + 1, np.int64),
-                                 np.empty_like(self._row_indices))
+            self._sorted_rows = (np.empty(self.n + 1, np.int64), np.empty_like(self._row_indices))
         indptr, indices = self._sorted_rows
         _gather_indices(self.rows.X.indptr, self._row_indices, order, indptr, indices)
         return False, _NO_ROWS, indptr, indices, self._row_values, self._identity
@@ -531,9 +598,15 @@ class SortedMargins:
         by_margin = np.concatenate([below, window, above])
         bounds = []
         for pick in (np.max, np.min):
-            bounds.append(np.concatenate([
-                np.full(len(below), pick(m[below]) if len(below) else 0.0), m[window],
-                np.full(len(above), pick(m[above]) if len(above) else 0.0)]))
+            bounds.append(
+                np.concatenate(
+                    [
+                        np.full(len(below), pick(m[below]) if len(below) else 0.0),
+                        m[window],
+                        np.full(len(above), pick(m[above]) if len(above) else 0.0),
+                    ]
+                )
+            )
         return by_margin, bounds[0], bounds[1]
 
     # -- Algorithm 2 ----------------------------------------------------------------
@@ -548,11 +621,19 @@ class SortedMargins:
         [shift_lo, shift_hi] and |ε| ≤ delta, arrays (centers, 2): the tightest center
         decides."""
         ranges = np.empty((2, 2), dtype=np.int64)
-        _group_ranges(self.upper, self.lower, self.starts, self.p,
-                      np.ascontiguousarray(shift_lo, dtype=np.float64),
-                      np.ascontiguousarray(shift_hi, dtype=np.float64),
-                      np.ascontiguousarray(delta, dtype=np.float64), float(tol),
-                      self.a - self.h, self.a + self.h, ranges)
+        _group_ranges(
+            self.upper,
+            self.lower,
+            self.starts,
+            self.p,
+            np.ascontiguousarray(shift_lo, dtype=np.float64),
+            np.ascontiguousarray(shift_hi, dtype=np.float64),
+            np.ascontiguousarray(delta, dtype=np.float64),
+            float(tol),
+            self.a - self.h,
+            self.a + self.h,
+            ranges,
+        )
         return ranges
 
     def evaluate(self, w, b=0.0) -> Evaluation:
@@ -581,15 +662,25 @@ class SortedMargins:
         # The dense variant has every prefix sum: no row of the band is in a stored sum.
         p = ranges[:, 0].copy() if dense else self.p
         rows, ends, linear_c, linear_cy, n_linear = _band_select(
-            self.ys, self.cs, ranges, p, self.margin, self.radius_sorted,
-            shift, move if self.per_row else -1.0, tol, self.a - self.h, self.a + self.h)
+            self.ys,
+            self.cs,
+            ranges,
+            p,
+            self.margin,
+            self.radius_sorted,
+            shift,
+            move if self.per_row else -1.0,
+            tol,
+            self.a - self.h,
+            self.a + self.h,
+        )
         band = self.band_rows()
         dots = np.empty(len(rows))
         _band_dots(*band, rows, w, dots)
         G = np.zeros(self.d)
         loss, gb, weight, count, tail_dot = _band_sums(
-            *band, self.ys, self.cs, rows, ends, p, dots, b, self.huber, self.a,
-            self.h, G)
+            *band, self.ys, self.cs, rows, ends, p, dots, b, self.huber, self.a, self.h, G
+        )
         count += n_linear
         computed = len(rows)
         # The rows below each band, and those of it that stayed linear.
@@ -615,8 +706,7 @@ class SortedMargins:
             out = self.rows.dot(w)
             self.policy.evaluated(1.0)
         coef = np.empty(self.n)
-        loss, gb, weight, count = _plain(out + b, self.y, self.c, self.huber, self.a,
-                                         self.h, coef)
+        loss, gb, weight, count = _plain(out + b, self.y, self.c, self.huber, self.a, self.h, coef)
         G = self.rows.rows_sum(coef)
         return self._record(Evaluation(loss, G, gb, weight, count, self.n, False))
 

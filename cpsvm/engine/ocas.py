@@ -130,7 +130,8 @@ def _envelope(intercepts, slopes, cost, bp_at, bp_jump, n_bp):
     cur = 0
     for j in range(1, k):
         if intercepts[j] > intercepts[cur] or (
-                intercepts[j] == intercepts[cur] and slopes[j] > slopes[cur]):
+            intercepts[j] == intercepts[cur] and slopes[j] > slopes[cur]
+        ):
             cur = j
     slope = cost * slopes[cur]
     at = 0.0
@@ -207,7 +208,7 @@ def binary_line_search(A0, B0, y, out_from, out_to, costs, loss=1.0, margin=1.0)
         a = hinge_excess(loss, margin, y[i], out_from[i])
         s = -margin * y[i] * (out_to[i] - out_from[i])
         cost_slope = costs[i] * s
-        on_hinge = (a > 0.0) | ((a == 0.0) & (s > 0.0))   # at λ = 0+
+        on_hinge = (a > 0.0) | ((a == 0.0) & (s > 0.0))  # at λ = 0+
         grad += cost_slope if on_hinge else 0.0
         # It leaves the hinge (s < 0) or reaches it (s > 0) at λ = −a/s.
         crosses = (s < 0.0) if on_hinge else (s > 0.0)
@@ -229,10 +230,10 @@ def _subgradient_zero(A0, grad, at, jump):
     """
     if grad >= 0.0:
         return 0.0
-    lo, hi = 0, len(at)   # unresolved breakpoints; grad includes every jump left of lo
+    lo, hi = 0, len(at)  # unresolved breakpoints; grad includes every jump left of lo
     while lo < hi:
         a, b, c = at[lo], at[(lo + hi) // 2], at[hi - 1]
-        pivot = max(min(a, b), min(max(a, b), c))   # median of three
+        pivot = max(min(a, b), min(max(a, b), c))  # median of three
         # [lo, hi) -> < pivot | >= pivot, summing the jumps below and at the pivot.
         lt = lo
         below = 0.0
@@ -244,11 +245,11 @@ def _subgradient_zero(A0, grad, at, jump):
             at[i], jump[i] = at[lt], jump[lt]
             at[lt], jump[lt] = v, j
             lt += 1 if v < pivot else 0
-        if A0 * pivot + grad + below >= 0.0:    # 0 is reached left of the pivot
+        if A0 * pivot + grad + below >= 0.0:  # 0 is reached left of the pivot
             hi = lt
         elif A0 * pivot + grad + below + equal >= 0.0:
             return pivot
-        else:                                   # right of it: drop those at the pivot
+        else:  # right of it: drop those at the pivot
             grad += below + equal
             lo = lt
             for i in range(lt, hi):
@@ -310,14 +311,14 @@ class OcasOracle(LinearCutOracle):
         self.primal = math.inf
         self.w_best = np.zeros(problem.size_psi)
         self.out_best = None
-        self._all_coef = self._all_sum = None   # see _violators_sum
-        self._cut_coef = np.zeros(problem.n_examples)   # the last binary cut's coef and g
+        self._all_coef = self._all_sum = None  # see _violators_sum
+        self._cut_coef = np.zeros(problem.n_examples)  # the last binary cut's coef and g
         self._cut_sum = np.zeros(problem.size_psi) if self.binary else None
-        self._use_table(self.costs)   # the cuts' weights are the costs
+        self._use_table(self.costs)  # the cuts' weights are the costs
         self.seconds = {"output": 0.0, "line_search": 0.0, "cut": 0.0}
         self.structured = callable(getattr(problem, "separate_at", None))
         self.pool_size, self.max_evaluations = 5, 3
-        self._pool = []          # structured: recent argmax labellings (the line model)
+        self._pool = []  # structured: recent argmax labellings (the line model)
 
     def outputs(self, w):
         """⟨w, x_i⟩ for binary (n,), every class's score for multiclass (n, k)."""
@@ -326,8 +327,7 @@ class OcasOracle(LinearCutOracle):
     def objective(self, w, out):
         y = self.problem.y
         if self.binary:
-            risk, _, _ = hinge_cut(y, out, self.costs, self.loss, self.margin,
-                                   np.empty(len(y)))
+            risk, _, _ = hinge_cut(y, out, self.costs, self.loss, self.margin, np.empty(len(y)))
             return 0.5 * float(w @ w) + self.C * risk
         return 0.5 * float(w @ w) + self.C * class_risk(y, out, self.costs, self.loss)
 
@@ -346,7 +346,7 @@ class OcasOracle(LinearCutOracle):
                 self.primal, self.out_best = f_t, out_t.copy()
                 if self.binary:
                     self.w_best = w_t
-                else:   # moved in place from now on (w_t may be the cut table's buffer)
+                else:  # moved in place from now on (w_t may be the cut table's buffer)
                     np.copyto(self.w_best, w_t)
             self.seconds["line_search"] += time.perf_counter() - t1
             return self._cut_at(out_t)
@@ -356,13 +356,23 @@ class OcasOracle(LinearCutOracle):
         direction = w_t - self.w_best
         A0 = float(direction @ direction)
         B0 = float(self.w_best @ direction)
-        step = binary_line_search(A0, B0, y, self.out_best, out_t, self._C_costs,
-                                  self.loss, self.margin)
+        step = binary_line_search(
+            A0, B0, y, self.out_best, out_t, self._C_costs, self.loss, self.margin
+        )
         self.w_best = self.w_best + step * direction
         coef = np.empty(len(out_t))
         risk, c, n_violated, n_changed = binary_move(
-            y, self.costs, self.out_best, out_t, step, self.cut_lambda, self.loss,
-            self.margin, coef, self._cut_coef)
+            y,
+            self.costs,
+            self.out_best,
+            out_t,
+            step,
+            self.cut_lambda,
+            self.loss,
+            self.margin,
+            coef,
+            self._cut_coef,
+        )
         self.primal = 0.5 * float(self.w_best @ self.w_best) + self.C * risk
         t2 = time.perf_counter()
         self.seconds["line_search"] += t2 - t1
@@ -395,7 +405,7 @@ class OcasOracle(LinearCutOracle):
 
     def _pool_add(self, labels):
         self._pool.append(labels)
-        del self._pool[:-self.pool_size]
+        del self._pool[: -self.pool_size]
 
     def _structured_step(self, w_t, out_t, started):
         """One OCAS iteration for a structured problem (see the module docstring)."""
@@ -420,15 +430,15 @@ class OcasOracle(LinearCutOracle):
         slopes = [np.zeros(problem.n_examples)]
 
         def add_lines(labels):
-            intercepts.append(problem.losses(labels)
-                              - problem.margins_at(out_b, head_b, labels))
+            intercepts.append(problem.losses(labels) - problem.margins_at(out_b, head_b, labels))
             slopes.append(-problem.margins_at(out_dir, head_dir, labels))
 
         many = getattr(problem, "margins_many_at", None)
         if many is not None and self._pool:
             # the true labelling's scores once for the whole pool
-            for labels, m_b, m_dir in zip(self._pool, many(out_b, head_b, self._pool),
-                                          many(out_dir, head_dir, self._pool)):
+            for labels, m_b, m_dir in zip(
+                self._pool, many(out_b, head_b, self._pool), many(out_dir, head_dir, self._pool)
+            ):
                 intercepts.append(problem.losses(labels) - m_b)
                 slopes.append(-m_dir)
         else:
@@ -454,7 +464,7 @@ class OcasOracle(LinearCutOracle):
             if f_s < best[1]:
                 best = (step, f_s, out_s)
             if f_s - model <= 1e-12 * max(1.0, abs(f_s)):
-                break   # the model is exact at its minimiser: the exact step
+                break  # the model is exact at its minimiser: the exact step
             add_lines(labels)
         step, f_best, out_best = best
         if step != 0.0:
@@ -524,6 +534,7 @@ def ocas_oracle(margin_bounds: bool):
     if not margin_bounds:
         return OcasOracle
     from .ocas_bounds import PrunedOcasOracle
+
     return PrunedOcasOracle
 
 
@@ -541,6 +552,6 @@ def merged_examples(X, y, costs):
         return X, y, costs, position
     rows = np.flatnonzero(kept)
     X_kept = X[rows]
-    if sp.issparse(X):   # whole rows in order: as canonical as X (spares a check pass)
+    if sp.issparse(X):  # whole rows in order: as canonical as X (spares a check pass)
         X_kept.has_canonical_format = X.has_canonical_format
     return X_kept, y[rows], costs, position

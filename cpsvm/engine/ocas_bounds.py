@@ -49,21 +49,27 @@ class PrunedOcasOracle(OcasOracle):
     rows near the threshold (see the module docstring). Multiclass, structured problems
     and ``method=0`` run the plain iteration."""
 
-    PLAIN_SHARE = 0.5    # a wider band: the plain iteration
+    PLAIN_SHARE = 0.5  # a wider band: the plain iteration
 
-    def __init__(self, problem, costs, C=1.0, method=1, cut_lambda=0.1, *, policy=None,
-                 center="auto"):
+    def __init__(
+        self, problem, costs, C=1.0, method=1, cut_lambda=0.1, *, policy=None, center="auto"
+    ):
         self._stale = False
         self._pruned_cut = False  # the last cut was a pruned iteration's
         super().__init__(problem, costs, C, method, cut_lambda)
         self.bounds = None
         if self.binary and not self.structured and method == 1:
-            self.bounds = SortedMargins(problem.X, problem.y, self.costs,
-                                        a=self.loss / self.margin, rows=problem.rows,
-                                        center=center,
-                                        policy=policy if policy is not None else ResortPolicy())
-        self.fractions = []       # rows computed / n, per iteration after the first
-        self.fallbacks = 0        # pruned searches whose step reached w_t
+            self.bounds = SortedMargins(
+                problem.X,
+                problem.y,
+                self.costs,
+                a=self.loss / self.margin,
+                rows=problem.rows,
+                center=center,
+                policy=policy if policy is not None else ResortPolicy(),
+            )
+        self.fractions = []  # rows computed / n, per iteration after the first
+        self.fallbacks = 0  # pruned searches whose step reached w_t
 
     @property
     def out_best(self):
@@ -100,7 +106,7 @@ class PrunedOcasOracle(OcasOracle):
         return found
 
     def _plain(self, alpha, threshold):
-        self.out_best            # the whole vector, if it is stale
+        _ = self.out_best  # the whole vector, if it is stale
         if self._pruned_cut:
             # The base class's cut sum starts from its last cut; a pruned one was not
             # recorded.
@@ -120,10 +126,18 @@ class PrunedOcasOracle(OcasOracle):
         r *= 1 + 1e-12
         shift_b = mb.shifts(w_b)
         shift_t = mb.shifts(w_t)
-        tol = 1e-10 * (mb.R_abs * (max(float(np.linalg.norm(w_b)), float(np.linalg.norm(w_t)))
-                                   + float(np.linalg.norm(mb.w_ref))) + abs(mb.a) + 1.0)
-        ranges = mb._ranges(np.minimum(shift_b, shift_t), np.maximum(shift_b, shift_t),
-                            mb.R * r, tol)
+        tol = 1e-10 * (
+            mb.R_abs
+            * (
+                max(float(np.linalg.norm(w_b)), float(np.linalg.norm(w_t)))
+                + float(np.linalg.norm(mb.w_ref))
+            )
+            + abs(mb.a)
+            + 1.0
+        )
+        ranges = mb._ranges(
+            np.minimum(shift_b, shift_t), np.maximum(shift_b, shift_t), mb.R * r, tol
+        )
         share = float(np.sum(ranges[:, 1] - ranges[:, 0])) / max(self.problem.n_examples, 1)
         if share > self.PLAIN_SHARE:
             # Two products a band row against one a row plainly: the plain iteration.
@@ -131,10 +145,9 @@ class PrunedOcasOracle(OcasOracle):
             return None
         positions = np.concatenate([np.arange(lo, hi) for lo, hi in ranges])
         dense, D, indptr, indices, data, rowmap = mb.band_rows()
-        rows = rowmap[positions]          # in the arrays the band is read from
-        examples = mb.order[positions]    # in the problem's order
-        in_tail = np.concatenate([np.arange(lo, hi) < mb.p[g]
-                                  for g, (lo, hi) in enumerate(ranges)])
+        rows = rowmap[positions]  # in the arrays the band is read from
+        examples = mb.order[positions]  # in the problem's order
+        in_tail = np.concatenate([np.arange(lo, hi) < mb.p[g] for g, (lo, hi) in enumerate(ranges)])
         out_b = np.empty(len(rows))
         out_t = np.empty(len(rows))
         _two_dots(dense, D, indptr, indices, data, rows, w_b, w_t, out_b, out_t)
@@ -150,16 +163,25 @@ class PrunedOcasOracle(OcasOracle):
         ST_t = float(mb.S @ w_t) - float(cy @ out_t)
         A0 = float(direction @ direction)
         B0 = float(w_b @ direction) - self.C * self.margin * (ST_t - ST_b)
-        step = binary_line_search(A0, B0, y, out_b, out_t, self.C * costs, self.loss,
-                                  self.margin)
+        step = binary_line_search(A0, B0, y, out_b, out_t, self.C * costs, self.loss, self.margin)
         if not step < 1.0:
             self.seconds["line_search"] += time.perf_counter() - t1
             self.fallbacks += 1
             mb.policy.evaluated(1.0)
             return None
         coef = np.empty(len(rows))
-        risk, c, _, _ = binary_move(y, costs, out_b, out_t, step, self.cut_lambda, self.loss,
-                                    self.margin, coef, np.zeros(len(rows)))
+        risk, c, _, _ = binary_move(
+            y,
+            costs,
+            out_b,
+            out_t,
+            step,
+            self.cut_lambda,
+            self.loss,
+            self.margin,
+            coef,
+            np.zeros(len(rows)),
+        )
         risk += self.loss * C_tail - self.margin * ((1.0 - step) * ST_b + step * ST_t)
         self.w_best = w_b + step * direction
         self._stale = True

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import quadprog
 
-from .qp import CutWorkingSet, IDLE_THRESHOLD, QPResult, kkt_violation
+from .qp import IDLE_THRESHOLD, CutWorkingSet, QPResult, kkt_violation
 
 # quadprog needs a strictly convex objective: a tiny curvature on ξ, negligible
 # against C (it moves ξ by about _XI_RIDGE·ξ/C).
@@ -51,10 +51,16 @@ class PrimalCutWorkingSet(CutWorkingSet):
         groups = np.zeros(n, dtype=np.int64)
         violation = kkt_violation(self.G, self.h, groups, self.bounds, alpha)
         xi = np.array([max(0.0, float(np.max(self.h - Galpha)))])
-        result = QPResult(alpha=alpha.copy(), dual=dual, kkt_violation=float(violation),
-                          tolerance=np.inf, converged=True,
-                          n_active=int(np.count_nonzero(alpha)), xi=xi,
-                          gap=float(0.5 * alpha @ Galpha + self.C * xi[0] - dual),
-                          method="primal_quadprog")
+        result = QPResult(
+            alpha=alpha.copy(),
+            dual=dual,
+            kkt_violation=float(violation),
+            tolerance=np.inf,
+            converged=True,
+            n_active=int(np.count_nonzero(alpha)),
+            xi=xi,
+            gap=float(0.5 * alpha @ Galpha + self.C * xi[0] - dual),
+            method="primal_quadprog",
+        )
         self.last_result = result
         return result

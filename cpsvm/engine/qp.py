@@ -218,8 +218,8 @@ def _evaluate_kernel(G, h, groups, bounds, alpha, bound_threshold):
     for k in range(m):
         j = groups[k]
         theta = xi[j] if bounds[j] - sums[j] <= bound_threshold * bounds[j] else 0.0
-        violation = max(violation, r[k] - theta)   # r_k <= theta_j
-        if alpha[k] > 0.0:                         # r_k == theta_j on the support
+        violation = max(violation, r[k] - theta)  # r_k <= theta_j
+        if alpha[k] > 0.0:  # r_k == theta_j on the support
             violation = max(violation, abs(r[k] - theta))
     dual = h @ alpha - 0.5 * (alpha @ Galpha) if m else 0.0
     # P - D = sum_j (C_j xi_j - sum_{k in j} alpha_k r_k); summed this way it
@@ -379,8 +379,15 @@ def _smo(G, h, groups, bounds, alpha, tol, max_iter):
         sums = np.bincount(groups, weights=alpha, minlength=bounds.shape[0])
         slack = np.maximum(bounds - sums, 0.0)
         steps, _ = _smo_kernel(
-            G, h, groups, bounds, alpha, slack, 0.25 * _tolerance(G, h, alpha, tol),
-            BOUND_THRESHOLD, max_iter - total,
+            G,
+            h,
+            groups,
+            bounds,
+            alpha,
+            slack,
+            0.25 * _tolerance(G, h, alpha, tol),
+            BOUND_THRESHOLD,
+            max_iter - total,
         )
         total += steps
         alpha = _project_feasible(alpha, groups, bounds)
@@ -438,7 +445,7 @@ def _active_set_kernel(G, h, groups, bounds, alpha, tol, max_iter, definite_only
     r = np.empty(m)
     iteration = 0
     refinements = 0
-    trust_cholesky = True   # until a face it passed could not be solved accurately
+    trust_cholesky = True  # until a face it passed could not be solved accurately
     while iteration < max_iter:
         iteration += 1
         sums = _snap(alpha, groups, bounds, at_bound)
@@ -448,8 +455,7 @@ def _active_set_kernel(G, h, groups, bounds, alpha, tol, max_iter, definite_only
                 free_count[groups[k]] += 1
         pinned = at_bound & (free_count == 1)
         F = np.array([k for k in range(m) if free[k] and not pinned[groups[k]]], np.int64)
-        B = np.array([j for j in range(n_groups) if at_bound[j] and not pinned[j]],
-                     np.int64)
+        B = np.array([j for j in range(n_groups) if at_bound[j] and not pinned[j]], np.int64)
         n_free, n_bound = F.shape[0], B.shape[0]
         if n_free:
             G_FF = np.empty((n_free, n_free))
@@ -475,8 +481,9 @@ def _active_set_kernel(G, h, groups, bounds, alpha, tol, max_iter, definite_only
                     break
             if definite:
                 diagonal = np.diag(L)
-                definite = diagonal.min() > _DEFINITE_DIAGONAL_RATIO * diagonal.max() \
-                    and trust_cholesky
+                definite = (
+                    diagonal.min() > _DEFINITE_DIAGONAL_RATIO * diagonal.max() and trust_cholesky
+                )
             if not definite and definite_only:
                 return alpha, iteration - 1, False
             rhs = np.zeros((n_free, 1 + n_bound))
@@ -494,8 +501,9 @@ def _active_set_kernel(G, h, groups, bounds, alpha, tol, max_iter, definite_only
                     theta = _lu_solve(Et @ GiE, Et @ p)
                     p -= GiE @ theta
             else:
-                p, t = _semidefinite_step(G_FF, rhs, n_free, n_bound,
-                                          0.25 * _tolerance_kernel(G, h_scale, alpha))
+                p, t = _semidefinite_step(
+                    G_FF, rhs, n_free, n_bound, 0.25 * _tolerance_kernel(G, h_scale, alpha)
+                )
             # Ratio test: free alphas hitting 0, open groups hitting their bound.
             blocker_kind, blocker = 0, -1
             for a in range(n_free):
@@ -527,7 +535,7 @@ def _active_set_kernel(G, h, groups, bounds, alpha, tol, max_iter, definite_only
         # is all of r needed: O(m²), while a face step costs O(m·|F|) + O(|F|³).)
         support = np.flatnonzero(alpha)
         r = h - G[:, support] @ alpha[support]
-        tol_abs = 0.25 * _tolerance_kernel(G, h_scale, alpha)   # the refinement's target
+        tol_abs = 0.25 * _tolerance_kernel(G, h_scale, alpha)  # the refinement's target
         free_count = np.zeros(n_groups, np.int64)
         theta_sum = np.zeros(n_groups)
         for k in range(m):
@@ -684,8 +692,9 @@ def _active_set(G, h, groups, bounds, alpha, tol, max_iter, definite_only=False)
     iteration count and whether it ran to the end (always, unless
     ``definite_only`` stopped it at a face that is not definite).
     """
-    return _active_set_kernel(G, h, groups, bounds, np.array(alpha, dtype=np.float64), tol,
-                              max_iter, definite_only)
+    return _active_set_kernel(
+        G, h, groups, bounds, np.array(alpha, dtype=np.float64), tol, max_iter, definite_only
+    )
 
 
 # --------------------------------------------------------------------------
@@ -734,8 +743,7 @@ def _quadprog(G, h, groups, bounds):
 # --------------------------------------------------------------------------
 
 
-def solve_dual(G, h, groups, bounds, alpha0=None, *, tol=DEFAULT_TOL,
-               method="auto", max_iter=None):
+def solve_dual(G, h, groups, bounds, alpha0=None, *, tol=DEFAULT_TOL, method="auto", max_iter=None):
     """Solve the master QP ``max h'a - a'Ga/2, a >= 0, group sums <= bounds``.
 
     Parameters
@@ -828,12 +836,29 @@ def _solve_checked(G, h, groups, bounds, alpha0, tol, method, max_iter):
             alpha, count = _smo(G, h, groups, bounds, alpha, tol, smo_cap)
             steps["smo"] += count
         else:
-            alpha, count, _ = _active_set(G, h, groups, bounds, alpha, tol, 5 * m + 20,
-                                          definite_only=stage == "definite_active_set")
+            alpha, count, _ = _active_set(
+                G,
+                h,
+                groups,
+                bounds,
+                alpha,
+                tol,
+                5 * m + 20,
+                definite_only=stage == "definite_active_set",
+            )
             steps["active_set"] += count
         stages.append(name)
-        result = _result(G, h, groups, bounds, _project_feasible(alpha, groups, bounds),
-                         tol, "+".join(stages), steps["smo"], steps["active_set"])
+        result = _result(
+            G,
+            h,
+            groups,
+            bounds,
+            _project_feasible(alpha, groups, bounds),
+            tol,
+            "+".join(stages),
+            steps["smo"],
+            steps["active_set"],
+        )
         candidates.append(result)
         return result
 
@@ -850,8 +875,14 @@ def _solve_checked(G, h, groups, bounds, alpha0, tol, method, max_iter):
         plan = [("quadprog", 0), ("active_set", 0), ("smo", max_iter)]
     else:
         cap = _WARM_SMO_STEPS_PER_CUT * m + _WARM_SMO_STEPS_MIN
-        plan = [("definite_active_set", 0), ("smo", cap), ("active_set", 0),
-                ("quadprog", 0), ("active_set", 0), ("smo", max_iter)]
+        plan = [
+            ("definite_active_set", 0),
+            ("smo", cap),
+            ("active_set", 0),
+            ("quadprog", 0),
+            ("active_set", 0),
+            ("smo", max_iter),
+        ]
     alpha = _project_feasible(np.zeros(m) if alpha0 is None else alpha0, groups, bounds)
     for stage, smo_cap in plan:
         result = run(stage, alpha, smo_cap)
@@ -998,9 +1029,16 @@ class CutWorkingSet:
     def solve(self):
         """Solve the master QP, warm-started from the current alpha."""
         n = self._size
-        result = _solve_checked(np.ascontiguousarray(self._G[:n, :n]), self._h[:n],
-                                self._groups[:n], self._bounds, self._alpha[:n], self._tol,
-                                self._method, None)
+        result = _solve_checked(
+            np.ascontiguousarray(self._G[:n, :n]),
+            self._h[:n],
+            self._groups[:n],
+            self._bounds,
+            self._alpha[:n],
+            self._tol,
+            self._method,
+            None,
+        )
         self._alpha[:n] = result.alpha
         groups = self._groups[:n]
         group_sums = np.bincount(groups, weights=result.alpha, minlength=self._bounds.shape[0])

@@ -65,58 +65,67 @@ _NO_DATA = np.zeros(0)
 
 @dataclass
 class SGDSettings:
-    lam: float                   # λ > 0
+    lam: float  # λ > 0
     loss: int = HINGE
-    epsilon: float = 0.0         # tube width of the ε-insensitive loss
-    star: bool = False           # ASSET*: η_j = 1/(λj), no averaging, no intercept
+    epsilon: float = 0.0  # tube width of the ε-insensitive loss
+    star: bool = False  # ASSET*: η_j = 1/(λj), no averaging, no intercept
     intercept: bool = True
     batch: int = 1
     epochs: int = 10
-    average_last: int = 100      # 0: average from the first iteration on
-    average_half: bool = False   # the last half of the iterations so far (not average_last)
-    radius: float = math.inf     # R, bound on |γ|
-    b_radius: float = math.inf   # B, bound on |b|
-    step_scale: float = 1.0      # D_X / D_G (ASSET)
+    average_last: int = 100  # 0: average from the first iteration on
+    average_half: bool = False  # the last half of the iterations so far (not average_last)
+    radius: float = math.inf  # R, bound on |γ|
+    b_radius: float = math.inf  # B, bound on |b|
+    step_scale: float = 1.0  # D_X / D_G (ASSET)
     checks_per_epoch: int = 10
-    tolerance: float = 0.0       # the stopping rule's relative fall of the objective (0: off)
-    min_epochs: int = 1          # the rule stops no run before the end of this epoch
-    block_rows: int = 4096       # rows fetched from the source at a time
+    tolerance: float = 0.0  # the stopping rule's relative fall of the objective (0: off)
+    min_epochs: int = 1  # the rule stops no run before the end of this epoch
+    block_rows: int = 4096  # rows fetched from the source at a time
     margin_bounds: bool = False  # Algorithm 3 (sparse rows only): skip the rows whose loss
-    resort_c: float = 1.0        # is surely 0; its ResortPolicy's c
-    resort_period: int | None = None   # fixed refresh period in iterations (tests)
+    resort_c: float = 1.0  # is surely 0; its ResortPolicy's c
+    resort_period: int | None = None  # fixed refresh period in iterations (tests)
 
 
 @dataclass
 class Check:
     epoch: float
     iteration: int
-    objective: float             # λ/2|γ̄|² + mean loss of the examples since the last check
-    validation_error: float      # nan without validation
+    objective: float  # λ/2|γ̄|² + mean loss of the examples since the last check
+    validation_error: float  # nan without validation
     seconds: float
-    sample_objective: float = math.nan   # the stopping rule's measure, where taken
+    sample_objective: float = math.nan  # the stopping rule's measure, where taken
 
 
 @dataclass
 class SGDResult:
     gamma: np.ndarray
     b: float
-    iterations: int              # iterations run
-    best_iteration: int          # iteration of the kept model
+    iterations: int  # iterations run
+    best_iteration: int  # iteration of the kept model
     validation_error: float
-    status: str                  # "converged", "epochs" (all run) or "interrupted"
+    status: str  # "converged", "epochs" (all run) or "interrupted"
     n_checks: int = 0
     # The stopping rule's last comparison: (iteration, objective) at its two checks.
     rule_from: tuple | None = None
     rule_to: tuple | None = None
-    seconds_rows: float = 0.0    # fetching rows from the source
-    seconds_steps: float = 0.0   # the subgradient steps
-    rows_visited: int = 0        # rows of the mini-batches (margin bounds on)
-    rows_skipped: int = 0        # of them, skipped: loss surely 0
-    refreshes: int = 0           # reference margins computed
+    seconds_rows: float = 0.0  # fetching rows from the source
+    seconds_steps: float = 0.0  # the subgradient steps
+    rows_visited: int = 0  # rows of the mini-batches (margin bounds on)
+    rows_skipped: int = 0  # of them, skipped: loss surely 0
+    refreshes: int = 0  # reference margins computed
 
 
-def run_sgd(source, y, settings: SGDSettings, rng: np.random.Generator, *, validate=None,
-            objective=None, callback=None, should_stop=None) -> SGDResult:
+def run_sgd(
+    source,
+    y,
+    settings: SGDSettings,
+    rng: np.random.Generator,
+    *,
+    validate=None,
+    objective=None,
+    callback=None,
+    should_stop=None,
+) -> SGDResult:
     """Train; one ``rng.permutation(m)`` is drawn per epoch, nothing else. ``validate``
     and ``objective`` map a model (γ, b) to its validation error and to the objective the
     stopping rule watches."""
@@ -125,8 +134,10 @@ def run_sgd(source, y, settings: SGDSettings, rng: np.random.Generator, *, valid
     m = len(y)
     k = int(st.batch)
     n_iter = -(-m // k)
-    positions = sorted({max(1, round(c * n_iter / st.checks_per_epoch))
-                        for c in range(1, st.checks_per_epoch + 1)})
+    positions = sorted(
+        {max(1, round(c * n_iter / st.checks_per_epoch)) for c in range(1, st.checks_per_epoch + 1)}
+    )
+
     def next_check(J):
         """The first check after iteration J (checks: iterations e·n_iter + position)."""
         e, p = divmod(J, n_iter)
@@ -167,9 +178,11 @@ def run_sgd(source, y, settings: SGDSettings, rng: np.random.Generator, *, valid
             if st.average_half:
                 # Every anchor starts some window; the checks at lo..hi-1 are numbered
                 # epoch*per_epoch (the previous epoch's last) onwards.
-                starts.update(check_iteration(n) for n in range(
-                    max(1, epoch * per_epoch), (epoch + 1) * per_epoch)
-                    if _half_anchor(n) == n)
+                starts.update(
+                    check_iteration(n)
+                    for n in range(max(1, epoch * per_epoch), (epoch + 1) * per_epoch)
+                    if _half_anchor(n) == n
+                )
             elif st.average_last > 0:
                 J = next_check(lo + st.average_last - 1)
                 while window_start(J) < hi:
@@ -187,8 +200,8 @@ def run_sgd(source, y, settings: SGDSettings, rng: np.random.Generator, *, valid
     snapshots = {}
     accumulated_last = False
     best = None
-    measured = {}                # the stopping rule's objective at check numbers
-    rule = None                  # its last comparison: (check a, check n)
+    measured = {}  # the stopping rule's objective at check numbers
+    rule = None  # its last comparison: (check a, check n)
     status = "epochs"
     n_checks = 0
     t_rows = t_steps = 0.0
@@ -225,10 +238,34 @@ def run_sgd(source, y, settings: SGDSettings, rng: np.random.Generator, *, valid
                 V, local, sq = source.block(rows)
                 indptr, indices, data = _NO_INDEX, _NO_INDEX, _NO_DATA
             t1 = time.perf_counter()
-            _steps(not source.sparse, V, indptr, indices, data, local, sq, y[rows], k, w,
-                   acc, state, J, q - p, st.lam, st.loss, st.epsilon, st.star,
-                   st.step_scale, st.radius, st.b_radius, st.intercept, accumulate, grads,
-                   dots, *(bounds.arrays() if bounds is not None else _NO_BOUNDS))
+            _steps(
+                not source.sparse,
+                V,
+                indptr,
+                indices,
+                data,
+                local,
+                sq,
+                y[rows],
+                k,
+                w,
+                acc,
+                state,
+                J,
+                q - p,
+                st.lam,
+                st.loss,
+                st.epsilon,
+                st.star,
+                st.step_scale,
+                st.radius,
+                st.b_radius,
+                st.intercept,
+                accumulate,
+                grads,
+                dots,
+                *(bounds.arrays() if bounds is not None else _NO_BOUNDS),
+            )
             t2 = time.perf_counter()
             if bounds is not None:
                 bounds.after(state, q - p, hi - lo)
@@ -266,11 +303,16 @@ def run_sgd(source, y, settings: SGDSettings, rng: np.random.Generator, *, valid
                 if n_checks >= per_epoch:
                     rule = (_half_anchor(n_checks // 2), n_checks)
             if callback is not None:
-                callback(Check(J / n_iter, J, estimate, error, time.perf_counter() - started,
-                               sampled))
-            if rule is not None and rule[1] == n_checks and st.tolerance > 0 \
-                    and n_checks >= per_epoch * st.min_epochs \
-                    and _converged(measured, rule, st.tolerance):
+                callback(
+                    Check(J / n_iter, J, estimate, error, time.perf_counter() - started, sampled)
+                )
+            if (
+                rule is not None
+                and rule[1] == n_checks
+                and st.tolerance > 0
+                and n_checks >= per_epoch * st.min_epochs
+                and _converged(measured, rule, st.tolerance)
+            ):
                 status, stop = "converged", True
             elif should_stop is not None and should_stop():
                 status, stop = "interrupted", True
@@ -282,12 +324,22 @@ def run_sgd(source, y, settings: SGDSettings, rng: np.random.Generator, *, valid
     rule_from = rule_to = None
     if rule is not None:
         rule_from, rule_to = ((check_iteration(c), measured[c]) for c in rule)
-    return SGDResult(gamma=gamma, b=b, iterations=J, best_iteration=best_j,
-                     validation_error=error, status=status, n_checks=n_checks,
-                     rule_from=rule_from, rule_to=rule_to,
-                     seconds_rows=t_rows, seconds_steps=t_steps,
-                     rows_visited=int(state[_VISITED]), rows_skipped=int(state[_SKIPPED]),
-                     refreshes=bounds.refreshes if bounds is not None else 0)
+    return SGDResult(
+        gamma=gamma,
+        b=b,
+        iterations=J,
+        best_iteration=best_j,
+        validation_error=error,
+        status=status,
+        n_checks=n_checks,
+        rule_from=rule_from,
+        rule_to=rule_to,
+        seconds_rows=t_rows,
+        seconds_steps=t_steps,
+        rows_visited=int(state[_VISITED]),
+        rows_skipped=int(state[_SKIPPED]),
+        refreshes=bounds.refreshes if bounds is not None else 0,
+    )
 
 
 def _converged(measured, rule, tolerance: float) -> bool:
@@ -323,9 +375,11 @@ class _Bounds:
 
     def __init__(self, source, settings, k, m, y):
         from .margin_bounds import ResortPolicy
+
         self.source, self.k, self.m = source, k, m
-        self.policy = ResortPolicy(settings.resort_c, settings.resort_period,
-                                   fallback=self.FALLBACK)
+        self.policy = ResortPolicy(
+            settings.resort_c, settings.resort_period, fallback=self.FALLBACK
+        )
         self.gamma_ref = np.zeros(source.dim)
         X = source.X
         group = (y > 0).astype(np.int64) if settings.loss == HINGE else np.zeros(m, np.int64)
@@ -348,8 +402,8 @@ class _Bounds:
         self.row_info[:, 2] = np.sqrt(np.maximum(r2, 0.0)) * (1 + 1e-12)
         self.row_info[:, 3] = group
         self.mu_norm = np.sqrt(np.einsum("gd,gd->g", self.mu, self.mu))
-        self.gamma_mu = np.zeros(n_groups)       # ⟨γ, μ_g⟩, kept by the kernel
-        self.ref_mu = np.zeros(n_groups)         # ⟨γ′, μ_g⟩
+        self.gamma_mu = np.zeros(n_groups)  # ⟨γ, μ_g⟩, kept by the kernel
+        self.ref_mu = np.zeros(n_groups)  # ⟨γ′, μ_g⟩
         self.refreshes = 0
         self._visited = self._skipped = 0.0
 
@@ -369,8 +423,15 @@ class _Bounds:
         self.policy.sorted_now(pass_time, pass_time * self.k / self.m)
 
     def arrays(self):
-        return (self.row_info, self.gamma_ref, self.x_mu, self.mu, self.mu_norm,
-                self.gamma_mu, self.ref_mu)
+        return (
+            self.row_info,
+            self.gamma_ref,
+            self.x_mu,
+            self.mu,
+            self.mu_norm,
+            self.gamma_mu,
+            self.ref_mu,
+        )
 
     def after(self, state, n_iterations, n_rows):
         visited = state[_VISITED] - self._visited
@@ -379,7 +440,7 @@ class _Bounds:
         if state[_PRUNE] > 0:
             fraction = 1.0 - skipped / max(visited, 1.0)
             self.policy.evaluated(fraction, n_iterations)
-            if self.policy.plain:     # too few pruned: plain until the next refresh
+            if self.policy.plain:  # too few pruned: plain until the next refresh
                 state[_PRUNE] = 0.0
         else:
             self.policy.evaluated(1.0, n_iterations)
@@ -390,6 +451,7 @@ _NO_BOUNDS = (_NO_ROWS, _NO_DATA, _NO_ROWS, _NO_ROWS, _NO_DATA, _NO_DATA, _NO_DA
 
 
 # --- the kernels ----------------------------------------------------------------------
+
 
 @njit(cache=True)
 def _loss_and_derivative(loss, y, f, epsilon):
@@ -443,7 +505,7 @@ def _project_and_average(state, w, acc, eta, radius, accumulate):
     if norm > radius:
         scaled = radius / norm
         s *= scaled
-    if s < 1e-9:      # fold the scale into w before it underflows
+    if s < 1e-9:  # fold the scale into w before it underflows
         for c in range(w.shape[0]):
             w[c] *= s
         state[_WNORM2] *= s * s
@@ -511,9 +573,40 @@ def _surely_zero(loss, y, f_ref, bound, epsilon):
 
 
 @njit(cache=True)
-def _steps(dense, V, indptr, indices, data, rows, sq, y, batch, w, acc, state, j0, n_steps,
-           lam, loss, epsilon, star, step_scale, radius, b_radius, intercept, accumulate,
-           grads, dots, row_info, gamma_ref, x_mu, mu, mu_norm, gamma_mu, ref_mu):
+def _steps(
+    dense,
+    V,
+    indptr,
+    indices,
+    data,
+    rows,
+    sq,
+    y,
+    batch,
+    w,
+    acc,
+    state,
+    j0,
+    n_steps,
+    lam,
+    loss,
+    epsilon,
+    star,
+    step_scale,
+    radius,
+    b_radius,
+    intercept,
+    accumulate,
+    grads,
+    dots,
+    row_info,
+    gamma_ref,
+    x_mu,
+    mu,
+    mu_norm,
+    gamma_mu,
+    ref_mu,
+):
     """``n_steps`` iterations, iteration j0+1 first, over the rows ``rows[i]`` (targets
     y[i], squared norms sq[rows[i]]) of a dense V (``dense``) or of a CSR matrix.
 
@@ -559,10 +652,15 @@ def _steps(dense, V, indptr, indices, data, rows, sq, y, batch, w, acc, state, j
                 norm = row_info[r, 1]
                 around = row_info[r, 2]
                 g = int(row_info[r, 3])
-                if _surely_zero(loss, y[i], out_ref, delta * norm + tol * (norm + 1.0),
-                                epsilon) or _surely_zero(
-                        loss, y[i], out_ref + gamma_mu[g] - ref_mu[g],
-                        delta * around + tol * (around + mu_norm[g] + 1.0), epsilon):
+                if _surely_zero(
+                    loss, y[i], out_ref, delta * norm + tol * (norm + 1.0), epsilon
+                ) or _surely_zero(
+                    loss,
+                    y[i],
+                    out_ref + gamma_mu[g] - ref_mu[g],
+                    delta * around + tol * (around + mu_norm[g] + 1.0),
+                    epsilon,
+                ):
                     computed[i - lo] = False
                     state[_SKIPPED] += 1
                     continue
@@ -611,17 +709,26 @@ class GDResult:
     w: np.ndarray
     b: float
     objective: float
-    iterations: int              # steps taken (accepted)
-    evaluations: int             # loss evaluations (rejected steps included)
-    step: float                  # the last step size
-    status: str                  # "converged", "max_iterations", "interrupted"
+    iterations: int  # steps taken (accepted)
+    evaluations: int  # loss evaluations (rejected steps included)
+    step: float  # the last step size
+    status: str  # "converged", "max_iterations", "interrupted"
     seconds: float = 0.0
     margins_computed: float = 1.0  # mean share of the margins computed per evaluation
     resorts: int = 0
 
 
-def huber_gd(margins, lam, epsilon, *, intercept=True, step=100.0, max_iterations=100000,
-             callback=None, should_stop=None) -> GDResult:
+def huber_gd(
+    margins,
+    lam,
+    epsilon,
+    *,
+    intercept=True,
+    step=100.0,
+    max_iterations=100000,
+    callback=None,
+    should_stop=None,
+) -> GDResult:
     """Gradient descent on λ/2·|w|² + Σ_i c_i·ℓ(y_i·(⟨w, x_i⟩ + b)) (Guillory & Bilmes
     §4.2): ``margins`` a :class:`~cpsvm.engine.margin_bounds.SortedMargins` holding the
     loss and weights c_i (1/m for the mean). The step starts at ``step`` and halves
@@ -658,5 +765,12 @@ def huber_gd(margins, lam, epsilon, *, intercept=True, step=100.0, max_iteration
         if change < epsilon:
             status = "converged"
             break
-    return GDResult(w=w, b=b, objective=F, iterations=iterations, evaluations=evaluations,
-                    step=step, status=status)
+    return GDResult(
+        w=w,
+        b=b,
+        objective=F,
+        iterations=iterations,
+        evaluations=evaluations,
+        step=step,
+        status=status,
+    )

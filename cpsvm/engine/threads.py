@@ -16,6 +16,7 @@ def thread_count(n_threads: int | None):
         yield
         return
     import numba
+
     if n_threads < 1:
         raise ValueError(f"expected n_threads >= 1, got {n_threads}")
     previous = numba.get_num_threads()

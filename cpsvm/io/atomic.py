@@ -16,7 +16,7 @@ import secrets
 import stat
 import sys
 
-_MAX_SYMLINKS = 40   # as the kernel's ELOOP limit
+_MAX_SYMLINKS = 40  # as the kernel's ELOOP limit
 
 
 @contextlib.contextmanager
@@ -41,8 +41,9 @@ def atomic_output(path):
     try:
         fd, tmp = _create_temporary(target)
     except OSError as e:
-        if e.errno not in (errno.EACCES, errno.EPERM, errno.EROFS) \
-                or not os.access(target, os.W_OK):
+        if e.errno not in (errno.EACCES, errno.EPERM, errno.EROFS) or not os.access(
+            target, os.W_OK
+        ):
             raise OSError(e.errno, e.strerror, path) from None  # name the output, not the temp
         fd = None
     if fd is None:
@@ -77,14 +78,14 @@ def _replaceable_target(path: str):
         try:
             st = os.lstat(current)
         except FileNotFoundError:
-            return current          # a new file (possibly the target of a dangling link)
+            return current  # a new file (possibly the target of a dangling link)
         except OSError:
-            return None             # let open() report it
+            return None  # let open() report it
         if stat.S_ISLNK(st.st_mode):
             current = os.path.join(parent, os.readlink(current))
             continue
         return current if stat.S_ISREG(st.st_mode) else None
-    return None                     # a loop of links: open() reports ELOOP
+    return None  # a loop of links: open() reports ELOOP
 
 
 def _create_temporary(target: str):

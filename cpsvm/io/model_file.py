@@ -32,8 +32,8 @@ Numbers are written with ``repr`` so that write → read is exact; writes are at
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..conventions import PERF_ERROR_RATE, PERF_LOSS_NAMES
 from ..errors import InputError
@@ -84,8 +84,11 @@ def _read_header(lines, fields, name):
         line_no = k + 2
         at_end = k + 1 >= len(lines) or (k + 2 == len(lines) and not lines[k + 1].strip())
         if at_end:
-            raise InputError(f"expected '{label}', found the end of the file "
-                             "(truncated model file?)", source=name, line=line_no)
+            raise InputError(
+                f"expected '{label}', found the end of the file (truncated model file?)",
+                source=name,
+                line=line_no,
+            )
         text = lines[k + 1].decode("utf-8", "replace")
         if typ is dict:
             header[label] = _json_value(text, label, name, line_no)
@@ -94,22 +97,27 @@ def _read_header(lines, fields, name):
         try:
             header[label] = value_text if typ is str else typ(value_text)
         except ValueError:
-            raise InputError(f"expected '{label}' ({typ.__name__}), got {text.strip()!r}",
-                             source=name, line=line_no) from None
+            raise InputError(
+                f"expected '{label}' ({typ.__name__}), got {text.strip()!r}",
+                source=name,
+                line=line_no,
+            ) from None
     return header
 
 
 def _json_value(text, label, name, line_no):
     """A JSON object at the start of ``text``, then only a ``# comment``."""
     import json
+
     try:
         value, end = json.JSONDecoder().raw_decode(text.strip())
     except ValueError:
         value, end = None, 0
     rest = text.strip()[end:].strip()
     if not isinstance(value, dict) or (rest and not rest.startswith("#")):
-        raise InputError(f"expected '{label}' (a JSON object), got {text.strip()!r}",
-                         source=name, line=line_no)
+        raise InputError(
+            f"expected '{label}' (a JSON object), got {text.strip()!r}", source=name, line=line_no
+        )
     return value
 
 
@@ -120,6 +128,7 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
     from ..kernels import Kernel
     from ..models import KernelModel, MulticlassModel, fit_columns
     from .svmlight import parse_svmlight_bytes
+
     fields = _MULTICLASS_FIELDS if kind == "multiclass" else _KERNEL_FIELDS
     lines = raw.split(b"\n", len(fields) + 1)
     header = _read_header(lines, fields, name)
@@ -128,25 +137,37 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
     n_sv = header["number of support vectors plus 1"] - 1
     dim = header["highest feature index"]
     if n_sv < 0 or dim < 0:
-        raise InputError("expected non-negative counts in the header",
-                         source=name, line=first_sv_line - 2)
-    svs = parse_svmlight_bytes(body, name, first_line=first_sv_line, keep_comments=True,
-                               allow_empty=True)
+        raise InputError(
+            "expected non-negative counts in the header", source=name, line=first_sv_line - 2
+        )
+    svs = parse_svmlight_bytes(
+        body, name, first_line=first_sv_line, keep_comments=True, allow_empty=True
+    )
     if svs.n_examples != n_sv:
         what = "truncated model file?" if svs.n_examples < n_sv else "extra lines"
-        raise InputError(f"expected {n_sv} support vectors as the header says, found "
-                         f"{svs.n_examples} ({what})", source=name,
-                         line=first_sv_line + svs.n_examples)
+        raise InputError(
+            f"expected {n_sv} support vectors as the header says, found {svs.n_examples} ({what})",
+            source=name,
+            line=first_sv_line + svs.n_examples,
+        )
     if svs.n_features > dim:
-        raise InputError(f"expected support vector indices up to the highest feature index "
-                         f"{dim}, found {svs.n_features}", source=name, line=first_sv_line)
+        raise InputError(
+            f"expected support vector indices up to the highest feature index "
+            f"{dim}, found {svs.n_features}",
+            source=name,
+            line=first_sv_line,
+        )
     sv_matrix = fit_columns(svs.X, dim)
     if float32_features:
         sv_matrix.data = sv_matrix.data.astype(np.float32).astype(np.float64)
     try:
-        kernel = Kernel(header["kernel type"], header["kernel parameter -d"],
-                        header["kernel parameter -g"], header["kernel parameter -s"],
-                        header["kernel parameter -r"])
+        kernel = Kernel(
+            header["kernel type"],
+            header["kernel parameter -d"],
+            header["kernel parameter -g"],
+            header["kernel parameter -s"],
+            header["kernel parameter -r"],
+        )
     except InputError as e:
         raise InputError(str(e), source=name, line=2) from None
     b = header["threshold b"]
@@ -154,25 +175,41 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
 
     if kind == "multiclass":
         if not kernel.is_linear:
-            raise InputError("expected a linear multiclass model (kernel type 0), got "
-                             f"kernel type {kernel.kind}", source=name, line=5)
+            raise InputError(
+                "expected a linear multiclass model (kernel type 0), got "
+                f"kernel type {kernel.kind}",
+                source=name,
+                line=5,
+            )
         k = header["number of classes"]
         d = header["number of base features"]
         w = np.asarray(sv_matrix.T @ svs.y).ravel()
         if k < 1 or d < 0 or len(w) < k * d:
-            raise InputError(f"expected {k} classes x {d} features to fit in the highest "
-                             f"feature index {dim}", source=name, line=2)
-        return MulticlassModel(W=w[:k * d].reshape(k, d).copy(), n_train=n_train,
-                               loss_id=header["loss function"])
+            raise InputError(
+                f"expected {k} classes x {d} features to fit in the highest feature index {dim}",
+                source=name,
+                line=2,
+            )
+        return MulticlassModel(
+            W=w[: k * d].reshape(k, d).copy(), n_train=n_train, loss_id=header["loss function"]
+        )
     loss_id, k_fraction = _read_trained_for(lines[8], name)
-    model = KernelModel(support_vectors=sv_matrix, coef=svs.y, b=b, kernel=kernel,
-                        n_train=n_train, sv_comments=svs.comments, loss_id=loss_id,
-                        k_fraction=k_fraction)
+    model = KernelModel(
+        support_vectors=sv_matrix,
+        coef=svs.y,
+        b=b,
+        kernel=kernel,
+        n_train=n_train,
+        sv_comments=svs.comments,
+        loss_id=loss_id,
+        k_fraction=k_fraction,
+    )
     if not kernel.is_linear:
         return model
     linear = model.to_linear()
     if n_sv == 1 and svs.comments and svs.comments[0].strip() == RANKING_COMMENT.strip():
         from ..models import RankingModel
+
         return RankingModel(linear.w, linear.b, n_train=linear.n_train)
     return linear
 
@@ -189,27 +226,42 @@ def _read_user_problem(raw, name, float32_features):
     import numpy as np
 
     from ..models import UserProblemModel
+
     lines = raw.split(b"\n", len(_USER_FIELDS) + 1)
     header = _read_header(lines, _USER_FIELDS, name)
     line_no = len(_USER_FIELDS) + 2
     field_line = {label: k + 2 for k, (label, _) in enumerate(_USER_FIELDS)}  # as read
     size_psi = header["size_psi"]
     if size_psi < 1:
-        raise InputError(f"expected size_psi >= 1, got {size_psi}", source=name,
-                         line=field_line["size_psi"])
+        raise InputError(
+            f"expected size_psi >= 1, got {size_psi}", source=name, line=field_line["size_psi"]
+        )
     spec = header["problem (module:Class)"]
     if spec.count(":") != 1 or not all(spec.split(":")):
-        raise InputError(f"expected the problem as module:Class, got {spec!r}",
-                         source=name, line=field_line["problem (module:Class)"])
-    body = lines[len(_USER_FIELDS) + 1].decode("utf-8", "replace") \
-        if len(lines) > len(_USER_FIELDS) + 1 else ""
+        raise InputError(
+            f"expected the problem as module:Class, got {spec!r}",
+            source=name,
+            line=field_line["problem (module:Class)"],
+        )
+    body = (
+        lines[len(_USER_FIELDS) + 1].decode("utf-8", "replace")
+        if len(lines) > len(_USER_FIELDS) + 1
+        else ""
+    )
     rows = body.split("\n")
     if rows[0].strip() == "" and len(rows) == 1:
-        raise InputError("expected the weight line (index:value ...), found the end of the "
-                         "file (truncated model file?)", source=name, line=line_no)
+        raise InputError(
+            "expected the weight line (index:value ...), found the end of the "
+            "file (truncated model file?)",
+            source=name,
+            line=line_no,
+        )
     if any(r.strip() for r in rows[1:]):
-        raise InputError("expected nothing after the weight line, found more lines",
-                         source=name, line=line_no + 1)
+        raise InputError(
+            "expected nothing after the weight line, found more lines",
+            source=name,
+            line=line_no + 1,
+        )
     w = np.zeros(size_psi)
     last = 0
     for token in rows[0].split("#", 1)[0].split():
@@ -219,37 +271,49 @@ def _read_user_problem(raw, name, float32_features):
         except ValueError:
             j, v = -1, 0.0
         if not colon or j <= last or j > size_psi or not np.isfinite(v):
-            raise InputError(f"expected index:value with indices increasing in 1..{size_psi}"
-                             f" and finite values, got {token!r}", source=name, line=line_no)
+            raise InputError(
+                f"expected index:value with indices increasing in 1..{size_psi}"
+                f" and finite values, got {token!r}",
+                source=name,
+                line=line_no,
+            )
         w[j - 1], last = v, j
-    return UserProblemModel(spec=spec, w=w, n_train=header["number of training examples"],
-                            n_features=header["number of base features"],
-                            options=header["problem options (JSON)"])
+    return UserProblemModel(
+        spec=spec,
+        w=w,
+        n_train=header["number of training examples"],
+        n_features=header["number of base features"],
+        options=header["problem options (JSON)"],
+    )
 
 
 def _format_user_problem(model) -> list:
     import json
 
     import numpy as np
+
     options = json.dumps(model.options, sort_keys=True, allow_nan=False)
-    return [USER_PROBLEM_VERSION,
-            f"{model.spec} # problem (module:Class)",
-            f"{options} # problem options (JSON)",
-            f"{model.size_psi} # size_psi",
-            f"{model.n_features} # number of base features",
-            f"{model.n_train} # number of training examples",
-            _features(*_nonzero(np.asarray(model.w, dtype=np.float64)))
-            + " # w (index:value, zero weights omitted)"]
+    return [
+        USER_PROBLEM_VERSION,
+        f"{model.spec} # problem (module:Class)",
+        f"{options} # problem options (JSON)",
+        f"{model.size_psi} # size_psi",
+        f"{model.n_features} # number of base features",
+        f"{model.n_train} # number of training examples",
+        _features(*_nonzero(np.asarray(model.w, dtype=np.float64)))
+        + " # w (index:value, zero weights omitted)",
+    ]
 
 
 def _format_linear(model, comment="") -> list:
     import numpy as np
 
     from ..kernels import Kernel
-    lines = [SVMLIGHT_VERSION] + _kernel_header(Kernel(), model.n_features, model.n_train,
-                                                1, model.b, _trained_for(model))
-    lines.append(_sv_line(1.0, *_nonzero(np.asarray(model.w, dtype=np.float64)),
-                          comment=comment))
+
+    lines = [SVMLIGHT_VERSION] + _kernel_header(
+        Kernel(), model.n_features, model.n_train, 1, model.b, _trained_for(model)
+    )
+    lines.append(_sv_line(1.0, *_nonzero(np.asarray(model.w, dtype=np.float64)), comment=comment))
     return lines
 
 
@@ -263,11 +327,12 @@ def _format_kernel(model) -> list:
     import scipy.sparse as sp
 
     from .svmlight import format_rows
+
     sv = sp.csr_matrix(model.support_vectors)
     sv.sort_indices()
-    lines = [SVMLIGHT_VERSION] + _kernel_header(model.kernel, model.n_features,
-                                                model.n_train, sv.shape[0], model.b,
-                                                _trained_for(model))
+    lines = [SVMLIGHT_VERSION] + _kernel_header(
+        model.kernel, model.n_features, model.n_train, sv.shape[0], model.b, _trained_for(model)
+    )
     comments = model.sv_comments or [""] * sv.shape[0]
     features = format_rows(sv.indptr, sv.indices, sv.data)
     for coef, text, comment in zip(model.coef, features, comments):
@@ -279,9 +344,14 @@ def _format_multiclass(model) -> list:
     import numpy as np
 
     from ..kernels import Kernel
+
     k, d = model.W.shape
-    lines = [MULTICLASS_VERSION, f"{k} # number of classes",
-             f"{d} # number of base features", f"{model.loss_id} # loss function"]
+    lines = [
+        MULTICLASS_VERSION,
+        f"{k} # number of classes",
+        f"{d} # number of base features",
+        f"{model.loss_id} # loss function",
+    ]
     # SVMmulticlass sizes its joint feature space k·d + 1.
     lines += _kernel_header(Kernel(), k * d + 1, model.n_train, 1, 0.0)
     lines.append(_sv_line(1.0, *_nonzero(np.ravel(model.W)), prefix="qid:0"))
@@ -307,8 +377,11 @@ def _body_rows(lines, n_fields, count, what, name) -> list:
         rows.pop()
     if len(rows) != count:
         why = "truncated model file?" if len(rows) < count else "extra lines"
-        raise InputError(f"expected {count} {what} as the header says, found {len(rows)} "
-                         f"({why})", source=name, line=first + len(rows))
+        raise InputError(
+            f"expected {count} {what} as the header says, found {len(rows)} ({why})",
+            source=name,
+            line=first + len(rows),
+        )
     return rows
 
 
@@ -319,22 +392,32 @@ def _read_rff(raw, name, float32_features):
     import numpy as np
 
     from ..models import RandomFeaturesModel
+
     n_fields = len(_RFF_FIELDS)
     lines = raw.split(b"\n", n_fields + 1)
     header = _read_header(lines, _RFF_FIELDS, name)
     field_line = {label: k + 2 for k, (label, _) in enumerate(_RFF_FIELDS)}
     if header["kernel type"] != 2:
-        raise InputError(f"expected kernel type 2 (RBF), got {header['kernel type']}",
-                         source=name, line=field_line["kernel type"])
+        raise InputError(
+            f"expected kernel type 2 (RBF), got {header['kernel type']}",
+            source=name,
+            line=field_line["kernel type"],
+        )
     gamma = header["kernel parameter -g"]
     dim, n_random = header["highest feature index"], header["number of random features"]
     if dim < 0 or n_random < 1:
-        raise InputError("expected a highest feature index >= 0 and at least one random "
-                         "feature", source=name, line=field_line["number of random features"])
+        raise InputError(
+            "expected a highest feature index >= 0 and at least one random feature",
+            source=name,
+            line=field_line["number of random features"],
+        )
     task = header["task"]
     if task not in _RFF_TASKS:
-        raise InputError(f"expected task classification or regression, got {task!r}",
-                         source=name, line=field_line["task"])
+        raise InputError(
+            f"expected task classification or regression, got {task!r}",
+            source=name,
+            line=field_line["task"],
+        )
     first = n_fields + 2
     rows = _body_rows(lines, n_fields, n_random, "random features", name)
     values = np.empty((n_random, dim + 2))
@@ -344,29 +427,48 @@ def _read_rff(raw, name, float32_features):
         except ValueError:
             numbers = np.zeros(0)
         if numbers.shape != (dim + 2,) or not np.all(np.isfinite(numbers)):
-            raise InputError(f"expected {dim + 2} finite numbers (coef, nu and one omega "
-                             f"value per feature), got {row[:40]!r}", source=name,
-                             line=first + j)
+            raise InputError(
+                f"expected {dim + 2} finite numbers (coef, nu and one omega "
+                f"value per feature), got {row[:40]!r}",
+                source=name,
+                line=first + j,
+            )
         values[j] = numbers
-    return RandomFeaturesModel(omega=np.ascontiguousarray(values[:, 2:].T),
-                               nu=values[:, 1].copy(), coef=values[:, 0].copy(),
-                               b=header["threshold b"], gamma=gamma,
-                               n_train=header["number of training documents"], task=task)
+    return RandomFeaturesModel(
+        omega=np.ascontiguousarray(values[:, 2:].T),
+        nu=values[:, 1].copy(),
+        coef=values[:, 0].copy(),
+        b=header["threshold b"],
+        gamma=gamma,
+        n_train=header["number of training documents"],
+        task=task,
+    )
 
 
 def _format_rff(model) -> list:
     from ..kernels import RBF, Kernel
-    header = _kernel_header(Kernel(RBF, gamma=model.gamma), model.n_features, model.n_train,
-                            0, model.b)[:8]
-    lines = [RFF_VERSION] + header + [
-        f"{model.n_components} # number of random features",
-        f"{model.task} # task (classification or regression)",
-        f"{_number(model.b)} # threshold b: f(x) = sum_j coef_j*cos(omega_j.x + nu_j) - b; "
-        "each following line is a random feature: coef_j nu_j omega_j (one value per "
-        "input feature)"]
+
+    header = _kernel_header(
+        Kernel(RBF, gamma=model.gamma), model.n_features, model.n_train, 0, model.b
+    )[:8]
+    lines = (
+        [RFF_VERSION]
+        + header
+        + [
+            f"{model.n_components} # number of random features",
+            f"{model.task} # task (classification or regression)",
+            f"{_number(model.b)} # threshold b: f(x) = sum_j coef_j*cos(omega_j.x + nu_j) - b; "
+            "each following line is a random feature: coef_j nu_j omega_j (one value per "
+            "input feature)",
+        ]
+    )
     for j in range(model.n_components):
-        lines.append(" ".join([_number(model.coef[j]), _number(model.nu[j])]
-                              + [_number(v) for v in model.omega[:, j]]))
+        lines.append(
+            " ".join(
+                [_number(model.coef[j]), _number(model.nu[j])]
+                + [_number(v) for v in model.omega[:, j]]
+            )
+        )
     return lines
 
 
@@ -391,44 +493,68 @@ def _read_hmm(raw, name, float32_features):
     from ..models import SequenceModel
     from ..problems.viterbi import HmmLayout
     from .svmlight import parse_svmlight_bytes
+
     n_fields = len(_HMM_FIELDS)
     lines = raw.split(b"\n", n_fields + 1)
     header = _read_header(lines, _HMM_FIELDS, name)
     field_line = {label: k + 2 for k, (label, _) in enumerate(_HMM_FIELDS)}
     if header["kernel type"] != 0:
-        raise InputError(f"expected a linear SVM-hmm model (kernel type 0), got kernel type "
-                         f"{header['kernel type']}", source=name, line=field_line["kernel type"])
+        raise InputError(
+            f"expected a linear SVM-hmm model (kernel type 0), got kernel type "
+            f"{header['kernel type']}",
+            source=name,
+            line=field_line["kernel type"],
+        )
     try:
-        layout = HmmLayout(header["number of emission features"], header["number of classes"],
-                           header["HMM order of transitions"], header["HMM order of emissions"])
+        layout = HmmLayout(
+            header["number of emission features"],
+            header["number of classes"],
+            header["HMM order of transitions"],
+            header["HMM order of emissions"],
+        )
     except ValueError as e:
-        label = "HMM order of emissions" if "emission order" in str(e) else \
-            "HMM order of transitions" if "order" in str(e) else "number of classes"
-        raise InputError(f"expected a valid SVM-hmm header: {e}", source=name,
-                         line=field_line[label]) from None
+        label = (
+            "HMM order of emissions"
+            if "emission order" in str(e)
+            else "HMM order of transitions"
+            if "order" in str(e)
+            else "number of classes"
+        )
+        raise InputError(
+            f"expected a valid SVM-hmm header: {e}", source=name, line=field_line[label]
+        ) from None
     n_sv = header["number of support vectors plus 1"] - 1
     if n_sv < 0:
-        raise InputError("expected a non-negative number of support vectors", source=name,
-                         line=field_line["number of support vectors plus 1"])
+        raise InputError(
+            "expected a non-negative number of support vectors",
+            source=name,
+            line=field_line["number of support vectors plus 1"],
+        )
     first = n_fields + 2
     body = lines[n_fields + 1] if len(lines) > n_fields + 1 else b""
     svs = parse_svmlight_bytes(body, name, first_line=first, allow_empty=True)
     if svs.n_examples != n_sv:
         what = "truncated model file?" if svs.n_examples < n_sv else "extra lines"
-        raise InputError(f"expected {n_sv} support vectors as the header says, found "
-                         f"{svs.n_examples} ({what})", source=name, line=first + svs.n_examples)
+        raise InputError(
+            f"expected {n_sv} support vectors as the header says, found {svs.n_examples} ({what})",
+            source=name,
+            line=first + svs.n_examples,
+        )
     if svs.n_features > layout.size_psi:
-        raise InputError(f"expected weight indices up to {layout.size_psi} ({layout.n_tags} "
-                         f"tags, {layout.n_features} emission features, orders "
-                         f"{layout.trans_order}/{layout.emit_order}), found {svs.n_features}",
-                         source=name, line=first)
+        raise InputError(
+            f"expected weight indices up to {layout.size_psi} ({layout.n_tags} "
+            f"tags, {layout.n_features} emission features, orders "
+            f"{layout.trans_order}/{layout.emit_order}), found {svs.n_features}",
+            source=name,
+            line=first,
+        )
     X = svs.X
-    if float32_features:    # svm_hmm_classify keeps the weights read as 32-bit floats
+    if float32_features:  # svm_hmm_classify keeps the weights read as 32-bit floats
         X = X.copy()
         X.data = X.data.astype(np.float32).astype(np.float64)
     w = np.zeros(layout.size_psi)
     if n_sv:
-        w[:X.shape[1]] = np.asarray(X.T @ svs.y).ravel()
+        w[: X.shape[1]] = np.asarray(X.T @ svs.y).ravel()
     return SequenceModel.from_layout(w, layout, loss_id=header["loss function"])
 
 
@@ -436,22 +562,29 @@ def _format_hmm(model) -> list:
     import numpy as np
 
     from ..kernels import Kernel
+
     layout = model.layout
     w = np.asarray(model.w, dtype=np.float64)
     if len(w) != layout.size_psi:
         raise ValueError(f"expected w of length {layout.size_psi}, got {len(w)}")
     header = _kernel_header(Kernel(), layout.highest_feature_index, 0, 1, 0.0)
-    return [HMM_VERSION] + header[:7] + [
-        f"{layout.n_features} # number of emission features ",
-        f"{layout.n_tags} # number of classes ",
-        f"{layout.trans_order} # HMM order of transitions ",
-        f"{layout.emit_order} # HMM order of emissions ",
-        f"{model.loss_id} # loss function ",
-    ] + header[8:] + [_sv_line(1.0, *_nonzero(w))]
+    return (
+        [HMM_VERSION]
+        + header[:7]
+        + [
+            f"{layout.n_features} # number of emission features ",
+            f"{layout.n_tags} # number of classes ",
+            f"{layout.trans_order} # HMM order of transitions ",
+            f"{layout.emit_order} # HMM order of emissions ",
+            f"{model.loss_id} # loss function ",
+        ]
+        + header[8:]
+        + [_sv_line(1.0, *_nonzero(w))]
+    )
 
 
-CFG_VERSION = "cpsvm cfg model V1"         # rules only
-CFG_SPANS_VERSION = "cpsvm cfg model V2"   # rules and span features
+CFG_VERSION = "cpsvm cfg model V1"  # rules only
+CFG_SPANS_VERSION = "cpsvm cfg model V2"  # rules and span features
 _CFG_FIELDS = [
     ("preprocessing (JSON)", dict),
     ("weights", str),
@@ -463,7 +596,7 @@ _CFG_SPAN_FIELDS = _CFG_FIELDS + [
     ("span templates", str),
     ("number of span features", int),
 ]
-_CFG_RULE_KINDS = {"b": 3, "u": 2, "r": 1}   # kind -> fields after the weight
+_CFG_RULE_KINDS = {"b": 3, "u": 2, "r": 1}  # kind -> fields after the weight
 
 
 def _read_cfg(raw, name, float32_features):
@@ -477,6 +610,7 @@ def _read_cfg(raw, name, float32_features):
     from ..io.trees import TreeOptions
     from ..models import CfgModel
     from ..problems.cfg import Grammar, feature_set_name, span_templates
+
     spans = raw.startswith(CFG_SPANS_VERSION.encode())
     fields = _CFG_SPAN_FIELDS if spans else _CFG_FIELDS
     n_fields = len(fields)
@@ -488,28 +622,37 @@ def _read_cfg(raw, name, float32_features):
         try:
             templates = span_templates(",".join(header["span templates"].split()))
         except ValueError as e:
-            raise InputError(str(e), source=name,
-                             line=field_line["span templates"]) from None
+            raise InputError(str(e), source=name, line=field_line["span templates"]) from None
     opts = header["preprocessing (JSON)"]
     try:
-        options = TreeOptions(strip_functions=bool(opts["strip_functions"]),
-                              drop_none=bool(opts["drop_none"]), unary=int(opts["unary"]),
-                              markov=int(opts["markov"]),
-                              features=feature_set_name(templates))
+        options = TreeOptions(
+            strip_functions=bool(opts["strip_functions"]),
+            drop_none=bool(opts["drop_none"]),
+            unary=int(opts["unary"]),
+            markov=int(opts["markov"]),
+            features=feature_set_name(templates),
+        )
         if options.unary < 0:
             raise ValueError
     except (KeyError, TypeError, ValueError):
-        raise InputError("expected the preprocessing as a JSON object with strip_functions, "
-                         "drop_none, unary >= 0 and markov", source=name,
-                         line=field_line["preprocessing (JSON)"]) from None
+        raise InputError(
+            "expected the preprocessing as a JSON object with strip_functions, "
+            "drop_none, unary >= 0 and markov",
+            source=name,
+            line=field_line["preprocessing (JSON)"],
+        ) from None
     if header["weights"] not in ("svm", "pcfg"):
-        raise InputError(f"expected weights 'svm' or 'pcfg', got {header['weights']!r}",
-                         source=name, line=field_line["weights"])
+        raise InputError(
+            f"expected weights 'svm' or 'pcfg', got {header['weights']!r}",
+            source=name,
+            line=field_line["weights"],
+        )
     n_rules = header["number of rules"]
     n_spans = header.get("number of span features", 0)
     first = n_fields + 2
-    rows = _body_rows(lines, n_fields, n_rules + n_spans, "rules and span features"
-                      if spans else "rules", name)
+    rows = _body_rows(
+        lines, n_fields, n_rules + n_spans, "rules and span features" if spans else "rules", name
+    )
     grammar = Grammar(options.unary, templates)
     w = np.empty(n_rules)
     order = "bur"
@@ -522,19 +665,27 @@ def _read_cfg(raw, name, float32_features):
         except ValueError:
             value = float("nan")
         fields = _CFG_RULE_KINDS.get(kind)
-        bad = fields is None or len(parts) != fields + 2 or not np.isfinite(value) \
+        bad = (
+            fields is None
+            or len(parts) != fields + 2
+            or not np.isfinite(value)
             or order.index(kind) < last
+        )
         if bad:
-            raise InputError("expected a rule 'b weight A B C', 'u weight A B' or 'r weight "
-                             f"A' (b, then u, then r lines; finite weights), got {row[:60]!r}",
-                             source=name, line=first + k)
+            raise InputError(
+                "expected a rule 'b weight A B C', 'u weight A B' or 'r weight "
+                f"A' (b, then u, then r lines; finite weights), got {row[:60]!r}",
+                source=name,
+                line=first + k,
+            )
         last = order.index(kind)
         ids = tuple(grammar.symbol(s) for s in parts[2:])
         table = {"b": grammar.binary, "u": grammar.unaries, "r": grammar.roots}[kind]
         key = ids if kind != "r" else ids[0]
         if key in table:
-            raise InputError(f"expected each rule once, got {row[:60]!r} again", source=name,
-                             line=first + k)
+            raise InputError(
+                f"expected each rule once, got {row[:60]!r} again", source=name, line=first + k
+            )
         table[key] = len(table)
         w[k] = value
     # a symbol that is never a rule's parent is a POS tag (a terminal)
@@ -542,41 +693,53 @@ def _read_cfg(raw, name, float32_features):
     grammar.terminals = set(range(len(grammar.symbols))) - parents
     if spans:
         try:
-            cells, weights = grammar.read_span_features(
-                [row.split() for row in rows[n_rules:]])
+            cells, weights = grammar.read_span_features([row.split() for row in rows[n_rules:]])
         except ValueError as e:
             k, what = e.args
-            raise InputError(f"{what}, got {rows[n_rules + k][:60]!r}", source=name,
-                             line=first + n_rules + k) from None
+            raise InputError(
+                f"{what}, got {rows[n_rules + k][:60]!r}", source=name, line=first + n_rules + k
+            ) from None
         w = np.concatenate((w, weights))
-    return CfgModel(grammar=grammar, w=w, options=options,
-                    n_train=header["number of training sentences"],
-                    trained_by=header["weights"], fallback=header["fallback label"])
+    return CfgModel(
+        grammar=grammar,
+        w=w,
+        options=options,
+        n_train=header["number of training sentences"],
+        trained_by=header["weights"],
+        fallback=header["fallback label"],
+    )
 
 
 def _format_cfg(model) -> list:
     import json
 
     import numpy as np
+
     grammar = model.grammar
     w = np.asarray(model.w, dtype=np.float64)
     if len(w) != grammar.size:
         raise ValueError(f"expected {grammar.size} weights, got {len(w)}")
-    what = "svm: cp_learn's structural SVM" if model.trained_by == "svm" else \
-        "pcfg: log-probabilities of the maximum-likelihood PCFG"
+    what = (
+        "svm: cp_learn's structural SVM"
+        if model.trained_by == "svm"
+        else "pcfg: log-probabilities of the maximum-likelihood PCFG"
+    )
     spans = grammar.span_feature_lines(w) if grammar.templates else None
-    lines = [CFG_SPANS_VERSION if spans is not None else CFG_VERSION,
-             json.dumps(model.options.to_dict(), sort_keys=True) + " # preprocessing (JSON)",
-             f"{model.trained_by} # weights ({what})",
-             f"{model.fallback} # fallback label (a flat tree for a sentence the grammar "
-             "cannot parse)",
-             f"{model.n_train} # number of training sentences",
-             f"{grammar.n_rules} # number of rules; each line: b weight A B C | u weight A "
-             "B | r weight A"]
+    lines = [
+        CFG_SPANS_VERSION if spans is not None else CFG_VERSION,
+        json.dumps(model.options.to_dict(), sort_keys=True) + " # preprocessing (JSON)",
+        f"{model.trained_by} # weights ({what})",
+        f"{model.fallback} # fallback label (a flat tree for a sentence the grammar cannot parse)",
+        f"{model.n_train} # number of training sentences",
+        f"{grammar.n_rules} # number of rules; each line: b weight A B C | u weight A "
+        "B | r weight A",
+    ]
     if spans is not None:
-        lines += [" ".join(grammar.templates) + " # span templates",
-                  f"{len(spans)} # number of span features (nonzero weights); each line: s "
-                  "weight TEMPLATE LABEL VALUE..."]
+        lines += [
+            " ".join(grammar.templates) + " # span templates",
+            f"{len(spans)} # number of span features (nonzero weights); each line: s "
+            "weight TEMPLATE LABEL VALUE...",
+        ]
     binary, unaries, roots = grammar.rule_lists()
     names = grammar.symbols
     k = 0
@@ -600,23 +763,37 @@ class ModelKind:
     for each model class it holds. A new kind is one more entry of MODEL_KINDS."""
 
     name: str
-    first_lines: tuple        # prefixes of the version line that mean this kind
-    read: Callable            # (raw bytes, file name, float32_features) -> model
-    writers: dict             # model class name -> (model -> lines of text)
+    first_lines: tuple  # prefixes of the version line that mean this kind
+    read: Callable  # (raw bytes, file name, float32_features) -> model
+    writers: dict  # model class name -> (model -> lines of text)
 
 
 MODEL_KINDS = [
-    ModelKind("svmlight", ("SVM-light Version V6.", "SVM-light Version V5."), _read_svmlight,
-              {"LinearModel": _format_linear, "KernelModel": _format_kernel,
-               "RankingModel": _format_ranking}),
-    ModelKind("multiclass", ("SVM-multiclass Version V2.",), _read_multiclass,
-              {"MulticlassModel": _format_multiclass}),
-    ModelKind("user-problem", (USER_PROBLEM_VERSION,), _read_user_problem,
-              {"UserProblemModel": _format_user_problem}),
+    ModelKind(
+        "svmlight",
+        ("SVM-light Version V6.", "SVM-light Version V5."),
+        _read_svmlight,
+        {
+            "LinearModel": _format_linear,
+            "KernelModel": _format_kernel,
+            "RankingModel": _format_ranking,
+        },
+    ),
+    ModelKind(
+        "multiclass",
+        ("SVM-multiclass Version V2.",),
+        _read_multiclass,
+        {"MulticlassModel": _format_multiclass},
+    ),
+    ModelKind(
+        "user-problem",
+        (USER_PROBLEM_VERSION,),
+        _read_user_problem,
+        {"UserProblemModel": _format_user_problem},
+    ),
     ModelKind("rff", (RFF_VERSION,), _read_rff, {"RandomFeaturesModel": _format_rff}),
     ModelKind("hmm", ("SVM-HMM Version V3.",), _read_hmm, {"SequenceModel": _format_hmm}),
-    ModelKind("cfg", (CFG_VERSION, CFG_SPANS_VERSION), _read_cfg,
-              {"CfgModel": _format_cfg}),
+    ModelKind("cfg", (CFG_VERSION, CFG_SPANS_VERSION), _read_cfg, {"CfgModel": _format_cfg}),
 ]
 # Kinds written by tools whose issue has not landed yet: refused by name.
 _PLANNED_KINDS: dict = {}
@@ -658,13 +835,15 @@ def read_model(source, *, float32_features=False):
     if kind is None:
         for prefix, what in _PLANNED_KINDS.items():
             if version.startswith(prefix):
-                raise InputError(f"{what} ({version!r}) are not supported yet",
-                                 source=name, line=1)
+                raise InputError(f"{what} ({version!r}) are not supported yet", source=name, line=1)
         shown = version[:60] if version else "an empty file"
-        expected = " or ".join(f"'{k.first_lines[0]}xx'" if k.first_lines[0].endswith(".")
-                               else f"'{k.first_lines[0]}'" for k in MODEL_KINDS)
-        raise InputError(f"expected a model file starting {expected}, got {shown!r}",
-                         source=name, line=1)
+        expected = " or ".join(
+            f"'{k.first_lines[0]}xx'" if k.first_lines[0].endswith(".") else f"'{k.first_lines[0]}'"
+            for k in MODEL_KINDS
+        )
+        raise InputError(
+            f"expected a model file starting {expected}, got {shown!r}", source=name, line=1
+        )
     return kind.read(raw, name, float32_features)
 
 
@@ -693,6 +872,7 @@ def _read_trained_for(line: bytes, name):
     """(loss_id, k_fraction) from a 'number of training documents' line, (None, 0.0)
     without the mark; a mark naming no SVMperf loss is an error."""
     import re
+
     found = re.search(rb"trained for -l (\S+)(?: --p (\S+))?", line.partition(b"#")[2])
     if found is None:
         return None, 0.0
@@ -702,14 +882,19 @@ def _read_trained_for(line: bytes, name):
     except ValueError:
         loss_id, fraction = -1, 0.0
     if loss_id not in PERF_LOSS_NAMES or not fraction >= 0 or loss_id == PERF_ERROR_RATE:
-        raise InputError(f"expected 'trained for -l L' with L one of SVMperf's losses "
-                         f"{sorted(set(PERF_LOSS_NAMES) - {PERF_ERROR_RATE})}, got "
-                         f"{found.group(0).decode('utf-8', 'replace')!r}", source=name, line=9)
+        raise InputError(
+            f"expected 'trained for -l L' with L one of SVMperf's losses "
+            f"{sorted(set(PERF_LOSS_NAMES) - {PERF_ERROR_RATE})}, got "
+            f"{found.group(0).decode('utf-8', 'replace')!r}",
+            source=name,
+            line=9,
+        )
     return loss_id, fraction
 
 
-def _kernel_header(kernel, dim: int, n_train: int, n_sv: int, b: float,
-                   trained_for: str = "") -> list:
+def _kernel_header(
+    kernel, dim: int, n_train: int, n_sv: int, b: float, trained_for: str = ""
+) -> list:
     return [
         f"{kernel.kind} # kernel type",
         f"{kernel.degree} # kernel parameter -d ",
@@ -739,19 +924,22 @@ def _sv_line(coef: float, indices=None, values=None, prefix="", comment="", text
             yield " " + text
     else:
         for lo in range(0, len(indices), _FEATURES_PER_PIECE):
-            yield " " + _features(indices[lo:lo + _FEATURES_PER_PIECE],
-                                  values[lo:lo + _FEATURES_PER_PIECE])
+            yield " " + _features(
+                indices[lo : lo + _FEATURES_PER_PIECE], values[lo : lo + _FEATURES_PER_PIECE]
+            )
     yield " #" + comment
 
 
 def _nonzero(w):
     import numpy as np
+
     idx = np.flatnonzero(w)
     return idx, w[idx]
 
 
 def _features(indices, values) -> str:
     from .svmlight import format_example
+
     return format_example(indices, values)
 
 
@@ -762,8 +950,9 @@ def _lines(model):
 
 def format_model(model) -> str:
     """The text of a model file (see the module docstring for the layouts)."""
-    return "\n".join(line if isinstance(line, str) else "".join(line)
-                     for line in _lines(model)) + "\n"
+    return (
+        "\n".join(line if isinstance(line, str) else "".join(line) for line in _lines(model)) + "\n"
+    )
 
 
 def write_model(path, model) -> None:
@@ -772,6 +961,6 @@ def write_model(path, model) -> None:
     lines = _lines(model)
     with atomic_output(path) as out:
         for line in lines:
-            for piece in ((line,) if isinstance(line, str) else line):
+            for piece in (line,) if isinstance(line, str) else line:
                 out.write(piece)
             out.write("\n")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from ..errors import InputError
 from .streams import InputStream
 
-_SCAN = 1 << 16   # bytes read at a time when looking for a line end
+_SCAN = 1 << 16  # bytes read at a time when looking for a line end
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ def plan_shards(source: str, parts: int) -> list[ShardSpec]:
         if not paths:
             raise InputError("no file matches this pattern", source=source)
         return [ShardSpec(p) for p in paths]
-    with InputStream(source) as f:   # a missing or unreadable file fails here
+    with InputStream(source) as f:  # a missing or unreadable file fails here
         size = f.size if f.compression is None else None
     if size is None or parts <= 1 or size < parts:
         return [ShardSpec(source)]
@@ -86,7 +86,7 @@ class _Range:
     def readinto(self, b):
         if self.left <= 0:
             return 0
-        view = memoryview(b)[:min(len(b), self.left)]
+        view = memoryview(b)[: min(len(b), self.left)]
         n = self.f.readinto(view) or 0
         self.left -= n
         return n
@@ -122,22 +122,30 @@ def read_shard(spec: ShardSpec):
     line. Byte ranges number their rows' lines from the range's first line (see
     :func:`global_line`)."""
     from .svmlight import BLOCK_SIZE, _parse_stream, read_svmlight
+
     if spec.whole:
         return read_svmlight(spec.path, allow_empty=True)
     try:
         begin, stop = _range(spec)
         with open(spec.path, "rb") as f:
             try:
-                return _parse_stream(_Range(f, begin, stop).readinto, spec.path,
-                                     first_line=1, n_features=None, zero_based=False,
-                                     keep_comments=False, allow_empty=True,
-                                     block_size=min(BLOCK_SIZE, stop - begin + 1))
+                return _parse_stream(
+                    _Range(f, begin, stop).readinto,
+                    spec.path,
+                    first_line=1,
+                    n_features=None,
+                    zero_based=False,
+                    keep_comments=False,
+                    allow_empty=True,
+                    block_size=min(BLOCK_SIZE, stop - begin + 1),
+                )
             except InputError as e:
                 if e.line is None:
                     raise
-                message = str(e)[len(f"{e.source}:{e.line}: "):]
-                raise InputError(message, source=e.source,
-                                 line=e.line + _lines_before(spec.path, begin)) from None
+                message = str(e)[len(f"{e.source}:{e.line}: ") :]
+                raise InputError(
+                    message, source=e.source, line=e.line + _lines_before(spec.path, begin)
+                ) from None
     except FileNotFoundError:
         raise InputError("no such file", source=spec.path) from None
     except OSError as e:

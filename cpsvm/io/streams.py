@@ -17,23 +17,29 @@ from ..errors import InputError
 def _gzip(f):
     import gzip
     import zlib
+
     return gzip.GzipFile(fileobj=f, mode="rb"), (OSError, EOFError, zlib.error)
 
 
 def _bzip2(f):
     import bz2
+
     return bz2.BZ2File(f, "rb"), (OSError, EOFError)
 
 
 def _xz(f):
     import lzma
+
     return lzma.LZMAFile(f, "rb"), (OSError, EOFError, lzma.LZMAError)
 
 
 # Magic bytes, name in messages, opener: (decompressing stream, the errors it raises on
 # corrupt or truncated data). Imported when needed: most inputs are plain text.
-_COMPRESSED = ((b"\x1f\x8b", "gzip", _gzip), (b"BZh", "bzip2", _bzip2),
-               (b"\xfd7zXZ\x00", "xz", _xz))
+_COMPRESSED = (
+    (b"\x1f\x8b", "gzip", _gzip),
+    (b"BZh", "bzip2", _bzip2),
+    (b"\xfd7zXZ\x00", "xz", _xz),
+)
 _MAGIC_BYTES = 6
 
 
@@ -87,7 +93,7 @@ class InputStream:
             self.close()
             raise InputError(f"cannot read: {e.strerror or e}", source=self.name) from None
         self._errors = (OSError,)
-        self.size = None    # of the text, when known before reading it
+        self.size = None  # of the text, when known before reading it
         if self._owned is not None and stream is raw:
             with contextlib.suppress(OSError):
                 st = os.fstat(raw.fileno())
@@ -116,10 +122,12 @@ class InputStream:
             return self._stream.readinto(b) or 0
         except self._errors as e:
             if self.compression is None:
-                raise InputError(f"cannot read: {getattr(e, 'strerror', None) or e}",
-                                 source=self.name) from None
-            raise InputError(f"expected a valid {self.compression} stream ({e})",
-                             source=self.name) from None
+                raise InputError(
+                    f"cannot read: {getattr(e, 'strerror', None) or e}", source=self.name
+                ) from None
+            raise InputError(
+                f"expected a valid {self.compression} stream ({e})", source=self.name
+            ) from None
 
     def read_all(self) -> bytes:
         chunks = []

@@ -53,10 +53,10 @@ _SLOW_LABEL = 1
 _SLOW_COST = 2
 
 # Powers of ten that are exact in float64 (Clinger's fast path).
-_POW10 = np.array([10.0 ** k for k in range(23)])
-_FAST_MANTISSA_MAX = 2 ** 53
-_INT64_MAX = 2 ** 63 - 1
-_INT32_MAX = 2 ** 31 - 1
+_POW10 = np.array([10.0**k for k in range(23)])
+_FAST_MANTISSA_MAX = 2**53
+_INT64_MAX = 2**63 - 1
+_INT32_MAX = 2**31 - 1
 
 _SPACE, _TAB, _CR, _NL, _HASH, _COLON = 32, 9, 13, 10, 35, 58
 
@@ -90,19 +90,31 @@ def _parse_float(buf, pos, end):
         i += 1
     if i < end and (_lower(buf[i]) == 110 or _lower(buf[i]) == 105):  # n, i
         word_len = end - i
-        if word_len == 3 and _lower(buf[i]) == 110 and _lower(buf[i + 1]) == 97 \
-                and _lower(buf[i + 2]) == 110:
+        if (
+            word_len == 3
+            and _lower(buf[i]) == 110
+            and _lower(buf[i + 1]) == 97
+            and _lower(buf[i + 2]) == 110
+        ):
             return 0.0, 3
-        if (word_len == 3 or word_len == 8) and _lower(buf[i]) == 105 \
-                and _lower(buf[i + 1]) == 110 and _lower(buf[i + 2]) == 102:
-            if word_len == 3 or (_lower(buf[i + 3]) == 105 and _lower(buf[i + 4]) == 110
-                                 and _lower(buf[i + 5]) == 105 and _lower(buf[i + 6]) == 116
-                                 and _lower(buf[i + 7]) == 121):   # inf, infinity
+        if (
+            (word_len == 3 or word_len == 8)
+            and _lower(buf[i]) == 105
+            and _lower(buf[i + 1]) == 110
+            and _lower(buf[i + 2]) == 102
+        ):
+            if word_len == 3 or (
+                _lower(buf[i + 3]) == 105
+                and _lower(buf[i + 4]) == 110
+                and _lower(buf[i + 5]) == 105
+                and _lower(buf[i + 6]) == 116
+                and _lower(buf[i + 7]) == 121
+            ):  # inf, infinity
                 return 0.0, 3
         return 0.0, 2
     mantissa = np.uint64(0)
-    n_sig = 0          # significant digits accumulated in mantissa
-    dropped = 0        # significant digits beyond what uint64 holds
+    n_sig = 0  # significant digits accumulated in mantissa
+    dropped = 0  # significant digits beyond what uint64 holds
     frac_digits = 0
     n_digits = 0
     while i < end and 48 <= buf[i] <= 57:
@@ -193,8 +205,13 @@ def _key_is(buf, start, end, a, b, c, d):
     n = end - start
     if d == 0:
         return n == 3 and buf[start] == a and buf[start + 1] == b and buf[start + 2] == c
-    return n == 4 and buf[start] == a and buf[start + 1] == b and buf[start + 2] == c \
+    return (
+        n == 4
+        and buf[start] == a
+        and buf[start + 1] == b
+        and buf[start + 2] == c
         and buf[start + 3] == d
+    )
 
 
 # Inlined into the parser: called with constant kinds, numba compiled a copy per value.
@@ -204,7 +221,7 @@ def _record_slow(slow, n_slow, kind, slot, start, end):
     if n_slow == slow.shape[0]:
         grown = np.empty((2 * slow.shape[0], 4), np.int64)
         for i in range(n_slow):  # not grown[:n_slow] = slow: its shape check's message
-            for j in range(4):   # formatting took most of the parser's first compile
+            for j in range(4):  # formatting took most of the parser's first compile
                 grown[i, j] = slow[i, j]
         slow = grown
     slow[n_slow, 0] = kind
@@ -215,8 +232,25 @@ def _record_slow(slow, n_slow, kind, slot, start, end):
 
 
 @njit(cache=True)
-def _parse_block(buf, pos, line, zero_based, row, nnz, row0, indptr, indices, data, y,
-                 line_no, qid, sid, cost, comment_start, comment_end):
+def _parse_block(
+    buf,
+    pos,
+    line,
+    zero_based,
+    row,
+    nnz,
+    row0,
+    indptr,
+    indices,
+    data,
+    y,
+    line_no,
+    qid,
+    sid,
+    cost,
+    comment_start,
+    comment_end,
+):
     """Parse the lines of buf[pos:] into the arrays, from example ``row`` and non-zero
     ``nnz`` on; ``line`` numbers the line at ``pos``.
 
@@ -317,7 +351,7 @@ def _parse_block(buf, pos, line, zero_based, row, nnz, row0, indptr, indices, da
                         status = _ERR_INDEX0
                         break
                     index -= 1
-                elif index == _INT64_MAX:   # the width, index + 1, must fit too
+                elif index == _INT64_MAX:  # the width, index + 1, must fit too
                     status = _ERR_BIGINDEX
                     break
                 if index <= prev_index:
@@ -335,8 +369,7 @@ def _parse_block(buf, pos, line, zero_based, row, nnz, row0, indptr, indices, da
                     break
                 prev_index = index
                 if st == 1:
-                    slow, n_slow = _record_slow(slow, n_slow, _SLOW_DATA, nnz, colon + 1,
-                                                tok_end)
+                    slow, n_slow = _record_slow(slow, n_slow, _SLOW_DATA, nnz, colon + 1, tok_end)
                 indices[nnz] = index
                 data[nnz] = value
                 nnz += 1
@@ -360,8 +393,7 @@ def _parse_block(buf, pos, line, zero_based, row, nnz, row0, indptr, indices, da
                     status = _ERR_COST
                     break
                 if st == 1:
-                    slow, n_slow = _record_slow(slow, n_slow, _SLOW_COST, b, colon + 1,
-                                                tok_end)
+                    slow, n_slow = _record_slow(slow, n_slow, _SLOW_COST, b, colon + 1, tok_end)
                 cost[b] = value
                 seen |= 4
             else:
@@ -371,7 +403,7 @@ def _parse_block(buf, pos, line, zero_based, row, nnz, row0, indptr, indices, da
             row += 1
             indptr[row] = nnz
         else:
-            if status >= _NEED_ROWS:     # resume at this line once there is room
+            if status >= _NEED_ROWS:  # resume at this line once there is room
                 pos, nnz, n_slow, seen = line_start, row_nnz, slow_at_start, seen_at_start
             break
     return status, pos, line, row, nnz, seen, err_pos, slow, n_slow
@@ -384,16 +416,16 @@ _MESSAGES = {
     _ERR_VALUE: "expected a number after ':' in {tok}",
     _ERR_NONFINITE: "expected a finite feature value, got {tok}",
     _ERR_INDEX0: "expected feature indices >= 1 (1-based file; use the zero-based option "
-                 "for 0-based data), got {tok}",
+    "for 0-based data), got {tok}",
     _ERR_ORDER: "expected strictly increasing feature indices, got {tok} after a larger "
-                "or equal index",
+    "or equal index",
     _ERR_QID: "expected an integer qid, got {tok}",
     _ERR_BIGINDEX: "expected a feature index below 2^63 (2^63 - 1 if 0-based), got {tok}",
     _ERR_SID: "expected an integer sid, got {tok}",
     _ERR_COST: "expected a finite number after cost:, got {tok}",
 }
 
-_SHOWN_CHARS = 60   # of a bad token in a message (a line can be megabytes of garbage)
+_SHOWN_CHARS = 60  # of a bad token in a message (a line can be megabytes of garbage)
 
 
 def _shown(raw: bytes) -> str:
@@ -460,6 +492,7 @@ def _after_last_newline(buf, end) -> int:
 # ---------------------------------------------------------------------------------------
 # Arrays that grow without being copied.
 
+
 class _Column:
     """A 1-D array that grows in place: its memory is a private anonymous map, enlarged by
     mremap (no copy, and untouched capacity takes no memory), and finally shrunk to the
@@ -485,11 +518,14 @@ class _Column:
             except (SystemError, OSError, ValueError, BufferError):
                 old = np.frombuffer(old_map, self.dtype)
         new_map = _anonymous_map(nbytes)
-        self.array = np.frombuffer(new_map, self.dtype) if new_map is not None \
+        self.array = (
+            np.frombuffer(new_map, self.dtype)
+            if new_map is not None
             else np.empty(capacity, self.dtype)
+        )
         if keep:
             self.array[:keep] = old[:keep]
-        self._map = new_map   # the old memory goes with its last view
+        self._map = new_map  # the old memory goes with its last view
 
     def reserve(self, needed, used):
         """Room for at least ``needed`` entries, keeping the first ``used``."""
@@ -525,22 +561,32 @@ def _anonymous_map(nbytes):
     return mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
 
 
-_RESIZABLE = hasattr(mmap, "MAP_PRIVATE") and hasattr(mmap, "MAP_ANONYMOUS") \
+_RESIZABLE = (
+    hasattr(mmap, "MAP_PRIVATE")
+    and hasattr(mmap, "MAP_ANONYMOUS")
     and sys.platform.startswith("linux")
+)
 
 
 # ---------------------------------------------------------------------------------------
 # Reading.
 
-BLOCK_SIZE = 4 << 20   # bytes of text parsed at a time: the memory beside the matrix
+BLOCK_SIZE = 4 << 20  # bytes of text parsed at a time: the memory beside the matrix
 # First capacities (they double as needed): examples, non-zeros, examples of one block.
 _INITIAL_ROWS = 1 << 16
 _INITIAL_NNZ = 1 << 20
 _INITIAL_BLOCK_ROWS = 1 << 12
 
 
-def read_svmlight(source, *, n_features=None, zero_based=False, keep_comments=False,
-                  allow_empty=False, block_size=BLOCK_SIZE) -> Dataset:
+def read_svmlight(
+    source,
+    *,
+    n_features=None,
+    zero_based=False,
+    keep_comments=False,
+    allow_empty=False,
+    block_size=BLOCK_SIZE,
+) -> Dataset:
     """Read an SVMlight/LIBSVM file into a :class:`Dataset`.
 
     Parameters
@@ -559,21 +605,42 @@ def read_svmlight(source, *, n_features=None, zero_based=False, keep_comments=Fa
     Raises :class:`~cpsvm.errors.InputError` naming file and line on malformed input.
     """
     with InputStream(source) as f:
-        if f.size is not None:      # a small file needs no buffer larger than itself
+        if f.size is not None:  # a small file needs no buffer larger than itself
             block_size = min(block_size, f.size + 1)
-        return _parse_stream(f.readinto, f.name, first_line=1, n_features=n_features,
-                             zero_based=zero_based, keep_comments=keep_comments,
-                             allow_empty=allow_empty, block_size=block_size)
+        return _parse_stream(
+            f.readinto,
+            f.name,
+            first_line=1,
+            n_features=n_features,
+            zero_based=zero_based,
+            keep_comments=keep_comments,
+            allow_empty=allow_empty,
+            block_size=block_size,
+        )
 
 
-def parse_svmlight_bytes(raw: bytes, name: str, *, first_line=1, n_features=None,
-                         zero_based=False, keep_comments=False, allow_empty=False,
-                         block_size=BLOCK_SIZE) -> Dataset:
+def parse_svmlight_bytes(
+    raw: bytes,
+    name: str,
+    *,
+    first_line=1,
+    n_features=None,
+    zero_based=False,
+    keep_comments=False,
+    allow_empty=False,
+    block_size=BLOCK_SIZE,
+) -> Dataset:
     """Parse SVMlight text already in memory; ``first_line`` numbers its first line."""
-    return _parse_stream(io.BytesIO(raw).readinto, name, first_line=first_line,
-                         n_features=n_features, zero_based=zero_based,
-                         keep_comments=keep_comments, allow_empty=allow_empty,
-                         block_size=min(block_size, len(raw) + 1))
+    return _parse_stream(
+        io.BytesIO(raw).readinto,
+        name,
+        first_line=first_line,
+        n_features=n_features,
+        zero_based=zero_based,
+        keep_comments=keep_comments,
+        allow_empty=allow_empty,
+        block_size=min(block_size, len(raw) + 1),
+    )
 
 
 class _Extras:
@@ -593,14 +660,15 @@ class _Extras:
                 col = self.columns[key] = _Column(dtype, max(2 * row, 1024))
                 col.array[:row0] = default
             col.reserve(row, row0)
-            col.array[row0:row] = scratch[key][:row - row0]
+            col.array[row0:row] = scratch[key][: row - row0]
 
     def finish(self, n_rows):
         return {key: col.finish(n_rows) for key, col in self.columns.items()}
 
 
-def _parse_stream(readinto, name, *, first_line, n_features, zero_based, keep_comments,
-                  allow_empty, block_size) -> Dataset:
+def _parse_stream(
+    readinto, name, *, first_line, n_features, zero_based, keep_comments, allow_empty, block_size
+) -> Dataset:
     zero_based = bool(zero_based)
     indptr = _Column(np.int64, _INITIAL_ROWS + 1)
     y = _Column(np.float64, _INITIAL_ROWS)
@@ -615,10 +683,14 @@ def _parse_stream(readinto, name, *, first_line, n_features, zero_based, keep_co
     block_rows = _INITIAL_BLOCK_ROWS
 
     def new_scratch(size):
-        scratch.update(qid=np.empty(size, np.int64), sid=np.empty(size, np.int64),
-                       cost=np.empty(size, np.float64),
-                       comment_start=np.empty(size, np.int64),
-                       comment_end=np.empty(size, np.int64))
+        scratch.update(
+            qid=np.empty(size, np.int64),
+            sid=np.empty(size, np.int64),
+            cost=np.empty(size, np.float64),
+            comment_start=np.empty(size, np.int64),
+            comment_end=np.empty(size, np.int64),
+        )
+
     new_scratch(block_rows)
 
     for block in _blocks(readinto, block_size):
@@ -628,14 +700,38 @@ def _parse_stream(readinto, name, *, first_line, n_features, zero_based, keep_co
         while True:
             rows_cap = min(len(y.array), len(line_no.array), len(indptr.array) - 1)
             status, pos, line, row, nnz, seen, err_pos, slow, n_slow = _parse_block(
-                block, pos, line, zero_based, row, nnz, row0, indptr.array, indices.array,
-                data.array, y.array[:rows_cap], line_no.array, scratch["qid"],
-                scratch["sid"], scratch["cost"], scratch["comment_start"],
-                scratch["comment_end"])
+                block,
+                pos,
+                line,
+                zero_based,
+                row,
+                nnz,
+                row0,
+                indptr.array,
+                indices.array,
+                data.array,
+                y.array[:rows_cap],
+                line_no.array,
+                scratch["qid"],
+                scratch["sid"],
+                scratch["cost"],
+                scratch["comment_start"],
+                scratch["comment_end"],
+            )
             block_seen |= seen
             if n_slow:
-                _convert_slow(block, slow[:n_slow], name, row0, data.array, y.array,
-                              scratch["cost"], indptr.array, line_no.array, row)
+                _convert_slow(
+                    block,
+                    slow[:n_slow],
+                    name,
+                    row0,
+                    data.array,
+                    y.array,
+                    scratch["cost"],
+                    indptr.array,
+                    line_no.array,
+                    row,
+                )
             if status == 0:
                 break
             if status == _NEED_ROWS:
@@ -647,24 +743,28 @@ def _parse_stream(readinto, name, *, first_line, n_features, zero_based, keep_co
                 for col in (indices, data):
                     col.reserve(2 * len(col.array), nnz)
             elif status == _NEED_BLOCK_ROWS:
-                old = {k: v[:row - row0] for k, v in scratch.items()}
+                old = {k: v[: row - row0] for k, v in scratch.items()}
                 block_rows *= 2
                 new_scratch(block_rows)
                 for k, v in old.items():
-                    scratch[k][:len(v)] = v
+                    scratch[k][: len(v)] = v
                 del old
             elif status == _NEED_WIDE_INDICES:
                 indices = indices.astype(np.int64, nnz)
             else:
-                raise InputError(_MESSAGES[status].format(tok=_token_at(block, err_pos)),
-                                 source=name, line=line)
+                raise InputError(
+                    _MESSAGES[status].format(tok=_token_at(block, err_pos)), source=name, line=line
+                )
         extras.add_block(block_seen, row0, row, scratch)
         if keep_comments:
             starts, ends = scratch["comment_start"], scratch["comment_end"]
             for b in range(row - row0):
                 s = starts[b]
-                comments.append(block[s:ends[b]].tobytes().decode("utf-8", "replace").strip()
-                                if s >= 0 else "")
+                comments.append(
+                    block[s : ends[b]].tobytes().decode("utf-8", "replace").strip()
+                    if s >= 0
+                    else ""
+                )
     if row == 0 and not allow_empty:
         raise InputError("expected at least one example, found none", source=name)
 
@@ -678,16 +778,27 @@ def _parse_stream(readinto, name, *, first_line, n_features, zero_based, keep_co
     if n_features is not None:
         if width > n_features:
             where = int(np.searchsorted(indptr, int(np.argmax(indices)), "right")) - 1
-            raise InputError(f"expected feature indices below the given dimension "
-                             f"{n_features}, found {width - (1 if zero_based else 0)}",
-                             source=name, line=int(line_numbers[where]))
+            raise InputError(
+                f"expected feature indices below the given dimension "
+                f"{n_features}, found {width - (1 if zero_based else 0)}",
+                source=name,
+                line=int(line_numbers[where]),
+            )
         width = n_features
     if nnz <= _INT32_MAX and indices.dtype == np.int32:
         indptr = indptr.astype(np.int32)
     X = sp.csr_matrix((data, indices, indptr), shape=(row, width), copy=False)
-    X.has_canonical_format = True   # checked while parsing; spares scipy a pass to find out
-    return Dataset(X=X, y=y, qid=found.get("qid"), comments=comments, cost=found.get("cost"),
-                   sid=found.get("sid"), source=name, line_numbers=line_numbers)
+    X.has_canonical_format = True  # checked while parsing; spares scipy a pass to find out
+    return Dataset(
+        X=X,
+        y=y,
+        qid=found.get("qid"),
+        comments=comments,
+        cost=found.get("cost"),
+        sid=found.get("sid"),
+        source=name,
+        line_numbers=line_numbers,
+    )
 
 
 # Numbers converted together by _convert_slow: bounds its (numbers x longest) scratch.
@@ -703,37 +814,45 @@ def _convert_slow(block, slow, name, row0, data, y, cost, indptr, line_no, n_row
     targets = {_SLOW_DATA: data, _SLOW_LABEL: y, _SLOW_COST: cost}
     block = np.asarray(block, dtype=np.uint8)
     for lo in range(0, len(slow), _SLOW_CHUNK):
-        part = slow[lo:lo + _SLOW_CHUNK]
+        part = slow[lo : lo + _SLOW_CHUNK]
         kinds, slots, starts = part[:, 0], part[:, 1], part[:, 2]
         lengths = part[:, 3] - starts
         columns = np.arange(int(lengths.max()))
         chars = block[np.minimum(starts[:, None] + columns, len(block) - 1)]
-        chars[columns[None, :] >= lengths[:, None]] = 0   # NULs end a numpy bytes string
+        chars[columns[None, :] >= lengths[:, None]] = 0  # NULs end a numpy bytes string
         values = chars.view(f"S{len(columns)}").ravel().astype(np.float64)
         bad = np.flatnonzero(~np.isfinite(values))
-        if len(bad):   # e.g. 1e999: well formed but overflows
+        if len(bad):  # e.g. 1e999: well formed but overflows
             kind, slot, start, end = (int(v) for v in part[bad[0]])
             if kind == _SLOW_DATA:
-                row = int(np.searchsorted(indptr[:n_rows + 1], slot, "right")) - 1
+                row = int(np.searchsorted(indptr[: n_rows + 1], slot, "right")) - 1
             else:
                 row = slot + row0 if kind == _SLOW_COST else slot
-            raise InputError(f"expected a finite number, got "
-                             f"{_shown(block[start:end].tobytes())}",
-                             source=name, line=int(line_no[row]))
+            raise InputError(
+                f"expected a finite number, got {_shown(block[start:end].tobytes())}",
+                source=name,
+                line=int(line_no[row]),
+            )
         for kind in np.unique(kinds):
             mine = kinds == kind
             targets[int(kind)][slots[mine]] = values[mine]
 
 
-def read_sequences(source, *, n_features=None, zero_based=False, for_training=True,
-                   block_size=BLOCK_SIZE) -> SequenceDataset:
+def read_sequences(
+    source, *, n_features=None, zero_based=False, for_training=True, block_size=BLOCK_SIZE
+) -> SequenceDataset:
     """Read an SVM-hmm file: one token a line, ``<tag> qid:<sentence> <index>:<value> ...
     # token``, the tokens of a sentence on consecutive lines; the text after ``#`` is
     kept (``comments``). The checks (qid on every line, sentences not split, integer tags
     >= 1, >= 0 when not ``for_training``) are :meth:`SequenceDataset.from_dataset`'s.
     """
-    ds = read_svmlight(source, n_features=n_features, zero_based=zero_based,
-                       keep_comments=True, block_size=block_size)
+    ds = read_svmlight(
+        source,
+        n_features=n_features,
+        zero_based=zero_based,
+        keep_comments=True,
+        block_size=block_size,
+    )
     return SequenceDataset.from_dataset(ds, for_training=for_training)
 
 
@@ -758,7 +877,7 @@ def format_rows(indptr, indices, values, zero_based=False) -> list:
 
 
 def _label_text(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() and abs(v) < 2 ** 53 else repr(float(v))
+    return str(int(v)) if float(v).is_integer() and abs(v) < 2**53 else repr(float(v))
 
 
 def write_svmlight(path, X, y, *, qid=None, comments=None, zero_based=False):
@@ -782,5 +901,4 @@ def write_svmlight(path, X, y, *, qid=None, comments=None, zero_based=False):
 def write_sequences(path, seqs: SequenceDataset, *, zero_based=False):
     """Write a :class:`SequenceDataset` in SVM-hmm format."""
     qid = np.repeat(seqs.qid, np.diff(seqs.starts))
-    write_svmlight(path, seqs.X, seqs.tags, qid=qid, comments=seqs.comments,
-                   zero_based=zero_based)
+    write_svmlight(path, seqs.X, seqs.tags, qid=qid, comments=seqs.comments, zero_based=zero_based)

@@ -35,9 +35,9 @@ from ..errors import InputError
 from .streams import read_bytes, source_name
 
 NONE_TAG = "-NONE-"
-ROOT_LABEL = ""          # the PTB's unlabelled outer bracket
-INTERMEDIATE = "@"       # first character of a binarisation's intermediate labels
-CHAIN_JOIN = "+"         # joins the labels of a collapsed unary chain
+ROOT_LABEL = ""  # the PTB's unlabelled outer bracket
+INTERMEDIATE = "@"  # first character of a binarisation's intermediate labels
+CHAIN_JOIN = "+"  # joins the labels of a collapsed unary chain
 # Punctuation tags evalb's COLLINS.prm deletes before counting brackets.
 PUNCTUATION = frozenset(["``", "''", ".", ":", ","])
 # Labels evalb counts as the same (COLLINS.prm's EQ_LABEL).
@@ -77,12 +77,16 @@ class Tree:
     def words(self) -> list:
         return [p.word for p in self.preterminals()]
 
-    def copy(self) -> "Tree":
+    def copy(self) -> Tree:
         return Tree(self.label, [c.copy() for c in self.children], self.word, self.line)
 
     def __eq__(self, other):
-        return isinstance(other, Tree) and self.label == other.label \
-            and self.word == other.word and self.children == other.children
+        return (
+            isinstance(other, Tree)
+            and self.label == other.label
+            and self.word == other.word
+            and self.children == other.children
+        )
 
     def __repr__(self):
         return format_tree(self)
@@ -104,8 +108,12 @@ class TreeOptions:
     features: str = "spans"
 
     def to_dict(self) -> dict:
-        return {"strip_functions": self.strip_functions, "drop_none": self.drop_none,
-                "unary": self.unary, "markov": self.markov}
+        return {
+            "strip_functions": self.strip_functions,
+            "drop_none": self.drop_none,
+            "unary": self.unary,
+            "markov": self.markov,
+        }
 
 
 # -- reading -----------------------------------------------------------------------------
@@ -118,7 +126,7 @@ def parse_trees(raw: bytes, name: str = "<memory>", first_line: int = 1) -> list
     if isinstance(raw, str):
         raw = raw.encode("utf-8")
     trees = []
-    stack = []          # open nodes: [label or None, children, line, atoms]
+    stack = []  # open nodes: [label or None, children, line, atoms]
     line = first_line
     for match in _TOKEN.finditer(raw):
         tok = match.group()
@@ -128,8 +136,7 @@ def parse_trees(raw: bytes, name: str = "<memory>", first_line: int = 1) -> list
             stack.append([None, [], line, []])
         elif tok == b")":
             if not stack:
-                raise InputError("expected '(' to open a tree, got ')'", source=name,
-                                 line=line)
+                raise InputError("expected '(' to open a tree, got ')'", source=name, line=line)
             label, children, start, atoms = stack.pop()
             node = _close(label, children, atoms, start, name, line)
             if stack:
@@ -139,36 +146,47 @@ def parse_trees(raw: bytes, name: str = "<memory>", first_line: int = 1) -> list
         else:
             text = tok.decode("utf-8", "replace")
             if not stack:
-                raise InputError(f"expected '(' to open a tree, got {text!r}", source=name,
-                                 line=line)
+                raise InputError(
+                    f"expected '(' to open a tree, got {text!r}", source=name, line=line
+                )
             top = stack[-1]
             if top[0] is None and not top[1] and not top[3]:
                 top[0] = text
             else:
                 if top[1]:
-                    raise InputError(f"expected '(' or ')' after a subtree, got word "
-                                     f"{text!r}", source=name, line=line)
+                    raise InputError(
+                        f"expected '(' or ')' after a subtree, got word {text!r}",
+                        source=name,
+                        line=line,
+                    )
                 top[3].append(text)
     if stack:
-        raise InputError(f"expected ')' to close the tree that opens here ({len(stack)} "
-                         "brackets open), found the end of the file (truncated file?)",
-                         source=name, line=stack[0][2])
+        raise InputError(
+            f"expected ')' to close the tree that opens here ({len(stack)} "
+            "brackets open), found the end of the file (truncated file?)",
+            source=name,
+            line=stack[0][2],
+        )
     if not trees:
-        raise InputError("expected at least one bracketed tree '( (S ...) )', found none",
-                         source=name)
+        raise InputError(
+            "expected at least one bracketed tree '( (S ...) )', found none", source=name
+        )
     return trees
 
 
 def _close(label, children, atoms, start, name, line):
     if atoms:
         if len(atoms) > 1 or label is None:
-            raise InputError(f"expected a preterminal '(TAG word)', got "
-                             f"'({label or ''} {' '.join(atoms)})'", source=name,
-                             line=start)
+            raise InputError(
+                f"expected a preterminal '(TAG word)', got '({label or ''} {' '.join(atoms)})'",
+                source=name,
+                line=start,
+            )
         return Tree(label, word=atoms[0], line=start)
     if not children:
-        raise InputError(f"expected a word or subtrees in '({label or ''})'", source=name,
-                         line=start)
+        raise InputError(
+            f"expected a word or subtrees in '({label or ''})'", source=name, line=start
+        )
     return Tree(ROOT_LABEL if label is None else label, children, line=start)
 
 
@@ -181,6 +199,7 @@ def looks_like_trees(source) -> bool:
     """A regular file whose first non-blank byte is '(' (bracketed trees), or a name
     ending in .mrg (possibly compressed)."""
     import os
+
     name = os.fspath(source)
     base = re.sub(r"\.(gz|bz2|xz)$", "", name)
     if base.endswith(".mrg"):
@@ -189,6 +208,7 @@ def looks_like_trees(source) -> bool:
         return False
     try:
         from .streams import InputStream
+
         with InputStream(name) as f:
             buf = bytearray(4096)
             n = f.readinto(memoryview(buf))
@@ -199,6 +219,7 @@ def looks_like_trees(source) -> bool:
 
 
 # -- writing -----------------------------------------------------------------------------
+
 
 def format_tree(tree: Tree) -> str:
     """One line: ``(S (NP (DT the) (NN dog)) (VP (VBZ barks)))``; the root bracket
@@ -215,6 +236,7 @@ def format_tree(tree: Tree) -> str:
                 parts.append(" ")
             walk(child)
         parts.append(")")
+
     walk(tree)
     return "".join(parts)
 
@@ -240,16 +262,14 @@ def strip_functions(tree: Tree) -> Tree:
     """A copy with function tags and indices removed from the phrase labels."""
     if tree.is_preterminal:
         return Tree(tree.label, word=tree.word, line=tree.line)
-    return Tree(base_label(tree.label), [strip_functions(c) for c in tree.children],
-                line=tree.line)
+    return Tree(base_label(tree.label), [strip_functions(c) for c in tree.children], line=tree.line)
 
 
 def drop_none(tree: Tree):
     """A copy without -NONE- elements and the constituents they leave empty (None if
     nothing is left)."""
     if tree.is_preterminal:
-        return None if tree.label == NONE_TAG else Tree(tree.label, word=tree.word,
-                                                        line=tree.line)
+        return None if tree.label == NONE_TAG else Tree(tree.label, word=tree.word, line=tree.line)
     kids = [k for k in (drop_none(c) for c in tree.children) if k is not None]
     return Tree(tree.label, kids, line=tree.line) if kids else None
 
@@ -274,19 +294,19 @@ def bound_unaries(tree: Tree, unary: int) -> Tree:
         keep = max(unary, 1)
         # len(labels) unary rules over the tag
         if len(labels) > keep:
-            labels = [CHAIN_JOIN.join(labels[:len(labels) - keep + 1])] \
-                + labels[len(labels) - keep + 1:]
+            labels = [CHAIN_JOIN.join(labels[: len(labels) - keep + 1])] + labels[
+                len(labels) - keep + 1 :
+            ]
         node = bottom
         for label in reversed(labels):
             node = Tree(label, [node], line=tree.line)
         return node
     kids = [bound_unaries(c, unary) for c in below.children]
-    labels = labels + [below.label]           # len(labels) - 1 unary rules
+    labels = labels + [below.label]  # len(labels) - 1 unary rules
     if unary == 0:
         labels = [CHAIN_JOIN.join(labels)]
     elif len(labels) - 1 > unary:
-        labels = [CHAIN_JOIN.join(labels[:len(labels) - unary])] \
-            + labels[len(labels) - unary:]
+        labels = [CHAIN_JOIN.join(labels[: len(labels) - unary])] + labels[len(labels) - unary :]
     node = Tree(labels[-1], kids, line=below.line)
     for label in reversed(labels[:-1]):
         node = Tree(label, [node], line=tree.line)
@@ -306,9 +326,10 @@ def binarise(tree: Tree, markov: int = 1) -> Tree:
     for j in range(len(kids) - 2, 0, -1):
         seen = [k.label for k in kids[:j]]
         if markov >= 0:
-            seen = seen[len(seen) - markov:] if markov else []
-        label = f"{INTERMEDIATE}{base}|" + "_".join(seen) if markov != 0 \
-            else f"{INTERMEDIATE}{base}"
+            seen = seen[len(seen) - markov :] if markov else []
+        label = (
+            f"{INTERMEDIATE}{base}|" + "_".join(seen) if markov != 0 else f"{INTERMEDIATE}{base}"
+        )
         right = Tree(label, [kids[j], right], line=tree.line)
     return Tree(tree.label, [kids[0], right], line=tree.line)
 
@@ -320,7 +341,7 @@ def preprocess(tree: Tree, options: TreeOptions):
     if not top.is_preterminal and top.label == ROOT_LABEL:
         if len(top.children) == 1:
             top = top.children[0]
-        else:   # a root with several children: they hang from one unlabelled node
+        else:  # a root with several children: they hang from one unlabelled node
             top = Tree(ROOT_LABEL, top.children, line=top.line)
     if options.strip_functions:
         top = strip_functions(top)
@@ -362,6 +383,7 @@ def with_root(top: Tree) -> Tree:
 
 # -- evaluation (PARSEVAL, evalb's COLLINS.prm conventions) -----------------------------
 
+
 def brackets(tree: Tree) -> dict:
     """The labelled brackets of a tree as a multiset {(label, start, end): count}:
     punctuation and -NONE- removed before spans are counted, the root and the
@@ -382,6 +404,7 @@ def brackets(tree: Tree) -> dict:
             key = (label, start, end)
             out[key] = out.get(key, 0) + 1
         return end
+
     top = tree
     is_root = not top.is_preterminal and top.label == ROOT_LABEL
     walk(top, 0, is_root)

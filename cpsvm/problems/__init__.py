@@ -15,20 +15,36 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
 from ..errors import InputError, OptionError
 from .base import MARGIN_RESCALING, SLACK_RESCALING, PerExampleProblem, StructuredProblem
 
-__all__ = ["MARGIN_RESCALING", "SLACK_RESCALING", "PerExampleProblem", "StructuredProblem",
-           "ProblemEntry", "ProblemSpecError", "register_problem", "problem_entry",
-           "problem_names", "resolve_problem", "choose_problem", "check_binary_labels",
-           "check_multiclass_labels", "check_sequence_labels", "check_ranking_labels",
-           "is_sequence_file", "is_ranking_file", "auto_choice_note", "import_problem_class",
-           "load_user_problem"]
+__all__ = [
+    "MARGIN_RESCALING",
+    "SLACK_RESCALING",
+    "PerExampleProblem",
+    "StructuredProblem",
+    "ProblemEntry",
+    "ProblemSpecError",
+    "register_problem",
+    "problem_entry",
+    "problem_names",
+    "resolve_problem",
+    "choose_problem",
+    "check_binary_labels",
+    "check_multiclass_labels",
+    "check_sequence_labels",
+    "check_ranking_labels",
+    "is_sequence_file",
+    "is_ranking_file",
+    "auto_choice_note",
+    "import_problem_class",
+    "load_user_problem",
+]
 
 
 class ProblemSpecError(OptionError):
@@ -37,10 +53,14 @@ class ProblemSpecError(OptionError):
 
 # -- label checks --------------------------------------------------------------------------
 
+
 def _first_bad(dataset, bad, what, hint=""):
     i = int(np.flatnonzero(bad)[0])
-    raise InputError(f"expected {what}, got target {dataset.y[i]:g}{hint}",
-                     source=dataset.source, line=dataset.line_of(i))
+    raise InputError(
+        f"expected {what}, got target {dataset.y[i]:g}{hint}",
+        source=dataset.source,
+        line=dataset.line_of(i),
+    )
 
 
 def _zero_one(y) -> bool:
@@ -54,8 +74,9 @@ def check_binary_labels(dataset):
         hint = " (binary problems need targets +1/-1: map 0 to -1)" if _zero_one(y) else ""
         _first_bad(dataset, bad, "binary targets +1 or -1", hint)
     if np.all(y == y[0]):
-        raise InputError(f"expected examples of both classes, all targets are {y[0]:+g}",
-                         source=dataset.source)
+        raise InputError(
+            f"expected examples of both classes, all targets are {y[0]:+g}", source=dataset.source
+        )
 
 
 def check_multiclass_labels(dataset):
@@ -69,11 +90,13 @@ def check_multiclass_labels(dataset):
             hint = " (multiclass labels start at 1; 0-based labels: add 1 to each)"
         _first_bad(dataset, bad, "class labels 1..k (integers)", hint)
     if np.all(y == y[0]):
-        raise InputError(f"expected at least two classes, all targets are {y[0]:g}",
-                         source=dataset.source)
+        raise InputError(
+            f"expected at least two classes, all targets are {y[0]:g}", source=dataset.source
+        )
 
 
 # -- the registry --------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ProblemEntry:
@@ -93,22 +116,26 @@ class ProblemEntry:
 
 def _build_binary(X, y, bias=0.0):
     from .binary import BinaryProblem
+
     return BinaryProblem(X, y, bias=bias)
 
 
 def _build_multiclass(X, y, bias=0.0):
     from .multiclass import MulticlassProblem
+
     return MulticlassProblem(X, y)
 
 
 def check_sequence_labels(dataset):
     """An SVM-hmm training file: qid on every line, sentences contiguous, tags 1..k."""
     from .hmm import training_sequences
+
     training_sequences(dataset)
 
 
 def _build_hmm(dataset, **options):
     from .hmm import HmmProblem, training_sequences
+
     return HmmProblem(training_sequences(dataset), **options)
 
 
@@ -125,11 +152,13 @@ def check_ranking_labels(dataset):
     """A ranking training file (SVMrank): queries on consecutive lines, finite targets,
     some query with two relevance levels."""
     from .rank import check_ranking_labels as check
+
     check(dataset)
 
 
 def _build_rank(dataset, loss_id=1):
     from .rank import RankProblem
+
     return RankProblem.from_dataset(dataset, loss_id=loss_id)
 
 
@@ -157,29 +186,35 @@ def auto_choice_note(dataset, kind: str):
     or None when no qid led the choice."""
     if kind == "rank":
         y = dataset.y
-        return (f"qid on the lines and graded targets ({float(y.min()):g} to "
-                f"{float(y.max()):g}): a ranking problem (SVMrank, pairs within each "
-                "query); --problem binary, multiclass or hmm reads it otherwise")
+        return (
+            f"qid on the lines and graded targets ({float(y.min()):g} to "
+            f"{float(y.max()):g}): a ranking problem (SVMrank, pairs within each "
+            "query); --problem binary, multiclass or hmm reads it otherwise"
+        )
     if kind == "hmm" and getattr(dataset, "qid", None) is not None:
-        return (f"qid on the lines and integer targets 1..{int(dataset.y.max())}: SVM-hmm "
-                "sequences (qid the sentence, a tag per line); --problem rank ranks the "
-                "lines of each qid instead")
+        return (
+            f"qid on the lines and integer targets 1..{int(dataset.y.max())}: SVM-hmm "
+            "sequences (qid the sentence, a tag per line); --problem rank ranks the "
+            "lines of each qid instead"
+        )
     return None
 
 
 def check_trees(dataset):
     """Parse trees (a :class:`cpsvm.data.TreeDataset`) with at least one tree."""
     if not hasattr(dataset, "trees"):
-        raise InputError("expected bracketed parse trees ('( (S ...) )', Penn Treebank "
-                         "format) for the cfg problem", source=getattr(dataset, "source",
-                                                                       None))
+        raise InputError(
+            "expected bracketed parse trees ('( (S ...) )', Penn Treebank "
+            "format) for the cfg problem",
+            source=getattr(dataset, "source", None),
+        )
     if not dataset.trees:
-        raise InputError("expected at least one tree (within --max-length)",
-                         source=dataset.source)
+        raise InputError("expected at least one tree (within --max-length)", source=dataset.source)
 
 
 def _build_cfg(dataset, **options):
     from .cfg import CfgProblem
+
     return CfgProblem.from_dataset(dataset, **options)
 
 
@@ -216,8 +251,9 @@ def _choices() -> str:
 
 def _no_such_problem(spec: str, choices: str) -> ProblemSpecError:
     if spec in _PLANNED:
-        return ProblemSpecError(f"problem {spec!r} ({_PLANNED[spec]}) is not available "
-                                f"yet; expected {choices}")
+        return ProblemSpecError(
+            f"problem {spec!r} ({_PLANNED[spec]}) is not available yet; expected {choices}"
+        )
     return ProblemSpecError(f"unknown problem {spec!r}: expected {choices}")
 
 
@@ -238,20 +274,26 @@ def import_problem_class(spec: str):
         for part in class_name.split("."):
             target = getattr(target, part)
     except ImportError as e:
-        raise ProblemSpecError(f"cannot import problem {spec!r}: {e} (modules are found "
-                               "in the current directory and on PYTHONPATH)") from None
+        raise ProblemSpecError(
+            f"cannot import problem {spec!r}: {e} (modules are found "
+            "in the current directory and on PYTHONPATH)"
+        ) from None
     except AttributeError:
-        raise ProblemSpecError(f"cannot import problem {spec!r}: module {module_name!r} "
-                               f"has no {class_name!r}") from None
-    except Exception as e:   # the user's module failed while importing: say how, in a line
-        raise ProblemSpecError(f"cannot import problem {spec!r}: importing {module_name!r} "
-                               f"raised {type(e).__name__}: {e}") from None
+        raise ProblemSpecError(
+            f"cannot import problem {spec!r}: module {module_name!r} has no {class_name!r}"
+        ) from None
+    except Exception as e:  # the user's module failed while importing: say how, in a line
+        raise ProblemSpecError(
+            f"cannot import problem {spec!r}: importing {module_name!r} "
+            f"raised {type(e).__name__}: {e}"
+        ) from None
     finally:
         if added:
             sys.path.remove(cwd)
     if not (isinstance(target, type) and issubclass(target, StructuredProblem)):
-        raise ProblemSpecError(f"problem {spec!r} is not a class derived from "
-                               "cpsvm.problems.PerExampleProblem")
+        raise ProblemSpecError(
+            f"problem {spec!r} is not a class derived from cpsvm.problems.PerExampleProblem"
+        )
     return target
 
 
@@ -276,8 +318,9 @@ def choose_problem(dataset, requested: str, sequences: bool = False) -> str:
     file with graded targets (:func:`is_ranking_file`) and hmm for an SVM-hmm file
     (:func:`is_sequence_file`); without it, hmm, cfg and rank are refused."""
     requested = (requested or "").strip()
-    names = problem_names() if sequences else [n for n in problem_names()
-                                                if n not in _STRUCTURED_ONLY]
+    names = (
+        problem_names() if sequences else [n for n in problem_names() if n not in _STRUCTURED_ONLY]
+    )
     if requested != "auto" and requested not in names:
         choices = ", ".join(["auto"] + names[:-1]) + " or " + names[-1]
         raise _no_such_problem(requested, choices)
@@ -298,12 +341,24 @@ def load_user_problem(spec: str, dataset, options=None):
     """Instantiate ``module:Class`` with the dataset: a user's StructuredProblem."""
     cls = import_problem_class(spec)
     problem = cls(dataset, **(options or {}))
-    missing = [m for m in ("separate", "losses", "margins", "delta_psi_sum", "true_labels",
-                           "predict", "to_model")
-               if not callable(getattr(problem, m, None))]
+    missing = [
+        m
+        for m in (
+            "separate",
+            "losses",
+            "margins",
+            "delta_psi_sum",
+            "true_labels",
+            "predict",
+            "to_model",
+        )
+        if not callable(getattr(problem, m, None))
+    ]
     if missing or not hasattr(problem, "size_psi"):
-        raise InputError(f"problem {spec!r} lacks {', '.join(missing) or 'size_psi'}: "
-                         "subclass cpsvm.problems.PerExampleProblem")
+        raise InputError(
+            f"problem {spec!r} lacks {', '.join(missing) or 'size_psi'}: "
+            "subclass cpsvm.problems.PerExampleProblem"
+        )
     # The training data's width: cp_classify gives the problem test rows of this width.
     problem._cpsvm_n_features = dataset.n_features
     return problem

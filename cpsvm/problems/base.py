@@ -104,12 +104,14 @@ class PerExampleProblem(StructuredProblem):
         return [self.most_violated(i, w, rescaling) for i in self._rows(rows)]
 
     def losses(self, labels, rows=None):
-        return np.array([self.loss(i, yb) for i, yb in zip(self._rows(rows), labels)],
-                        dtype=np.float64)
+        return np.array(
+            [self.loss(i, yb) for i, yb in zip(self._rows(rows), labels)], dtype=np.float64
+        )
 
     def margins(self, w, labels, rows=None):
-        return np.array([float(w @ self._delta_psi(i, yb))
-                         for i, yb in zip(self._rows(rows), labels)])
+        return np.array(
+            [float(w @ self._delta_psi(i, yb)) for i, yb in zip(self._rows(rows), labels)]
+        )
 
     def delta_psi_sum(self, weights, labels, rows=None):
         total = np.zeros(self.size_psi)
@@ -120,8 +122,10 @@ class PerExampleProblem(StructuredProblem):
 
     def predict(self, w, X):
         sparse = hasattr(X, "toarray")
-        return [self.classify(X[i].toarray().ravel() if sparse else np.asarray(X[i]), w)
-                for i in range(X.shape[0])]
+        return [
+            self.classify(X[i].toarray().ravel() if sparse else np.asarray(X[i]), w)
+            for i in range(X.shape[0])
+        ]
 
     def model_options(self) -> dict:
         return {}
@@ -133,8 +137,12 @@ class PerExampleProblem(StructuredProblem):
 
     def to_model(self, w, n_train: int = 0, loss_id: int = 0):
         from ..models import UserProblemModel
+
         cls = type(self)
-        return UserProblemModel(spec=f"{cls.__module__}:{cls.__qualname__}",
-                                w=np.asarray(w, dtype=np.float64).copy(), n_train=n_train,
-                                n_features=getattr(self, "_cpsvm_n_features", 0),
-                                options=dict(self.model_options()))
+        return UserProblemModel(
+            spec=f"{cls.__module__}:{cls.__qualname__}",
+            w=np.asarray(w, dtype=np.float64).copy(),
+            n_train=n_train,
+            n_features=getattr(self, "_cpsvm_n_features", 0),
+            options=dict(self.model_options()),
+        )

@@ -26,7 +26,7 @@ class BiasFeature:
         X = as_csr(X)
         if bias != 0:
             X = sp.hstack([X, np.full((X.shape[0], 1), float(bias))], format="csr")
-        if not X.has_canonical_format:   # one pass to find out, if scipy does not know
+        if not X.has_canonical_format:  # one pass to find out, if scipy does not know
             X.sum_duplicates()
         self.X = X
         self.rows = RowBlocks(X)
@@ -77,8 +77,7 @@ class BinaryProblem(BiasFeature, StructuredProblem):
         return (self.loss_scale if rescaling == MARGIN_RESCALING else 1.0) / self.flip_gain
 
     def separate(self, w, rescaling, rows=None):
-        return hinge_labels(self._y(rows), self.scores(w, rows), self._threshold(rescaling),
-                            1.0)
+        return hinge_labels(self._y(rows), self.scores(w, rows), self._threshold(rescaling), 1.0)
 
     def cut(self, w, weights, rescaling):
         """The most violated 1-slack cut at w over all examples, weighted:
@@ -87,22 +86,41 @@ class BinaryProblem(BiasFeature, StructuredProblem):
         labelling of :meth:`separate` without forming it."""
         # In the threshold form (a = threshold, b = 1) each violator adds costs_i·a to c
         # and costs_i·y_i to its coefficient.
-        scale = self.flip_gain if rescaling == MARGIN_RESCALING \
-            else self.flip_gain * self.loss_scale
+        scale = (
+            self.flip_gain if rescaling == MARGIN_RESCALING else self.flip_gain * self.loss_scale
+        )
         if self.margin_bounds:
             # The same sums with the rows whose side of the threshold cannot have changed
             # skipped (Guillory & Bilmes' Algorithm 2): c = a·Σ_V costs, g = Σ_V costs·y·x.
-            if self._bounds is None or self._bounds[0] is not weights \
-                    or self._bounds[1] != rescaling:
+            if (
+                self._bounds is None
+                or self._bounds[0] is not weights
+                or self._bounds[1] != rescaling
+            ):
                 from ..engine.margin_bounds import SortedMargins
-                self._bounds = (weights, rescaling, SortedMargins(
-                    self.X, self.y, scale * np.asarray(weights, np.float64),
-                    a=self._threshold(rescaling), rows=self.rows))
+
+                self._bounds = (
+                    weights,
+                    rescaling,
+                    SortedMargins(
+                        self.X,
+                        self.y,
+                        scale * np.asarray(weights, np.float64),
+                        a=self._threshold(rescaling),
+                        rows=self.rows,
+                    ),
+                )
             ev = self._bounds[2].evaluate(w)
             return self._threshold(rescaling) * ev.weight, ev.grad
         coef = np.empty(self.n_examples)
-        _, c, _ = hinge_cut(self.y, self.scores(w), scale * np.asarray(weights, np.float64),
-                            self._threshold(rescaling), 1.0, coef)
+        _, c, _ = hinge_cut(
+            self.y,
+            self.scores(w),
+            scale * np.asarray(weights, np.float64),
+            self._threshold(rescaling),
+            1.0,
+            coef,
+        )
         return c, self.rows.rows_sum(coef)
 
     def losses(self, labels, rows=None):
@@ -121,5 +139,6 @@ class BinaryProblem(BiasFeature, StructuredProblem):
     def to_model(self, w, n_train: int = 0, loss_id: int = 0):
         """An SVMlight linear model (SVMperf's compressed form)."""
         from ..models import LinearModel
+
         weights, b = self.split_weights(w)
         return LinearModel(weights, b, n_train=n_train)

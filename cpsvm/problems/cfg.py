@@ -41,8 +41,15 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..conventions import LOSS_SCALE
-from ..io.trees import (CHAIN_JOIN, INTERMEDIATE, Tree, TreeOptions, debinarise,
-                        preprocess, with_root)
+from ..io.trees import (
+    CHAIN_JOIN,
+    INTERMEDIATE,
+    Tree,
+    TreeOptions,
+    debinarise,
+    preprocess,
+    with_root,
+)
 from .base import MARGIN_RESCALING, StructuredProblem
 
 LOSS_ZERO_ONE = 0
@@ -53,8 +60,19 @@ LOSSES = (LOSS_ZERO_ONE, LOSS_BRACKETS)
 # constituent over the words i..j−1, the tag of its first and last word, the tags just
 # before and after it (a boundary value beyond the sentence), its length (bucketed), the
 # pairs (tag before, first tag) and (last tag, tag after), and the same of the words.
-SPAN_TEMPLATES = ("first", "last", "before", "after", "length", "before_first",
-                  "last_after", "first_word", "last_word", "before_word", "after_word")
+SPAN_TEMPLATES = (
+    "first",
+    "last",
+    "before",
+    "after",
+    "length",
+    "before_first",
+    "last_after",
+    "first_word",
+    "last_word",
+    "before_word",
+    "after_word",
+)
 # The length buckets (cky._length_bucket), by name.
 LENGTH_BUCKETS = ("1", "2", "3", "4", "5", "6-7", "8-10", "11-15", "16-20", "21-30", "31+")
 # Names of the values beyond the sentence and of a word not in the vocabulary.
@@ -62,9 +80,10 @@ BEFORE_SENTENCE, AFTER_SENTENCE, UNKNOWN_WORD = "<s>", "</s>", "<unk>"
 
 
 # --features: the default, spans, measured best on the PTB sample (man cp_learn, PARSING)
-FEATURE_SETS = {"rules": (),
-                "spans": ("first", "last", "before", "after", "length", "first_word",
-                          "last_word")}
+FEATURE_SETS = {
+    "rules": (),
+    "spans": ("first", "last", "before", "after", "length", "first_word", "last_word"),
+}
 
 
 def span_templates(features: str) -> tuple:
@@ -75,9 +94,11 @@ def span_templates(features: str) -> tuple:
     names = tuple(t for t in features.split(",") if t)
     unknown = [t for t in names if t not in SPAN_TEMPLATES]
     if unknown or not names:
-        raise ValueError(f"expected a feature set ({', '.join(FEATURE_SETS)}) or span "
-                         f"templates joined by ',' ({', '.join(SPAN_TEMPLATES)}), got "
-                         f"{features!r}")
+        raise ValueError(
+            f"expected a feature set ({', '.join(FEATURE_SETS)}) or span "
+            f"templates joined by ',' ({', '.join(SPAN_TEMPLATES)}), got "
+            f"{features!r}"
+        )
     return names
 
 
@@ -93,10 +114,19 @@ def span_template_sizes(n_tags: int, n_words: int) -> dict:
     """Values each template takes: a tag or the boundary, a word, unknown or the
     boundary."""
     t, v = n_tags, n_words
-    return {"first": t, "last": t, "before": t + 1, "after": t + 1,
-            "length": len(LENGTH_BUCKETS), "before_first": (t + 1) * t,
-            "last_after": t * (t + 1), "first_word": v + 1, "last_word": v + 1,
-            "before_word": v + 2, "after_word": v + 2}
+    return {
+        "first": t,
+        "last": t,
+        "before": t + 1,
+        "after": t + 1,
+        "length": len(LENGTH_BUCKETS),
+        "before_first": (t + 1) * t,
+        "last_after": t * (t + 1),
+        "first_word": v + 1,
+        "last_word": v + 1,
+        "before_word": v + 2,
+        "after_word": v + 2,
+    }
 
 
 @dataclass
@@ -107,12 +137,13 @@ class Parse:
 
     nodes: np.ndarray
     feats: np.ndarray
-    brackets: Counter | None = None     # (base label, start, end) multiset, once asked
-    loss: float | None = None           # Δ against its sentence's true tree, once asked
+    brackets: Counter | None = None  # (base label, start, end) multiset, once asked
+    loss: float | None = None  # Δ against its sentence's true tree, once asked
 
     def same_tree(self, other) -> bool:
         return self.nodes.shape == other.nodes.shape and bool(
-            np.array_equal(self.nodes, other.nodes))
+            np.array_equal(self.nodes, other.nodes)
+        )
 
 
 class Grammar:
@@ -126,17 +157,18 @@ class Grammar:
     def __init__(self, unary: int = 0, templates=()):
         unknown = [t for t in templates if t not in SPAN_TEMPLATES]
         if unknown:
-            raise ValueError(f"unknown span template {unknown[0]!r}: expected "
-                             + ", ".join(SPAN_TEMPLATES))
+            raise ValueError(
+                f"unknown span template {unknown[0]!r}: expected " + ", ".join(SPAN_TEMPLATES)
+            )
         self.unary = int(unary)
         self.templates = tuple(templates)
         self.symbols: list = []
         self.index: dict = {}
         self.terminals: set = set()
-        self.binary: dict = {}      # (A, B, C) -> order
-        self.unaries: dict = {}     # (A, B) -> order
-        self.roots: dict = {}       # A -> order
-        self.words: dict = {}       # word -> index (word templates only)
+        self.binary: dict = {}  # (A, B, C) -> order
+        self.unaries: dict = {}  # (A, B) -> order
+        self.roots: dict = {}  # A -> order
+        self.words: dict = {}  # word -> index (word templates only)
         # the span features there are: None every (row, column), else the sorted
         # row·span_width + column of those there are (a model file's)
         self.support = None
@@ -178,12 +210,13 @@ class Grammar:
             elif len(kids) == 1:
                 self.unaries.setdefault((a, kids[0]), len(self.unaries))
             else:
-                raise ValueError(f"expected a binarised tree, got a node {node.label} with "
-                                 f"{len(kids)} children")
+                raise ValueError(
+                    f"expected a binarised tree, got a node {node.label} with {len(kids)} children"
+                )
             stack.extend(node.children)
         self._frozen = None
 
-    def rules_only(self) -> "Grammar":
+    def rules_only(self) -> Grammar:
         """The same rules without span features."""
         out = copy.copy(self)
         out.templates, out.words, out.support, out._frozen = (), {}, None, None
@@ -200,11 +233,13 @@ class Grammar:
 
     def rule_lists(self):
         """(binary [(A, B, C)], unary [(A, B)], root [A]) in feature order."""
+
         def ordered(d):
             out = [None] * len(d)
             for key, k in d.items():
                 out[k] = key
             return out
+
         return ordered(self.binary), ordered(self.unaries), ordered(self.roots)
 
     # -- what the CKY kernels read -------------------------------------------------------
@@ -225,17 +260,16 @@ class Grammar:
         # unary chains of at most max(unary, 1) rules, each a path A -> ... -> bottom
         bound = max(self.unary, 1)
         by_child: dict = {}
-        for k, (a, b) in enumerate(unaries):
+        for k, (_, b) in enumerate(unaries):
             by_child.setdefault(b, []).append(k)
-        chains = []                 # (top, bottom, [rule ks top first])
+        chains = []  # (top, bottom, [rule ks top first])
         for b in sorted(by_child):
             frontier = [([k], unaries[k][0]) for k in by_child[b]]
             while frontier:
                 rules, top = frontier.pop(0)
                 chains.append((top, b, rules))
                 if len(rules) < bound:
-                    frontier.extend(([k] + rules, unaries[k][0])
-                                    for k in by_child.get(top, []))
+                    frontier.extend(([k] + rules, unaries[k][0]) for k in by_child.get(top, []))
         chains.sort(key=lambda c: c[1])
         chain_ptr = np.zeros(S + 1, dtype=np.int64)
         for _, b, _ in chains:
@@ -271,21 +305,35 @@ class Grammar:
         present = np.arange(cells) if self.support is None else self.support
         span_feat[present] = self.n_rules + np.arange(len(present))
         return dict(
-            span_feat=span_feat.reshape(n_rows, int(widths.sum())), n_span=len(present),
-            tag_index=tag_index, sym_row=sym_row, n_rows=n_rows, n_tags=n_tags,
-            n_words=n_words, kinds=kinds, offsets=offsets, span_width=int(widths.sum()),
-            n_sym=S, bin_ptr=bin_ptr, bin_parent=B[order, 0].copy(),
-            bin_right=B[order, 2].copy(), bin_feat=order.astype(np.int64),
+            span_feat=span_feat.reshape(n_rows, int(widths.sum())),
+            n_span=len(present),
+            tag_index=tag_index,
+            sym_row=sym_row,
+            n_rows=n_rows,
+            n_tags=n_tags,
+            n_words=n_words,
+            kinds=kinds,
+            offsets=offsets,
+            span_width=int(widths.sum()),
+            n_sym=S,
+            bin_ptr=bin_ptr,
+            bin_parent=B[order, 0].copy(),
+            bin_right=B[order, 2].copy(),
+            bin_feat=order.astype(np.int64),
             chain_ptr=chain_ptr,
             chain_top=np.array([c[0] for c in chains], dtype=np.int64),
             chain_bottom=np.array([c[1] for c in chains], dtype=np.int64),
-            chain_sym_ptr=ptr, chain_syms=U[flat_rules, 0].copy() if len(flat_rules)
-            else np.zeros(0, np.int64),
-            chain_feat_ptr=ptr, chain_feats=(flat_rules + nb).astype(np.int64),
-            chain_rule_index=flat_rules, root_feat=root_feat,
+            chain_sym_ptr=ptr,
+            chain_syms=U[flat_rules, 0].copy() if len(flat_rules) else np.zeros(0, np.int64),
+            chain_feat_ptr=ptr,
+            chain_feats=(flat_rules + nb).astype(np.int64),
+            chain_rule_index=flat_rules,
+            root_feat=root_feat,
             base_ptr=np.array(base_ptr, dtype=np.int64),
-            base_idx=np.array(bases, dtype=np.int64), base_ids=base_ids,
-            n_base=len(base_ids))
+            base_idx=np.array(bases, dtype=np.int64),
+            base_ids=base_ids,
+            n_base=len(base_ids),
+        )
 
     def scores(self, w):
         """Rule, chain and root scores of w, and w itself (contiguous: the kernels read
@@ -297,8 +345,7 @@ class Grammar:
         bin_score = w[g["bin_feat"]]
         per_rule = w[g["chain_feats"]]
         ptr = g["chain_feat_ptr"]
-        chain_score = np.add.reduceat(per_rule, ptr[:-1]) if len(per_rule) \
-            else np.zeros(0)
+        chain_score = np.add.reduceat(per_rule, ptr[:-1]) if len(per_rule) else np.zeros(0)
         root_score = np.full(g["n_sym"], -np.inf)
         has = g["root_feat"] >= 0
         root_score[has] = w[g["root_feat"][has]]
@@ -311,13 +358,19 @@ class Grammar:
         words = sorted(self.words, key=self.words.get) + [UNKNOWN_WORD]
         before, after = tags + [BEFORE_SENTENCE], tags + [AFTER_SENTENCE]
         one = lambda values: [(v,) for v in values]  # noqa: E731
-        return {"first": one(tags), "last": one(tags), "before": one(before),
-                "after": one(after), "length": one(LENGTH_BUCKETS),
-                "before_first": [(b, f) for b in before for f in tags],
-                "last_after": [(last, a) for last in tags for a in after],
-                "first_word": one(words), "last_word": one(words),
-                "before_word": one(words + [BEFORE_SENTENCE]),
-                "after_word": one(words + [AFTER_SENTENCE])}
+        return {
+            "first": one(tags),
+            "last": one(tags),
+            "before": one(before),
+            "after": one(after),
+            "length": one(LENGTH_BUCKETS),
+            "before_first": [(b, f) for b in before for f in tags],
+            "last_after": [(last, a) for last in tags for a in after],
+            "first_word": one(words),
+            "last_word": one(words),
+            "before_word": one(words + [BEFORE_SENTENCE]),
+            "after_word": one(words + [AFTER_SENTENCE]),
+        }
 
     def _row_names(self):
         g = self.arrays()
@@ -329,7 +382,7 @@ class Grammar:
         g = self.arrays()
         width = g["span_width"]
         cells = np.arange(g["n_rows"] * width) if self.support is None else self.support
-        values = np.asarray(w, dtype=np.float64)[self.n_rules:]
+        values = np.asarray(w, dtype=np.float64)[self.n_rules :]
         names, labels = self.span_value_names(), self._row_names()
         out = []
         for q in np.flatnonzero(values):
@@ -346,26 +399,39 @@ class Grammar:
         TEMPLATE LABEL VALUE...``): (their cells, their weights in that order). A bad
         line raises ValueError((its position, what was expected))."""
         arity = {t: 2 if t in ("before_first", "last_after") else 1 for t in self.templates}
-        expected = "expected a span feature 's weight TEMPLATE LABEL VALUE...' of a " \
-                   "template of the header with a finite weight"
+        expected = (
+            "expected a span feature 's weight TEMPLATE LABEL VALUE...' of a "
+            "template of the header with a finite weight"
+        )
         parsed = []
         for k, parts in enumerate(rows):
             try:
                 value = float(parts[1]) if len(parts) > 1 else float("nan")
             except ValueError:
                 value = float("nan")
-            if len(parts) < 4 or parts[0] != "s" or parts[2] not in arity \
-                    or len(parts) != 4 + arity[parts[2]] or not np.isfinite(value):
+            if (
+                len(parts) < 4
+                or parts[0] != "s"
+                or parts[2] not in arity
+                or len(parts) != 4 + arity[parts[2]]
+                or not np.isfinite(value)
+            ):
                 raise ValueError(k, expected)
             parsed.append((parts[2], parts[3], tuple(parts[4:]), value))
             if parts[2].endswith("_word") and parts[4] not in (
-                    UNKNOWN_WORD, BEFORE_SENTENCE, AFTER_SENTENCE):
+                UNKNOWN_WORD,
+                BEFORE_SENTENCE,
+                AFTER_SENTENCE,
+            ):
                 self.words.setdefault(parts[4], len(self.words))
         self._frozen = None
         self.support = None
         g = self.arrays()
-        lookup = {t: {v: i for i, v in enumerate(names)}
-                  for t, names in self.span_value_names().items() if t in arity}
+        lookup = {
+            t: {v: i for i, v in enumerate(names)}
+            for t, names in self.span_value_names().items()
+            if t in arity
+        }
         offsets = dict(zip(self.templates, g["offsets"].tolist()))
         cells, weights = [], []
         for k, (template, label, values, value) in enumerate(parsed):
@@ -373,8 +439,11 @@ class Grammar:
             row = g["sym_row"][a] if a >= 0 else -1
             v = lookup[template].get(values)
             if row < 0 or v is None:
-                raise ValueError(k, f"expected a phrase label of the rules and values its "
-                                 f"template '{template}' takes")
+                raise ValueError(
+                    k,
+                    f"expected a phrase label of the rules and values its "
+                    f"template '{template}' takes",
+                )
             cells.append(int(row) * g["span_width"] + offsets[template] + v)
             weights.append(value)
         cells, weights = np.array(cells, dtype=np.int64), np.array(weights)
@@ -409,9 +478,17 @@ class Grammar:
         if not len(g["kinds"]):
             return np.zeros(0, dtype=np.int64)
         from .cky import span_features
-        return span_features(np.ascontiguousarray(nodes, dtype=np.int64), ctx, g["kinds"],
-                             g["offsets"], g["n_tags"], g["n_words"], g["sym_row"],
-                             g["span_feat"])
+
+        return span_features(
+            np.ascontiguousarray(nodes, dtype=np.int64),
+            ctx,
+            g["kinds"],
+            g["offsets"],
+            g["n_tags"],
+            g["n_words"],
+            g["sym_row"],
+            g["span_feat"],
+        )
 
     # -- trees --------------------------------------------------------------------------
     def encode(self, top: Tree, add: bool = False):
@@ -452,8 +529,9 @@ class Grammar:
                     return None
                 feats.append(nb + k)
                 stack.append((node.children[0], start))
-        return Parse(np.array(nodes, dtype=np.int64).reshape(-1, 3),
-                     np.array(feats, dtype=np.int64))
+        return Parse(
+            np.array(nodes, dtype=np.int64).reshape(-1, 3), np.array(feats, dtype=np.int64)
+        )
 
     def build_tree(self, nodes, words) -> Tree:
         """Rebuild from preorder (symbol, start, end): a node's children follow it and
@@ -473,6 +551,7 @@ class Grammar:
                 kids.append(build())
                 covered = child_end
             return Tree(self.symbols[a], kids)
+
         return build()
 
 
@@ -482,8 +561,20 @@ def _width(node: Tree) -> int:
 
 # -- parsing ------------------------------------------------------------------------------
 
-def cky(grammar: Grammar, w, tag_ids, starts, sentences=None, *, kbest=1, loss_weight=0.0,
-        gold=None, ctx=None, n_threads=None):
+
+def cky(
+    grammar: Grammar,
+    w,
+    tag_ids,
+    starts,
+    sentences=None,
+    *,
+    kbest=1,
+    loss_weight=0.0,
+    gold=None,
+    ctx=None,
+    n_threads=None,
+):
     """The best (kbest 1) or two best (2) parses of the selected sentences: a list per
     sentence of up to kbest (Parse, score), best first (empty: no parse).
 
@@ -494,6 +585,7 @@ def cky(grammar: Grammar, w, tag_ids, starts, sentences=None, *, kbest=1, loss_w
     pair (triples (start, end, base) int64 (m, 3), their starts per sentence)."""
     from ..engine.threads import thread_count
     from .cky import _cky_all
+
     g = grammar.arrays()
     bin_score, chain_score, root_score, w = grammar.scores(w)
     if ctx is None:
@@ -521,16 +613,51 @@ def cky(grammar: Grammar, w, tag_ids, starts, sentences=None, *, kbest=1, loss_w
     else:
         triples, gstarts = gold
     with thread_count(n_threads):
-        _cky_all(np.ascontiguousarray(tag_ids, dtype=np.int64), starts, sentences,
-                 g["n_sym"], g["bin_ptr"], g["bin_parent"], g["bin_right"], bin_score,
-                 g["bin_feat"], g["chain_ptr"], g["chain_top"], g["chain_bottom"],
-                 chain_score, g["chain_sym_ptr"], g["chain_syms"], g["chain_feat_ptr"],
-                 g["chain_feats"], root_score, g["root_feat"], int(kbest),
-                 float(loss_weight), triples, gstarts, g["n_base"], g["base_ptr"],
-                 g["base_idx"], ctx, g["sym_row"], g["span_feat"], w, g["kinds"],
-                 g["offsets"], g["n_tags"], g["n_words"], out_nodes, out_feats, out_nn,
-                 out_nf, out_score, out_base, caps.astype(np.int64), out_fbase,
-                 fcaps.astype(np.int64))
+        _cky_all(
+            np.ascontiguousarray(tag_ids, dtype=np.int64),
+            starts,
+            sentences,
+            g["n_sym"],
+            g["bin_ptr"],
+            g["bin_parent"],
+            g["bin_right"],
+            bin_score,
+            g["bin_feat"],
+            g["chain_ptr"],
+            g["chain_top"],
+            g["chain_bottom"],
+            chain_score,
+            g["chain_sym_ptr"],
+            g["chain_syms"],
+            g["chain_feat_ptr"],
+            g["chain_feats"],
+            root_score,
+            g["root_feat"],
+            int(kbest),
+            float(loss_weight),
+            triples,
+            gstarts,
+            g["n_base"],
+            g["base_ptr"],
+            g["base_idx"],
+            ctx,
+            g["sym_row"],
+            g["span_feat"],
+            w,
+            g["kinds"],
+            g["offsets"],
+            g["n_tags"],
+            g["n_words"],
+            out_nodes,
+            out_feats,
+            out_nn,
+            out_nf,
+            out_score,
+            out_base,
+            caps.astype(np.int64),
+            out_fbase,
+            fcaps.astype(np.int64),
+        )
     results = []
     for q in range(m):
         found = []
@@ -539,9 +666,15 @@ def cky(grammar: Grammar, w, tag_ids, starts, sentences=None, *, kbest=1, loss_w
                 continue
             at = out_base[q] + r * caps[q]
             fat = out_fbase[q] + r * fcaps[q]
-            found.append((Parse(out_nodes[at:at + out_nn[q, r]].copy(),
-                                out_feats[fat:fat + out_nf[q, r]].copy()),
-                          float(out_score[q, r])))
+            found.append(
+                (
+                    Parse(
+                        out_nodes[at : at + out_nn[q, r]].copy(),
+                        out_feats[fat : fat + out_nf[q, r]].copy(),
+                    ),
+                    float(out_score[q, r]),
+                )
+            )
         results.append(found)
     return results
 
@@ -550,8 +683,9 @@ def pcfg_weights(grammar: Grammar, parses) -> np.ndarray:
     """Log-probabilities of the maximum-likelihood PCFG of the training trees: each
     binary or unary rule's count over its parent's count, root rules' over the number of
     trees."""
-    counts = np.bincount(np.concatenate([p.feats for p in parses]),
-                         minlength=grammar.size).astype(np.float64)
+    counts = np.bincount(np.concatenate([p.feats for p in parses]), minlength=grammar.size).astype(
+        np.float64
+    )
     binary, unaries, roots = grammar.rule_lists()
     parents = np.array([a for a, _, _ in binary] + [a for a, _ in unaries], dtype=np.int64)
     nr = len(parents)
@@ -564,6 +698,7 @@ def pcfg_weights(grammar: Grammar, parses) -> np.ndarray:
 
 
 # -- the problem -------------------------------------------------------------------------
+
 
 def _bracket_multiset(grammar: Grammar, parse: Parse) -> Counter:
     g = grammar.arrays()
@@ -585,8 +720,13 @@ class CfgProblem(StructuredProblem):
 
     flip_gain = None
 
-    def __init__(self, trees, options: TreeOptions | None = None, loss_id=LOSS_BRACKETS,
-                 loss_scale=LOSS_SCALE):
+    def __init__(
+        self,
+        trees,
+        options: TreeOptions | None = None,
+        loss_id=LOSS_BRACKETS,
+        loss_scale=LOSS_SCALE,
+    ):
         if loss_id not in LOSSES:
             raise ValueError(f"expected loss 0 (zero/one) or 1 (brackets), got {loss_id}")
         self.options = options or TreeOptions()
@@ -607,18 +747,19 @@ class CfgProblem(StructuredProblem):
         self.kept = np.array(kept, dtype=np.int64)
         self.n_skipped = len(trees) - len(tops)
         self.words = words
-        self.tag_ids = np.array([self.grammar.index[t] for top in tops for t in top.tags()],
-                                dtype=np.int64)
-        self.starts = np.concatenate(([0], np.cumsum([len(w) for w in words]))).astype(
-            np.int64)
+        self.tag_ids = np.array(
+            [self.grammar.index[t] for top in tops for t in top.tags()], dtype=np.int64
+        )
+        self.starts = np.concatenate(([0], np.cumsum([len(w) for w in words]))).astype(np.int64)
         flat = [w for ws in words for w in ws]
         self.grammar.set_vocabulary(flat)
         self.ctx = self.grammar.context(self.tag_ids, flat)
         self.gold = [self.grammar.encode(t) for t in tops]
         for s, parse in enumerate(self.gold):
-            own = self.ctx[self.starts[s]:self.starts[s + 1]]
-            parse.feats = np.concatenate((parse.feats,
-                                          self.grammar.span_features(parse.nodes, own)))
+            own = self.ctx[self.starts[s] : self.starts[s + 1]]
+            parse.feats = np.concatenate(
+                (parse.feats, self.grammar.span_features(parse.nodes, own))
+            )
         self._true = tuple(self.gold)
         self._packs = {}
         self.n_examples = len(tops)
@@ -629,10 +770,13 @@ class CfgProblem(StructuredProblem):
         for c in self._gold_brackets:
             triples.extend((i, j, b) for (b, i, j) in c)
             gstarts.append(len(triples))
-        self._gold_arrays = (np.array(triples, dtype=np.int64).reshape(-1, 3),
-                             np.array(gstarts, dtype=np.int64))
-        self._gold_scale = np.array([self.loss_scale / (2.0 * max(sum(c.values()), 1))
-                                     for c in self._gold_brackets])
+        self._gold_arrays = (
+            np.array(triples, dtype=np.int64).reshape(-1, 3),
+            np.array(gstarts, dtype=np.int64),
+        )
+        self._gold_scale = np.array(
+            [self.loss_scale / (2.0 * max(sum(c.values()), 1)) for c in self._gold_brackets]
+        )
 
     @classmethod
     def from_dataset(cls, dataset, loss_id=LOSS_BRACKETS, options=None, **ignored):
@@ -658,8 +802,12 @@ class CfgProblem(StructuredProblem):
             self._packs[key] = entry
         else:
             lengths = np.array([len(p.feats) for p in labels], dtype=np.int64)
-            entry = [labels, np.concatenate([p.feats for p in labels]),
-                     np.concatenate(([0], np.cumsum(lengths)[:-1])), None]
+            entry = [
+                labels,
+                np.concatenate([p.feats for p in labels]),
+                np.concatenate(([0], np.cumsum(lengths)[:-1])),
+                None,
+            ]
             self._packs[key] = entry
             while len(self._packs) > self.PACKED:
                 del self._packs[next(iter(self._packs))]
@@ -690,9 +838,17 @@ class CfgProblem(StructuredProblem):
             scales = self._gold_scale[rows]
             for scale in np.unique(scales):
                 at = np.flatnonzero(scales == scale)
-                found = cky(self.grammar, w, self.tag_ids, self.starts, rows[at],
-                            kbest=1, loss_weight=float(scale), gold=self._gold_arrays,
-                            ctx=self.ctx)
+                found = cky(
+                    self.grammar,
+                    w,
+                    self.tag_ids,
+                    self.starts,
+                    rows[at],
+                    kbest=1,
+                    loss_weight=float(scale),
+                    gold=self._gold_arrays,
+                    ctx=self.ctx,
+                )
                 for q, parses in zip(at, found):
                     out[q] = parses[0][0]
             return [self._better_than_true(w, i, p, rescaling) for i, p in zip(rows, out)]
@@ -700,8 +856,7 @@ class CfgProblem(StructuredProblem):
         out = []
         for i, parses in zip(rows, found):
             other = [p for p, _ in parses if not p.same_tree(self.gold[i])]
-            out.append(self._better_than_true(w, i, other[0], rescaling) if other
-                       else self.gold[i])
+            out.append(self._better_than_true(w, i, other[0], rescaling) if other else self.gold[i])
         return out
 
     def _better_than_true(self, w, i, parse, rescaling):
@@ -737,12 +892,14 @@ class CfgProblem(StructuredProblem):
         if rows is None and len(labels) == self.n_examples:
             entry = self._packed(labels)
             if entry[3] is None:
-                entry[3] = np.array([self._loss(i, p) for i, p in enumerate(labels)],
-                                    dtype=np.float64)
+                entry[3] = np.array(
+                    [self._loss(i, p) for i, p in enumerate(labels)], dtype=np.float64
+                )
             entry[3].flags.writeable = False
             return entry[3]
-        return np.array([self._loss(i, p) for i, p in zip(self._rows(rows), labels)],
-                        dtype=np.float64)
+        return np.array(
+            [self._loss(i, p) for i, p in zip(self._rows(rows), labels)], dtype=np.float64
+        )
 
     def margins(self, w, labels, rows=None):
         w = np.asarray(w, dtype=np.float64)
@@ -758,8 +915,9 @@ class CfgProblem(StructuredProblem):
             coef += [np.full(len(self.gold[i].feats), a), np.full(len(p.feats), -a)]
         if not feats:
             return np.zeros(self.size_psi)
-        return np.bincount(np.concatenate(feats), weights=np.concatenate(coef),
-                           minlength=self.size_psi)
+        return np.bincount(
+            np.concatenate(feats), weights=np.concatenate(coef), minlength=self.size_psi
+        )
 
     def psi(self, i, parse=None) -> np.ndarray:
         """Ψ(x_i, y) (dense rule counts) of a Parse (the true tree by default)."""
@@ -777,37 +935,52 @@ class CfgProblem(StructuredProblem):
         sentences of ``trees`` (their POS tags and words are read)."""
         return self.to_model(w).parse(trees)[0]
 
-    def to_model(self, w, n_train: int = 0, loss_id: int = LOSS_ZERO_ONE,
-                 trained_by: str = "svm"):
+    def to_model(self, w, n_train: int = 0, loss_id: int = LOSS_ZERO_ONE, trained_by: str = "svm"):
         from ..models import CfgModel
-        return CfgModel(grammar=self.grammar, w=np.asarray(w, dtype=np.float64).copy(),
-                        options=self.options, n_train=n_train or self.n_examples,
-                        trained_by=trained_by, fallback=self.top_label)
+
+        return CfgModel(
+            grammar=self.grammar,
+            w=np.asarray(w, dtype=np.float64).copy(),
+            options=self.options,
+            n_train=n_train or self.n_examples,
+            trained_by=trained_by,
+            fallback=self.top_label,
+        )
 
     def pcfg_model(self):
         """The maximum-likelihood PCFG of the training trees as a model: of the rules
         only, whatever the feature set (a 'cpsvm cfg model V1')."""
         from ..models import CfgModel
-        w = pcfg_weights(self.grammar, self.gold)[:self.grammar.n_rules]
-        return CfgModel(grammar=self.grammar.rules_only(), w=w,
-                        options=replace(self.options, features="rules"),
-                        n_train=self.n_examples, trained_by="pcfg",
-                        fallback=self.top_label)
+
+        w = pcfg_weights(self.grammar, self.gold)[: self.grammar.n_rules]
+        return CfgModel(
+            grammar=self.grammar.rules_only(),
+            w=w,
+            options=replace(self.options, features="rules"),
+            n_train=self.n_examples,
+            trained_by="pcfg",
+            fallback=self.top_label,
+        )
 
 
-def parse_sentences(grammar: Grammar, w, options: TreeOptions, trees, fallback="S",
-                    n_threads=None):
+def parse_sentences(grammar: Grammar, w, options: TreeOptions, trees, fallback="S", n_threads=None):
     """Each tree's sentence (its POS tags, -NONE- dropped as training did) parsed: the
     predicted tree with its root bracket, binarisation and joined chains undone, and
     whether the grammar parsed it (else a flat ``fallback`` node over the tags)."""
     sentences = []
     for tree in trees:
-        leaves = [p for p in tree.preterminals()
-                  if not (options.drop_none and p.label == "-NONE-")]
+        leaves = [p for p in tree.preterminals() if not (options.drop_none and p.label == "-NONE-")]
         sentences.append(leaves)
-    tag_ids = np.array([grammar.index.get(p.label, -1) if grammar.index.get(p.label, -1)
-                        in grammar.terminals else -1
-                        for leaves in sentences for p in leaves], dtype=np.int64)
+    tag_ids = np.array(
+        [
+            grammar.index.get(p.label, -1)
+            if grammar.index.get(p.label, -1) in grammar.terminals
+            else -1
+            for leaves in sentences
+            for p in leaves
+        ],
+        dtype=np.int64,
+    )
     starts = np.concatenate(([0], np.cumsum([len(s) for s in sentences]))).astype(np.int64)
     ctx = grammar.context(tag_ids, [p.word for leaves in sentences for p in leaves])
     found = cky(grammar, w, tag_ids, starts, kbest=1, ctx=ctx, n_threads=n_threads)
@@ -819,9 +992,11 @@ def parse_sentences(grammar: Grammar, w, options: TreeOptions, trees, fallback="
             out.append(with_root(debinarise(binarised)))
             parsed.append(True)
         else:
-            flat = Tree(fallback, [Tree(p.label, word=p.word) for p in leaves]) \
-                if leaves else Tree(fallback, [])
+            flat = (
+                Tree(fallback, [Tree(p.label, word=p.word) for p in leaves])
+                if leaves
+                else Tree(fallback, [])
+            )
             out.append(with_root(flat))
             parsed.append(False)
     return out, parsed
-

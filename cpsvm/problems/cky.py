@@ -96,8 +96,9 @@ def _span_columns(ctx, kinds, offsets, n_tags, n_words):
     for i in range(n):
         for j in range(i + 1, n + 1):
             for k in range(n_kinds):
-                cols[i * n + j - 1, k] = offsets[k] + span_value(ctx, i, j, kinds[k],
-                                                                 n_tags, n_words)
+                cols[i * n + j - 1, k] = offsets[k] + span_value(
+                    ctx, i, j, kinds[k], n_tags, n_words
+                )
     return cols
 
 
@@ -140,8 +141,10 @@ def span_features(nodes, ctx, kinds, offsets, n_tags, n_words, sym_row, span_fea
         if row < 0:
             continue
         for k in range(n_kinds):
-            f = span_feat[row, offsets[k] + span_value(ctx, nodes[m, 1], nodes[m, 2],
-                                                       kinds[k], n_tags, n_words)]
+            f = span_feat[
+                row,
+                offsets[k] + span_value(ctx, nodes[m, 1], nodes[m, 2], kinds[k], n_tags, n_words),
+            ]
             if f >= 0:
                 out[at] = f
                 at += 1
@@ -170,12 +173,47 @@ def _node_loss(gold, i, j, a, base_ptr, base_idx, lw):
 
 
 @njit(cache=True)
-def _cky_one(tags, n_sym, bin_ptr, bin_parent, bin_right, bin_score, bin_feat,
-             chain_ptr, chain_top, chain_bottom, chain_score, chain_sym_ptr, chain_syms,
-             chain_feat_ptr, chain_feats, root_score, root_feat, kbest, lw, gold,
-             base_ptr, base_idx, ctx, sym_row, span_feat, w, kinds, offsets, n_tags,
-             n_words, out_nodes, out_feats, out_nn, out_nf, out_score, base, cap, fbase,
-             fcap):
+def _cky_one(
+    tags,
+    n_sym,
+    bin_ptr,
+    bin_parent,
+    bin_right,
+    bin_score,
+    bin_feat,
+    chain_ptr,
+    chain_top,
+    chain_bottom,
+    chain_score,
+    chain_sym_ptr,
+    chain_syms,
+    chain_feat_ptr,
+    chain_feats,
+    root_score,
+    root_feat,
+    kbest,
+    lw,
+    gold,
+    base_ptr,
+    base_idx,
+    ctx,
+    sym_row,
+    span_feat,
+    w,
+    kinds,
+    offsets,
+    n_tags,
+    n_words,
+    out_nodes,
+    out_feats,
+    out_nn,
+    out_nf,
+    out_score,
+    base,
+    cap,
+    fbase,
+    fcap,
+):
     n = len(tags)
     for r in range(kbest):
         out_nn[r] = 0
@@ -242,11 +280,9 @@ def _cky_one(tags, n_sym, bin_ptr, bin_parent, bin_right, bin_score, bin_feat,
                             _insert(s0, b0, a, rule + l0 + e_tsc[f, 0], code, kbest)
                             if kbest > 1:
                                 if e_tsc[f, 1] > NEG:
-                                    _insert(s0, b0, a, rule + l0 + e_tsc[f, 1], code + 1,
-                                            kbest)
+                                    _insert(s0, b0, a, rule + l0 + e_tsc[f, 1], code + 1, kbest)
                                 if l1 > NEG:
-                                    _insert(s0, b0, a, rule + l1 + e_tsc[f, 0], code + 2,
-                                            kbest)
+                                    _insert(s0, b0, a, rule + l1 + e_tsc[f, 0], code + 2, kbest)
                 if lw != 0.0 or n_kinds > 0:
                     for q in range(n0):
                         a = t0[q]
@@ -264,11 +300,11 @@ def _cky_one(tags, n_sym, bin_ptr, bin_parent, bin_right, bin_score, bin_feat,
                     extra = chain_score[c]
                     for p in range(chain_sym_ptr[c], chain_sym_ptr[c + 1]):
                         if n_kinds > 0:
-                            extra += _span_score(chain_syms[p], sp, sym_row, span_feat,
-                                                 w, cols, n_kinds)
+                            extra += _span_score(
+                                chain_syms[p], sp, sym_row, span_feat, w, cols, n_kinds
+                            )
                         if lw != 0.0:
-                            extra += _node_loss(gold, i, j, chain_syms[p], base_ptr,
-                                                base_idx, lw)
+                            extra += _node_loss(gold, i, j, chain_syms[p], base_ptr, base_idx, lw)
                     for r in range(kbest):
                         if s0[bsym, r] > NEG:
                             if not in1[a]:
@@ -382,7 +418,7 @@ def _cky_one(tags, n_sym, bin_ptr, bin_parent, bin_right, bin_score, bin_feat,
             j = stack_j[depth]
             code = e_bp[e, q]
             sp = i * n + j - 1
-            if q >= 2:      # a chain over the layer-0 item of the same span
+            if q >= 2:  # a chain over the layer-0 item of the same span
                 c = code // 2
                 for p in range(chain_sym_ptr[c], chain_sym_ptr[c + 1]):
                     out_nodes[at + nn, 0] = chain_syms[p]
@@ -390,11 +426,21 @@ def _cky_one(tags, n_sym, bin_ptr, bin_parent, bin_right, bin_score, bin_feat,
                     out_nodes[at + nn, 2] = j
                     nn += 1
                     # the chain's rules are in its nodes' order, top first
-                    out_feats[fat + nf] = chain_feats[chain_feat_ptr[c] + p
-                                                      - chain_sym_ptr[c]]
+                    out_feats[fat + nf] = chain_feats[chain_feat_ptr[c] + p - chain_sym_ptr[c]]
                     nf += 1
-                    nf = _emit_span_features(chain_syms[p], sp, sym_row, span_feat, cols,
-                                             n_kinds, out_feats, fat + nf) - fat
+                    nf = (
+                        _emit_span_features(
+                            chain_syms[p],
+                            sp,
+                            sym_row,
+                            span_feat,
+                            cols,
+                            n_kinds,
+                            out_feats,
+                            fat + nf,
+                        )
+                        - fat
+                    )
                 stack_e[depth] = slot[(i * n + j - 1) * n_sym + chain_bottom[c]]
                 stack_q[depth] = code % 2
                 stack_i[depth] = i
@@ -413,8 +459,12 @@ def _cky_one(tags, n_sym, bin_ptr, bin_parent, bin_right, bin_score, bin_feat,
             rule = code // (4 * (n + 1))
             out_feats[fat + nf] = bin_feat[rule]
             nf += 1
-            nf = _emit_span_features(e_sym[e], sp, sym_row, span_feat, cols, n_kinds,
-                                     out_feats, fat + nf) - fat
+            nf = (
+                _emit_span_features(
+                    e_sym[e], sp, sym_row, span_feat, cols, n_kinds, out_feats, fat + nf
+                )
+                - fat
+            )
             left = slot[(i * n + k - 1) * n_sym + _left_of(bin_ptr, rule)]
             right = slot[(k * n + j - 1) * n_sym + bin_right[rule]]
             stack_e[depth] = right
@@ -448,31 +498,70 @@ def _left_of(bin_ptr, rule):
 @njit(cache=True)
 def _grow1(a, size):
     out = np.empty(size, dtype=a.dtype)
-    out[:len(a)] = a
+    out[: len(a)] = a
     return out
 
 
 @njit(cache=True)
 def _grow2(a, size):
     out = np.empty((size, a.shape[1]), dtype=a.dtype)
-    out[:a.shape[0]] = a
+    out[: a.shape[0]] = a
     return out
 
 
 @njit(cache=True)
 def _grow2i(a, size):
     out = np.empty((size, a.shape[1]), dtype=a.dtype)
-    out[:a.shape[0]] = a
+    out[: a.shape[0]] = a
     return out
 
 
 @njit(cache=True, parallel=True)
-def _cky_all(tags, starts, sentences, n_sym, bin_ptr, bin_parent, bin_right, bin_score,
-             bin_feat, chain_ptr, chain_top, chain_bottom, chain_score, chain_sym_ptr,
-             chain_syms, chain_feat_ptr, chain_feats, root_score, root_feat, kbest, lw,
-             gold_triples, gold_starts, n_base, base_ptr, base_idx, ctx, sym_row, span_feat,
-             w, kinds, offsets, n_tags, n_words, out_nodes, out_feats, out_nn,
-             out_nf, out_score, out_base, caps, out_fbase, fcaps):
+def _cky_all(
+    tags,
+    starts,
+    sentences,
+    n_sym,
+    bin_ptr,
+    bin_parent,
+    bin_right,
+    bin_score,
+    bin_feat,
+    chain_ptr,
+    chain_top,
+    chain_bottom,
+    chain_score,
+    chain_sym_ptr,
+    chain_syms,
+    chain_feat_ptr,
+    chain_feats,
+    root_score,
+    root_feat,
+    kbest,
+    lw,
+    gold_triples,
+    gold_starts,
+    n_base,
+    base_ptr,
+    base_idx,
+    ctx,
+    sym_row,
+    span_feat,
+    w,
+    kinds,
+    offsets,
+    n_tags,
+    n_words,
+    out_nodes,
+    out_feats,
+    out_nn,
+    out_nf,
+    out_score,
+    out_base,
+    caps,
+    out_fbase,
+    fcaps,
+):
     for q in prange(len(sentences)):
         s = sentences[q]
         a, b = starts[s], starts[s + 1]
@@ -483,9 +572,44 @@ def _cky_all(tags, starts, sentences, n_sym, bin_ptr, bin_parent, bin_right, bin
                 gold[gold_triples[g, 0], gold_triples[g, 1], gold_triples[g, 2]] = True
         else:
             gold = np.zeros((1, 1, 1), dtype=np.bool_)
-        _cky_one(tags[a:b], n_sym, bin_ptr, bin_parent, bin_right, bin_score, bin_feat,
-                 chain_ptr, chain_top, chain_bottom, chain_score, chain_sym_ptr, chain_syms,
-                 chain_feat_ptr, chain_feats, root_score, root_feat, kbest, lw, gold,
-                 base_ptr, base_idx, ctx[a:b], sym_row, span_feat, w, kinds, offsets,
-                 n_tags, n_words, out_nodes, out_feats, out_nn[q], out_nf[q],
-                 out_score[q], out_base[q], caps[q], out_fbase[q], fcaps[q])
+        _cky_one(
+            tags[a:b],
+            n_sym,
+            bin_ptr,
+            bin_parent,
+            bin_right,
+            bin_score,
+            bin_feat,
+            chain_ptr,
+            chain_top,
+            chain_bottom,
+            chain_score,
+            chain_sym_ptr,
+            chain_syms,
+            chain_feat_ptr,
+            chain_feats,
+            root_score,
+            root_feat,
+            kbest,
+            lw,
+            gold,
+            base_ptr,
+            base_idx,
+            ctx[a:b],
+            sym_row,
+            span_feat,
+            w,
+            kinds,
+            offsets,
+            n_tags,
+            n_words,
+            out_nodes,
+            out_feats,
+            out_nn[q],
+            out_nf[q],
+            out_score[q],
+            out_base[q],
+            caps[q],
+            out_fbase[q],
+            fcaps[q],
+        )

@@ -24,8 +24,17 @@ from ..conventions import TOKEN_LOSS
 from ..data import SequenceDataset
 from ..sparse_ops import RowBlocks, as_csr
 from .base import StructuredProblem
-from .viterbi import (LOSS_HAMMING, LOSS_ZERO_ONE, HmmLayout, emission_scores, hamming_losses,
-                      most_violated, psi_sum, selected_starts, sequence_scores)
+from .viterbi import (
+    LOSS_HAMMING,
+    LOSS_ZERO_ONE,
+    HmmLayout,
+    emission_scores,
+    hamming_losses,
+    most_violated,
+    psi_sum,
+    selected_starts,
+    sequence_scores,
+)
 
 LOSSES = (LOSS_ZERO_ONE, LOSS_HAMMING)
 
@@ -50,8 +59,16 @@ class HmmProblem(StructuredProblem):
 
     flip_gain = None
 
-    def __init__(self, seqs: SequenceDataset, trans_order=1, emit_order=0, beam=0,
-                 loss_id=LOSS_HAMMING, n_tags=None, loss_scale=TOKEN_LOSS):
+    def __init__(
+        self,
+        seqs: SequenceDataset,
+        trans_order=1,
+        emit_order=0,
+        beam=0,
+        loss_id=LOSS_HAMMING,
+        n_tags=None,
+        loss_scale=TOKEN_LOSS,
+    ):
         if loss_id not in LOSSES:
             raise ValueError(f"expected loss 0 (zero/one) or 1 (Hamming), got {loss_id}")
         X = as_csr(seqs.X)
@@ -61,16 +78,20 @@ class HmmProblem(StructuredProblem):
         self.rows = RowBlocks(X)
         self.tags = np.asarray(seqs.tags, dtype=np.int64)
         self.starts = np.asarray(seqs.starts, dtype=np.int64)
-        self.layout = HmmLayout(n_features=X.shape[1], n_tags=int(n_tags or self.tags.max()),
-                                trans_order=trans_order, emit_order=emit_order)
+        self.layout = HmmLayout(
+            n_features=X.shape[1],
+            n_tags=int(n_tags or self.tags.max()),
+            trans_order=trans_order,
+            emit_order=emit_order,
+        )
         self.beam = int(beam)
         self.loss_id = loss_id
         self.loss_scale = float(loss_scale)
         self.n_examples = len(self.starts) - 1
         self.size_psi = self.layout.size_psi
-        self.n_weights_at = self.layout.size_trans    # separate_at/margins_at read only these
+        self.n_weights_at = self.layout.size_trans  # separate_at/margins_at read only these
         self.n_tokens = len(self.tags)
-        self._last_scores = None    # (w, its emission scores of all tokens)
+        self._last_scores = None  # (w, its emission scores of all tokens)
 
     # -- the selected sentences ------------------------------------------------------------
     def _batch(self, rows):
@@ -106,14 +127,31 @@ class HmmProblem(StructuredProblem):
     def separate(self, w, rescaling, rows=None):
         X, y, starts = self._batch(rows)
         E = self._all_scores(w) if rows is None else emission_scores(w, X, self.layout)
-        return most_violated(E, w, starts, self.layout, y, rescaling=rescaling,
-                             loss=self.loss_id, loss_weight=self.loss_scale, beam=self.beam)
+        return most_violated(
+            E,
+            w,
+            starts,
+            self.layout,
+            y,
+            rescaling=rescaling,
+            loss=self.loss_id,
+            loss_weight=self.loss_scale,
+            beam=self.beam,
+        )
 
     def separate_at(self, E, w):
         """Margin-rescaled most violated tags of all sentences where the emission scores
         are E and the transitions w's (OCAS's line search, :mod:`cpsvm.engine.ocas`)."""
-        return most_violated(E, w, self.starts, self.layout, self.tags, loss=self.loss_id,
-                             loss_weight=self.loss_scale, beam=self.beam)
+        return most_violated(
+            E,
+            w,
+            self.starts,
+            self.layout,
+            self.tags,
+            loss=self.loss_id,
+            loss_weight=self.loss_scale,
+            beam=self.beam,
+        )
 
     def margins_at(self, E, w, labels):
         """margins(w, labels) of all sentences from emission scores E (linear in E, w)."""
@@ -122,8 +160,9 @@ class HmmProblem(StructuredProblem):
     def margins_many_at(self, E, w, labellings):
         """margins_at(E, w, labels) for several labellings (the true scores once)."""
         true = sequence_scores(E, w, self.tags, self.starts, self.layout)
-        return [true - sequence_scores(E, w, labels, self.starts, self.layout)
-                for labels in labellings]
+        return [
+            true - sequence_scores(E, w, labels, self.starts, self.layout) for labels in labellings
+        ]
 
     def losses(self, labels, rows=None):
         _, y, starts = self._batch(rows)
@@ -133,8 +172,9 @@ class HmmProblem(StructuredProblem):
         return self.loss_scale * wrong
 
     def _margins(self, E, w, labels, y, starts):
-        return sequence_scores(E, w, y, starts, self.layout) \
-            - sequence_scores(E, w, labels, starts, self.layout)
+        return sequence_scores(E, w, y, starts, self.layout) - sequence_scores(
+            E, w, labels, starts, self.layout
+        )
 
     def margins(self, w, labels, rows=None):
         X, y, starts = self._batch(rows)
@@ -156,15 +196,20 @@ class HmmProblem(StructuredProblem):
             return np.zeros(self.size_psi)
         token_moved = np.repeat(np.isin(np.arange(len(weights)), moved), np.diff(starts))
         twice = np.concatenate([moved, moved])
-        return psi_sum(np.concatenate([weights[moved], -weights[moved]]),
-                       np.concatenate([y[token_moved], labels[token_moved]]), X, starts,
-                       self.layout, sentences=twice)
+        return psi_sum(
+            np.concatenate([weights[moved], -weights[moved]]),
+            np.concatenate([y[token_moved], labels[token_moved]]),
+            X,
+            starts,
+            self.layout,
+            sentences=twice,
+        )
 
     # -- labellings ------------------------------------------------------------------------
     def split_labels(self, labels, rows):
         """The labelling of each sentence of ``rows`` alone, from a labelling of ``rows``."""
         starts = selected_starts(self.starts, rows)
-        return [labels[starts[j]:starts[j + 1]] for j in range(len(starts) - 1)]
+        return [labels[starts[j] : starts[j + 1]] for j in range(len(starts) - 1)]
 
     def pick(self, candidates, choice):
         """Labelling taking, for sentence i, candidates[choice[i]]'s tags of sentence i."""
@@ -174,6 +219,10 @@ class HmmProblem(StructuredProblem):
     def to_model(self, w, n_train: int = 0, loss_id: int = LOSS_HAMMING):
         """An SVMhmm V3.10 model (svm_hmm_classify reads it)."""
         from ..models import SequenceModel
-        return SequenceModel.from_layout(np.asarray(w, dtype=np.float64).copy(), self.layout,
-                                         loss_id=self.loss_id, n_train=n_train)
 
+        return SequenceModel.from_layout(
+            np.asarray(w, dtype=np.float64).copy(),
+            self.layout,
+            loss_id=self.loss_id,
+            n_train=n_train,
+        )

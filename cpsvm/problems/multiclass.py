@@ -21,7 +21,6 @@ from ..engine.hinge import multiclass_most_violated
 from ..sparse_ops import RowBlocks, as_csr
 from .base import MARGIN_RESCALING, StructuredProblem
 
-
 # See MulticlassProblem.cut_table.
 VECTOR_CUTS = 100
 
@@ -34,7 +33,7 @@ class MulticlassProblem(StructuredProblem):
 
     def __init__(self, X, y, n_classes=None, loss_scale=LOSS_SCALE):
         X = as_csr(X)
-        if not X.has_canonical_format:   # one pass to find out, if scipy does not know
+        if not X.has_canonical_format:  # one pass to find out, if scipy does not know
             X.sum_duplicates()
         self.X = X
         self.rows = RowBlocks(X)
@@ -65,6 +64,7 @@ class MulticlassProblem(StructuredProblem):
         if self.size_psi * VECTOR_CUTS <= self.X.nnz:
             return None
         from ..engine.cuts import ClassCuts
+
         return ClassCuts(self.rows, self.y, self.n_classes, weights)
 
     def true_labels(self):
@@ -72,8 +72,9 @@ class MulticlassProblem(StructuredProblem):
 
     def separate(self, w, rescaling, rows=None):
         _, y = self._sub(rows)
-        return multiclass_most_violated(self.scores(w, rows), y,
-                                        rescaling == MARGIN_RESCALING, self.loss_scale)
+        return multiclass_most_violated(
+            self.scores(w, rows), y, rescaling == MARGIN_RESCALING, self.loss_scale
+        )
 
     def losses(self, labels, rows=None):
         _, y = self._sub(rows)
@@ -107,5 +108,7 @@ class MulticlassProblem(StructuredProblem):
     def to_model(self, w, n_train: int = 0, loss_id: int = 0):
         """An SVMmulticlass model, one weight row per class."""
         from ..models import MulticlassModel
-        return MulticlassModel(np.ascontiguousarray(self.weight_matrix(w).T),
-                               n_train=n_train, loss_id=loss_id)
+
+        return MulticlassModel(
+            np.ascontiguousarray(self.weight_matrix(w).T), n_train=n_train, loss_id=loss_id
+        )

@@ -34,8 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ..conventions import (LOSS_SCALE, PERF_LOSS_NAMES, PERF_MULTIVARIATE_LOSSES,
-                           PSI_SCALE, perf_k)
+from ..conventions import LOSS_SCALE, PERF_LOSS_NAMES, PERF_MULTIVARIATE_LOSSES, PSI_SCALE, perf_k
 from .base import MARGIN_RESCALING, StructuredProblem
 from .binary import BiasFeature
 
@@ -53,19 +52,20 @@ class VectorLabelling:
 
 # -- the threshold losses' oracle --------------------------------------------------------
 
+
 @njit(cache=True)
 def contingency_loss(loss_id, a, b, P, N):
     """Δ of a labelling with a true and b false positives (P positives, N negatives), in
     SVMperf's units, on the labellings its oracle looks at (see :func:`count_range`)."""
     if loss_id == 0:
         return 1.0 if a < P or b > 0 else 0.0
-    if loss_id == 1:   # 100·(1 − F1), F1 = 2a/(2a + b + c) = 2a/(a + b + P)
+    if loss_id == 1:  # 100·(1 − F1), F1 = 2a/(2a + b + c) = 2a/(a + b + P)
         return 100.0 if a == 0 else 100.0 - 200.0 * a / (a + b + P)
     if loss_id == 2:
         return 100.0 * (b + P - a) / (P + N)
-    if loss_id == 4:   # 100·(1 − precision); b >= 1 on its range
+    if loss_id == 4:  # 100·(1 − precision); b >= 1 on its range
         return 100.0 - 100.0 * a / (a + b)
-    return 100.0 - 100.0 * a / P   # PRBEP at a + b = P, and Rec@k: 100·(1 − recall)
+    return 100.0 - 100.0 * a / P  # PRBEP at a + b = P, and Rec@k: 100·(1 − recall)
 
 
 @njit(cache=True)
@@ -121,8 +121,11 @@ def best_contingency(pos_desc, neg_desc, loss_id, k, margin_rescaling):
             left, right = lo, hi
             while left < right:
                 mid = (left + right + 1) // 2
-                step = contingency_loss(loss_id, a, mid, P, N) \
-                    - contingency_loss(loss_id, a, mid - 1, P, N) + 2.0 * neg_desc[mid - 1]
+                step = (
+                    contingency_loss(loss_id, a, mid, P, N)
+                    - contingency_loss(loss_id, a, mid - 1, P, N)
+                    + 2.0 * neg_desc[mid - 1]
+                )
                 if step >= 0.0:
                     left = mid
                 else:
@@ -167,8 +170,7 @@ def _slack_best_count(loss_id, a, lo, hi, g_a, prefix_n, n_nonneg, P, N):
     while left < right:
         mid = (left + right + 1) // 2
         here = contingency_loss(loss_id, a, mid, P, N) * (1.0 + g_a + 2.0 * prefix_n[mid])
-        before = contingency_loss(loss_id, a, mid - 1, P, N) \
-            * (1.0 + g_a + 2.0 * prefix_n[mid - 1])
+        before = contingency_loss(loss_id, a, mid - 1, P, N) * (1.0 + g_a + 2.0 * prefix_n[mid - 1])
         if here >= before:
             left = mid
         else:
@@ -184,7 +186,7 @@ def _lowest(values, ascending, count):
     bound = ascending[count - 1]
     below = np.flatnonzero(values < bound)
     tied = np.flatnonzero(values == bound)
-    return np.concatenate([below, tied[len(tied) - (count - len(below)):]])
+    return np.concatenate([below, tied[len(tied) - (count - len(below)) :]])
 
 
 @njit(cache=True)
@@ -212,6 +214,7 @@ def swapped_pairs(order, y, unit, delta):
 
 # -- the problem -----------------------------------------------------------------------------
 
+
 class MultivariateProblem(BiasFeature, StructuredProblem):
     """SVMperf's binary problem under the loss ``loss_id`` (0, 1, 3, 4, 5 or 10; 2, the
     error rate, decomposes and is :class:`cpsvm.problems.binary.BinaryProblem`).
@@ -226,12 +229,13 @@ class MultivariateProblem(BiasFeature, StructuredProblem):
 
     flip_gain = None
     loss_scale = LOSS_SCALE
-    n_weights_at = 0          # separate_at and margins_at read the scores only
+    n_weights_at = 0  # separate_at and margins_at read the scores only
 
     def __init__(self, X, y, loss_id, bias=0.0, k_fraction=0.0):
         if loss_id not in PERF_MULTIVARIATE_LOSSES:
-            raise ValueError(f"expected a multivariate loss {PERF_MULTIVARIATE_LOSSES}, got "
-                             f"{loss_id}")
+            raise ValueError(
+                f"expected a multivariate loss {PERF_MULTIVARIATE_LOSSES}, got {loss_id}"
+            )
         self._set_features(X, 0.0 if loss_id == ROC_AREA else bias)
         self.y = np.asarray(y, dtype=np.float64)
         self.loss_id = int(loss_id)
@@ -245,8 +249,9 @@ class MultivariateProblem(BiasFeature, StructuredProblem):
         # Ψ's coefficient of x_i in the true labelling: a threshold loss's ±50/n, or
         # ROC area's 50/P and −50/N.
         if self.loss_id == ROC_AREA:
-            self.psi_true = np.where(self.y > 0, PSI_SCALE / self.n_positive,
-                                     -PSI_SCALE / self.n_negative)
+            self.psi_true = np.where(
+                self.y > 0, PSI_SCALE / self.n_positive, -PSI_SCALE / self.n_negative
+            )
         else:
             self.psi_true = PSI_SCALE / self.n_rows * np.where(self.y > 0, 1.0, -1.0)
 
@@ -271,8 +276,13 @@ class MultivariateProblem(BiasFeature, StructuredProblem):
         scale = PSI_SCALE / self.n_rows
         s_pos, s_neg = scores[self.positive], scores[self.negative]
         pos_ascending, neg_descending = np.sort(s_pos), np.sort(s_neg)[::-1]
-        a, b, _ = best_contingency(scale * pos_ascending[::-1], scale * neg_descending,
-                                   self.loss_id, self.k, rescaling == MARGIN_RESCALING)
+        a, b, _ = best_contingency(
+            scale * pos_ascending[::-1],
+            scale * neg_descending,
+            self.loss_id,
+            self.k,
+            rescaling == MARGIN_RESCALING,
+        )
         delta = np.zeros(self.n_rows)
         # flipped: the positives below the a kept, the b highest negatives
         delta[self.positive[_lowest(s_pos, pos_ascending, len(s_pos) - a)]] = 2.0 * scale
@@ -342,5 +352,6 @@ class MultivariateProblem(BiasFeature, StructuredProblem):
     def to_model(self, w, n_train: int = 0, loss_id: int = 0):
         """An SVMlight linear model that records the loss it was trained for."""
         from ..models import LinearModel
+
         weights, b = self.split_weights(w)
         return self.record_loss(LinearModel(weights, b, n_train=n_train))

@@ -36,13 +36,14 @@ from ..sparse_ops import RowBlocks, as_csr
 from .base import MARGIN_RESCALING, StructuredProblem
 from .viterbi import selected_starts
 
-SWAPPED_PAIRS = 1        # -l 1: number of swapped pairs (svm_rank_learn's default)
-FRACTION_SWAPPED = 2     # -l 2: fraction of swapped pairs of each query
+SWAPPED_PAIRS = 1  # -l 1: number of swapped pairs (svm_rank_learn's default)
+FRACTION_SWAPPED = 2  # -l 2: fraction of swapped pairs of each query
 LOSSES = (SWAPPED_PAIRS, FRACTION_SWAPPED)
 NDCG_AT = 10
 
 
 # -- queries ---------------------------------------------------------------------------------
+
 
 def query_starts(dataset) -> np.ndarray:
     """Boundaries (int64, n_queries + 1) of the queries of a file read as lines: runs of
@@ -50,8 +51,11 @@ def query_starts(dataset) -> np.ndarray:
     that reappears after another is refused, with its file and line."""
     n = dataset.n_examples
     if n == 0:
-        raise InputError("expected at least one document line (<target> qid:<query> "
-                         "<index>:<value> ...), found none", source=dataset.source)
+        raise InputError(
+            "expected at least one document line (<target> qid:<query> "
+            "<index>:<value> ...), found none",
+            source=dataset.source,
+        )
     qid = getattr(dataset, "qid", None)
     if qid is None:
         return np.array([0, n], dtype=np.int64)
@@ -66,10 +70,13 @@ def query_starts(dataset) -> np.ndarray:
         run = int(later.min())
         earlier = int(order[repeated[np.argmin(later)]])
         began = dataset.line_of(int(first[earlier]))
-        raise InputError(f"expected the documents of query qid:{ids[run]} on consecutive "
-                         f"lines, but it reappears after qid:{ids[run - 1]}"
-                         + (f" (it began on line {began})" if began is not None else ""),
-                         source=dataset.source, line=dataset.line_of(int(first[run])))
+        raise InputError(
+            f"expected the documents of query qid:{ids[run]} on consecutive "
+            f"lines, but it reappears after qid:{ids[run - 1]}"
+            + (f" (it began on line {began})" if began is not None else ""),
+            source=dataset.source,
+            line=dataset.line_of(int(first[run])),
+        )
     return np.concatenate((first, [n])).astype(np.int64)
 
 
@@ -79,8 +86,11 @@ def check_targets(dataset):
     bad = np.flatnonzero(~np.isfinite(y))
     if len(bad):
         i = int(bad[0])
-        raise InputError(f"expected a finite relevance target, got {y[i]}",
-                         source=dataset.source, line=dataset.line_of(i))
+        raise InputError(
+            f"expected a finite relevance target, got {y[i]}",
+            source=dataset.source,
+            line=dataset.line_of(i),
+        )
 
 
 def check_ranking_labels(dataset):
@@ -92,8 +102,11 @@ def check_ranking_labels(dataset):
     if not np.any(n_levels > 1):
         n = len(starts) - 1
         what = "the query" if n == 1 else f"each of the {n} queries"
-        raise InputError(f"expected a query with two different targets (a pair to rank), "
-                         f"but {what} has one relevance level only", source=dataset.source)
+        raise InputError(
+            f"expected a query with two different targets (a pair to rank), "
+            f"but {what} has one relevance level only",
+            source=dataset.source,
+        )
 
 
 def describe_queries(dataset) -> str:
@@ -103,10 +116,8 @@ def describe_queries(dataset) -> str:
     _, n_levels, n_pairs = relevance_levels(np.asarray(dataset.y, dtype=np.float64), starts)
     n = len(starts) - 1
     single = int(np.count_nonzero(n_levels < 2))
-    skipped = f" ({single} with one relevance level only: no pairs, skipped)" if single \
-        else ""
-    return (f"{n} queries{skipped}, {dataset.n_examples} documents, {int(n_pairs.sum())} "
-            "pairs")
+    skipped = f" ({single} with one relevance level only: no pairs, skipped)" if single else ""
+    return f"{n} queries{skipped}, {dataset.n_examples} documents, {int(n_pairs.sum())} pairs"
 
 
 @njit(cache=True, parallel=True)
@@ -117,8 +128,8 @@ def _levels(y, starts, level, n_levels, n_pairs):
         lo, hi = starts[q], starts[q + 1]
         order = np.argsort(y[lo:hi], kind="mergesort")
         rank = 0
-        below = 0       # documents of the levels below the current one
-        run = 0         # documents of the current level so far
+        below = 0  # documents of the levels below the current one
+        run = 0  # documents of the current level so far
         pairs = 0
         for t in range(hi - lo):
             i = lo + order[t]
@@ -139,12 +150,18 @@ def relevance_levels(y, starts):
     level = np.empty(len(y), dtype=np.int64)
     n_levels = np.empty(n_queries, dtype=np.int64)
     n_pairs = np.empty(n_queries, dtype=np.int64)
-    _levels(np.ascontiguousarray(y, dtype=np.float64), np.asarray(starts, dtype=np.int64),
-            level, n_levels, n_pairs)
+    _levels(
+        np.ascontiguousarray(y, dtype=np.float64),
+        np.asarray(starts, dtype=np.int64),
+        level,
+        n_levels,
+        n_pairs,
+    )
     return level, n_levels, n_pairs
 
 
 # -- the pair counts ---------------------------------------------------------------------------
+
 
 @njit(cache=True, inline="always")
 def _bit_add(tree, k):
@@ -174,7 +191,7 @@ def _query_counts(s, level, n_levels, lo, hi, margin, ties, counts):
     order = np.argsort(s[lo:hi])
     u = np.empty(m)
     for t in range(m):
-        u[t] = s[lo + order[t]] - margin     # ascending as s is
+        u[t] = s[lo + order[t]] - margin  # ascending as s is
     tree = np.zeros(n_levels + 1, dtype=np.int64)
     # a: documents by decreasing u_i; insert every j with s_j > u_i (also by decreasing s).
     p = m - 1
@@ -211,6 +228,7 @@ def pair_counts(s, level, n_levels, starts, margin, ties, counts):
 
 # -- the problem -------------------------------------------------------------------------------
 
+
 class RankProblem(StructuredProblem):
     """SVMrank's problem on documents X (CSR, one row per line), targets y and query
     boundaries ``starts``. ``loss_id``: SWAPPED_PAIRS (-l 1) or FRACTION_SWAPPED (-l 2).
@@ -218,8 +236,8 @@ class RankProblem(StructuredProblem):
     structured line search, the outputs being the documents' scores (``separate_at``)."""
 
     flip_gain = None
-    n_weights_at = 0        # separate_at and margins_at read the scores only
-    loss_scale = 1.0        # Δ of one swapped pair (before the query's scale)
+    n_weights_at = 0  # separate_at and margins_at read the scores only
+    loss_scale = 1.0  # Δ of one swapped pair (before the query's scale)
 
     def __init__(self, X, y, starts, loss_id=SWAPPED_PAIRS):
         if loss_id not in LOSSES:
@@ -243,8 +261,9 @@ class RankProblem(StructuredProblem):
             self.scale = np.where(self.n_pairs > 0, 1.0 / np.maximum(self.n_pairs, 1), 0.0)
         # svm_rank_learn's -e is relative to a query's loss: with -l 1 it multiplies it by
         # the average number of pairs per query.
-        self.epsilon_scale = float(self.n_pairs.sum()) / self.n_examples \
-            if loss_id == SWAPPED_PAIRS else 1.0
+        self.epsilon_scale = (
+            float(self.n_pairs.sum()) / self.n_examples if loss_id == SWAPPED_PAIRS else 1.0
+        )
         self._sizes = np.diff(self.starts)
 
     @classmethod
@@ -274,15 +293,21 @@ class RankProblem(StructuredProblem):
         docs, starts, n_levels, _ = self._batch(rows)
         level = self.level if docs is None else self.level[docs]
         counts = np.empty((len(s), 2), dtype=np.int64)
-        pair_counts(np.ascontiguousarray(s, dtype=np.float64), level, n_levels, starts,
-                    float(margin), ties, counts)
+        pair_counts(
+            np.ascontiguousarray(s, dtype=np.float64),
+            level,
+            n_levels,
+            starts,
+            float(margin),
+            ties,
+            counts,
+        )
         return counts
 
     def _per_query(self, values, rows):
         """Σ over each query's documents of ``values`` (documents of ``rows``)."""
         starts = self._batch(rows)[1]
-        sums = np.add.reduceat(values, starts[:-1]) if len(values) else \
-            np.zeros(len(starts) - 1)
+        sums = np.add.reduceat(values, starts[:-1]) if len(values) else np.zeros(len(starts) - 1)
         return np.asarray(sums, dtype=np.float64)
 
     def true_labels(self):
@@ -329,7 +354,7 @@ class RankProblem(StructuredProblem):
     def split_labels(self, labels, rows):
         """The labelling of each query of ``rows`` alone, from a labelling of ``rows``."""
         starts = selected_starts(self.starts, rows)
-        return [labels[starts[j]:starts[j + 1]] for j in range(len(starts) - 1)]
+        return [labels[starts[j] : starts[j + 1]] for j in range(len(starts) - 1)]
 
     def pick(self, candidates, choice):
         """Labelling taking, for query k, candidates[choice[k]]'s counts of its documents."""
@@ -342,11 +367,12 @@ class RankProblem(StructuredProblem):
     def to_model(self, w, n_train: int = 0, loss_id: int = SWAPPED_PAIRS):
         """An SVMlight linear model marked as a ranking function (svm_classify reads it)."""
         from ..models import RankingModel
-        return RankingModel(np.asarray(w, dtype=np.float64).copy(), 0.0,
-                            n_train=self.n_documents)
+
+        return RankingModel(np.asarray(w, dtype=np.float64).copy(), 0.0, n_train=self.n_documents)
 
 
 # -- evaluation ---------------------------------------------------------------------------------
+
 
 @njit(cache=True, parallel=True)
 def _query_metrics(s, y, starts, at, out):
@@ -365,7 +391,7 @@ def _query_metrics(s, y, starts, at, out):
         for r in range(m):
             g = rel[order[r]]
             if r < at:
-                dcg += (2.0 ** g - 1.0) / np.log2(r + 2.0)
+                dcg += (2.0**g - 1.0) / np.log2(r + 2.0)
             if g > 0:
                 n_relevant += 1
                 precision_sum += n_relevant / (r + 1.0)

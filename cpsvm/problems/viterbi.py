@@ -60,20 +60,31 @@ from numba import njit, prange
 from ..engine.threads import thread_count
 from .base import MARGIN_RESCALING, SLACK_RESCALING
 
-__all__ = ["HmmLayout", "LOSS_ZERO_ONE", "LOSS_HAMMING", "emission_scores", "viterbi",
-           "most_violated", "psi_sum", "sequence_scores", "hamming_losses",
-           "selected_starts", "MARGIN_RESCALING", "SLACK_RESCALING"]
+__all__ = [
+    "HmmLayout",
+    "LOSS_ZERO_ONE",
+    "LOSS_HAMMING",
+    "emission_scores",
+    "viterbi",
+    "most_violated",
+    "psi_sum",
+    "sequence_scores",
+    "hamming_losses",
+    "selected_starts",
+    "MARGIN_RESCALING",
+    "SLACK_RESCALING",
+]
 
-LOSS_ZERO_ONE = 0      # SVMhmm -l 0: zero/one loss per sentence
-LOSS_HAMMING = 1       # SVMhmm -l 1 (default): one per wrong token
+LOSS_ZERO_ONE = 0  # SVMhmm -l 0: zero/one loss per sentence
+LOSS_HAMMING = 1  # SVMhmm -l 1 (default): one per wrong token
 
-MAX_TRANS_ORDER = 3    # SVMhmm's --t range is 0..3
-MAX_EMIT_ORDER = 1     # and --e's 0..1 (never above --t)
+MAX_TRANS_ORDER = 3  # SVMhmm's --t range is 0..3
+MAX_EMIT_ORDER = 1  # and --e's 0..1 (never above --t)
 
 
 def _cum(order: int, k: int) -> int:
     """K + K² + ... + K^(order+1) (SVMhmm's largest index of that order, 1-based)."""
-    return sum(k ** j for j in range(1, order + 2))
+    return sum(k**j for j in range(1, order + 2))
 
 
 @dataclass(frozen=True)
@@ -93,15 +104,19 @@ class HmmLayout:
 
     def __post_init__(self):
         if self.n_features < 0 or self.n_tags < 1:
-            raise ValueError(f"expected n_features >= 0 and n_tags >= 1, got "
-                             f"{self.n_features} and {self.n_tags}")
+            raise ValueError(
+                f"expected n_features >= 0 and n_tags >= 1, got {self.n_features} and {self.n_tags}"
+            )
         if not 0 <= self.trans_order <= MAX_TRANS_ORDER:
-            raise ValueError(f"expected a transition order in 0..{MAX_TRANS_ORDER}, "
-                             f"got {self.trans_order}")
+            raise ValueError(
+                f"expected a transition order in 0..{MAX_TRANS_ORDER}, got {self.trans_order}"
+            )
         if not 0 <= self.emit_order <= min(MAX_EMIT_ORDER, self.trans_order):
             top = min(MAX_EMIT_ORDER, self.trans_order)
-            raise ValueError(f"expected an emission order in 0..{top} (at most the "
-                             f"transition order), got {self.emit_order}")
+            raise ValueError(
+                f"expected an emission order in 0..{top} (at most the "
+                f"transition order), got {self.emit_order}"
+            )
 
     # -- transitions ------------------------------------------------------------------
     def trans_start(self, m: int) -> int:
@@ -141,8 +156,7 @@ class HmmLayout:
         """The emission weights of w as a (n_emit_states, F) view: row c-1 for tag c,
         row K + (c-1) + K·(p-1) for the pair (previous p, current c) when e = 1."""
         w = np.asarray(w)
-        return w[self.emission_start:self.size_psi].reshape(self.n_emit_states,
-                                                             self.n_features)
+        return w[self.emission_start : self.size_psi].reshape(self.n_emit_states, self.n_features)
 
     def transition_table(self, w) -> np.ndarray:
         """Transition scores as the decoders read them (float64, length size_trans):
@@ -150,16 +164,17 @@ class HmmLayout:
         orders' (the score of the last tag given its whole history), as SVMhmm adds them.
         """
         k = self.n_tags
-        table = np.array(w[:self.size_trans], dtype=np.float64)
+        table = np.array(w[: self.size_trans], dtype=np.float64)
         for m in range(2, self.trans_order + 1):
             lo, lower = self.trans_start(m), self.trans_start(m - 1)
             # the order-m tuple's oldest tag is its most significant digit
-            block = table[lo:lo + k ** (m + 1)].reshape(k, k ** m)
-            block += table[lower:lower + k ** m][None, :]
+            block = table[lo : lo + k ** (m + 1)].reshape(k, k**m)
+            block += table[lower : lower + k**m][None, :]
         return table
 
 
 # -- emission scores --------------------------------------------------------------------
+
 
 def emission_scores(w, X, layout: HmmLayout) -> np.ndarray:
     """E (n_tokens, n_emit_states) float64: E[i, c-1] = w_c·x_i for tag c and, when
@@ -170,13 +185,16 @@ def emission_scores(w, X, layout: HmmLayout) -> np.ndarray:
     model's. One sparse product for all tokens, summed in each row's feature order.
     """
     from ..sparse_ops import RowBlocks, map_in_threads
+
     W = layout.emission_weights(np.asarray(w, dtype=np.float64))
     f = layout.n_features
     if isinstance(X, RowBlocks):
         d = X.X.shape[1]
         if d > f:
-            raise ValueError(f"a RowBlocks with {d} columns for a layout of {f} features: "
-                             "drop the extra columns first")
+            raise ValueError(
+                f"a RowBlocks with {d} columns for a layout of {f} features: "
+                "drop the extra columns first"
+            )
         Wt = np.ascontiguousarray(W[:, :d].T)
         E = np.empty((X.X.shape[0], W.shape[0]))
 
@@ -185,6 +203,7 @@ def emission_scores(w, X, layout: HmmLayout) -> np.ndarray:
             # one class row at a time: slower for K or K + K² columns)
             lo, hi = X.bounds[b]
             E[lo:hi] = X.blocks[b] @ Wt
+
         map_in_threads(run, range(len(X.blocks)))
     else:
         X = sp.csr_matrix(X) if not sp.isspmatrix_csr(X) else X
@@ -196,12 +215,13 @@ def emission_scores(w, X, layout: HmmLayout) -> np.ndarray:
     E = np.ascontiguousarray(E, dtype=np.float64)
     if layout.emit_order == 1:
         k = layout.n_tags
-        pairs = E[:, k:].reshape(E.shape[0], k, k)   # [token, previous, current]
+        pairs = E[:, k:].reshape(E.shape[0], k, k)  # [token, previous, current]
         pairs += E[:, None, :k]
     return E
 
 
 # -- decoders -----------------------------------------------------------------------------
+
 
 def selected_starts(starts, sentences=None) -> np.ndarray:
     """Boundaries (int64) of the selected sentences' tokens, concatenated in order."""
@@ -215,8 +235,9 @@ def selected_starts(starts, sentences=None) -> np.ndarray:
 def _prepare(E, w, starts, layout, sentences):
     E = np.ascontiguousarray(E, dtype=np.float64)
     if E.ndim != 2 or E.shape[1] != layout.n_emit_states:
-        raise ValueError(f"expected emission scores of shape (n_tokens, "
-                         f"{layout.n_emit_states}), got {E.shape}")
+        raise ValueError(
+            f"expected emission scores of shape (n_tokens, {layout.n_emit_states}), got {E.shape}"
+        )
     starts = np.ascontiguousarray(starts, dtype=np.int64)
     if sentences is None:
         sentences = np.arange(len(starts) - 1, dtype=np.int64)
@@ -240,8 +261,18 @@ def _true_zero_based(true_tags, starts, n_tokens, k):
     return np.where((y >= 1) & (y <= k), y - 1, -1).astype(np.int64)
 
 
-def viterbi(E, w, starts, layout: HmmLayout, *, true_tags=None, loss_weight=0.0, beam=0,
-            sentences=None, n_threads=None) -> np.ndarray:
+def viterbi(
+    E,
+    w,
+    starts,
+    layout: HmmLayout,
+    *,
+    true_tags=None,
+    loss_weight=0.0,
+    beam=0,
+    sentences=None,
+    n_threads=None,
+) -> np.ndarray:
     """Best tags (int64, 1..K) of every token of the selected sentences.
 
     E : :func:`emission_scores` of w for the tokens (rows indexed by ``starts``).
@@ -256,19 +287,42 @@ def viterbi(E, w, starts, layout: HmmLayout, *, true_tags=None, loss_weight=0.0,
     sentences : indices of the sentences to decode (default all); the result holds their
         tokens concatenated in that order (see :func:`selected_starts`).
     """
-    E, trans, toff, starts, sentences, out_starts, k = _prepare(E, w, starts, layout,
-                                                                sentences)
+    E, trans, toff, starts, sentences, out_starts, k = _prepare(E, w, starts, layout, sentences)
     ytrue = _true_zero_based(true_tags if loss_weight else None, starts, E.shape[0], k)
     out = np.empty(out_starts[-1], dtype=np.int64)
     with thread_count(n_threads):
-        _viterbi_all(E, trans, toff, starts, sentences, out_starts, k, layout.trans_order,
-                     layout.emit_order, ytrue, float(loss_weight), int(beam), out)
+        _viterbi_all(
+            E,
+            trans,
+            toff,
+            starts,
+            sentences,
+            out_starts,
+            k,
+            layout.trans_order,
+            layout.emit_order,
+            ytrue,
+            float(loss_weight),
+            int(beam),
+            out,
+        )
     return out + 1
 
 
-def most_violated(E, w, starts, layout: HmmLayout, true_tags, *,
-                  rescaling=MARGIN_RESCALING, loss=LOSS_HAMMING, loss_weight=1.0, beam=0,
-                  sentences=None, n_threads=None) -> np.ndarray:
+def most_violated(
+    E,
+    w,
+    starts,
+    layout: HmmLayout,
+    true_tags,
+    *,
+    rescaling=MARGIN_RESCALING,
+    loss=LOSS_HAMMING,
+    loss_weight=1.0,
+    beam=0,
+    sentences=None,
+    n_threads=None,
+) -> np.ndarray:
     """The separation oracle's ŷ (int64 tags 1..K) for every token of the selected
     sentences, with Δ = loss_weight·(number of wrong tokens) (``loss`` LOSS_HAMMING) or
     loss_weight·[ŷ ≠ y] (LOSS_ZERO_ONE):
@@ -290,17 +344,39 @@ def most_violated(E, w, starts, layout: HmmLayout, true_tags, *,
     if loss not in (LOSS_ZERO_ONE, LOSS_HAMMING):
         raise ValueError(f"unknown loss {loss!r}")
     if rescaling == MARGIN_RESCALING and loss == LOSS_HAMMING:
-        return viterbi(E, w, starts, layout, true_tags=y, loss_weight=loss_weight,
-                       beam=beam, sentences=sentences, n_threads=n_threads)
-    E, trans, toff, starts, sentences, out_starts, k = _prepare(E, w, starts, layout,
-                                                                sentences)
+        return viterbi(
+            E,
+            w,
+            starts,
+            layout,
+            true_tags=y,
+            loss_weight=loss_weight,
+            beam=beam,
+            sentences=sentences,
+            n_threads=n_threads,
+        )
+    E, trans, toff, starts, sentences, out_starts, k = _prepare(E, w, starts, layout, sentences)
     ytrue = _true_zero_based(y, starts, E.shape[0], k)
     out = np.empty(out_starts[-1], dtype=np.int64)
     mode = _MODE_SLACK if rescaling == SLACK_RESCALING else _MODE_MARGIN
     zero_one = loss == LOSS_ZERO_ONE
     with thread_count(n_threads):
-        _errors_all(E, trans, toff, starts, sentences, out_starts, k, layout.trans_order,
-                    layout.emit_order, ytrue, zero_one, float(loss_weight), mode, out)
+        _errors_all(
+            E,
+            trans,
+            toff,
+            starts,
+            sentences,
+            out_starts,
+            k,
+            layout.trans_order,
+            layout.emit_order,
+            ytrue,
+            zero_one,
+            float(loss_weight),
+            mode,
+            out,
+        )
     return out + 1
 
 
@@ -329,6 +405,7 @@ def psi_sum(coef, tags, X, starts, layout: HmmLayout, *, sentences=None) -> np.n
     transitions a bincount.
     """
     from ..sparse_ops import RowBlocks
+
     if isinstance(X, RowBlocks):
         X = X.X
     X = sp.csr_matrix(X) if not sp.isspmatrix_csr(X) else X
@@ -350,9 +427,10 @@ def psi_sum(coef, tags, X, starts, layout: HmmLayout, *, sentences=None) -> np.n
         state_rows.append(k + a[later] + k * a[later - 1])
         token_rows.append(rows[later])
         values.append(c[later])
-    A = sp.csr_matrix((np.concatenate(values),
-                       (np.concatenate(state_rows), np.concatenate(token_rows))),
-                      shape=(layout.n_emit_states, X.shape[0]))
+    A = sp.csr_matrix(
+        (np.concatenate(values), (np.concatenate(state_rows), np.concatenate(token_rows))),
+        shape=(layout.n_emit_states, X.shape[0]),
+    )
     # A sentence summed twice with opposite signs (a δΨ) cancels exactly on the tokens
     # whose emission state is the same in both: dropping those zeros leaves the sum
     # as it was and the product only the tokens that differ.
@@ -360,32 +438,48 @@ def psi_sum(coef, tags, X, starts, layout: HmmLayout, *, sentences=None) -> np.n
     A.sort_indices()
     # A @ X added straight into psi's emission rows, in scipy's own order of terms (no
     # sparse result to size, sort and densify)
-    _states_times(A.indptr, A.indices, A.data, X.indptr, X.indices,
-                  np.asarray(X.data, dtype=np.float64), layout.emission_weights(psi))
+    _states_times(
+        A.indptr,
+        A.indices,
+        A.data,
+        X.indptr,
+        X.indices,
+        np.asarray(X.data, dtype=np.float64),
+        layout.emission_weights(psi),
+    )
     # transitions: at position i >= m, the order-m tuple ending at i
     for m in range(1, layout.trans_order + 1):
         at = np.flatnonzero(position >= m)
         index = np.full(len(at), layout.trans_start(m), dtype=np.int64)
         for back in range(m + 1):
-            index += a[at - back] * k ** back
-        psi[:layout.size_trans] += np.bincount(index, weights=c[at],
-                                               minlength=layout.size_trans)
+            index += a[at - back] * k**back
+        psi[: layout.size_trans] += np.bincount(index, weights=c[at], minlength=layout.size_trans)
     return psi
 
 
 def sequence_scores(E, w, tags, starts, layout: HmmLayout, *, sentences=None) -> np.ndarray:
     """w·Ψ(x_s, y_s) (float64) of each selected sentence, from its emission scores E and
     w's transitions; tags as :func:`viterbi` returns them (1..K)."""
-    E, trans, toff, starts, sentences, out_starts, k = _prepare(E, w, starts, layout,
-                                                                sentences)
+    E, trans, toff, starts, sentences, out_starts, k = _prepare(E, w, starts, layout, sentences)
     a = np.ascontiguousarray(np.asarray(tags, dtype=np.int64) - 1)
     if len(a) != out_starts[-1]:
         raise ValueError(f"expected {out_starts[-1]} tags, got {len(a)}")
     if len(a) and (a.min() < 0 or a.max() >= k):
         raise ValueError(f"expected tags in 1..{k}")
     out = np.empty(len(sentences))
-    _path_scores(E, trans, toff, starts, sentences, out_starts, k, layout.trans_order,
-                 layout.emit_order, a, out)
+    _path_scores(
+        E,
+        trans,
+        toff,
+        starts,
+        sentences,
+        out_starts,
+        k,
+        layout.trans_order,
+        layout.emit_order,
+        a,
+        out,
+    )
     return out
 
 
@@ -396,8 +490,9 @@ def hamming_losses(true_tags, tags, starts) -> np.ndarray:
     wrong = (np.asarray(true_tags) != np.asarray(tags)).astype(np.float64)
     if len(starts) < 2:
         return np.zeros(0)
-    sums = np.add.reduceat(wrong, starts[:-1] - starts[0]) if len(wrong) else \
-        np.zeros(len(starts) - 1)
+    sums = (
+        np.add.reduceat(wrong, starts[:-1] - starts[0]) if len(wrong) else np.zeros(len(starts) - 1)
+    )
     sums[np.diff(starts) == 0] = 0.0
     return sums
 
@@ -508,7 +603,7 @@ def _viterbi_one(E, trans, toff, lo, hi, k, t, e, ytrue, lw, beam, out, olo):
             if not pact[h]:
                 continue
             base = prev[h]
-            nb = (k * h) % n_cur          # the new state is nb + c
+            nb = (k * h) % n_cur  # the new state is nb + c
             tr = tb + k * h
             ep = h % k if e == 1 else 0
             for c in range(k):
@@ -535,7 +630,7 @@ def _viterbi_one(E, trans, toff, lo, hi, k, t, e, ytrue, lw, beam, out, olo):
         if best < 0 or prev[s] > prev[best] or (prev[s] == prev[best] and key < best_key):
             best = s
             best_key = key
-    s = max(best, 0)      # none only with NaN or infinite scores
+    s = max(best, 0)  # none only with NaN or infinite scores
     for i in range(length - 1, -1, -1):
         out[olo + i] = s % k
         if i > 0:
@@ -543,12 +638,12 @@ def _viterbi_one(E, trans, toff, lo, hi, k, t, e, ytrue, lw, beam, out, olo):
 
 
 @njit(cache=True, parallel=True)
-def _viterbi_all(E, trans, toff, starts, sentences, out_starts, k, t, e, ytrue, lw, beam,
-                 out):
+def _viterbi_all(E, trans, toff, starts, sentences, out_starts, k, t, e, ytrue, lw, beam, out):
     for j in prange(len(sentences)):
         s = sentences[j]
-        _viterbi_one(E, trans, toff, starts[s], starts[s + 1], k, t, e, ytrue, lw, beam,
-                     out, out_starts[j])
+        _viterbi_one(
+            E, trans, toff, starts[s], starts[s + 1], k, t, e, ytrue, lw, beam, out, out_starts[j]
+        )
 
 
 @njit(cache=True)
@@ -610,7 +705,7 @@ def _errors_one(E, trans, toff, lo, hi, k, t, e, ytrue, zero_one, lw, mode, out,
             sd = s * width + d
             if prev[sd] > -np.inf and (best_state[d] < 0 or prev[sd] > prev[best_state[d]]):
                 best_state[d] = sd
-    if best_state[0] < 0:     # only with NaN or infinite scores: the true tags
+    if best_state[0] < 0:  # only with NaN or infinite scores: the true tags
         for i in range(length):
             out[olo + i] = ytrue[lo + i]
         return
@@ -636,12 +731,27 @@ def _errors_one(E, trans, toff, lo, hi, k, t, e, ytrue, zero_one, lw, mode, out,
 
 
 @njit(cache=True, parallel=True)
-def _errors_all(E, trans, toff, starts, sentences, out_starts, k, t, e, ytrue, zero_one, lw,
-                mode, out):
+def _errors_all(
+    E, trans, toff, starts, sentences, out_starts, k, t, e, ytrue, zero_one, lw, mode, out
+):
     for j in prange(len(sentences)):
         s = sentences[j]
-        _errors_one(E, trans, toff, starts[s], starts[s + 1], k, t, e, ytrue, zero_one, lw,
-                    mode, out, out_starts[j])
+        _errors_one(
+            E,
+            trans,
+            toff,
+            starts[s],
+            starts[s + 1],
+            k,
+            t,
+            e,
+            ytrue,
+            zero_one,
+            lw,
+            mode,
+            out,
+            out_starts[j],
+        )
 
 
 @njit(cache=True)

@@ -40,7 +40,7 @@ LOSSES = ("hinge", "huber")
 # products save); on for gd from GD_BOUNDS_MIN_NNZ non-zeros (below, a pruned
 # evaluation's fixed cost is that of a plain one).
 MARGIN_BOUNDS_DEFAULT = {"sgd": False, "gd": True}
-HALF = "half"   # --average-last half: the last half of the iterations so far
+HALF = "half"  # --average-last half: the last half of the iterations so far
 # The stopping rule's defaults (man page DEFAULTS; benchmarks/bench_asset.py part 6): at
 # most 64 epochs; converged when the objective, measured on at most OBJECTIVE_SAMPLE
 # training examples spread evenly over the file, fell by less than 1% over the last half,
@@ -54,29 +54,29 @@ GD_BOUNDS_MIN_NNZ = 200_000
 
 @dataclass
 class AssetParams:
-    C: float | None = None            # SVMlight's C; λ = 1/(C·m)
-    lam: float | None = None          # λ directly (exactly one of C and lam)
+    C: float | None = None  # SVMlight's C; λ = 1/(C·m)
+    lam: float | None = None  # λ directly (exactly one of C and lam)
     approx: str = "nystrom"
-    basis_size: int = 512             # s (Nyström) or D (random features)
+    basis_size: int = 512  # s (Nyström) or D (random features)
     kernel: Kernel = field(default_factory=Kernel)
     task: str = "classification"
-    tube: float = 0.1                 # ε of the ε-insensitive loss (regression)
-    star: bool = False                # ASSET*: η = 1/(λj), no intercept, no averaging
+    tube: float = 0.1  # ε of the ε-insensitive loss (regression)
+    star: bool = False  # ASSET*: η = 1/(λj), no intercept, no averaging
     batch: int = 1
-    epochs: int = EPOCHS              # the cap on passes over the data
+    epochs: int = EPOCHS  # the cap on passes over the data
     average_last: int | str | None = None  # ASSET: average the last N iterates (0: all;
-                                      # HALF, or None: the last half so far)
-    dg_samples: int = 1000            # M, examples estimating D_G
-    eig_threshold: float = 1e-16      # ε_d
+    # HALF, or None: the last half so far)
+    dg_samples: int = 1000  # M, examples estimating D_G
+    eig_threshold: float = 1e-16  # ε_d
     memory_mb: float = 1024.0
-    tolerance: float = TOLERANCE      # the stopping rule's relative fall (0: no rule)
+    tolerance: float = TOLERANCE  # the stopping rule's relative fall (0: no rule)
     seed: int = 0
     n_threads: int | None = None
     validation: Dataset | None = None
-    method: str = "sgd"               # sgd: ASSET/ASSET*; gd: gradient descent (Huber)
-    loss: str = "hinge"               # huber: gd only
-    huber_h: float = 0.01             # h of the Huber loss
-    gd_epsilon: float = 1e-4          # gd: stop when the objective drops by less (relative)
+    method: str = "sgd"  # sgd: ASSET/ASSET*; gd: gradient descent (Huber)
+    loss: str = "hinge"  # huber: gd only
+    huber_h: float = 0.01  # h of the Huber loss
+    gd_epsilon: float = 1e-4  # gd: stop when the objective drops by less (relative)
     margin_bounds: bool | None = None  # None: MARGIN_BOUNDS_DEFAULT[method]
 
     def validate(self) -> None:
@@ -90,13 +90,20 @@ class AssetParams:
         if self.task not in TASKS:
             raise OptionError(f"expected task classification or regression, got {self.task!r}")
         if self.approx == "rff" and self.kernel.kind != RBF:
-            raise OptionError("--approx rff needs the RBF kernel (-t 2), got -t "
-                              f"{self.kernel.kind}")
+            raise OptionError(
+                f"--approx rff needs the RBF kernel (-t 2), got -t {self.kernel.kind}"
+            )
         if self.approx == "none" and self.kernel.kind != LINEAR:
-            raise OptionError("--approx none trains on the input features: it needs the "
-                              f"linear kernel (-t 0), got -t {self.kernel.kind}")
-        checks = [("--k", self.basis_size, 1), ("-k", self.batch, 1),
-                  ("--epochs", self.epochs, 1), ("--dg-samples", self.dg_samples, 1)]
+            raise OptionError(
+                "--approx none trains on the input features: it needs the "
+                f"linear kernel (-t 0), got -t {self.kernel.kind}"
+            )
+        checks = [
+            ("--k", self.basis_size, 1),
+            ("-k", self.batch, 1),
+            ("--epochs", self.epochs, 1),
+            ("--dg-samples", self.dg_samples, 1),
+        ]
         if self.average_last != HALF:
             checks.append(("--average-last", self.average_last or 0, 0))
         for name, value, least in checks:
@@ -115,11 +122,18 @@ class AssetParams:
         if self.loss not in LOSSES:
             raise OptionError(f"expected --loss hinge or huber, got {self.loss!r}")
         if self.method == "gd":
-            if self.approx != "none" or self.task != "classification" or self.star \
-                    or self.loss != "huber" or self.validation is not None:
-                raise OptionError("--method gd trains a linear classifier with the Huber "
-                                  "loss: it needs --approx none --loss huber, and takes "
-                                  "neither -z r, --star nor --validate")
+            if (
+                self.approx != "none"
+                or self.task != "classification"
+                or self.star
+                or self.loss != "huber"
+                or self.validation is not None
+            ):
+                raise OptionError(
+                    "--method gd trains a linear classifier with the Huber "
+                    "loss: it needs --approx none --loss huber, and takes "
+                    "neither -z r, --star nor --validate"
+                )
         elif self.loss != "hinge":
             raise OptionError("--loss huber needs --method gd (--approx none)")
         if not (self.huber_h > 0 and math.isfinite(self.huber_h)):
@@ -135,7 +149,8 @@ class AssetParams:
             return False
         if self.margin_bounds is None:
             return MARGIN_BOUNDS_DEFAULT[self.method] and (
-                self.method != "gd" or nnz >= GD_BOUNDS_MIN_NNZ)
+                self.method != "gd" or nnz >= GD_BOUNDS_MIN_NNZ
+            )
         return self.margin_bounds
 
     def lambda_for(self, m: int) -> float:
@@ -146,19 +161,19 @@ class AssetParams:
 class AssetInfo:
     n_examples: int
     lam: float
-    dim: int                          # D, the approximation's dimension
-    n_dropped: int                    # Nyström eigenvalues below ε_d
-    objective: float                  # λ/2|γ|² + mean loss at the model, exact
-    training_error: float             # error rate (classification) or MSE (regression)
+    dim: int  # D, the approximation's dimension
+    n_dropped: int  # Nyström eigenvalues below ε_d
+    objective: float  # λ/2|γ|² + mean loss at the model, exact
+    training_error: float  # error rate (classification) or MSE (regression)
     norm_gamma: float
-    result: object                    # engine.sgd.SGDResult
+    result: object  # engine.sgd.SGDResult
     radius: float
     b_radius: float
     step_scale: float
-    average_last: int | str           # the averaging window used (ASSET; HALF)
-    cached: bool                      # V's rows kept in memory after the first epoch
-    seconds_map: float                # building the approximation
-    n_sample: int = 0                 # training examples the stopping rule measures on
+    average_last: int | str  # the averaging window used (ASSET; HALF)
+    cached: bool  # V's rows kept in memory after the first epoch
+    seconds_map: float  # building the approximation
+    n_sample: int = 0  # training examples the stopping rule measures on
     kernel_evaluations: int = 0
     notes: list = field(default_factory=list)
 
@@ -209,8 +224,9 @@ class _CachedRows:
 
 def _recomputed_outputs(rows_of, sample: slice, gamma, block_rows: int = 4096):
     rows = np.arange(sample.stop)[sample]
-    return np.concatenate([rows_of(rows[lo:lo + block_rows]) @ gamma
-                           for lo in range(0, len(rows), block_rows)])
+    return np.concatenate(
+        [rows_of(rows[lo : lo + block_rows]) @ gamma for lo in range(0, len(rows), block_rows)]
+    )
 
 
 class _SparseRows:
@@ -250,15 +266,18 @@ def _check_targets(data: Dataset, task: str, what: str):
         expected = "a target +1 or -1"
     if len(bad):
         i = int(bad[0])
-        raise InputError(f"expected {expected}, got {y[i]:g}", source=data.source,
-                         line=data.line_of(i))
+        raise InputError(
+            f"expected {expected}, got {y[i]:g}", source=data.source, line=data.line_of(i)
+        )
     if task == "classification" and what == "training" and len(np.unique(y)) < 2:
-        raise InputError(f"expected examples of both classes, got only {y[0]:+g}",
-                         source=data.source)
+        raise InputError(
+            f"expected examples of both classes, got only {y[0]:+g}", source=data.source
+        )
 
 
 def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
     from ..approx import FeatureRows, NystromMap, RandomFourierMap
+
     m = dataset.n_examples
     if m == 0:
         raise InputError("expected at least one training example", source=dataset.source)
@@ -271,8 +290,10 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
         _check_targets(validation, params.task, "validation")
         validation, dropped = validation.with_n_features(dataset.n_features)
         if dropped:
-            notes.append(f"{dropped} validation feature values above the training data's "
-                         f"highest feature index ({dataset.n_features}) ignored")
+            notes.append(
+                f"{dropped} validation feature values above the training data's "
+                f"highest feature index ({dataset.n_features}) ignored"
+            )
     lam = params.lambda_for(m)
     rng = np.random.default_rng(params.seed)
     regression = params.task == "regression"
@@ -286,19 +307,22 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
     n_dropped = 0
     if params.approx == "nystrom":
         if params.basis_size > m:
-            raise OptionError(f"expected --k <= the number of training examples ({m}), got "
-                              f"{params.basis_size}")
+            raise OptionError(
+                f"expected --k <= the number of training examples ({m}), got {params.basis_size}"
+            )
         basis = np.sort(rng.choice(m, params.basis_size, replace=False))
-        feature_map = NystromMap(params.kernel, dataset.X[basis],
-                                 threshold=params.eig_threshold)
+        feature_map = NystromMap(params.kernel, dataset.X[basis], threshold=params.eig_threshold)
         n_dropped = feature_map.n_dropped
         if n_dropped:
-            notes.append(f"{n_dropped} of {params.basis_size} eigenvalues of the basis kernel "
-                         f"matrix are at most --eig-threshold {params.eig_threshold:g}: "
-                         f"D = {feature_map.n_components}")
+            notes.append(
+                f"{n_dropped} of {params.basis_size} eigenvalues of the basis kernel "
+                f"matrix are at most --eig-threshold {params.eig_threshold:g}: "
+                f"D = {feature_map.n_components}"
+            )
     elif params.approx == "rff":
-        feature_map = RandomFourierMap.draw(params.kernel, dataset.n_features,
-                                            params.basis_size, rng)
+        feature_map = RandomFourierMap.draw(
+            params.kernel, dataset.n_features, params.basis_size, rng
+        )
     if feature_map is None:
         source = _SparseRows(dataset.X)
         cached = True
@@ -310,7 +334,7 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
         cached = m * dim * 8 <= params.memory_mb * 2**20
         source = _CachedRows(kernel_rows, m, dim, cached)
         if params.approx == "rff":
-            max_sq = 2.0   # (2/D)·Σ cos² ≤ 2
+            max_sq = 2.0  # (2/D)·Σ cos² ≤ 2
         else:
             # The Nyström approximation never exceeds the kernel's diagonal.
             max_sq = float(np.max(_kernel_diagonal(params.kernel, dataset.X), initial=0.0))
@@ -337,8 +361,11 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
             V = kernel_rows(sample)
             sq = np.einsum("ij,ij->i", V, V)
         # d_l: |ℓ'| at the starting point (0, 0).
-        d = (np.abs(y[sample]) > params.tube).astype(np.float64) if regression \
+        d = (
+            (np.abs(y[sample]) > params.tube).astype(np.float64)
+            if regression
             else np.ones(len(sample))
+        )
         dg = math.sqrt(float(np.mean(d * d * (sq + 1.0))))
         if dg == 0.0:
             dg = math.sqrt(float(np.mean(sq + 1.0)))
@@ -346,44 +373,82 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
 
     average_last = _average_last(params, m)
     settings = SGDSettings(
-        lam=lam, loss=EPSILON_INSENSITIVE if regression else HINGE, epsilon=params.tube,
-        star=params.star, intercept=intercept, batch=params.batch, epochs=params.epochs,
+        lam=lam,
+        loss=EPSILON_INSENSITIVE if regression else HINGE,
+        epsilon=params.tube,
+        star=params.star,
+        intercept=intercept,
+        batch=params.batch,
+        epochs=params.epochs,
         average_last=0 if average_last == HALF else average_last,
-        average_half=average_last == HALF, radius=radius, b_radius=b_radius,
-        step_scale=step_scale, tolerance=params.tolerance, min_epochs=MIN_EPOCHS,
-        margin_bounds=params.bounds(dataset.X.nnz))
+        average_half=average_last == HALF,
+        radius=radius,
+        b_radius=b_radius,
+        step_scale=step_scale,
+        tolerance=params.tolerance,
+        min_epochs=MIN_EPOCHS,
+        margin_bounds=params.bounds(dataset.X.nnz),
+    )
 
     validate = None
     if validation is not None:
-        validate = _validator(validation, feature_map, params,
-                              params.memory_mb * 2**20 - (m * source.dim * 8 if cached else 0),
-                              regression, offset)
+        validate = _validator(
+            validation,
+            feature_map,
+            params,
+            params.memory_mb * 2**20 - (m * source.dim * 8 if cached else 0),
+            regression,
+            offset,
+        )
     sample = slice(0, m, -(-m // OBJECTIVE_SAMPLE))
-    rule_objective = _sample_objective(source, y, sample, lam,
-                                       params.tube if regression else None)
-    result = run_sgd(source, y, settings, rng, validate=validate, objective=rule_objective,
-                     callback=callback, should_stop=should_stop)
+    rule_objective = _sample_objective(source, y, sample, lam, params.tube if regression else None)
+    result = run_sgd(
+        source,
+        y,
+        settings,
+        rng,
+        validate=validate,
+        objective=rule_objective,
+        callback=callback,
+        should_stop=should_stop,
+    )
     gamma, b = result.gamma, result.b + offset
     y = y + offset
 
     # The exact objective and training error of the model.
     f = _decision_on_training(source, gamma, b, m)
-    losses = np.maximum(0.0, np.abs(f - y) - params.tube) if regression \
-        else np.maximum(0.0, 1.0 - y * f)
+    losses = (
+        np.maximum(0.0, np.abs(f - y) - params.tube) if regression else np.maximum(0.0, 1.0 - y * f)
+    )
     objective = 0.5 * lam * float(gamma @ gamma) + float(np.mean(losses))
-    training_error = float(np.mean((f - y) ** 2)) if regression \
+    training_error = (
+        float(np.mean((f - y) ** 2))
+        if regression
         else float(np.mean(np.where(f > 0, 1.0, -1.0) != y))
+    )
 
     model = _model(feature_map, gamma, b, params, dataset, m)
     info = AssetInfo(
-        n_examples=m, lam=lam, dim=source.dim, n_dropped=n_dropped, objective=objective,
-        training_error=training_error, norm_gamma=float(np.linalg.norm(gamma)),
-        result=result, radius=radius, b_radius=b_radius, step_scale=step_scale,
+        n_examples=m,
+        lam=lam,
+        dim=source.dim,
+        n_dropped=n_dropped,
+        objective=objective,
+        training_error=training_error,
+        norm_gamma=float(np.linalg.norm(gamma)),
+        result=result,
+        radius=radius,
+        b_radius=b_radius,
+        step_scale=step_scale,
         average_last=average_last,
-        cached=cached, seconds_map=seconds_map,
+        cached=cached,
+        seconds_map=seconds_map,
         kernel_evaluations=kernel_rows.rk.evaluations
-        if kernel_rows is not None and hasattr(kernel_rows, "rk") else 0,
-        notes=notes, n_sample=len(range(m)[sample]))
+        if kernel_rows is not None and hasattr(kernel_rows, "rk")
+        else 0,
+        notes=notes,
+        n_sample=len(range(m)[sample]),
+    )
     return model, info
 
 
@@ -395,9 +460,13 @@ def _sample_objective(source, y, sample: slice, lam: float, tube: float | None):
 
     def objective(gamma, b):
         f = source.outputs(sample, gamma) + b
-        losses = np.maximum(0.0, 1.0 - ys * f) if tube is None else \
-            np.maximum(0.0, np.abs(f - ys) - tube)
+        losses = (
+            np.maximum(0.0, 1.0 - ys * f)
+            if tube is None
+            else np.maximum(0.0, np.abs(f - ys) - tube)
+        )
         return 0.5 * lam * float(gamma @ gamma) + float(np.mean(losses))
+
     return objective
 
 
@@ -413,6 +482,7 @@ def _average_last(params: AssetParams, m: int) -> int | str:
 def _kernel_diagonal(kernel: Kernel, X) -> np.ndarray:
     """k(x_i, x_i) for every row."""
     from ..kernel_rows import row_sq_norms
+
     sq = row_sq_norms(X)
     if kernel.kind == RBF:
         return np.ones(len(sq))
@@ -426,7 +496,7 @@ def _decision_on_training(source, gamma, b, m, block_rows=4096) -> np.ndarray:
     for lo in range(0, m, block_rows):
         rows = np.arange(lo, min(lo + block_rows, m))
         V, local, _ = source.block(rows)
-        out[lo:lo + len(rows)] = V[local] @ gamma
+        out[lo : lo + len(rows)] = V[local] @ gamma
     return out + b
 
 
@@ -434,6 +504,7 @@ def _validator(validation: Dataset, feature_map, params, budget_bytes, regressio
     """error(γ, b) on the validation set: the error rate, or the mean squared error
     (b in the frame of targets less ``offset``)."""
     from ..approx import FeatureRows
+
     yv = validation.y
     if feature_map is None:
         X = validation.X
@@ -449,6 +520,7 @@ def _validator(validation: Dataset, feature_map, params, budget_bytes, regressio
             def values(gamma, b):
                 return V @ gamma + b
         else:
+
             def values(gamma, b):
                 out = np.empty(n)
                 for lo in range(0, n, 4096):
@@ -461,6 +533,7 @@ def _validator(validation: Dataset, feature_map, params, budget_bytes, regressio
         if regression:
             return float(np.mean((f - yv) ** 2))
         return float(np.mean(np.where(f > 0, 1.0, -1.0) != yv))
+
     return error
 
 
@@ -468,17 +541,27 @@ def _model(feature_map, gamma, b, params: AssetParams, dataset: Dataset, m: int)
     """SVMlight's sign convention: f(x) = expansion - threshold, so threshold = -b."""
     from ..approx import NystromMap
     from ..models import KernelModel, LinearModel, RandomFeaturesModel
+
     threshold = -float(b) if b != 0 else 0.0
     if feature_map is None:
-        return LinearModel(w=np.asarray(gamma, dtype=np.float64).copy(), b=threshold,
-                           n_train=m)
+        return LinearModel(w=np.asarray(gamma, dtype=np.float64).copy(), b=threshold, n_train=m)
     if isinstance(feature_map, NystromMap):
-        return KernelModel(support_vectors=feature_map.basis,
-                           coef=feature_map.expansion_coef(gamma), b=threshold,
-                           kernel=params.kernel, n_train=m)
-    return RandomFeaturesModel(omega=feature_map.omega, nu=feature_map.nu,
-                               coef=feature_map.scale * gamma, b=threshold,
-                               gamma=params.kernel.gamma, n_train=m, task=params.task)
+        return KernelModel(
+            support_vectors=feature_map.basis,
+            coef=feature_map.expansion_coef(gamma),
+            b=threshold,
+            kernel=params.kernel,
+            n_train=m,
+        )
+    return RandomFeaturesModel(
+        omega=feature_map.omega,
+        nu=feature_map.nu,
+        coef=feature_map.scale * gamma,
+        b=threshold,
+        gamma=params.kernel.gamma,
+        n_train=m,
+        task=params.task,
+    )
 
 
 def _train_gd(dataset: Dataset, params: AssetParams, callback, should_stop):
@@ -486,13 +569,19 @@ def _train_gd(dataset: Dataset, params: AssetParams, callback, should_stop):
     (Guillory & Bilmes §4.2), pruned by margin-change bounds unless turned off."""
     from ..engine.margin_bounds import HUBER, SortedMargins
     from ..engine.sgd import huber_gd
+
     m = dataset.n_examples
     lam = params.lambda_for(m)
     started = time.perf_counter()
-    margins = SortedMargins(dataset.X, dataset.y, np.full(m, 1.0 / m), loss=HUBER,
-                            h=params.huber_h, prune=params.bounds(dataset.X.nnz))
-    result = huber_gd(margins, lam, params.gd_epsilon, callback=callback,
-                      should_stop=should_stop)
+    margins = SortedMargins(
+        dataset.X,
+        dataset.y,
+        np.full(m, 1.0 / m),
+        loss=HUBER,
+        h=params.huber_h,
+        prune=params.bounds(dataset.X.nnz),
+    )
+    result = huber_gd(margins, lam, params.gd_epsilon, callback=callback, should_stop=should_stop)
     seconds = time.perf_counter() - started
     f = np.asarray(dataset.X @ result.w).ravel() + result.b
     training_error = float(np.mean(np.where(f > 0, 1.0, -1.0) != dataset.y))
@@ -501,9 +590,19 @@ def _train_gd(dataset: Dataset, params: AssetParams, callback, should_stop):
     result.resorts = margins.resorts
     model = _model(None, result.w, result.b, params, dataset, m)
     info = AssetInfo(
-        n_examples=m, lam=lam, dim=dataset.n_features, n_dropped=0,
-        objective=result.objective, training_error=training_error,
-        norm_gamma=float(np.linalg.norm(result.w)), result=result, radius=math.inf,
-        b_radius=math.inf, step_scale=result.step, average_last=0, cached=True,
-        seconds_map=0.0)
+        n_examples=m,
+        lam=lam,
+        dim=dataset.n_features,
+        n_dropped=0,
+        objective=result.objective,
+        training_error=training_error,
+        norm_gamma=float(np.linalg.norm(result.w)),
+        result=result,
+        radius=math.inf,
+        b_radius=math.inf,
+        step_scale=result.step,
+        average_last=0,
+        cached=True,
+        seconds_map=0.0,
+    )
     return model, info

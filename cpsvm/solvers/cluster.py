@@ -29,8 +29,8 @@ from ..errors import InputError, OptionError
 class ClusterProgress(Progress):
     """The engine's Progress plus where the iteration's time went on the cluster."""
 
-    rounds: int = 0                  # map-reduce rounds of the iteration
-    compute_seconds: float = 0.0     # the slowest worker's, summed over the rounds
+    rounds: int = 0  # map-reduce rounds of the iteration
+    compute_seconds: float = 0.0  # the slowest worker's, summed over the rounds
     communication_seconds: float = 0.0
 
 
@@ -50,7 +50,7 @@ class ClusterInfo:
     line_searches: int = 0
     compute_seconds: float = 0.0
     communication_seconds: float = 0.0
-    by_task: dict = field(default_factory=dict)   # compute seconds per kind of round
+    by_task: dict = field(default_factory=dict)  # compute seconds per kind of round
     notes: list = field(default_factory=list)
     kernel_evaluations: int = 0
 
@@ -58,35 +58,47 @@ class ClusterInfo:
 def choose_kind(data: ShardedData, requested: str) -> str:
     """binary or multiclass from the shards' labels (as problems.choose_problem)."""
     if requested not in ("auto", "binary", "multiclass"):
-        raise OptionError(f"--problem {requested} cannot run on a cluster (--scheduler): "
-                          "binary, multiclass or auto")
+        raise OptionError(
+            f"--problem {requested} cannot run on a cluster (--scheduler): "
+            "binary, multiclass or auto"
+        )
     if data.n_examples == 0:
-        raise InputError("expected at least one example, found none",
-                         source=data.summaries[0]["source"])
+        raise InputError(
+            "expected at least one example, found none", source=data.summaries[0]["source"]
+        )
     if requested == "auto":
         requested = "binary" if data.first_bad("not_pm1") is None else "multiclass"
     s = data.summaries
     if requested == "binary":
         bad = data.first_bad("not_pm1")
         if bad is not None:
-            raise InputError(f"expected binary targets +1 or -1, got target {bad[2]:g}",
-                             source=bad[0], line=bad[1])
+            raise InputError(
+                f"expected binary targets +1 or -1, got target {bad[2]:g}",
+                source=bad[0],
+                line=bad[1],
+            )
         if not (sum(x["n_pos"] for x in s) and sum(x["n_neg"] for x in s)):
-            raise InputError(f"expected examples of both classes, all targets are "
-                             f"{'+1' if sum(x['n_pos'] for x in s) else '-1'}",
-                             source=s[0]["source"])
+            raise InputError(
+                f"expected examples of both classes, all targets are "
+                f"{'+1' if sum(x['n_pos'] for x in s) else '-1'}",
+                source=s[0]["source"],
+            )
     else:
         bad = data.first_bad("not_class")
         if bad is not None:
-            raise InputError(f"expected class labels 1..k (integers), got target {bad[2]:g}",
-                             source=bad[0], line=bad[1])
+            raise InputError(
+                f"expected class labels 1..k (integers), got target {bad[2]:g}",
+                source=bad[0],
+                line=bad[1],
+            )
         if min(x["y_min"] for x in s) == max(x["y_max"] for x in s):
-            raise InputError(f"expected at least two classes, all targets are "
-                             f"{s[0]['y_min']:g}", source=s[0]["source"])
+            raise InputError(
+                f"expected at least two classes, all targets are {s[0]['y_min']:g}",
+                source=s[0]["source"],
+            )
     bad = data.first_bad("bad_cost")
     if bad is not None:
-        raise InputError(f"expected cost: > 0, got cost:{bad[2]:g}", source=bad[0],
-                         line=bad[1])
+        raise InputError(f"expected cost: > 0, got cost:{bad[2]:g}", source=bad[0], line=bad[1])
     return requested
 
 
@@ -98,44 +110,62 @@ def _monitored(callback, oracle):
 
     def report(p):
         rounds, compute, comm = oracle.rounds.snapshot()
-        extra = ClusterProgress(**dataclasses.asdict(p), rounds=rounds - seen[0],
-                                compute_seconds=compute - seen[1],
-                                communication_seconds=comm - seen[2])
+        extra = ClusterProgress(
+            **dataclasses.asdict(p),
+            rounds=rounds - seen[0],
+            compute_seconds=compute - seen[1],
+            communication_seconds=comm - seen[2],
+        )
         seen[:3] = [rounds, compute, comm]
         callback(extra)
+
     return report
 
 
 def _model(kind, w, d, bias, n_classes, n, loss_id=0):
     from ..models import LinearModel, MulticlassModel
+
     if kind == "binary":
         if bias:
             return LinearModel(w[:-1].copy(), -w[-1] * bias, n_train=n)
         return LinearModel(w.copy(), 0.0, n_train=n)
     # Ψ of Crammer-Singer is (d, k) (cpsvm.problems.multiclass); the model's rows are classes.
-    return MulticlassModel(np.ascontiguousarray(w.reshape(d, n_classes).T), n_train=n,
-                           loss_id=loss_id)
+    return MulticlassModel(
+        np.ascontiguousarray(w.reshape(d, n_classes).T), n_train=n, loss_id=loss_id
+    )
 
 
 def _finish(kind, algorithm, data, oracle, result, started, w, notes=()):
     rounds, compute, comm = oracle.rounds.snapshot()
-    seconds = dict(getattr(oracle, "seconds", {}), qp=result.seconds_qp,
-                   total=time.perf_counter() - started)
-    return ClusterInfo(kind, algorithm, data.n_examples, data.n_features, result, seconds,
-                       norm_w=float(np.linalg.norm(w)),
-                       n_sv=int(np.count_nonzero(result.alpha)), rounds=rounds,
-                       line_search_rounds=getattr(oracle, "line_search_rounds", 0),
-                       line_searches=getattr(oracle, "line_searches", 0),
-                       compute_seconds=compute, communication_seconds=comm,
-                       by_task=dict(oracle.rounds.by_task), notes=list(notes))
+    seconds = dict(
+        getattr(oracle, "seconds", {}), qp=result.seconds_qp, total=time.perf_counter() - started
+    )
+    return ClusterInfo(
+        kind,
+        algorithm,
+        data.n_examples,
+        data.n_features,
+        result,
+        seconds,
+        norm_w=float(np.linalg.norm(w)),
+        n_sv=int(np.count_nonzero(result.alpha)),
+        rounds=rounds,
+        line_search_rounds=getattr(oracle, "line_search_rounds", 0),
+        line_searches=getattr(oracle, "line_searches", 0),
+        compute_seconds=compute,
+        communication_seconds=comm,
+        by_task=dict(oracle.rounds.by_task),
+        notes=list(notes),
+    )
 
 
 def train_ocas(data: ShardedData, params, *, callback=None, should_stop=None):
     """ocas_learn on the cluster; ``params`` an :class:`cpsvm.solvers.ocas.OcasParams`."""
     params.validate()
     if params.example_costs is not None:
-        raise OptionError("-C FILE cannot be used with --scheduler (give cost: factors in "
-                          "the shards instead)")
+        raise OptionError(
+            "-C FILE cannot be used with --scheduler (give cost: factors in the shards instead)"
+        )
     kind = choose_kind(data, params.problem)
     if kind != "binary" and params.bias != 0:
         raise InputError("a bias (-b) is supported for binary problems only")
@@ -149,12 +179,21 @@ def train_ocas(data: ShardedData, params, *, callback=None, should_stop=None):
     oracle = ClusterOcasOracle(data, size_psi, spec, 1.0, params.method, params.cut_lambda)
     # libocas's stopping rules, as solvers.ocas sets them.
     limits = ("max_iterations", "time_limit", "tol_abs", "tol_rel", "qp_bound")
-    engine_params = CuttingPlaneParams(C=1.0, epsilon=-math.inf, max_idle=params.buffer_size,
-                                       max_cuts=params.buffer_size,
-                                       **{k: getattr(params, k) for k in limits})
+    engine_params = CuttingPlaneParams(
+        C=1.0,
+        epsilon=-math.inf,
+        max_idle=params.buffer_size,
+        max_cuts=params.buffer_size,
+        **{k: getattr(params, k) for k in limits},
+    )
     started = time.perf_counter()
-    result = one_slack(oracle, engine_params, callback=_monitored(callback, oracle),
-                       should_stop=should_stop, working_set=CutWorkingSet([1.0]))
+    result = one_slack(
+        oracle,
+        engine_params,
+        callback=_monitored(callback, oracle),
+        should_stop=should_stop,
+        working_set=CutWorkingSet([1.0]),
+    )
     info = _finish(kind, 1, data, oracle, result, started, oracle.w_best)
     info.training_error = oracle.training_error()
     return _model(kind, oracle.w_best, d, bias, n_classes, data.n_examples), info
@@ -168,51 +207,86 @@ def train_struct(data: ShardedData, params, *, callback=None, should_stop=None):
         raise OptionError("--scheduler trains linear models only (-t 0, --t 0)")
     algorithm = params.algorithm if params.algorithm is not None else 9
     if algorithm not in (3, 9):
-        raise OptionError(f"-w {algorithm} cannot run on a cluster: --scheduler takes -w 3 "
-                          "or -w 9")
+        raise OptionError(f"-w {algorithm} cannot run on a cluster: --scheduler takes -w 3 or -w 9")
     kind = choose_kind(data, params.problem)
     margin = params.rescaling == 2
     if algorithm == 9 and not margin:
         raise OptionError("-w 9 needs margin rescaling (-o 2); use -w 3 for -o 1")
     loss_id = params.loss_of(kind)
     if kind == "binary" and loss_id != PERF_ERROR_RATE:
-        raise OptionError(f"--scheduler trains the error rate (-l 2) only; -l {loss_id} is "
-                          "a loss over the whole label vector")
+        raise OptionError(
+            f"--scheduler trains the error rate (-l 2) only; -l {loss_id} is "
+            "a loss over the whole label vector"
+        )
     n, d = data.n_examples, data.n_features
     bias = (params.bias if params.bias is not None else 1.0) if kind == "binary" else 0.0
     n_classes = 0 if kind == "binary" else int(max(x["y_max"] for x in data.summaries))
     size_psi = d + (1 if bias else 0) if kind == "binary" else n_classes * d
     data.prepare(d, bias, n_classes)
     engine_params = CuttingPlaneParams(
-        C=params.C, epsilon=params.epsilon, max_iterations=params.max_iterations,
-        max_idle=params.max_idle, time_limit=params.time_limit)
+        C=params.C,
+        epsilon=params.epsilon,
+        max_iterations=params.max_iterations,
+        max_idle=params.max_idle,
+        time_limit=params.time_limit,
+    )
     flip = 2.0 * PSI_SCALE
     started = time.perf_counter()
     if algorithm == 9:
         # SVMperf / SVMmulticlass scale: Δ = 100, flip gain 100, weights cost_i/n; a
         # duality gap of C·ε is the 1-slack ε guarantee (as solvers.one_slack).
-        spec = dict(loss=LOSS_SCALE, margin=flip if kind == "binary" else 1.0, scale=1.0 / n,
-                    n_classes=n_classes, bias=bias)
+        spec = dict(
+            loss=LOSS_SCALE,
+            margin=flip if kind == "binary" else 1.0,
+            scale=1.0 / n,
+            n_classes=n_classes,
+            bias=bias,
+        )
         oracle = ClusterOcasOracle(data, size_psi, spec, params.C)
         engine_params.epsilon = -math.inf
         engine_params.tol_abs = params.C * params.epsilon
-        result = one_slack(oracle, engine_params, callback=_monitored(callback, oracle),
-                           should_stop=should_stop, working_set=CutWorkingSet([params.C]))
+        result = one_slack(
+            oracle,
+            engine_params,
+            callback=_monitored(callback, oracle),
+            should_stop=should_stop,
+            working_set=CutWorkingSet([params.C]),
+        )
         w = oracle.w_best
         result = dataclasses.replace(result, xi=(result.primal - 0.5 * float(w @ w)) / params.C)
     else:
         if kind == "binary":
             a = (LOSS_SCALE if margin else 1.0) / flip
             wscale = flip if margin else flip * LOSS_SCALE
-            spec = dict(a=a, b=1.0, cscale=LOSS_SCALE, wscale=wscale, c_bound=LOSS_SCALE,
-                        g_scale=wscale, scale=1.0 / n, bias=bias, n_classes=0)
+            spec = dict(
+                a=a,
+                b=1.0,
+                cscale=LOSS_SCALE,
+                wscale=wscale,
+                c_bound=LOSS_SCALE,
+                g_scale=wscale,
+                scale=1.0 / n,
+                bias=bias,
+                n_classes=0,
+            )
         else:
-            spec = dict(loss=LOSS_SCALE, margin_rescaling=margin, c_bound=LOSS_SCALE,
-                        g_scale=1.0 if margin else LOSS_SCALE, scale=1.0 / n,
-                        n_classes=n_classes, bias=0.0)
+            spec = dict(
+                loss=LOSS_SCALE,
+                margin_rescaling=margin,
+                c_bound=LOSS_SCALE,
+                g_scale=1.0 if margin else LOSS_SCALE,
+                scale=1.0 / n,
+                n_classes=n_classes,
+                bias=0.0,
+            )
         oracle = ClusterCutOracle(data, size_psi, spec)
-        result = one_slack(oracle, engine_params, callback=_monitored(callback, oracle),
-                           should_stop=should_stop, working_set=CutWorkingSet([params.C]))
+        result = one_slack(
+            oracle,
+            engine_params,
+            callback=_monitored(callback, oracle),
+            should_stop=should_stop,
+            working_set=CutWorkingSet([params.C]),
+        )
         w = oracle.weights(result.alpha)
     info = _finish(kind, algorithm, data, oracle, result, started, w)
     return _model(kind, w, d, bias, n_classes, n, loss_id), info

@@ -28,7 +28,6 @@ from ..problems import choose_problem
 from ..problems.binary import BinaryProblem
 from ..problems.multiclass import MulticlassProblem
 
-
 # --margin-bounds when not given (benchmarks/bench_margin_bounds.py).
 MARGIN_BOUNDS_DEFAULT = False
 
@@ -36,10 +35,10 @@ MARGIN_BOUNDS_DEFAULT = False
 @dataclass
 class OcasParams:
     C: float = 1.0
-    example_costs: np.ndarray | None = None   # -C FILE: C_i per example (overrides C)
+    example_costs: np.ndarray | None = None  # -C FILE: C_i per example (overrides C)
     bias: float = 0.0
-    method: int = 1                           # 0 plain cutting plane, 1 OCAS
-    buffer_size: int = 2000                   # -s: cuts kept at most
+    method: int = 1  # 0 plain cutting plane, 1 OCAS
+    buffer_size: int = 2000  # -s: cuts kept at most
     tol_abs: float = 0.0
     tol_rel: float = 0.01
     qp_bound: float = 0.0
@@ -47,8 +46,8 @@ class OcasParams:
     cut_lambda: float = 0.1
     max_iterations: int = 100000
     problem: str = "auto"
-    n_threads: int | None = None              # None: as the caller's numba setting
-    margin_bounds: bool | None = None         # None: the default (MARGIN_BOUNDS_DEFAULT)
+    n_threads: int | None = None  # None: as the caller's numba setting
+    margin_bounds: bool | None = None  # None: the default (MARGIN_BOUNDS_DEFAULT)
 
     def validate(self):
         if not self.C > 0:
@@ -63,14 +62,20 @@ class OcasParams:
             raise InputError(f"expected 0 < --lambda <= 1, got {self.cut_lambda:g}")
         # F(w) > 0 for every w (some example has a loss at w = 0, and w ≠ 0 adds ½|w|²):
         # a QPBound ≤ 0 never stops the run.
-        if self.tol_abs == 0 and self.tol_rel == 0 and self.time_limit == math.inf \
-                and not self.qp_bound > 0:
+        if (
+            self.tol_abs == 0
+            and self.tol_rel == 0
+            and self.time_limit == math.inf
+            and not self.qp_bound > 0
+        ):
             raise InputError("no stopping condition: give -a, -r, -q > 0 or -t")
         if self.n_threads is not None and self.n_threads < 1:
             raise InputError(f"expected a thread count >= 1, got {self.n_threads}")
         if self.problem not in ("auto", "binary", "multiclass"):
-            raise InputError(f"expected --problem auto, binary or multiclass (OCAS trains "
-                             f"linear SVMs), got {self.problem!r}")
+            raise InputError(
+                f"expected --problem auto, binary or multiclass (OCAS trains "
+                f"linear SVMs), got {self.problem!r}"
+            )
 
 
 @dataclass
@@ -115,18 +120,27 @@ def _train(dataset, params, callback, should_stop):
     else:
         problem = MulticlassProblem(X, y, loss_scale=1.0)
     bounds = MARGIN_BOUNDS_DEFAULT if params.margin_bounds is None else params.margin_bounds
-    oracle = (ocas_oracle(bounds))(
-        problem, costs, 1.0, params.method, params.cut_lambda)
+    oracle = (ocas_oracle(bounds))(problem, costs, 1.0, params.method, params.cut_lambda)
     engine_params = CuttingPlaneParams(
-        C=1.0, epsilon=-math.inf, max_iterations=params.max_iterations,
-        max_idle=params.buffer_size, time_limit=params.time_limit,
-        tol_abs=params.tol_abs, tol_rel=params.tol_rel, qp_bound=params.qp_bound,
-        max_cuts=params.buffer_size)
+        C=1.0,
+        epsilon=-math.inf,
+        max_iterations=params.max_iterations,
+        max_idle=params.buffer_size,
+        time_limit=params.time_limit,
+        tol_abs=params.tol_abs,
+        tol_rel=params.tol_rel,
+        qp_bound=params.qp_bound,
+        max_cuts=params.buffer_size,
+    )
     started = time.perf_counter()
-    result = one_slack(oracle, engine_params, callback=callback, should_stop=should_stop,
-                       working_set=CutWorkingSet([1.0]))
-    seconds = dict(oracle.seconds, qp=result.seconds_qp,
-                   total=time.perf_counter() - started)
+    result = one_slack(
+        oracle,
+        engine_params,
+        callback=callback,
+        should_stop=should_stop,
+        working_set=CutWorkingSet([1.0]),
+    )
+    seconds = dict(oracle.seconds, qp=result.seconds_qp, total=time.perf_counter() - started)
     model = problem.to_model(oracle.w_best, n_train=n)
     outputs = oracle.out_best[position]
     predicted = np.sign(outputs) if kind == "binary" else np.argmax(outputs, axis=1) + 1

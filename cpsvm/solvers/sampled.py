@@ -50,7 +50,7 @@ from ..models import KernelModel
 from ..problems import check_binary_labels
 
 ALGORITHMS = ("const", "linear")
-DELTA_PSI_SCALE = 2.0 * PSI_SCALE   # |δΨ| / |φ(x)| for a flipped label
+DELTA_PSI_SCALE = 2.0 * PSI_SCALE  # |δΨ| / |φ(x)| for a flipped label
 # Algorithm 3 redraws a sample that is not violated; draws are scored from the table A
 # (no kernel evaluation), so many are affordable. Past this, the most violated is used.
 MAX_DRAWS = 1000
@@ -65,16 +65,16 @@ class SampledParams:
     """
 
     C: float
-    epsilon: float = 1.0             # sampled_learn's default (man page, DEFAULTS)
-    algorithm: str = "linear"        # "const" (Algorithm 2) or "linear" (Algorithm 3)
-    sample_size: int = 400           # r
-    patience: int = 4                # p: const stops after p unviolated draws in a row
+    epsilon: float = 1.0  # sampled_learn's default (man page, DEFAULTS)
+    algorithm: str = "linear"  # "const" (Algorithm 2) or "linear" (Algorithm 3)
+    sample_size: int = 400  # r
+    patience: int = 4  # p: const stops after p unviolated draws in a row
     kernel: Kernel = field(default_factory=Kernel)
     max_iterations: int = 100000
-    max_idle: int = 20               # drop a cut whose α stayed 0 for this many QPs
+    max_idle: int = 20  # drop a cut whose α stayed 0 for this many QPs
     seed: int = 0
     time_limit: float = math.inf
-    n_threads: int | None = None     # numba threads for the run (None: the caller's)
+    n_threads: int | None = None  # numba threads for the run (None: the caller's)
 
     def validate(self):
         if not self.C > 0:
@@ -86,8 +86,9 @@ class SampledParams:
         if self.sample_size < 1:
             raise InputError(f"expected a sample size --r >= 1, got {self.sample_size}")
         if self.patience < 1:
-            raise InputError(f"expected -p >= 1 (unviolated draws before stopping), got "
-                             f"{self.patience}")
+            raise InputError(
+                f"expected -p >= 1 (unviolated draws before stopping), got {self.patience}"
+            )
         if self.max_iterations < 1:
             raise InputError(f"expected -# >= 1, got {self.max_iterations}")
         if self.max_idle < 1:
@@ -106,14 +107,14 @@ class SampledInfo:
     algorithm: str
     n_examples: int
     sample_size: int
-    result: object                  # engine CuttingPlaneResult
+    result: object  # engine CuttingPlaneResult
     norm_w: float
-    n_sv: int                       # basis examples in the model (non-zero coefficient)
-    n_cuts: int                     # cuts with α > 0
-    kernel_evaluations: int         # the algorithm's (the paper's measure of work)
-    kernel_values_computed: int     # values formed: identical examples share theirs
-    draws: int                      # samples drawn (linear redraws unviolated ones)
-    primal_is_estimate: bool        # const: ξ measured on a sample, not on all examples
+    n_sv: int  # basis examples in the model (non-zero coefficient)
+    n_cuts: int  # cuts with α > 0
+    kernel_evaluations: int  # the algorithm's (the paper's measure of work)
+    kernel_values_computed: int  # values formed: identical examples share theirs
+    draws: int  # samples drawn (linear redraws unviolated ones)
+    primal_is_estimate: bool  # const: ξ measured on a sample, not on all examples
     notes: list = field(default_factory=list)
 
 
@@ -135,24 +136,35 @@ def _train(dataset: Dataset, params: SampledParams, *, callback=None, should_sto
     rng = np.random.default_rng(params.seed)
     const = params.algorithm == "const"
     oracle_class = ConstantTimeOracle if const else LinearTimeOracle
-    oracle = oracle_class(dataset.X, dataset.y, params.kernel, params.sample_size, rng,
-                          costs=dataset.checked_cost())
+    oracle = oracle_class(
+        dataset.X, dataset.y, params.kernel, params.sample_size, rng, costs=dataset.checked_cost()
+    )
     engine_params = CuttingPlaneParams(
-        C=params.C, epsilon=params.epsilon, max_iterations=params.max_iterations,
-        max_idle=params.max_idle, time_limit=params.time_limit, use_cache=False,
+        C=params.C,
+        epsilon=params.epsilon,
+        max_iterations=params.max_iterations,
+        max_idle=params.max_idle,
+        time_limit=params.time_limit,
+        use_cache=False,
         # Algorithm 3's stop test is exact: a second look at the same w adds nothing.
         patience=params.patience if const else 1,
         # No stopping on the gap: sampled cuts are not constraints of the 1-slack
         # problem (weights |I|/(n·r), not 1/n), so the working set's dual is no lower
         # bound, and const's primal, its ξ measured on a sample, no upper bound.
-        tol_abs=-math.inf, tol_rel=-math.inf)
+        tol_abs=-math.inf,
+        tol_rel=-math.inf,
+    )
 
     report = None
     if callback is not None:
+
         def report(progress):
-            callback(SampledProgress(**{f.name: getattr(progress, f.name)
-                                        for f in fields(Progress)},
-                                     kernel_evaluations=oracle.kernel.evaluations))
+            callback(
+                SampledProgress(
+                    **{f.name: getattr(progress, f.name) for f in fields(Progress)},
+                    kernel_evaluations=oracle.kernel.evaluations,
+                )
+            )
 
     result = one_slack(oracle, engine_params, callback=report, should_stop=should_stop)
     rows, coef = oracle.expansion(result.alpha)
@@ -161,16 +173,26 @@ def _train(dataset: Dataset, params: SampledParams, *, callback=None, should_sto
     n = dataset.n_examples
     model = KernelModel(dataset.X[rows], coef, 0.0, params.kernel, n_train=n)
     alpha = result.alpha
-    norm_w = math.sqrt(max(0.0, 2.0 * (result.primal - params.C * result.xi))) \
-        if len(alpha) else 0.0
+    norm_w = (
+        math.sqrt(max(0.0, 2.0 * (result.primal - params.C * result.xi))) if len(alpha) else 0.0
+    )
     notes = []
     if params.sample_size >= n:
-        notes.append(f"sample size {params.sample_size} >= {n} examples: every cut is "
-                     "exact")
-    info = SampledInfo(params.algorithm, n, params.sample_size, result, norm_w, len(rows),
-                       int(np.count_nonzero(alpha)), oracle.kernel.evaluations,
-                       oracle.kernel.computed, oracle.draws,
-                       primal_is_estimate=const and params.sample_size < n, notes=notes)
+        notes.append(f"sample size {params.sample_size} >= {n} examples: every cut is exact")
+    info = SampledInfo(
+        params.algorithm,
+        n,
+        params.sample_size,
+        result,
+        norm_w,
+        len(rows),
+        int(np.count_nonzero(alpha)),
+        oracle.kernel.evaluations,
+        oracle.kernel.computed,
+        oracle.draws,
+        primal_is_estimate=const and params.sample_size < n,
+        notes=notes,
+    )
     return model, info
 
 
@@ -180,6 +202,7 @@ def _draw_sorted(rng, population: int, size: int) -> np.ndarray:
 
 
 # -- Algorithm 2: constant time ---------------------------------------------------------
+
 
 class ConstantTimeOracle:
     """Cuts from r examples drawn uniformly (Yu & Joachims, Algorithm 2).
@@ -199,8 +222,8 @@ class ConstantTimeOracle:
         self.costs = np.ones(self.n) if costs is None else np.asarray(costs, np.float64)
         self.sample_size = min(sample_size, self.n)
         self.rng = rng
-        self.cuts = []              # (basis rows, β) per kept cut
-        self._union = None          # cached (U, coefficients), see _union_expansion
+        self.cuts = []  # (basis rows, β) per kept cut
+        self._union = None  # cached (U, coefficients), see _union_expansion
         self.oracle_calls = 0
         self.draws = 0
 
@@ -218,8 +241,9 @@ class ConstantTimeOracle:
             betas = np.concatenate([b for _, b in self.cuts])
             cut_of = np.repeat(np.arange(len(self.cuts)), [len(r) for r, _ in self.cuts])
             union, position = np.unique(rows, return_inverse=True)
-            coefficients = sp.csr_matrix((betas, (cut_of, position.ravel())),
-                                         shape=(len(self.cuts), len(union)))
+            coefficients = sp.csr_matrix(
+                (betas, (cut_of, position.ravel())), shape=(len(self.cuts), len(union))
+            )
             self._union = (union, coefficients)
         return self._union
 
@@ -268,6 +292,7 @@ class ConstantTimeOracle:
 
 # -- Algorithm 3: linear time ------------------------------------------------------------
 
+
 class LinearTimeOracle:
     """Exact argmax over all n examples, sampled cuts (Yu & Joachims, Algorithm 3).
 
@@ -284,7 +309,7 @@ class LinearTimeOracle:
         self.sample_size = sample_size
         self.rng = rng
         self._A = RowTable(self.n)
-        self.cuts = []              # (basis rows, β) per kept cut
+        self.cuts = []  # (basis rows, β) per kept cut
         self.exact_excess = None
         self.oracle_calls = 0
         self.draws = 0
@@ -297,12 +322,12 @@ class LinearTimeOracle:
         # I: non-zero loss, margin y·score below 1 (a = 1, b = 1); hinge 1 − margin.
         violators, hinge = hinge_violators(self.y, self.scores(alpha), 1.0, 1.0)
         cost = self.costs[violators]
-        hinge = cost * hinge                             # each example's weighted hinge
+        hinge = cost * hinge  # each example's weighted hinge
         n_violators = len(violators)
         c = LOSS_SCALE * float(np.sum(cost)) / self.n
-        self.exact_excess = LOSS_SCALE * float(np.sum(hinge)) / self.n   # c′ − w·g′
+        self.exact_excess = LOSS_SCALE * float(np.sum(hinge)) / self.n  # c′ − w·g′
         if n_violators <= self.sample_size:
-            basis_rows = violators                       # the exact cut
+            basis_rows = violators  # the exact cut
             scale = 1.0 / self.n
             self.draws += 1
         else:
