@@ -5,39 +5,39 @@ from __future__ import annotations
 
 import functools
 import math
-import sys
 
 import click
 
 from ..errors import OptionError
 from .common import (
     CONTEXT_SETTINGS,
-    EXIT_INTERRUPTED,
     Checked,
-    kernel_options,
-    margin_bounds_option,
     note,
     positive,
     progress,
     run,
-    threads_option,
-    train_and_save,
     validate_options,
     verbosity_option,
     version_option,
+)
+from .scaffold import (
+    c_option,
+    finish,
+    kernel_options,
+    margin_bounds_option,
+    reading_line,
+    report_stream,
+    seed_option,
+    stop_reason,
+    threads_option,
+    trace_option,
+    train_and_save,
 )
 
 # numpy, the reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
 APPROXIMATIONS = ("nystrom", "rff", "none")  # cpsvm.solvers.asset.APPROXIMATIONS
 # cpsvm.solvers.asset's EPOCHS and TOLERANCE, without importing it.
 EPOCHS, TOLERANCE = 64, 0.01
-
-STOP_REASONS = {
-    "converged": "converged: the objective fell by less than {tolerance} (--tolerance) over "
-    "the last half of the run",
-    "epochs": "the epoch cap (--epochs {epochs}) was reached",
-    "interrupted": "interrupted (Ctrl-C)",
-}
 
 ASSET_VERBOSITY = (
     "Verbosity 0..3: 0 silent but errors; 1 statistics (and a progress bar "
@@ -142,13 +142,10 @@ class AssetMonitor:
 
 
 @click.command("asset_learn", context_settings=CONTEXT_SETTINGS)
-@click.option(
-    "-c",
-    "C",
-    type=positive("C"),
-    default=None,
-    help="Trade-off C in SVMlight's convention, 1/2|w|^2 + C*sum(loss): "
+@c_option(
+    "Trade-off C in SVMlight's convention, 1/2|w|^2 + C*sum(loss): "
     "lambda = 1/(C*m). Exactly one of -c and -l.",
+    default=None,
 )
 @click.option(
     "-l",
@@ -267,22 +264,14 @@ class AssetMonitor:
     help="Check the model's error (regression: mean squared error) on this file "
     "ten times per epoch; keep the best.",
 )
-@click.option(
-    "--seed",
-    type=int,
-    default=0,
-    show_default=True,
-    help="Seed of every draw (basis, random features, sampling order): the same "
-    "seed gives the same model file at any --threads.",
+@seed_option(
+    "Seed of every draw (basis, random features, sampling order): the same "
+    "seed gives the same model file at any --threads."
 )
 @threads_option(work="the approximation's rows and the validation checks")
-@click.option(
-    "--trace",
-    "trace_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Write one TSV row per check: epoch, iteration, objective estimate, "
-    "validation error, seconds, the stopping rule's objective.",
+@trace_option(
+    "check: epoch, iteration, objective estimate, validation error, seconds, the stopping "
+    "rule's objective"
 )
 @click.option(
     "--method",
@@ -391,48 +380,19 @@ def command(
     data = read_svmlight(example_file)
     if validation_file is not None:
         params.validation = read_svmlight(validation_file)
-    if method == "gd":
-        info, cpu, report = train_and_save(
-            "asset_learn",
-            train,
-            data,
-            params,
-            model_file,
-            verbosity,
-            trace_path,
-            monitor=GDMonitor(verbosity, trace_path),
-        )
-        if verbosity >= 1:
-            _print_gd_statistics(info, params, cpu, report)
-        if info.result.status == "interrupted":
-            note(
-                f"asset_learn: interrupted at iteration {info.result.iterations}; the model "
-                f"so far was written to {model_file}"
-            )
-            sys.exit(EXIT_INTERRUPTED)
-        return
-    total = epochs * -(-data.n_examples // batch)
-    info, cpu, report = train_and_save(
-        "asset_learn",
-        train,
-        data,
-        params,
-        model_file,
-        verbosity,
-        trace_path,
-        monitor=AssetMonitor(verbosity, trace_path, total),
-    )
+    report = report_stream(model_file)
     if verbosity >= 1:
-        _print_statistics(info, params, cpu, report)
-    for line in info.notes:
-        note(f"Note: {line}")
-    r = info.result
-    if r.status == "interrupted":
-        note(
-            f"asset_learn: interrupted at iteration {r.iterations}; the model so far was "
-            f"written to {model_file}"
-        )
-        sys.exit(EXIT_INTERRUPTED)
+        print(reading_line(data), file=report)
+    if method == "gd":
+        monitor = GDMonitor(verbosity, trace_path)
+    else:
+        monitor = AssetMonitor(verbosity, trace_path, epochs * -(-data.n_examples // batch))
+    info, cpu = train_and_save(train, data, params, model_file, monitor)
+    if verbosity >= 1:
+        statistics = _print_gd_statistics if method == "gd" else _print_statistics
+        statistics(info, params, cpu, report)
+    notes = () if method == "gd" else info.notes
+    finish("asset_learn", info.result, model_file, verbosity, notes=notes, warn=False)
 
 
 class GDMonitor:
@@ -458,13 +418,6 @@ class GDMonitor:
             self.trace.close()
 
 
-GD_STOP = {
-    "converged": "the objective dropped by less than -e (relative)",
-    "max_iterations": "iteration limit",
-    "interrupted": "interrupted (Ctrl-C)",
-}
-
-
 def _print_gd_statistics(info, params, cpu, out):
     r = info.result
     p = lambda s: print(s, file=out)  # noqa: E731
@@ -472,7 +425,7 @@ def _print_gd_statistics(info, params, cpu, out):
         f"Algorithm: gradient descent, Huber loss (h={params.huber_h:g}), intercept, step "
         f"from 100 halved when the objective would increase"
     )
-    p(f"Stopped because: {GD_STOP[r.status]}")
+    p(f"Stopped because: {stop_reason(r.status, 'gd')}")
     p(f"Number of iterations: {r.iterations} ({r.evaluations} evaluations); last step {r.step:g}")
     if r.resorts:
         p(
@@ -519,8 +472,8 @@ def _print_statistics(info, params, cpu, out):
     n_iter = -(-info.n_examples // params.batch)
     p(
         "Stopped because: "
-        + STOP_REASONS[r.status].format(
-            tolerance=f"{100 * params.tolerance:g}%", epochs=params.epochs
+        + stop_reason(
+            r.status, "asset", tolerance=f"{100 * params.tolerance:g}%", epochs=params.epochs
         )
     )
     if r.rule_to is not None:

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import click
 
 from ..errors import OptionError
-from .common import TrainingMonitor, note, peak_rss_line
+from .scaffold import TrainingMonitor, peak_rss_line
 
 
 def scheduler_option():
@@ -158,7 +158,7 @@ def learn_on_cluster(
 ):
     """cp_learn --scheduler: the command's flow with the data on the cluster."""
     from ..solvers.cluster import choose_kind, train_struct
-    from .common import EXIT_INTERRUPTED, train_and_save
+    from .scaffold import finish, reading_line, report_stream, train_and_save
 
     refuse_margin_bounds(params.margin_bounds)
     data = open_data(scheduler, example_file)
@@ -167,16 +167,12 @@ def learn_on_cluster(
         params.problem = kind
         apply_custom(params, custom, kind)
         shape = SimpleNamespace(n_examples=data.n_examples, n_features=data.n_features)
+        report = report_stream(model_file)
+        if verbosity >= 1:
+            print(reading_line(shape), file=report)
         monitor = ClusterMonitor(verbosity, trace_path, "cp_learn")
-        info, cpu, report = train_and_save(
-            "cp_learn",
-            lambda _, p, **kw: train_struct(data, p, **kw),
-            shape,
-            params,
-            model_file,
-            verbosity,
-            trace_path,
-            monitor=monitor,
+        info, cpu = train_and_save(
+            lambda _, p, **kw: train_struct(data, p, **kw), shape, params, model_file, monitor
         )
     finally:
         data.session.close()
@@ -185,9 +181,4 @@ def learn_on_cluster(
         report_cluster(info, data, model_file, report)
     if verbosity >= 2:
         print(peak_rss_line(), file=report)
-    if info.result.status == "interrupted":
-        note(
-            f"cp_learn: interrupted at iteration {info.result.iterations} with duality gap "
-            f"{info.result.gap:.6g}; the model so far was written to {model_file}"
-        )
-        sys.exit(EXIT_INTERRUPTED)
+    finish("cp_learn", info.result, model_file, verbosity, notes=info.notes)

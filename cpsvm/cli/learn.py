@@ -20,18 +20,10 @@ from ..errors import OptionError
 from .cluster import scheduler_option
 from .common import (
     CONTEXT_SETTINGS,
-    EXIT_INTERRUPTED,
     IntChoice,
-    kernel_options,
-    margin_bounds_option,
     note,
-    peak_rss_line,
     positive,
     run,
-    runtime_line,
-    svmlight_scale_line,
-    threads_option,
-    train_and_save,
     validate_options,
     verbosity_option,
     version_option,
@@ -44,18 +36,26 @@ from .parsing import (
     statistics_line,
     tree_options,
 )
+from .scaffold import (
+    LEARNER_VERBOSITY,
+    TrainingMonitor,
+    finish,
+    kernel_options,
+    margin_bounds_option,
+    peak_rss_line,
+    reading_line,
+    report_stream,
+    runtime_line,
+    stop_reason,
+    svmlight_scale_line,
+    threads_option,
+    train_and_save,
+)
 
 DEFAULT_EPSILON = 0.1  # -e of every problem but rank
 RANK_EPSILON = 0.001  # svm_rank_learn's -e (man cp_learn, DEFAULTS)
 
 # The reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
-
-STOP_REASONS = {
-    "converged": "the most violated constraint is violated by at most epsilon",
-    "max_iterations": "maximum number of iterations reached (-#); not converged — raise -# or -e",
-    "time_limit": "time limit reached (--max-time); not converged",
-    "interrupted": "interrupted (Ctrl-C)",
-}
 
 
 @click.command("cp_learn", context_settings=CONTEXT_SETTINGS)
@@ -240,7 +240,7 @@ STOP_REASONS = {
     help="Write one TSV row per iteration (primal, dual, gap, ...).",
 )
 @scheduler_option()
-@verbosity_option(default=1)
+@verbosity_option(1, LEARNER_VERBOSITY)
 @click.option(
     "-y",
     "qp_verbosity",
@@ -373,23 +373,16 @@ def command(
         from ..problems.rank import describe_queries
 
         examples = describe_queries(data)
-    info, cpu, report = train_and_save(
-        "cp_learn", train, data, params, model_file, verbosity, trace_path, examples=examples
-    )
+    report = report_stream(model_file)
+    if verbosity >= 1:
+        print(reading_line(data, examples), file=report)
+    monitor = TrainingMonitor(verbosity, trace_path, "cp_learn")
+    info, cpu = train_and_save(train, data, params, model_file, monitor)
     if verbosity >= 1:
         _print_statistics(info, params, cpu, report)
     if verbosity >= 2:
         print(peak_rss_line(), file=report)
-    for line in info.notes:
-        note(f"Note: {line}")
-    if info.result.status == "interrupted":
-        note(
-            f"cp_learn: interrupted at iteration {info.result.iterations} with duality gap "
-            f"{info.result.gap:.6g}; the model so far was written to {model_file}"
-        )
-        sys.exit(EXIT_INTERRUPTED)
-    if info.result.status != "converged" and verbosity >= 1:
-        note(f"Warning: {STOP_REASONS[info.result.status]}")
+    finish("cp_learn", info.result, model_file, verbosity, notes=info.notes)
 
 
 def _number(flag, text, kind=float):
@@ -488,9 +481,8 @@ def _print_statistics(info, params, cpu, out):
         f"Problem: {name}, algorithm -w {info.algorithm}, "
         f"{'margin' if params.rescaling == 2 else 'slack'} rescaling"
     )
-    reason = STOP_REASONS[r.status]
-    if info.algorithm == 9 and r.status == "converged":
-        reason = "the duality gap is at most C*epsilon"
+    style = "struct-gap" if info.algorithm == 9 else "struct"
+    reason = stop_reason(r.status, style)
     p(f"Stopped because: {reason}")
     p(f"Final epsilon on KKT-Conditions: {max(r.violation, 0.0):.5f}")
     p(f"Upper bound on duality gap: {r.gap:.5f}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import sys
 
 import click
 
@@ -11,32 +10,32 @@ from ..errors import InputError
 from .cluster import scheduler_option
 from .common import (
     CONTEXT_SETTINGS,
-    EXIT_INTERRUPTED,
     Checked,
     IntChoice,
-    StopOnInterrupt,
-    TrainingMonitor,
-    margin_bounds_option,
     non_negative,
-    note,
-    peak_rss_line,
-    positive,
     run,
-    threads_option,
     validate_options,
     verbosity_option,
     version_option,
 )
+from .scaffold import (
+    LEARNER_VERBOSITY,
+    TrainingMonitor,
+    c_option,
+    finish,
+    margin_bounds_option,
+    max_iterations_option,
+    peak_rss_line,
+    report_stream,
+    seed_option,
+    stop_reason,
+    threads_option,
+    time_limit_option,
+    trace_option,
+    train_and_save,
+)
 
 # numpy, the reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
-
-STOPPING = {
-    "converged": None,  # worded from the tolerances below
-    "time_limit": "time limit reached (-t)",
-    "max_iterations": "Has not converged! (iteration limit)",
-    "buffer_full": "Has not converged! (cut buffer -s full of active cuts)",
-    "interrupted": "interrupted (Ctrl-C)",
-}
 
 
 def read_costs(path):
@@ -64,13 +63,10 @@ def read_costs(path):
 
 
 @click.command("ocas_learn", context_settings=CONTEXT_SETTINGS)
-@click.option(
-    "-c",
-    "C",
-    type=positive("C"),
+@c_option(
+    "C of 1/2|w|^2 + C*sum(loss_i) (SVMlight's convention; multiclass: Crammer-Singer's).",
     default=1.0,
     show_default=True,
-    help="C of 1/2|w|^2 + C*sum(loss_i) (SVMlight's convention; multiclass: Crammer-Singer's).",
 )
 @click.option(
     "-C",
@@ -132,13 +128,7 @@ def read_costs(path):
     show_default=True,
     help="QPBound: stop when Q_P <= QPBound.",
 )
-@click.option(
-    "-t",
-    "time_limit",
-    type=float,
-    default=math.inf,
-    help="Maximal training time in seconds (reading excluded); default none.",
-)
+@time_limit_option("-t", "Maximal training time in seconds (reading excluded); default none.")
 @click.option(
     "--lambda",
     "cut_lambda",
@@ -147,36 +137,17 @@ def read_costs(path):
     show_default=True,
     help="Cut point w_c = (1-lambda)*w_best + lambda*w_t.",
 )
-@click.option(
-    "-#",
-    "max_iterations",
-    type=click.IntRange(min=1),
-    default=100000,
-    show_default=True,
-    help="Maximum number of iterations.",
-)
+@max_iterations_option()
 @click.option(
     "--problem",
     default="auto",
     show_default=True,
     help="binary, multiclass or auto (binary if the targets are +-1, multiclass if 1..k).",
 )
-@click.option(
-    "--seed",
-    type=int,
-    default=0,
-    show_default=True,
-    help="Accepted for uniformity with the other learners; OCAS is deterministic.",
-)
-@click.option(
-    "--trace",
-    "trace_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Write one TSV row per iteration (Q_P, Q_D, gap, ...).",
-)
+@seed_option("Accepted for uniformity with the other learners; OCAS is deterministic.")
+@trace_option("iteration (Q_P, Q_D, gap, ...)")
 @scheduler_option()
-@verbosity_option(default=1)
+@verbosity_option(1, LEARNER_VERBOSITY)
 @version_option("libocas's svmocas and msvmocas")
 @margin_bounds_option("Binary problems (-m 1); default 0.")
 @click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
@@ -210,7 +181,6 @@ def command(
     cp_classify and svm_classify read); class labels 1..k msvmocas's Crammer-Singer
     machine (an SVMmulticlass model).
     """
-    from ..io.model_file import write_model
     from ..io.streams import source_name
     from ..io.svmlight import read_svmlight
     from ..solvers.ocas import OcasParams, train
@@ -256,7 +226,7 @@ def command(
                 f"{len(params.example_costs)}",
                 source=source_name(cost_file),
             )
-    report = sys.stderr if model_file == "-" else sys.stdout
+    report = report_stream(model_file)
     if verbosity >= 1:
         density = 100.0 * data.X.nnz / max(1, data.n_examples * data.n_features)
         print(
@@ -276,15 +246,10 @@ def command(
     monitor = getattr(data, "Monitor", TrainingMonitor)(
         verbosity, trace_path, "ocas_learn", style="ocas"
     )
-    try:
-        with StopOnInterrupt() as stop:
-            model, info = train(data, params, callback=monitor, should_stop=stop)
-    finally:
-        monitor.close()
-    write_model(model_file, model)
+    info, _ = train_and_save(train, data, params, model_file, monitor)
     r = info.result
     if verbosity >= 1:
-        reason = STOPPING[r.status] or _converged_reason(r, params)
+        reason = stop_reason(r.status, "ocas") or _converged_reason(r, params)
         s = info.seconds
         print(f"Problem: {info.problem}", file=report)
         print(f"Stopping condition: {reason}", file=report)
@@ -311,12 +276,7 @@ def command(
         data.report()
     if verbosity >= 2:
         print(peak_rss_line(), file=report)
-    if r.status == "interrupted":
-        note(
-            f"ocas_learn: interrupted at iteration {r.iterations} with gap {r.gap:.6g}; "
-            f"the best model so far was written to {model_file}"
-        )
-        sys.exit(EXIT_INTERRUPTED)
+    finish("ocas_learn", r, model_file, verbosity, warn=False, best=True)
 
 
 def _converged_reason(r, params):

@@ -3,39 +3,40 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from .common import (
     CONTEXT_SETTINGS,
-    EXIT_INTERRUPTED,
     Checked,
-    TrainingMonitor,
-    kernel_options,
     note,
     positive,
     run,
-    runtime_line,
-    svmlight_scale_line,
-    threads_option,
-    train_and_save,
     validate_options,
     verbosity_option,
     version_option,
 )
-from .learn import STOP_REASONS as CP_STOP_REASONS
+from .scaffold import (
+    LEARNER_VERBOSITY,
+    TrainingMonitor,
+    c_option,
+    finish,
+    kernel_options,
+    max_idle_option,
+    max_iterations_option,
+    reading_line,
+    report_stream,
+    runtime_line,
+    seed_option,
+    stop_reason,
+    svmlight_scale_line,
+    threads_option,
+    time_limit_option,
+    trace_option,
+    train_and_save,
+)
 
 # The reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
 ALGORITHMS = ("const", "linear")  # cpsvm.solvers.sampled.ALGORITHMS, without importing it
-
-STOP_REASONS = {
-    **CP_STOP_REASONS,
-    "converged": {
-        "linear": "the exact most violated constraint is violated by at most epsilon",
-        "const": "{p} sampled constraints in a row were violated by at most epsilon",
-    },
-}
 
 
 class SampledMonitor(TrainingMonitor):
@@ -45,12 +46,9 @@ class SampledMonitor(TrainingMonitor):
 
 
 @click.command("sampled_learn", context_settings=CONTEXT_SETTINGS)
-@click.option(
-    "-c",
-    "C",
-    type=positive("C"),
+@c_option(
+    "Trade-off C (required), SVMperf's convention as cp_learn: C_light = C*100/n.",
     required=True,
-    help="Trade-off C (required), SVMperf's convention as cp_learn: C_light = C*100/n.",
 )
 @click.option(
     "-e",
@@ -92,48 +90,17 @@ class SampledMonitor(TrainingMonitor):
     help="const: stop after this many sampled constraints in a row are not "
     "violated by more than epsilon.",
 )
-@click.option(
-    "-#",
-    "max_iterations",
-    type=click.IntRange(min=1),
-    default=100000,
-    show_default=True,
-    help="Maximum number of iterations.",
-)
-@click.option(
-    "--max-time",
-    "time_limit",
-    type=float,
-    default=float("inf"),
-    help="Stop after this many seconds of training (the model is still written).",
-)
-@click.option(
-    "--max-idle",
-    type=click.IntRange(min=1),
-    default=20,
-    show_default=True,
-    help="Drop a cut whose dual variable stayed 0 for this many QPs.",
-)
+@max_iterations_option()
+@time_limit_option()
+@max_idle_option(20)
 @kernel_options(
     ", as in SVMlight; not the sample size, which is --r (-r given with -t 0 "
     "or 2, whose kernels ignore it, gets a warning)"
 )
-@click.option(
-    "--seed",
-    type=int,
-    default=0,
-    show_default=True,
-    help="Seed of the draws: the same seed gives the same model file.",
-)
+@seed_option("Seed of the draws: the same seed gives the same model file.")
 @threads_option()
-@click.option(
-    "--trace",
-    "trace_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Write one TSV row per iteration (primal, dual, gap, ..., kernel_evaluations).",
-)
-@verbosity_option(default=1)
+@trace_option("iteration (primal, dual, gap, ..., kernel_evaluations)")
+@verbosity_option(1, LEARNER_VERBOSITY)
 @version_option("SVM-perf V3.00's command line (Yu & Joachims' sampled cuts)")
 @click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
@@ -180,29 +147,14 @@ def command(
     )
     validate_options(params)
     data = read_svmlight(example_file)
-    info, cpu, report = train_and_save(
-        "sampled_learn",
-        train,
-        data,
-        params,
-        model_file,
-        verbosity,
-        trace_path,
-        monitor=SampledMonitor(verbosity, trace_path, "sampled_learn"),
-    )
+    report = report_stream(model_file)
+    if verbosity >= 1:
+        print(reading_line(data), file=report)
+    monitor = SampledMonitor(verbosity, trace_path, "sampled_learn")
+    info, cpu = train_and_save(train, data, params, model_file, monitor)
     if verbosity >= 1:
         _print_statistics(info, params, cpu, report)
-    for line in info.notes:
-        note(f"Note: {line}")
-    status = info.result.status
-    if status == "interrupted":
-        note(
-            f"sampled_learn: interrupted at iteration {info.result.iterations}; the model "
-            f"so far was written to {model_file}"
-        )
-        sys.exit(EXIT_INTERRUPTED)
-    if status != "converged" and verbosity >= 1:
-        note(f"Warning: {STOP_REASONS[status]}")
+    finish("sampled_learn", info.result, model_file, verbosity, notes=info.notes)
 
 
 def _coef_const_unused(kernel) -> bool:
@@ -216,19 +168,13 @@ def _coef_const_unused(kernel) -> bool:
     return given is ParameterSource.COMMANDLINE and kernel.kind in (LINEAR, RBF)
 
 
-def _stop_reason(info, params) -> str:
-    reason = STOP_REASONS[info.result.status]
-    if isinstance(reason, dict):
-        reason = reason[info.algorithm].format(p=params.patience)
-    return reason
-
-
 def _print_statistics(info, params, cpu, out):
     r = info.result
     p = lambda s: print(s, file=out)  # noqa: E731
     name = {"const": "constant-time (Algorithm 2)", "linear": "linear-time (Algorithm 3)"}
     p(f"Algorithm: {name[info.algorithm]}, sample size r={info.sample_size}")
-    p(f"Stopped because: {_stop_reason(info, params)}")
+    style = f"sampled-{info.algorithm}"
+    p(f"Stopped because: {stop_reason(r.status, style, p=params.patience)}")
     p(f"Final epsilon on KKT-Conditions: {max(r.violation, 0.0):.5f}")
     estimated = " (xi estimated on the last sample)" if info.primal_is_estimate else ""
     p(f"Dual objective value (working set): dval={r.dual:.5f}")
