@@ -189,3 +189,27 @@ def test_every_console_script_has_a_man_page_and_bin_entry():
 def test_readme_opens_with_the_two_commands():
     head = (ROOT / "README.md").read_text().split("\n\n")[1]
     assert "make demo" in head and "make test" in head
+
+
+def _flags_section(name: str) -> str:
+    text = (ROOT / "man" / f"{name}.1").read_text()
+    return text.split(".SH FLAGS ACROSS COMMANDS", 1)[1].split(".SH ", 1)[0]
+
+
+def test_the_flags_table_is_one_table():
+    """The table of which letter means what in which command is the same in every man
+    page, and its rows are README.md's."""
+    names = [name for name, _ in commands()]
+    sections = {name: _flags_section(name) for name in names}
+    assert len(set(sections.values())) == 1, sections.keys()
+    rows = sections[names[0]].split(".TS", 1)[1].split(".TE", 1)[0].splitlines()[3:]
+    man_rows = [
+        row.replace("\\-", "-").replace("\\(*e", "ε").replace("\\(*l", "λ").split("\t")
+        for row in rows
+    ]
+    readme = (ROOT / "README.md").read_text().split("| flag |", 1)[1].split("\n\n", 1)[0]
+    readme_rows = [
+        [cell.strip().strip("`").replace("`", "") or "-" for cell in line.strip("|").split("|")]
+        for line in readme.splitlines()[2:]
+    ]
+    assert man_rows == readme_rows
