@@ -6,6 +6,7 @@ base classes: input checks, the model file, labels and the fitted model's attrib
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 
 try:
     import sklearn  # noqa: F401
@@ -37,6 +38,16 @@ _SPARSE = ["csr", "csc", "coo"]
 # -- conversions shared by the estimators ---------------------------------------------------
 
 
+@contextmanager
+def _value_errors():
+    """cpsvm's refusals of an input (InputError) as scikit-learn's ValueError, with the
+    same message."""
+    try:
+        yield
+    except InputError as e:
+        raise ValueError(str(e)) from None
+
+
 def svmlight_kernel(kernel, gamma, degree, coef0, X=None) -> Kernel:
     """SVMlight's Kernel (``-t -d -g -s -r``) of scikit-learn's kernel parameters:
     ``poly`` (gamma·a·b + coef0)^degree is -t 1 -s gamma -r coef0 -d degree, ``rbf``
@@ -59,18 +70,20 @@ def svmlight_kernel(kernel, gamma, degree, coef0, X=None) -> Kernel:
             gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
     gamma = float(gamma)
     kind = KERNELS[kernel]
-    try:
+    with _value_errors():
         if kind == 2:
             return Kernel(2, gamma=gamma)
         if kind in (1, 3):
             return Kernel(kind, degree=int(degree), coef_lin=gamma, coef_const=float(coef0))
         return Kernel(0)
-    except InputError as e:
-        raise ValueError(str(e)) from None
 
 
-def _kernel_params(kernel: Kernel) -> dict:
-    """The scikit-learn parameters of a model's kernel (load_model)."""
+def _kernel_params(model) -> dict:
+    """The scikit-learn parameters of a kernel model's kernel, none for another model
+    (load_model)."""
+    if not isinstance(model, KernelModel):
+        return {}
+    kernel = model.kernel
     name = _KERNEL_NAMES[kernel.kind]
     if kernel.kind == 2:
         return {"kernel": name, "gamma": kernel.gamma}
@@ -130,9 +143,8 @@ def _train(estimator, train, data, params, monitor=None):
     has them) in ``n_iter_`` and ``objective_``, and return its info; the solver's
     refusals are scikit-learn's ValueError."""
     try:
-        model, info = train(data, params, callback=monitor)
-    except InputError as e:
-        raise ValueError(str(e)) from None
+        with _value_errors():
+            model, info = train(data, params, callback=monitor)
     finally:
         if monitor is not None:
             monitor.close()
@@ -142,13 +154,19 @@ def _train(estimator, train, data, params, monitor=None):
     return info
 
 
+def _command_verbosity(verbose) -> int:
+    """The commands' -v of ``verbose``: 2 (verbose=1) or 3 (verbose>=2), their iteration
+    lines on stderr."""
+    return min(3, int(verbose) + 1)
+
+
 def _monitor(verbose, name, style="struct"):
-    """The commands' -v 2 (verbose=1) or -v 3 (verbose>=2) iteration lines on stderr."""
+    """The one-slack and OCAS solvers' iteration lines (None when not verbose)."""
     if not verbose:
         return None
     from ..cli.common import TrainingMonitor
 
-    return TrainingMonitor(min(3, int(verbose) + 1), None, name, style=style)
+    return TrainingMonitor(_command_verbosity(verbose), None, name, style=style)
 
 
 def _as_csr(X):
@@ -216,6 +234,11 @@ class _Estimator(BaseEstimator):
     def _from_model(cls, model):
         return None
 
+    def _decision_values(self, X):
+        """The fitted model's decision values on X (of the width fitted on)."""
+        check_is_fitted(self, "model_")
+        return self.model_.decision_function(self._check_X(X, reset=False))
+
     def _loaded(self, model, n_features):
         self.model_ = model
         self.n_features_in_ = int(n_features)
@@ -224,7 +247,27 @@ class _Estimator(BaseEstimator):
         return self
 
 
-class _Classifier(ClassifierMixin, _Estimator):
+class _SupportVectors:
+    """The kernel expansion's attributes, for the classifiers and ASSETRegressor."""
+
+    @property
+    def support_vectors_(self):
+        """Kernel models: the expansion's vectors (CSR), one row each."""
+        check_is_fitted(self, "model_")
+        if not isinstance(self.model_, KernelModel):
+            raise AttributeError("support_vectors_ is only available for kernel models")
+        return self.model_.support_vectors
+
+    @property
+    def dual_coef_(self):
+        """Kernel models: alpha_i·y_i of each support vector, shape (1, n_SV)."""
+        check_is_fitted(self, "model_")
+        if not isinstance(self.model_, KernelModel):
+            raise AttributeError("dual_coef_ is only available for kernel models")
+        return self.model_.coef[None, :]
+
+
+class _Classifier(ClassifierMixin, _SupportVectors, _Estimator):
     """Labels of any type: ±1 (binary, classes_[1] is +1) or 1..k and back."""
 
     _multiclass = True
@@ -280,33 +323,26 @@ class _Classifier(ClassifierMixin, _Estimator):
             return np.array([-model.b])
         return self._linear_state()[1]
 
-    @property
-    def support_vectors_(self):
-        """Kernel models: the expansion's vectors (CSR), one row each."""
-        check_is_fitted(self, "model_")
-        if not isinstance(self.model_, KernelModel):
-            raise AttributeError("support_vectors_ is only available for kernel models")
-        return self.model_.support_vectors
-
-    @property
-    def dual_coef_(self):
-        """Kernel models: alpha_i·y_i of each support vector, shape (1, n_SV)."""
-        check_is_fitted(self, "model_")
-        if not isinstance(self.model_, KernelModel):
-            raise AttributeError("dual_coef_ is only available for kernel models")
-        return self.model_.coef[None, :]
-
     def decision_function(self, X):
         """Binary: the command's decision value w·x - b (positive: classes_[1]), shape
         (n,); multiclass: each class's score, shape (n, k)."""
-        check_is_fitted(self, "model_")
-        return self.model_.decision_function(self._check_X(X, reset=False))
+        return self._decision_values(X)
 
     def predict(self, X):
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(np.intp)]
         return self.classes_[np.argmax(scores, axis=1)]
+
+    @classmethod
+    def _from_linear(cls, model):
+        """A fitted estimator of a linear binary or multiclass model (a kernel model of
+        the linear kernel as its w), or None."""
+        if isinstance(model, KernelModel) and model.kernel.is_linear:
+            model = model.to_linear()
+        if isinstance(model, (LinearModel, MulticlassModel)):
+            return cls._binary_or_multiclass(model)
+        return None
 
     @classmethod
     def _binary_or_multiclass(cls, model, **params):

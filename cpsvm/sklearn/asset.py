@@ -11,11 +11,13 @@ from ..data import Dataset
 from ..models import KernelModel, LinearModel, RandomFeaturesModel
 from ._base import (
     _Classifier,
+    _command_verbosity,
     _Estimator,
     _kernel_params,
     _n_threads,
     _seed,
     _store,
+    _SupportVectors,
     _train,
     svmlight_kernel,
 )
@@ -62,7 +64,7 @@ class _Asset(_Estimator):
             from ..cli.asset import AssetMonitor
 
             monitor = AssetMonitor(
-                min(3, int(self.verbose) + 1), None, self.max_iter * -(-m // self.batch_size)
+                _command_verbosity(self.verbose), None, self.max_iter * -(-m // self.batch_size)
             )
         info = _train(self, train, Dataset(X, target), params, monitor)
         self.n_iter_ = -(-info.result.iterations // -(-m // self.batch_size))
@@ -141,7 +143,7 @@ class ASSETClassifier(_Classifier, _Asset):
     def _from_model(cls, model):
         if isinstance(model, (LinearModel, KernelModel)):
             params = (
-                _kernel_params(model.kernel)
+                _kernel_params(model)
                 if isinstance(model, KernelModel)
                 else {"approximation": "none"}
             )
@@ -157,7 +159,7 @@ class ASSETClassifier(_Classifier, _Asset):
         return None
 
 
-class ASSETRegressor(RegressorMixin, _Asset):
+class ASSETRegressor(RegressorMixin, _SupportVectors, _Asset):
     __doc__ = (
         """Kernel support vector regression by stochastic subgradient on a kernel
     approximation (``asset_learn -z r``): the epsilon-insensitive loss with tube width
@@ -198,8 +200,7 @@ class ASSETRegressor(RegressorMixin, _Asset):
         return self._fit_asset(X, np.asarray(y, dtype=np.float64))
 
     def predict(self, X):
-        check_is_fitted(self, "model_")
-        return self.model_.decision_function(self._check_X(X, reset=False))
+        return self._decision_values(X)
 
     @property
     def coef_(self):
@@ -214,14 +215,6 @@ class ASSETRegressor(RegressorMixin, _Asset):
         check_is_fitted(self, "model_")
         return np.array([-self.model_.b])
 
-    @property
-    def support_vectors_(self):
-        return _Classifier.support_vectors_.fget(self)
-
-    @property
-    def dual_coef_(self):
-        return _Classifier.dual_coef_.fget(self)
-
     @classmethod
     def _from_model(cls, model):
         if isinstance(model, RandomFeaturesModel) and model.task == "regression":
@@ -232,7 +225,7 @@ class ASSETRegressor(RegressorMixin, _Asset):
                 n_components=model.n_components,
             )
         elif isinstance(model, KernelModel):
-            estimator = cls(**_kernel_params(model.kernel))
+            estimator = cls(**_kernel_params(model))
         elif isinstance(model, LinearModel):
             estimator = cls(approximation="none")
         else:

@@ -192,7 +192,7 @@ class CuttingPlaneSVC(_Classifier):
 
     @classmethod
     def _from_model(cls, model):
-        params = _kernel_params(model.kernel) if isinstance(model, KernelModel) else {}
+        params = _kernel_params(model)
         if isinstance(model, (LinearModel, KernelModel)) and model.loss_id is not None:
             params.update(loss=_PERF_LOSS_OF_ID[model.loss_id], k_fraction=model.k_fraction)
         if isinstance(model, (LinearModel, KernelModel, MulticlassModel)):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from ..data import Dataset
-from ..models import KernelModel, LinearModel, MulticlassModel
 from ._base import (
     _check_choice,
     _Classifier,
@@ -83,8 +82,4 @@ class OCASClassifier(_Classifier):
 
     @classmethod
     def _from_model(cls, model):
-        if isinstance(model, KernelModel) and model.kernel.is_linear:
-            model = model.to_linear()
-        if isinstance(model, (LinearModel, MulticlassModel)):
-            return cls._binary_or_multiclass(model)
-        return None
+        return cls._from_linear(model)

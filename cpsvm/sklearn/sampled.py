@@ -7,6 +7,7 @@ from ..data import Dataset
 from ..models import KernelModel, LinearModel
 from ._base import (
     _Classifier,
+    _command_verbosity,
     _kernel_params,
     _n_threads,
     _seed,
@@ -79,13 +80,13 @@ class SampledCutSVC(_Classifier):
         if self.verbose:
             from ..cli.sampled import SampledMonitor
 
-            monitor = SampledMonitor(min(3, int(self.verbose) + 1), None, self._command)
+            monitor = SampledMonitor(_command_verbosity(self.verbose), None, self._command)
         _train(self, train, Dataset(X, target, cost=cost), params, monitor)
         return self
 
     @classmethod
     def _from_model(cls, model):
         if isinstance(model, (LinearModel, KernelModel)):
-            params = _kernel_params(model.kernel) if isinstance(model, KernelModel) else {}
+            params = _kernel_params(model)
             return cls._binary_or_multiclass(model, **params)
         return None

@@ -9,7 +9,6 @@ from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..conventions import rank_from_c_light
 from ..data import Dataset
-from ..errors import InputError
 from ..models import (
     CfgModel,
     KernelModel,
@@ -24,11 +23,10 @@ from ._base import (
     _as_csr,
     _Classifier,
     _Estimator,
-    _monitor,
     _n_threads,
     _store,
     _time_limit,
-    _train,
+    _value_errors,
 )
 from .cutting_plane import _fit_struct, _struct_params
 
@@ -169,10 +167,8 @@ class StructuredSVM(_Classifier):
         if spec not in ("auto", "binary", "multiclass"):
             from ..problems import resolve_problem
 
-            try:
+            with _value_errors():
                 resolve_problem(spec)  # the registry's own message
-            except InputError as e:
-                raise ValueError(str(e)) from None
         X, target, cost = self._labelled(X, y, sample_weight)
         kind = "binary" if len(self.classes_) == 2 else "multiclass"
         if spec not in ("auto", kind):
@@ -195,10 +191,8 @@ class StructuredSVM(_Classifier):
 
         kind = spec
         if spec == "auto" or spec in ("binary", "multiclass", "hmm"):
-            try:
+            with _value_errors():
                 kind = choose_problem(data, spec, sequences=True)
-            except InputError as e:
-                raise ValueError(str(e)) from None
         if kind in ("hmm", "rank") and isinstance(data, Dataset):
             n = max(data.n_qid_runs(), 1)  # sentences or queries (no qid: one), as cp_learn
         else:
@@ -274,10 +268,8 @@ class StructuredSVM(_Classifier):
         check_is_fitted(self, "model_")
         model = self.model_
         if _is_dataset(X):
-            try:
+            with _value_errors():
                 return self._predict_dataset(X)
-            except InputError as e:
-                raise ValueError(str(e)) from None
         if isinstance(model, SequenceModel):
             data, lengths = self._sentences(X, None, reset=False)
             starts = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
@@ -290,10 +282,8 @@ class StructuredSVM(_Classifier):
             X = self._check_X(X, reset=False)
             fill = getattr(self, "fill_label_", None)
             y = np.full(X.shape[0], 1.0 if fill is None else fill)
-            try:
+            with _value_errors():
                 return np.asarray(model.predict(Dataset(X, y)))
-            except InputError as e:
-                raise ValueError(str(e)) from None
         if isinstance(model, (LinearModel, MulticlassModel)):
             return super().predict(X)
         return model.predict(X)
@@ -354,11 +344,7 @@ class StructuredSVM(_Classifier):
             estimator = cls(problem=model.spec)
             estimator.fill_label_ = None
             return estimator._loaded(model, model.n_features)
-        if isinstance(model, KernelModel) and model.kernel.is_linear:
-            model = model.to_linear()
-        if isinstance(model, (LinearModel, MulticlassModel)):
-            return cls._binary_or_multiclass(model)
-        return None
+        return cls._from_linear(model)
 
 
 # -- ranking --------------------------------------------------------------------------------
@@ -434,7 +420,7 @@ class RankSVM(_Estimator):
         _store(self, locals())
 
     def fit(self, X, y, groups=None):
-        from ..solvers.one_slack import StructParams, train
+        from ..solvers.one_slack import StructParams
 
         if self.loss not in _RANK_LOSSES:
             raise ValueError(f"expected loss 'pairs' or 'fraction', got {self.loss!r}")
@@ -459,13 +445,11 @@ class RankSVM(_Estimator):
             n_threads=_n_threads(self.n_jobs),
         )
         data = Dataset(X, np.asarray(y, dtype=np.float64), qid)
-        _train(self, train, data, params, _monitor(self.verbose, self._command))
-        return self
+        return _fit_struct(self, data, params)
 
     def decision_function(self, X):
         """The scores w·x, shape (n,)."""
-        check_is_fitted(self, "model_")
-        return self.model_.decision_function(self._check_X(X, reset=False))
+        return self._decision_values(X)
 
     def predict(self, X):
         """The scores w·x: rank a query's documents by them, highest first."""
