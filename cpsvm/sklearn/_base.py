@@ -164,7 +164,7 @@ def _monitor(verbose, name, style="struct"):
     """The one-slack and OCAS solvers' iteration lines (None when not verbose)."""
     if not verbose:
         return None
-    from ..cli.common import TrainingMonitor
+    from ..cli.scaffold import TrainingMonitor
 
     return TrainingMonitor(_command_verbosity(verbose), None, name, style=style)
 
