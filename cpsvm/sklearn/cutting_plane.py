@@ -1,5 +1,7 @@
-"""CuttingPlaneSVC: cp_learn's binary (linear, kernel or Nyström) and multiclass SVM, and
-the conversion of an estimator's parameters to cp_learn's that StructuredSVM shares."""
+"""CuttingPlaneSVC: cp_learn's binary (linear, kernel or Nyström) and multiclass SVM; and
+what the cp_learn estimators share: the conversion of an estimator's parameters to
+cp_learn's (with StructuredSVM) and the fit by cp_learn's solver (with StructuredSVM and
+RankSVM)."""
 
 from __future__ import annotations
 
@@ -69,6 +71,8 @@ def _struct_params(estimator, kind, n, **more):
 
 
 def _fit_struct(estimator, data, params):
+    """Fit ``estimator`` by cp_learn's solver (its -v lines when verbose); a multiclass
+    objective_ rescaled to Crammer-Singer's."""
     from ..solvers.one_slack import train
 
     info = _train(estimator, train, data, params, _monitor(estimator.verbose, "cp_learn"))
