@@ -1,0 +1,359 @@
+"""What every estimator of cpsvm.sklearn shares: the scikit-learn imports (refused with
+the extra's name when scikit-learn is missing), the conversions of scikit-learn's
+parameters to the commands' (kernel, seed, threads, time limit), the solver run, and the
+base classes: input checks, the model file, labels and the fitted model's attributes."""
+
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+
+try:
+    import sklearn  # noqa: F401
+    from sklearn.base import BaseEstimator, ClassifierMixin
+    from sklearn.utils import check_random_state
+    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.validation import (
+        _check_sample_weight,
+        check_is_fitted,
+        validate_data,
+    )
+except ImportError as _error:  # pragma: no cover - tested in a subprocess
+    raise ImportError(
+        "cpsvm.sklearn needs scikit-learn: install the extra with pip install 'cpsvm[sklearn]'"
+    ) from _error
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import InputError
+from ..kernels import Kernel
+from ..models import KernelModel, LinearModel, MulticlassModel, RandomFeaturesModel
+
+KERNELS = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3}
+_KERNEL_NAMES = {v: k for k, v in KERNELS.items()}
+_SPARSE = ["csr", "csc", "coo"]
+
+
+# -- conversions shared by the estimators ---------------------------------------------------
+
+
+@contextmanager
+def _value_errors():
+    """cpsvm's refusals of an input (InputError) as scikit-learn's ValueError, with the
+    same message."""
+    try:
+        yield
+    except InputError as e:
+        raise ValueError(str(e)) from None
+
+
+def svmlight_kernel(kernel, gamma, degree, coef0, X=None) -> Kernel:
+    """SVMlight's Kernel (``-t -d -g -s -r``) of scikit-learn's kernel parameters:
+    ``poly`` (gamma·a·b + coef0)^degree is -t 1 -s gamma -r coef0 -d degree, ``rbf``
+    exp(-gamma·|a-b|²) is -t 2 -g gamma, ``sigmoid`` tanh(gamma·a·b + coef0) is -t 3 -s
+    gamma -r coef0. The parameters a kernel does not use keep the commands' defaults, so
+    that the model file's header is the command's. ``gamma`` may be 'scale' or 'auto',
+    as in scikit-learn's SVC (computed on X)."""
+    if kernel not in KERNELS:
+        raise ValueError(f"expected kernel 'linear', 'poly', 'rbf' or 'sigmoid', got {kernel!r}")
+    if isinstance(gamma, str):
+        if gamma not in ("scale", "auto"):
+            raise ValueError(f"expected gamma 'scale', 'auto' or a number, got {gamma!r}")
+        if X is None:
+            raise ValueError(f"gamma={gamma!r} needs the training data")
+        if gamma == "auto":
+            gamma = 1.0 / X.shape[1]
+        else:
+            mean = X.mean()
+            var = X.multiply(X).mean() - mean**2 if sp.issparse(X) else X.var()
+            gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+    gamma = float(gamma)
+    kind = KERNELS[kernel]
+    with _value_errors():
+        if kind == 2:
+            return Kernel(2, gamma=gamma)
+        if kind in (1, 3):
+            return Kernel(kind, degree=int(degree), coef_lin=gamma, coef_const=float(coef0))
+        return Kernel(0)
+
+
+def _kernel_params(model) -> dict:
+    """The scikit-learn parameters of a kernel model's kernel, none for another model
+    (load_model)."""
+    if not isinstance(model, KernelModel):
+        return {}
+    kernel = model.kernel
+    name = _KERNEL_NAMES[kernel.kind]
+    if kernel.kind == 2:
+        return {"kernel": name, "gamma": kernel.gamma}
+    if kernel.kind in (1, 3):
+        return {
+            "kernel": name,
+            "gamma": kernel.coef_lin,
+            "degree": kernel.degree,
+            "coef0": kernel.coef_const,
+        }
+    return {"kernel": name}
+
+
+def _seed(random_state) -> int:
+    """The command's ``--seed`` of ``random_state``: None is its default 0."""
+    if random_state is None:
+        return 0
+    if isinstance(random_state, (int, np.integer)):
+        return int(random_state)
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+def _n_threads(n_jobs):
+    """numba threads of ``n_jobs`` (joblib's convention: -1 all cores, -2 all but one)."""
+    if n_jobs is None:
+        return None
+    n_jobs = int(n_jobs)
+    if n_jobs == 0:
+        raise ValueError("expected n_jobs != 0")
+    if n_jobs < 0:
+        import numba
+
+        return max(1, numba.config.NUMBA_NUM_THREADS + 1 + n_jobs)
+    return n_jobs
+
+
+def _store(estimator, arguments):
+    """Keep each __init__ argument as the attribute of its name (scikit-learn's rule:
+    __init__ stores, fit validates)."""
+    for name, value in arguments.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
+
+
+def _check_choice(name, value, choices):
+    if value not in choices:
+        raise ValueError(f"expected {name} " + " or ".join(map(repr, choices)) + f", got {value!r}")
+
+
+def _time_limit(max_time) -> float:
+    return math.inf if max_time is None else float(max_time)
+
+
+def _train(estimator, train, data, params, monitor=None):
+    """Run a solver (``monitor`` its progress callback, closed after), keep its model in
+    ``estimator.model_``, its iterations and primal objective (where the solver's info
+    has them) in ``n_iter_`` and ``objective_``, and return its info; the solver's
+    refusals are scikit-learn's ValueError."""
+    try:
+        with _value_errors():
+            model, info = train(data, params, callback=monitor)
+    finally:
+        if monitor is not None:
+            monitor.close()
+    estimator.model_ = model
+    estimator.n_iter_ = getattr(info.result, "iterations", 0)
+    estimator.objective_ = getattr(info.result, "primal", math.nan)
+    return info
+
+
+def _command_verbosity(verbose) -> int:
+    """The commands' -v of ``verbose``: 2 (verbose=1) or 3 (verbose>=2), their iteration
+    lines on stderr."""
+    return min(3, int(verbose) + 1)
+
+
+def _monitor(verbose, name, style="struct"):
+    """The one-slack and OCAS solvers' iteration lines (None when not verbose)."""
+    if not verbose:
+        return None
+    from ..cli.scaffold import TrainingMonitor
+
+    return TrainingMonitor(_command_verbosity(verbose), None, name, style=style)
+
+
+def _as_csr(X):
+    """Validated X as the reader gives it: float64 CSR, sorted, no duplicates (a copy
+    when it must change: the caller's matrix is left as it was)."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
+class _Estimator(BaseEstimator):
+    """What every estimator shares: input checks, the Dataset, the model file."""
+
+    _command = ""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    def _check_X(self, X, reset):
+        X = validate_data(self, X, accept_sparse=_SPARSE, dtype=np.float64, reset=reset)
+        return _as_csr(X)
+
+    def _check_Xy(self, X, y, sample_weight, *, numeric):
+        X, y = validate_data(self, X, y, accept_sparse=_SPARSE, dtype=np.float64, y_numeric=numeric)
+        X = _as_csr(X)
+        cost = None
+        if sample_weight is not None:
+            cost = _check_sample_weight(
+                sample_weight, X, dtype=np.float64, ensure_non_negative=True
+            )
+            keep = np.flatnonzero(cost > 0)
+            if len(keep) == 0:
+                raise ValueError("expected a sample_weight > 0 for some example")
+            if len(keep) < len(cost):  # weight 0: the example is not there
+                X, y, cost = X[keep], y[keep], cost[keep]
+        return X, y, cost
+
+    def save_model(self, path):
+        """Write the command's text model file (``-`` for standard output); returns self."""
+        from ..io.model_file import write_model
+
+        check_is_fitted(self, "model_")
+        write_model(path, self.model_)
+        return self
+
+    @classmethod
+    def load_model(cls, path):
+        """A fitted estimator of this class from a model file the commands read."""
+        from ..io.model_file import read_model
+
+        model = read_model(path)
+        estimator = cls._from_model(model)
+        if estimator is None:
+            raise ValueError(
+                f"{path}: a {type(model).__name__} cannot be a "
+                f"{cls.__name__}; use cpsvm.sklearn.load_model"
+            )
+        return estimator
+
+    @classmethod
+    def _from_model(cls, model):
+        return None
+
+    def _decision_values(self, X):
+        """The fitted model's decision values on X (of the width fitted on)."""
+        check_is_fitted(self, "model_")
+        return self.model_.decision_function(self._check_X(X, reset=False))
+
+    def _loaded(self, model, n_features):
+        self.model_ = model
+        self.n_features_in_ = int(n_features)
+        self.n_iter_ = 0
+        self.objective_ = math.nan
+        return self
+
+
+class _SupportVectors:
+    """The kernel expansion's attributes, for the classifiers and ASSETRegressor."""
+
+    @property
+    def support_vectors_(self):
+        """Kernel models: the expansion's vectors (CSR), one row each."""
+        check_is_fitted(self, "model_")
+        if not isinstance(self.model_, KernelModel):
+            raise AttributeError("support_vectors_ is only available for kernel models")
+        return self.model_.support_vectors
+
+    @property
+    def dual_coef_(self):
+        """Kernel models: alpha_i·y_i of each support vector, shape (1, n_SV)."""
+        check_is_fitted(self, "model_")
+        if not isinstance(self.model_, KernelModel):
+            raise AttributeError("dual_coef_ is only available for kernel models")
+        return self.model_.coef[None, :]
+
+
+class _Classifier(ClassifierMixin, _SupportVectors, _Estimator):
+    """Labels of any type: ±1 (binary, classes_[1] is +1) or 1..k and back."""
+
+    _multiclass = True
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = self._multiclass
+        return tags
+
+    def _labelled(self, X, y, sample_weight):
+        """Validated X, the labels as the command's targets, the costs."""
+        X, y, cost = self._check_Xy(X, y, sample_weight, numeric=False)
+        return X, self._encode(y), cost
+
+    def _encode(self, y):
+        check_classification_targets(y)
+        self.classes_, index = np.unique(y, return_inverse=True)
+        k = len(self.classes_)
+        if k < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs examples of at least two "
+                f"classes, got one class: {self.classes_[0]!r}"
+            )
+        if k > 2 and not self._multiclass:
+            raise ValueError(
+                f"Only binary classification is supported: "
+                f"{type(self).__name__} ({self._command}) got {k} classes"
+            )
+        return np.where(index == 1, 1.0, -1.0) if k == 2 else index + 1.0
+
+    def _linear_state(self):
+        model = self.model_
+        if isinstance(model, LinearModel):
+            return model.w[None, :], np.array([-model.b])
+        if isinstance(model, MulticlassModel):
+            return model.W, np.zeros(model.n_classes)
+        if isinstance(model, KernelModel) and model.kernel.is_linear:
+            linear = model.to_linear()
+            return linear.w[None, :], np.array([-linear.b])
+        raise AttributeError("coef_ is only available for linear models")
+
+    @property
+    def coef_(self):
+        """Weights: decision_function(X) = X @ coef_.T + intercept_ (linear models)."""
+        check_is_fitted(self, "model_")
+        return self._linear_state()[0]
+
+    @property
+    def intercept_(self):
+        check_is_fitted(self, "model_")
+        model = self.model_
+        if isinstance(model, (KernelModel, RandomFeaturesModel)):
+            return np.array([-model.b])
+        return self._linear_state()[1]
+
+    def decision_function(self, X):
+        """Binary: the command's decision value w·x - b (positive: classes_[1]), shape
+        (n,); multiclass: each class's score, shape (n, k)."""
+        return self._decision_values(X)
+
+    def predict(self, X):
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(np.intp)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    @classmethod
+    def _from_linear(cls, model):
+        """A fitted estimator of a linear binary or multiclass model (a kernel model of
+        the linear kernel as its w), or None."""
+        if isinstance(model, KernelModel) and model.kernel.is_linear:
+            model = model.to_linear()
+        if isinstance(model, (LinearModel, MulticlassModel)):
+            return cls._binary_or_multiclass(model)
+        return None
+
+    @classmethod
+    def _binary_or_multiclass(cls, model, **params):
+        if isinstance(model, MulticlassModel):
+            classes = np.arange(1, model.n_classes + 1)
+        elif isinstance(model, (LinearModel, KernelModel)) or (
+            isinstance(model, RandomFeaturesModel) and model.task == "classification"
+        ):
+            classes = np.array([-1, 1])
+        else:
+            return None
+        estimator = cls(**params)
+        estimator.classes_ = classes
+        return estimator._loaded(model, model.n_features)

