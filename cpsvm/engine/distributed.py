@@ -49,6 +49,7 @@ import numpy as np
 from numba import njit
 
 from ..errors import InputError, OptionError
+from ..sparse_ops import rows_times
 from .cuts import LinearCutOracle
 from .hinge import hinge_excess, multiclass_most_violated
 
@@ -143,20 +144,6 @@ def _packed(sig):
 
 
 # -- per-shard kernels (row by row, no reassociation: the same bits for any sharding) ----
-
-
-@njit(cache=True)
-def _dot_classes(indptr, indices, data, W, out):
-    """out = X·W, W (d, k) in the layout of Crammer-Singer's Ψ (x_j of class c at
-    j·k + c, :mod:`cpsvm.problems.multiclass`)."""
-    n, k = out.shape
-    for i in range(n):
-        for c in range(k):
-            out[i, c] = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            j, v = indices[p], data[p]
-            for c in range(k):
-                out[i, c] += v * W[j, c]
 
 
 @njit(cache=True)
@@ -517,8 +504,10 @@ class Shard:
                 raise StateLost(key)
             if self.n_classes:
                 out = np.empty((self.n, self.n_classes))
+                # W (d, k) in the layout of Crammer-Singer's Ψ (x_j of class c at j·k + c);
+                # the row kernel sums each row in its stored order (no block threads).
                 W = np.ascontiguousarray(w.reshape(self.d, self.n_classes))
-                _dot_classes(self.indptr, self.indices, self.data, W, out)
+                rows_times(self.indptr, self.indices, self.data, 0, self.n, W, out)
             else:
                 # SciPy's CSR product sums each row in stored order, as a plain loop
                 # would (the same bits), and measured faster than one in numba.
