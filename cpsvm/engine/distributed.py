@@ -52,6 +52,7 @@ from ..errors import InputError, OptionError
 from ..sparse_ops import rows_times
 from .cuts import LinearCutOracle
 from .hinge import hinge_excess, multiclass_most_violated
+from .ocas import class_lines, upper_envelope
 
 FOLDS = 3  # at most; 2 when a sum has at most 2^23 terms (fold_grid)
 TWO_FOLD_HEADROOM = 26
@@ -315,47 +316,24 @@ def _binary_breakpoints(y, out_b, out_t, costs, loss, margin, acc, sig):
 
 @njit(cache=True)
 def _class_breakpoints(y, out_b, out_t, costs, loss, acc, sig):
-    """The upper envelope of each example's k lines along out_b → out_t (as
-    :func:`cpsvm.engine.ocas.line_search` traces it): slope at 0+ into acc[0],
-    breakpoints returned, their jumps also into acc[1]."""
+    """The upper envelope of each example's k lines along out_b → out_t, traced by the
+    single-machine line search's walk (:func:`cpsvm.engine.ocas.upper_envelope`, ties
+    broken alike): slope at 0+ into acc[0], breakpoints returned, their jumps also
+    into acc[1] (exact sums)."""
     n, k = out_b.shape
-    cap = max(n * (k - 1), 1)
+    cap = max(n * (k - 1), 1)  # at most k − 1 breakpoints an example
     at = np.empty(cap)
     jump = np.empty(cap)
-    icpt = np.empty(k)
-    slope = np.empty(k)
+    intercepts = np.empty(k)
+    slopes = np.empty(k)
     m = 0
     for i in range(n):
-        yi = int(y[i]) - 1
-        dy = out_t[i, yi] - out_b[i, yi]
-        for j in range(k):
-            icpt[j] = out_b[i, j] - out_b[i, yi] + loss
-            slope[j] = (out_t[i, j] - out_b[i, j]) - dy
-        icpt[yi] = 0.0
-        slope[yi] = 0.0
-        cur = 0
-        for j in range(1, k):
-            if icpt[j] > icpt[cur] or (icpt[j] == icpt[cur] and slope[j] > slope[cur]):
-                cur = j
-        _deposit(acc, sig, 0, costs[i] * slope[cur], 1.0)
-        where = 0.0
-        while True:
-            nxt = -1
-            best_at = np.inf
-            for j in range(k):
-                if slope[j] > slope[cur]:
-                    cross = (icpt[cur] - icpt[j]) / (slope[j] - slope[cur])
-                    if cross < where:
-                        cross = where
-                    if cross < best_at or (cross == best_at and slope[j] > slope[nxt]):
-                        best_at, nxt = cross, j
-            if nxt < 0:
-                break
-            at[m] = best_at
-            jump[m] = costs[i] * (slope[nxt] - slope[cur])
-            _deposit(acc, sig, 1, jump[m], 1.0)
-            m += 1
-            cur, where = nxt, best_at
+        class_lines(out_b[i], out_t[i], int(y[i]) - 1, loss, intercepts, slopes)
+        first = m
+        slope, m = upper_envelope(intercepts, slopes, costs[i], at, jump, m)
+        _deposit(acc, sig, 0, slope, 1.0)
+        for p in range(first, m):
+            _deposit(acc, sig, 1, jump[p], 1.0)
     return at[:m].copy(), jump[:m].copy()
 
 
