@@ -146,7 +146,7 @@ def class_breakpoints(y, out_b, out_t, costs, loss, acc, sig):
     slopes = np.empty(k)
     m = 0
     for i in range(n):
-        class_lines(out_b[i], out_t[i], int(y[i]) - 1, loss, intercepts, slopes)
+        class_lines(out_b, out_t, i, int(y[i]) - 1, loss, intercepts, slopes)
         first = m
         slope, m = upper_envelope(intercepts, slopes, costs[i], at, jump, m)
         deposit(acc, sig, 0, slope, 1.0)

@@ -94,24 +94,26 @@ def class_line_search(A0, B0, y, out_from, out_to, costs, loss):
     n_bp = 0
     grad = B0
     for i in range(n):
-        class_lines(out_from[i], out_to[i], y[i] - 1, loss, a, s)
+        class_lines(out_from, out_to, i, y[i] - 1, loss, a, s)
         bp_at, bp_jump = _room(bp_at, bp_jump, n_bp, k)
         slope, n_bp = upper_envelope(a, s, costs[i], bp_at, bp_jump, n_bp)
         grad += slope
     return _subgradient_zero(A0, grad, bp_at[:n_bp], bp_jump[:n_bp])
 
 
-@njit(cache=True)
-def class_lines(out_from, out_to, yi, loss, intercepts, slopes):
-    """One example's Crammer-Singer lines along out_from → out_to (its k outputs at both
-    ends, yi its 0-based class) into ``intercepts`` and ``slopes``: class c ≠ yi has
-    out_from_c − out_from_yi + loss and (out_to − out_from)_c − (out_to − out_from)_yi,
-    the true class 0 and 0. Also the cluster's (:mod:`cpsvm.cluster.kernels`)."""
-    from_y = out_from[yi]
-    delta_y = out_to[yi] - from_y
-    for c in range(len(out_from)):
-        intercepts[c] = out_from[c] - from_y + loss
-        slopes[c] = (out_to[c] - out_from[c]) - delta_y
+@njit(cache=True, inline="always")
+def class_lines(out_from, out_to, i, yi, loss, intercepts, slopes):
+    """Example i's Crammer-Singer lines along out_from → out_to (the classes' outputs
+    (n, k) at both ends, yi its 0-based class) into ``intercepts`` and ``slopes``: class
+    c ≠ yi has out_from_ic − out_from_iy + loss and (out_to − out_from)_ic − (out_to −
+    out_from)_iy, the true class 0 and 0. Also the cluster's
+    (:func:`cpsvm.cluster.kernels.class_breakpoints`). Inlined: called, it made
+    :func:`class_line_search` 3-5% slower."""
+    from_y = out_from[i, yi]
+    delta_y = out_to[i, yi] - from_y
+    for c in range(out_from.shape[1]):
+        intercepts[c] = out_from[i, c] - from_y + loss
+        slopes[c] = (out_to[i, c] - out_from[i, c]) - delta_y
     intercepts[yi] = 0.0
     slopes[yi] = 0.0
 
