@@ -178,7 +178,7 @@ def main():
     )
 
     # The cost model, with this run's constants.
-    from cpsvm.engine.distributed import fold_grid
+    from cpsvm.cluster.numerics import fold_grid
 
     d = results["local"][0]["d"]
     folds = fold_grid(1.0, results["local"][0]["n"]).shape[1]

@@ -140,7 +140,7 @@ def _ones_dot(indptr, indices, lo, hi, W, out):
 
 
 @njit(nogil=True, cache=True)
-def _rows_times(indptr, indices, data, lo, hi, W, out):
+def rows_times(indptr, indices, data, lo, hi, W, out):
     """out[i] = Σ_p data[p]·W[indices[p]] (a row of k values) for rows lo..hi, summed in
     each row's order (so any block split gives the same bits); empty ``data``: every
     value is 1. Also Xᵀ·B, given X's columns as rows."""
@@ -298,7 +298,7 @@ class RowBlocks:
         bounds = _balanced(self.X.indptr, W.shape[1])
 
         def run(b):
-            _rows_times(self.X.indptr, self.kernel_indices, self.kernel_values, *b, W, out)
+            rows_times(self.X.indptr, self.kernel_indices, self.kernel_values, *b, W, out)
 
         map_in_threads(run, bounds)
         return out
@@ -340,7 +340,7 @@ class RowBlocks:
         out = np.empty((d, B.shape[1])) if out is None else out
 
         def run(b):
-            _rows_times(indptr, indices, values, *b, B, out)
+            rows_times(indptr, indices, values, *b, B, out)
 
         map_in_threads(run, _balanced(indptr, B.shape[1]))
         return out

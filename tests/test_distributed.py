@@ -20,12 +20,13 @@ import pytest
 import scipy.sparse as sp
 from conftest import ROOT, run_cli
 
+from cpsvm.cluster import numerics, oracles, tasks
+from cpsvm.cluster.session import Session, ShardedData
+from cpsvm.cluster.shards import global_line, plan_shards, read_shard
+from cpsvm.cluster.solver import train_ocas, train_struct
 from cpsvm.data import Dataset
-from cpsvm.engine import distributed as dist
 from cpsvm.engine.ocas import binary_line_search, class_line_search
-from cpsvm.io.shards import global_line, plan_shards, read_shard
 from cpsvm.io.svmlight import read_svmlight, write_svmlight
-from cpsvm.solvers.cluster import train_ocas, train_struct
 from cpsvm.solvers.ocas import OcasParams
 from cpsvm.solvers.ocas import train as ocas_train
 from cpsvm.solvers.one_slack import StructParams
@@ -86,12 +87,12 @@ def in_memory(X, y, lo, hi):
 
 def sharded(X, y, cuts, session=None):
     loaders = [functools.partial(in_memory, X, y, a, b) for a, b in zip(cuts, cuts[1:])]
-    return dist.ShardedData(session or InProcessSession(), loaders)
+    return ShardedData(session or InProcessSession(), loaders)
 
 
 def file_shards(path, parts, session=None):
     specs = plan_shards(str(path), parts)
-    return dist.ShardedData(
+    return ShardedData(
         session or InProcessSession(),
         [functools.partial(read_shard, s) for s in specs],
         [functools.partial(global_line, s) for s in specs],
@@ -133,12 +134,12 @@ def test_folded_sums_do_not_depend_on_grouping():
     plain float addition does depend on the grouping for these terms."""
     rng = np.random.default_rng(0)
     x = rng.standard_normal(5000) * np.exp(rng.uniform(-20, 20, 5000))
-    sig = dist.fold_grid(np.abs(x).max(), len(x))
+    sig = numerics.fold_grid(np.abs(x).max(), len(x))
 
     def folds(part):
         acc = np.zeros((1, sig.shape[1]))
         for v in part:
-            dist._deposit(acc, sig, 0, v, 1.0)
+            numerics.deposit(acc, sig, 0, v, 1.0)
         return acc
 
     totals = set()
@@ -146,7 +147,7 @@ def test_folded_sums_do_not_depend_on_grouping():
     for cuts in ([0, 5000], [0, 1234, 5000], [0, 10, 2000, 4999, 5000]):
         parts = [x[a:b] for a, b in zip(cuts, cuts[1:])]
         acc = sum(folds(p[::-1]) for p in parts[::-1])
-        totals.add(dist.exact_scalar(acc))
+        totals.add(numerics.exact_scalar(acc))
         naive.add(sum(float(np.sum(p)) for p in parts))
     assert len(totals) == 1
     assert len(naive) > 1
@@ -164,17 +165,17 @@ def test_binary_line_search_matches_single_machine(monkeypatch, mode):
     interval holding the step, and when it must narrow that interval over several
     rounds (a coarse grid, few candidates)."""
     if mode != "whole":
-        monkeypatch.setattr(dist, "MIN_GATHER", 64 if mode == "grid" else 8)
+        monkeypatch.setattr(oracles, "MIN_GATHER", 64 if mode == "grid" else 8)
     if mode == "narrow":
-        monkeypatch.setattr(dist, "STEP_GRID", np.array([0.0, 0.5, 2.0]))
-        monkeypatch.setattr(dist, "MAX_CANDIDATES", 6)
-        monkeypatch.setattr(dist, "BUCKET_SAMPLES", 3)
-        monkeypatch.setattr(dist, "GRID_SAMPLES", 4)
+        monkeypatch.setattr(oracles, "STEP_GRID", np.array([0.0, 0.5, 2.0]))
+        monkeypatch.setattr(oracles, "MAX_CANDIDATES", 6)
+        monkeypatch.setattr(tasks, "BUCKET_SAMPLES", 3)
+        monkeypatch.setattr(tasks, "GRID_SAMPLES", 4)
     X, y = make_binary(n=3000, d=5, seed=3)
     data = sharded(X, y, [0, 700, 1900, 3000])
     data.prepare(X.shape[1])
     C = 2.0
-    oracle = dist.ClusterOcasOracle(
+    oracle = oracles.ClusterOcasOracle(
         data, X.shape[1], dict(loss=1.0, margin=1.0, scale=C, n_classes=0, bias=0.0)
     )
     rng = np.random.default_rng(4)
@@ -191,14 +192,14 @@ def test_binary_line_search_matches_single_machine(monkeypatch, mode):
 
 
 def test_multiclass_line_search_matches_single_machine(monkeypatch):
-    monkeypatch.setattr(dist, "MIN_GATHER", 16)
-    monkeypatch.setattr(dist, "MAX_CANDIDATES", 8)
-    monkeypatch.setattr(dist, "STEP_GRID", np.array([0.0, 1.0]))
+    monkeypatch.setattr(oracles, "MIN_GATHER", 16)
+    monkeypatch.setattr(oracles, "MAX_CANDIDATES", 8)
+    monkeypatch.setattr(oracles, "STEP_GRID", np.array([0.0, 1.0]))
     X, y = make_multiclass(n=1500, d=6, k=4, seed=5)
     data = sharded(X, y, [0, 500, 1500])
     k, d = 4, X.shape[1]
     data.prepare(d, 0.0, k)
-    oracle = dist.ClusterOcasOracle(
+    oracle = oracles.ClusterOcasOracle(
         data, k * d, dict(loss=1.0, margin=1.0, scale=0.5, n_classes=k, bias=0.0)
     )
     rng = np.random.default_rng(7)
@@ -285,11 +286,11 @@ def test_gather_chained_with_the_move(sets, tmp_path, monkeypatch, name):
     source = sets / f"{name}.svm"
     model, info = train_ocas(file_shards(source, 1), OcasParams(C=1.0))
     reference, primal = model_bytes(model, tmp_path), info.result.primal
-    monkeypatch.setattr(dist, "MIN_GATHER", 4)
+    monkeypatch.setattr(oracles, "MIN_GATHER", 4)
     for parts, lose in ((1, False), (2, False), (3, False), (2, True)):
         calls = []
         if lose:
-            original = dist._ocas_gather
+            original = oracles.ocas_gather
 
             def forgetful(shard, *args):
                 calls.append(1)
@@ -297,7 +298,7 @@ def test_gather_chained_with_the_move(sets, tmp_path, monkeypatch, name):
                     shard.state.clear()
                 return original(shard, *args)
 
-            monkeypatch.setattr(dist, "_ocas_gather", forgetful)
+            monkeypatch.setattr(oracles, "ocas_gather", forgetful)
         model, info = train_ocas(file_shards(source, parts), OcasParams(C=1.0))
         if lose:
             assert len(calls) > 3  # the lost search was gathered again
@@ -449,7 +450,8 @@ def test_without_dask(sets, tmp_path):
     assert r.returncode == 2
     assert "pip install cpsvm[dask]" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     code = (
-        "import sys, cpsvm, cpsvm.cli.ocas, cpsvm.cli.learn, cpsvm.engine.distributed\n"
+        "import sys, cpsvm, cpsvm.cli.ocas, cpsvm.cli.learn\n"
+        "import cpsvm.cluster.oracles, cpsvm.cluster.solver, cpsvm.cluster.command\n"
         "print([m for m in ('dask', 'distributed') if m in sys.modules])"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
@@ -468,15 +470,15 @@ def test_worker_killed_mid_run(cluster, sets, tmp_path, monkeypatch, chained):
     training ends at the objective of an undisturbed run (also when each iteration's
     gather of breakpoints is chained to the move)."""
     if chained:
-        monkeypatch.setattr(dist, "MIN_GATHER", 4)
+        monkeypatch.setattr(oracles, "MIN_GATHER", 4)
     address, client = cluster
     source = sets / "binary.svm"
     reference = None
     for kill in (False, True):
         log = tmp_path / f"loads-{kill}"
-        with dist.Session(address) as session:
+        with Session(address) as session:
             specs = plan_shards(str(source), 2)
-            data = dist.ShardedData(
+            data = ShardedData(
                 session, [functools.partial(counting_reader, str(log), s) for s in specs]
             )
             killed = []

@@ -15,9 +15,9 @@ import sys
 
 import click
 
+from ..cluster.command import scheduler_option
 from ..conventions import PERF_ERROR_RATE, PERF_LOSS_NAMES
 from ..errors import OptionError
-from .cluster import scheduler_option
 from .common import (
     CONTEXT_SETTINGS,
     IntChoice,
@@ -333,8 +333,8 @@ def command(
         if scheduler is not None:
             raise OptionError("--baseline cannot be used with --scheduler")
         return learn_baseline(params, custom, cfg, example_file, model_file, verbosity)
-    if scheduler is not None:  # the examples stay on a Dask cluster (cli/cluster.py)
-        from .cluster import learn_on_cluster
+    if scheduler is not None:  # the examples stay on a Dask cluster (cpsvm/cluster)
+        from ..cluster.command import learn_on_cluster
 
         return learn_on_cluster(
             params,

@@ -6,8 +6,8 @@ import math
 
 import click
 
+from ..cluster.command import scheduler_option
 from ..errors import InputError
-from .cluster import scheduler_option
 from .common import (
     CONTEXT_SETTINGS,
     Checked,
@@ -201,8 +201,8 @@ def command(
     )
     params.margin_bounds = margin_bounds
     validate_options(params)
-    if scheduler is not None:  # the examples stay on a Dask cluster (cli/cluster.py)
-        from .cluster import ClusterInputs
+    if scheduler is not None:  # the examples stay on a Dask cluster (cpsvm/cluster)
+        from ..cluster.command import ClusterInputs
 
         data = ClusterInputs(
             scheduler,

@@ -492,7 +492,7 @@ def _output_sums(lo, hi, rows, classes, scales, y0, weights, O):
 
 @njit(cache=True)
 def _row_times_column(indptr, indices, data, r, G, c):
-    """x_r·G[:, c], summed in the row's order as :func:`cpsvm.sparse_ops._rows_times`."""
+    """x_r·G[:, c], summed in the row's order as :func:`cpsvm.sparse_ops.rows_times`."""
     ones = len(data) == 0
     total = 0.0
     for p in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):

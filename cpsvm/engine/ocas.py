@@ -68,7 +68,7 @@ def line_search(A0, B0, intercepts, slopes, costs):
 
     Exact (Appendix A of the paper, generalised to a max of k lines per example): each
     example's upper envelope on [0, ∞) is traced into breakpoints and slope jumps
-    (:func:`_envelope`), and the monotone subdifferential is searched for 0
+    (:func:`upper_envelope`), and the monotone subdifferential is searched for 0
     (:func:`_subgradient_zero`). O(n·k²) for the envelopes.
     """
     n, k = intercepts.shape
@@ -77,7 +77,7 @@ def line_search(A0, B0, intercepts, slopes, costs):
     grad = B0
     for i in range(n):
         bp_at, bp_jump = _room(bp_at, bp_jump, n_bp, k)
-        slope, n_bp = _envelope(intercepts[i], slopes[i], costs[i], bp_at, bp_jump, n_bp)
+        slope, n_bp = upper_envelope(intercepts[i], slopes[i], costs[i], bp_at, bp_jump, n_bp)
         grad += slope
     return _subgradient_zero(A0, grad, bp_at[:n_bp], bp_jump[:n_bp])
 
@@ -94,18 +94,28 @@ def class_line_search(A0, B0, y, out_from, out_to, costs, loss):
     n_bp = 0
     grad = B0
     for i in range(n):
-        yi = y[i] - 1
-        from_y = out_from[i, yi]
-        delta_y = out_to[i, yi] - from_y
-        for c in range(k):
-            a[c] = out_from[i, c] - from_y + loss
-            s[c] = (out_to[i, c] - out_from[i, c]) - delta_y
-        a[yi] = 0.0
-        s[yi] = 0.0
+        class_lines(out_from, out_to, i, y[i] - 1, loss, a, s)
         bp_at, bp_jump = _room(bp_at, bp_jump, n_bp, k)
-        slope, n_bp = _envelope(a, s, costs[i], bp_at, bp_jump, n_bp)
+        slope, n_bp = upper_envelope(a, s, costs[i], bp_at, bp_jump, n_bp)
         grad += slope
     return _subgradient_zero(A0, grad, bp_at[:n_bp], bp_jump[:n_bp])
+
+
+@njit(cache=True, inline="always")
+def class_lines(out_from, out_to, i, yi, loss, intercepts, slopes):
+    """Example i's Crammer-Singer lines along out_from → out_to (the classes' outputs
+    (n, k) at both ends, yi its 0-based class) into ``intercepts`` and ``slopes``: class
+    c ≠ yi has out_from_ic − out_from_iy + loss and (out_to − out_from)_ic − (out_to −
+    out_from)_iy, the true class 0 and 0. Also the cluster's
+    (:func:`cpsvm.cluster.kernels.class_breakpoints`). Inlined: called, it made
+    :func:`class_line_search` 3-5% slower."""
+    from_y = out_from[i, yi]
+    delta_y = out_to[i, yi] - from_y
+    for c in range(out_from.shape[1]):
+        intercepts[c] = out_from[i, c] - from_y + loss
+        slopes[c] = (out_to[i, c] - out_from[i, c]) - delta_y
+    intercepts[yi] = 0.0
+    slopes[yi] = 0.0
 
 
 @njit(cache=True)
@@ -121,10 +131,11 @@ def _room(at, jump, used, need):
 
 
 @njit(cache=True)
-def _envelope(intercepts, slopes, cost, bp_at, bp_jump, n_bp):
+def upper_envelope(intercepts, slopes, cost, bp_at, bp_jump, n_bp):
     """One example's cost·max_j (intercepts_j + λ·slopes_j) on [0, ∞): its breakpoints
     and slope jumps go to bp_at/bp_jump from n_bp (at most k − 1, room assumed); returns
-    its slope at 0+ and the new n_bp."""
+    its slope at 0+ and the new n_bp. Also the walk of the cluster's line search, which
+    sums the jumps exactly after it (:func:`cpsvm.cluster.kernels.class_breakpoints`)."""
     k = len(intercepts)
     # The line on top at λ = 0+: largest intercept, then largest slope.
     cur = 0

@@ -2,8 +2,10 @@
 
 The commands keep their flags, messages and model files; what changes is where the
 data are read (each worker reads its shards: byte ranges of one file, or the files of a
-glob) and which solver runs (:mod:`cpsvm.solvers.cluster`). Dask is imported only here,
-and only when the flag is given.
+glob) and which solver runs (:mod:`cpsvm.cluster.solver`). Dask is imported only when
+the flag is given (:class:`cpsvm.cluster.session.Session`): the learners import
+:func:`scheduler_option` from here at start-up, so at module level this module imports
+nothing heavy (no numpy, scipy, numba or dask).
 """
 
 from __future__ import annotations
@@ -13,8 +15,15 @@ from types import SimpleNamespace
 
 import click
 
+from ..cli.scaffold import (
+    TrainingMonitor,
+    finish,
+    peak_rss_line,
+    reading_line,
+    report_stream,
+    train_and_save,
+)
 from ..errors import OptionError
-from .scaffold import TrainingMonitor, peak_rss_line
 
 
 def scheduler_option():
@@ -45,8 +54,8 @@ def open_data(scheduler, example_file, parts=None):
     import functools
     import signal
 
-    from ..engine.distributed import Session, ShardedData
-    from ..io.shards import global_line, plan_shards, read_shard
+    from .session import Session, ShardedData
+    from .shards import global_line, plan_shards, read_shard
 
     # A Ctrl-C at the terminal reaches every process of the group: the local workers
     # ignore it (they inherit SIG_IGN), the learner stops after its iteration.
@@ -106,7 +115,7 @@ class ClusterInputs:
         self.X = SimpleNamespace(nnz=self.data.nnz)
 
     def train(self, _, params, *, callback=None, should_stop=None):
-        from ..solvers.cluster import train_ocas
+        from .solver import train_ocas
 
         try:
             model, info = train_ocas(self.data, params, callback=callback, should_stop=should_stop)
@@ -157,8 +166,7 @@ def learn_on_cluster(
     print_statistics,
 ):
     """cp_learn --scheduler: the command's flow with the data on the cluster."""
-    from ..solvers.cluster import choose_kind, train_struct
-    from .scaffold import finish, reading_line, report_stream, train_and_save
+    from .solver import choose_kind, train_struct
 
     refuse_margin_bounds(params.margin_bounds)
     data = open_data(scheduler, example_file)

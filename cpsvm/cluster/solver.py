@@ -1,9 +1,9 @@
 """Linear training with the examples on a Dask cluster (``--scheduler``): OCAS
 (``ocas_learn``, ``cp_learn -w 9``) and the 1-slack cutting plane (``cp_learn -w 3``),
 binary and Crammer-Singer multiclass, on the engine's 1-slack loop with the oracles of
-:mod:`cpsvm.engine.distributed`.
+:mod:`cpsvm.cluster.oracles`.
 
-The data arrive as a :class:`cpsvm.engine.distributed.ShardedData` (loaded on the
+The data arrive as a :class:`cpsvm.cluster.session.ShardedData` (loaded on the
 workers by the caller's loaders); ``params`` are the single-machine solvers' own
 (``OcasParams``, ``StructParams``), read here by name, so that a command switches to the
 cluster by changing only where its data live.
@@ -20,9 +20,10 @@ import numpy as np
 
 from ..conventions import LOSS_SCALE, PERF_ERROR_RATE, PSI_SCALE
 from ..engine.cutting_plane import CuttingPlaneParams, Progress, one_slack
-from ..engine.distributed import ClusterCutOracle, ClusterOcasOracle, ShardedData
 from ..engine.qp import CutWorkingSet
 from ..errors import InputError, OptionError
+from .oracles import ClusterCutOracle, ClusterOcasOracle
+from .session import ShardedData
 
 
 @dataclass

@@ -1,0 +1,34 @@
+"""Linear training with the examples on a Dask cluster (``--scheduler``): OCAS
+(binary and Crammer-Singer multiclass, as :mod:`cpsvm.engine.ocas`) and the plain
+1-slack cut of ``cp_learn -w 3``, with the examples staying on the workers.
+
+Data. Each worker loads its shards once (a loader callable the caller gives, run on the
+worker) and keeps them in memory; the client holds only d-vectors. Per iteration the
+client broadcasts w (OCAS: the two points w_b, w_t) and gets back per-shard sums: the
+cut, the loss, counts — O(d) per worker, never O(n).
+
+Same answer for any sharding. Floating-point sums depend on how the rows are grouped,
+so every sum over examples (the cut vector, the loss, the line search's slopes) is
+*exact* (:mod:`.numerics`). The grids come from bounds the client derives from global
+maxima (max |x_ij| per column, max row 1-norm, max cost) and |w|, the same for every
+sharding. Scalars are rounded once (``math.fsum``) on the client. The per-row terms
+themselves (x_i·w, hinge tests) are computed row by row, in the same order whatever the
+shard. So the model is byte-identical for any number of workers and shards; against the
+single-machine solver (other summation order, merged duplicate examples) it agrees to
+the stopping tolerance.
+
+The modules, from the bottom up:
+
+    numerics    exact (binned) sums and the sign of an exact sum
+    kernels     the numba kernels a worker runs on its shard
+    shards      planning and reading the shards; a shard on its worker (Shard)
+    tasks       what the workers run each round, one task per shard
+    session     the Dask session, the sharded training set, the rounds (client side)
+    oracles     ClusterCutOracle and ClusterOcasOracle for the engine's 1-slack loop
+    solver      train_ocas and train_struct: the oracles on the engine's loop
+    command     the learners' --scheduler option and their flow on a cluster
+
+This ``__init__`` imports nothing: the learners import :func:`.command.scheduler_option`
+at start-up (click only), and the rest of the package, Dask with it, loads when
+``--scheduler`` is given.
+"""

@@ -1,0 +1,299 @@
+"""The training set's shards: how they are planned and read, and what each worker
+keeps of its own.
+
+A shard is a byte range of one SVMlight file, widened to whole lines (a range starts at
+the first line that begins inside it and ends where the next range's first line
+begins, so every line belongs to exactly one shard), or one whole file of a glob such
+as ``'part-*.svm'`` (compressed files included: they cannot be cut, so each is one
+shard). A worker reads its own shard with the numba reader of
+:mod:`cpsvm.io.svmlight`; the process that plans the shards only lists the files and
+their sizes.
+
+Line numbers: a byte range does not know how many lines precede it. Its rows carry
+line numbers counted from the range's first line, and :func:`global_line` turns one
+into the file's by counting the newlines before the range — done only when a message
+needs it (a parse error, a bad label), never on the normal path.
+
+On its worker a shard is a :class:`Shard`: the examples plus the run's cached state
+(outputs, breakpoints, the last cut), which a worker that rebuilt the shard has lost
+(:class:`StateLost`).
+"""
+
+from __future__ import annotations
+
+import glob
+import math
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from ..io.streams import InputStream
+from ..sparse_ops import rows_times
+from .kernels import abs_bounds
+
+
+class StateLost(Exception):
+    """A task on a worker that lost its shard (rebuilt by Dask) found neither the outputs
+    it needs nor the vector to recompute them: the client ships it and repeats."""
+
+
+_SCAN = 1 << 16  # bytes read at a time when looking for a line end
+
+
+@dataclass(frozen=True)
+class ShardSpec:
+    """``path`` whole (``end`` None) or its bytes [start, end) widened to whole lines."""
+
+    path: str
+    start: int = 0
+    end: int | None = None
+
+    @property
+    def whole(self) -> bool:
+        return self.end is None
+
+
+def is_pattern(source: str) -> bool:
+    return any(c in source for c in "*?[")
+
+
+def plan_shards(source: str, parts: int) -> list[ShardSpec]:
+    """The shards of ``source``: every file a glob matches (sorted by name), or ``parts``
+    byte ranges of one uncompressed file (one shard if it is compressed or small)."""
+    if is_pattern(source):
+        paths = sorted(p for p in glob.glob(source) if os.path.isfile(p))
+        if not paths:
+            raise InputError("no file matches this pattern", source=source)
+        return [ShardSpec(p) for p in paths]
+    with InputStream(source) as f:  # a missing or unreadable file fails here
+        size = f.size if f.compression is None else None
+    if size is None or parts <= 1 or size < parts:
+        return [ShardSpec(source)]
+    cuts = [size * k // parts for k in range(parts + 1)]
+    return [ShardSpec(source, a, b) for a, b in zip(cuts, cuts[1:])]
+
+
+def _line_start(f, pos: int, size: int) -> int:
+    """The first position >= pos that starts a line (size if none)."""
+    if pos <= 0:
+        return 0
+    if pos >= size:
+        return size
+    f.seek(pos - 1)
+    at = pos - 1
+    while True:
+        chunk = f.read(_SCAN)
+        if not chunk:
+            return size
+        k = chunk.find(b"\n")
+        if k >= 0:
+            return at + k + 1
+        at += len(chunk)
+
+
+class _Range:
+    """readinto over bytes [begin, stop) of an open file."""
+
+    def __init__(self, f, begin, stop):
+        self.f, self.left = f, stop - begin
+        f.seek(begin)
+
+    def readinto(self, b):
+        if self.left <= 0:
+            return 0
+        view = memoryview(b)[: min(len(b), self.left)]
+        n = self.f.readinto(view) or 0
+        self.left -= n
+        return n
+
+
+def _lines_before(path: str, pos: int) -> int:
+    count = 0
+    with open(path, "rb") as f:
+        while pos > 0:
+            chunk = f.read(min(_SCAN * 16, pos))
+            if not chunk:
+                break
+            count += chunk.count(b"\n")
+            pos -= len(chunk)
+    return count
+
+
+def _range(spec: ShardSpec):
+    size = os.path.getsize(spec.path)
+    with open(spec.path, "rb") as f:
+        return _line_start(f, spec.start, size), _line_start(f, spec.end, size)
+
+
+def global_line(spec: ShardSpec, line):
+    """The file's line number of the shard's line ``line`` (counted from its first)."""
+    if line is None or spec.whole:
+        return line
+    return line + _lines_before(spec.path, _range(spec)[0])
+
+
+def read_shard(spec: ShardSpec):
+    """The shard's examples as a Dataset (maybe empty); errors name the file and its
+    line. Byte ranges number their rows' lines from the range's first line (see
+    :func:`global_line`)."""
+    from ..io.svmlight import BLOCK_SIZE, _parse_stream, read_svmlight
+
+    if spec.whole:
+        return read_svmlight(spec.path, allow_empty=True)
+    try:
+        begin, stop = _range(spec)
+        with open(spec.path, "rb") as f:
+            try:
+                return _parse_stream(
+                    _Range(f, begin, stop).readinto,
+                    spec.path,
+                    first_line=1,
+                    n_features=None,
+                    zero_based=False,
+                    keep_comments=False,
+                    allow_empty=True,
+                    block_size=min(BLOCK_SIZE, stop - begin + 1),
+                )
+            except InputError as e:
+                if e.line is None:
+                    raise
+                message = str(e)[len(f"{e.source}:{e.line}: ") :]
+                raise InputError(
+                    message, source=e.source, line=e.line + _lines_before(spec.path, begin)
+                ) from None
+    except FileNotFoundError:
+        raise InputError("no such file", source=spec.path) from None
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror or e}", source=spec.path) from None
+
+
+# -- a shard on its worker ----------------------------------------------------------------
+
+
+class Shard:
+    """One shard's examples on its worker, plus the run's cached state."""
+
+    def __init__(self, data, index):
+        X = self.X = data.X
+        self.indptr, self.indices, self.data = X.indptr, X.indices, X.data
+        self.width = X.shape[1]
+        self.n = X.shape[0]
+        self.y = np.asarray(data.y, dtype=np.float64)
+        self.factors = data.cost
+        self.lines = data.line_numbers
+        self.source = data.source
+        self.index = index
+        self.d = self.width
+        self.bias = 0.0
+        self.n_classes = 0
+        self.state = {}
+
+    def __sizeof__(self):
+        # What Dask weighs when it places a task that needs the shard (its default,
+        # sys.getsizeof, would see a small object and move it to any idle worker).
+        return object.__sizeof__(self) + sum(
+            a.nbytes for a in (self.indptr, self.indices, self.data, self.y)
+        )
+
+    def costs(self, scale):
+        """C_i = scale·cost_i (cost_i SVMlight's cost: factor, 1 if none)."""
+        key = ("costs", scale)
+        if key not in self.state:
+            self.state[key] = (
+                np.full(self.n, scale)
+                if self.factors is None
+                else scale * np.asarray(self.factors, dtype=np.float64)
+            )
+        return self.state[key]
+
+    def classes(self):
+        if "classes" not in self.state:
+            self.state["classes"] = self.y.astype(np.int64)
+        return self.state["classes"]
+
+    def outputs(self, key, w):
+        """x_i·w (n,) or every class's score (n, k), cached under ``key``."""
+        cache = self.state.setdefault("out", {})
+        if key not in cache:
+            if w is None:
+                raise StateLost(key)
+            if self.n_classes:
+                out = np.empty((self.n, self.n_classes))
+                # W (d, k) in the layout of Crammer-Singer's Ψ (x_j of class c at j·k + c);
+                # the row kernel sums each row in its stored order (no block threads).
+                W = np.ascontiguousarray(w.reshape(self.d, self.n_classes))
+                rows_times(self.indptr, self.indices, self.data, 0, self.n, W, out)
+            else:
+                # SciPy's CSR product sums each row in stored order, as a plain loop
+                # would (the same bits), and measured faster than one in numba.
+                out = self.X @ w[: self.width]
+                if self.bias != 0.0:
+                    out += self.bias * w[self.d]
+            cache[key] = out
+        return cache[key]
+
+    def keep_outputs(self, *keys):
+        cache = self.state.setdefault("out", {})
+        for key in list(cache):
+            if key not in keys:
+                del cache[key]
+
+
+def load_shard(loader, index):
+    """The task that builds a shard on its worker (``loader`` reads its examples)."""
+    return Shard(loader(), index)
+
+
+def summarize_shard(shard):
+    """What the client needs to know of a shard: sizes, global bounds, the labels."""
+    X_max = np.zeros(shard.width)
+    abs_rows = np.zeros(shard.n)
+    abs_bounds(shard.indptr, shard.indices, shard.data, X_max, abs_rows)
+    y = shard.y
+    not_pm1 = np.flatnonzero(np.abs(y) != 1)
+    not_class = np.flatnonzero((y != np.round(y)) | (y < 1))
+    first = lambda rows: (
+        None
+        if not len(rows)
+        else (  # noqa: E731
+            shard.lines[rows[0]] if shard.lines is not None else None,
+            float(y[rows[0]]),
+        )
+    )
+    bad_cost = None
+    if shard.factors is not None:
+        f = np.asarray(shard.factors, dtype=np.float64)
+        bad = np.flatnonzero(~((f > 0) & np.isfinite(f)))
+        if len(bad):
+            bad_cost = (shard.lines[bad[0]] if shard.lines is not None else None, float(f[bad[0]]))
+    return dict(
+        n=shard.n,
+        width=shard.width,
+        nnz=len(shard.data),
+        col_max=X_max,
+        row_norm=float(abs_rows.max()) if shard.n else 0.0,
+        max_factor=float(np.max(shard.factors)) if shard.factors is not None and shard.n else 1.0,
+        not_pm1=first(not_pm1),
+        not_class=first(not_class),
+        n_pos=int(np.count_nonzero(y == 1)),
+        n_neg=int(np.count_nonzero(y == -1)),
+        y_min=float(y.min()) if shard.n else math.inf,
+        y_max=float(y.max()) if shard.n else -math.inf,
+        bad_cost=bad_cost,
+        source=shard.source,
+    )
+
+
+def prepare_shard(shard, d, bias, n_classes):
+    """The shard for a run: Ψ's size ``d`` of a class (its bias column at d), the bias,
+    the classes (0: binary); the cached state of any earlier run is dropped."""
+    shard.d, shard.bias, shard.n_classes = d, float(bias), int(n_classes)
+    shard.state = {}
+    return shard
+
+
+def shard_size(shard):
+    """Its number of examples (a small result that says the shard is ready)."""
+    return shard.n
