@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from conftest import run_cli
 
+from cpsvm.conventions import MARGIN_RESCALING, SLACK_RESCALING
 from cpsvm.errors import InputError
 from cpsvm.io.model_file import format_model, read_model
 from cpsvm.io.trees import (
@@ -25,7 +26,6 @@ from cpsvm.io.trees import (
     strip_functions,
     with_root,
 )
-from cpsvm.problems.base import MARGIN_RESCALING, SLACK_RESCALING
 from cpsvm.problems.cfg import LOSS_BRACKETS, LOSS_ZERO_ONE, CfgProblem, Grammar, cky
 
 TREEBANK = """\

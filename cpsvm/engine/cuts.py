@@ -14,8 +14,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..conventions import LOSS_SCALE, PSI_SCALE
-from ..problems.base import MARGIN_RESCALING, violation
+from ..conventions import LOSS_SCALE, MARGIN_RESCALING, PSI_SCALE, violation
 from .hinge import hinge_violators
 
 

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..conventions import MARGIN_RESCALING, SLACK_RESCALING
 from ..errors import InputError, OptionError
-from .base import MARGIN_RESCALING, SLACK_RESCALING, PerExampleProblem, StructuredProblem
+from .base import PerExampleProblem, StructuredProblem
 
 __all__ = [
     "MARGIN_RESCALING",

@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..conventions import LOSS_SCALE
+from ..conventions import LOSS_SCALE, MARGIN_RESCALING
 from ..io.trees import (
     CHAIN_JOIN,
     INTERMEDIATE,
@@ -50,7 +50,7 @@ from ..io.trees import (
     preprocess,
     with_root,
 )
-from .base import MARGIN_RESCALING, StructuredProblem
+from .base import StructuredProblem
 
 LOSS_ZERO_ONE = 0
 LOSS_BRACKETS = 1

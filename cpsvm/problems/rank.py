@@ -31,9 +31,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ..conventions import MARGIN_RESCALING
 from ..errors import InputError
 from ..sparse_ops import RowBlocks, as_csr
-from .base import MARGIN_RESCALING, StructuredProblem
+from .base import StructuredProblem
 from .viterbi import selected_starts
 
 SWAPPED_PAIRS = 1  # -l 1: number of swapped pairs (svm_rank_learn's default)

@@ -57,8 +57,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
+from ..conventions import MARGIN_RESCALING, SLACK_RESCALING
 from ..engine.threads import thread_count
-from .base import MARGIN_RESCALING, SLACK_RESCALING
 
 __all__ = [
     "HmmLayout",

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..conventions import PERF_LOSS_NAMES, PERF_MULTIVARIATE_LOSSES
+from ..conventions import MARGIN_RESCALING, PERF_LOSS_NAMES, PERF_MULTIVARIATE_LOSSES
 from ..data import Dataset
 from ..engine.cuts import KernelCutOracle, LinearCutOracle
 from ..engine.cutting_plane import CuttingPlaneParams, n_slack, one_slack
@@ -31,7 +31,6 @@ from ..errors import InputError, OptionError
 from ..kernels import Kernel
 from ..models import KernelModel
 from ..problems import (
-    MARGIN_RESCALING,
     choose_problem,
     load_user_problem,
     problem_entry,
