@@ -248,7 +248,7 @@ class SequenceModel:
     """An SVMhmm V3.10 tagger: tags 1..n_tags of each token by Viterbi over w·Ψ.
 
     ``w`` (length size_psi) is laid out as SVMhmm's model file holds it, w[j] being
-    feature j+1 (see :class:`cpsvm.problems.viterbi.HmmLayout`); ``n_features`` is the
+    feature j+1 (see :class:`cpsvm.decoding.viterbi.HmmLayout`); ``n_features`` is the
     number of emission features (test features above it are ignored), ``trans_order``
     and ``emit_order`` SVMhmm's ``--t`` and ``--e``, ``loss_id`` its ``-l``.
     """
@@ -275,14 +275,14 @@ class SequenceModel:
 
     @property
     def layout(self):
-        from .problems.viterbi import HmmLayout
+        from .decoding.viterbi import HmmLayout
 
         return HmmLayout(self.n_features, self.n_tags, self.trans_order, self.emit_order)
 
     def predict(self, X, starts, *, beam: int = 0, n_threads=None) -> np.ndarray:
         """Tags (int64, 1..n_tags) of the tokens X (CSR rows), sentence s being rows
         starts[s]:starts[s+1]; ``beam`` as svm_hmm_classify's ``--b`` (0 exact)."""
-        from .problems.viterbi import emission_scores, viterbi
+        from .decoding.viterbi import emission_scores, viterbi
 
         layout = self.layout
         E = emission_scores(self.w, X, layout)
@@ -292,9 +292,9 @@ class SequenceModel:
 @dataclass
 class CfgModel:
     """A weighted context-free grammar (``cp_learn --problem cfg``): CKY finds the tree
-    of highest weight, the sum of its rules' weights (:mod:`cpsvm.problems.cfg`).
+    of highest weight, the sum of its rules' weights (:mod:`cpsvm.decoding.grammar`).
 
-    ``grammar`` a :class:`cpsvm.problems.cfg.Grammar` (rule i's weight is ``w[i]``);
+    ``grammar`` a :class:`cpsvm.decoding.grammar.Grammar` (rule i's weight is ``w[i]``);
     ``options`` the tree preprocessing the training used, which parsing applies to the
     test sentences and undoes on the trees it returns; ``trained_by`` "svm" or "pcfg"
     (the weights are then log-probabilities); ``fallback`` the label of the flat tree
@@ -317,8 +317,8 @@ class CfgModel:
         evaluated, without function tags and -NONE- elements, which a model may have
         kept) for the sentences of ``trees`` (their POS tags and words), and per sentence
         whether the grammar parsed it."""
+        from .decoding.grammar import parse_sentences
         from .io.trees import drop_none, strip_functions
-        from .problems.cfg import parse_sentences
 
         predicted, parsed = parse_sentences(
             self.grammar, self.w, self.options, trees, fallback=self.fallback, n_threads=n_threads

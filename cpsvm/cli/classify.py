@@ -490,7 +490,7 @@ def _report_sequences(seqs, tags, out):
     them, in single precision)."""
     import numpy as np
 
-    from ..problems.viterbi import hamming_losses
+    from ..decoding.viterbi import hamming_losses
 
     losses = hamming_losses(seqs.tags, tags, seqs.starts)
     n = len(losses)

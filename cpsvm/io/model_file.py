@@ -9,7 +9,7 @@ Multiclass models use SVMmulticlass's layout: its header, then w of all classes
 stacked (class y's block at offset (y-1)·d) as the single support vector.
 Sequence models use SVMhmm V3.10's (``SVM-HMM Version V3.10``, which svm_hmm_classify
 insists on): kernel lines, emission features, tags, orders and loss, then w in SVMhmm's
-layout (:class:`cpsvm.problems.viterbi.HmmLayout`) as the single support vector.
+layout (:class:`cpsvm.decoding.viterbi.HmmLayout`) as the single support vector.
 A user's problem (``--problem module:Class``) has a cpsvm kind of its own: the version
 line ``cpsvm user-problem model V1``, the problem's ``module:Class``, its options (JSON),
 size_psi, the training data's number of features and examples, then w as one line of
@@ -490,8 +490,8 @@ def _read_hmm(raw, name, float32_features):
     linear model; several are summed alpha-weighted). w[j] is feature j+1."""
     import numpy as np
 
+    from ..decoding.viterbi import HmmLayout
     from ..models import SequenceModel
-    from ..problems.viterbi import HmmLayout
     from .svmlight import parse_svmlight_bytes
 
     n_fields = len(_HMM_FIELDS)
@@ -607,9 +607,9 @@ def _read_cfg(raw, name, float32_features):
     rules, ``s w TEMPLATE LABEL VALUE...``."""
     import numpy as np
 
+    from ..decoding.grammar import Grammar, feature_set_name, span_templates
     from ..io.trees import TreeOptions
     from ..models import CfgModel
-    from ..problems.cfg import Grammar, feature_set_name, span_templates
 
     spans = raw.startswith(CFG_SPANS_VERSION.encode())
     fields = _CFG_SPAN_FIELDS if spans else _CFG_FIELDS

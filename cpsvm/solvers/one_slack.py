@@ -107,7 +107,7 @@ class StructParams:
                 "-l 0 or 1, rank -l 1 or 2"
             )
         _check_multivariate(self)
-        from ..problems.viterbi import MAX_EMIT_ORDER, MAX_TRANS_ORDER
+        from ..decoding.viterbi import MAX_EMIT_ORDER, MAX_TRANS_ORDER
 
         if not 0 <= self.trans_order <= MAX_TRANS_ORDER:
             raise InputError(
