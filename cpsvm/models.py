@@ -193,8 +193,9 @@ class MulticlassModel:
 class UserProblemModel:
     """A user's problem (``--problem module:Class``) with its weights in Ψ space.
 
-    Predicting rebuilds the problem on the test data (``Class(dataset, **options)``, the
-    class imported by its ``module:Class`` spec) and calls its ``predict(w, X)``.
+    Plain data: predicting rebuilds the problem on the test data (``Class(dataset,
+    **options)``, the class imported by its ``module:Class`` spec) and calls its
+    ``predict(w, X)``, which :func:`cpsvm.problems.user.predict_user_problem` does.
     ``n_features`` is the training data's width: test rows are cut or padded to it.
     """
 
@@ -207,40 +208,6 @@ class UserProblemModel:
     @property
     def size_psi(self) -> int:
         return len(self.w)
-
-    def problem_class(self):
-        """The class the model names, imported (InputError if it cannot be)."""
-        from .errors import InputError
-        from .problems import ProblemSpecError, import_problem_class
-
-        try:
-            return import_problem_class(self.spec)
-        except ProblemSpecError as e:
-            raise InputError(f"the model's problem cannot be loaded: {e}") from None
-
-    def problem(self, dataset):
-        """The problem built on ``dataset`` (InputError if the class cannot be imported
-        or does not fit the model). Test rows are first cut or padded to the training
-        width, as SVMlight ignores test features above the model's."""
-        from .errors import InputError
-        from .problems import load_user_problem
-
-        self.problem_class()
-        if self.n_features:
-            dataset, _ = dataset.with_n_features(self.n_features)
-        problem = load_user_problem(self.spec, dataset, self.options)
-        if problem.size_psi != self.size_psi:
-            raise InputError(
-                f"problem {self.spec!r} built on the test data has size_psi "
-                f"{problem.size_psi}, the model's w has {self.size_psi} "
-                "(its model_options() should record what fixes it)"
-            )
-        return problem, dataset
-
-    def predict(self, dataset) -> list:
-        """One prediction per example of ``dataset``, by the problem's ``predict``."""
-        problem, dataset = self.problem(dataset)
-        return list(problem.predict(self.w, dataset.X))
 
 
 @dataclass
