@@ -538,17 +538,6 @@ class OcasOracle(LinearCutOracle):
         return multiclass_most_violated(out, y, True, self.loss)
 
 
-def ocas_oracle(margin_bounds: bool):
-    """The oracle class: :class:`OcasOracle`, or with the margin-change bounds
-    :class:`cpsvm.engine.ocas_bounds.PrunedOcasOracle`, imported only then (its module
-    and kernels add to every command's start-up)."""
-    if not margin_bounds:
-        return OcasOracle
-    from .ocas_bounds import PrunedOcasOracle
-
-    return PrunedOcasOracle
-
-
 def merged_examples(X, y, costs):
     """Examples with the same features and label as one, their costs added: F(w) is the
     same, and every pass over the examples is shorter (real data sets such as a9a repeat

@@ -23,7 +23,7 @@ from ..conventions import MARGIN_RESCALING, PERF_LOSS_NAMES, PERF_MULTIVARIATE_L
 from ..data import Dataset
 from ..engine.cuts import KernelCutOracle, LinearCutOracle
 from ..engine.cutting_plane import CuttingPlaneParams, n_slack, one_slack
-from ..engine.ocas import merged_examples, ocas_oracle
+from ..engine.ocas import OcasOracle, merged_examples
 from ..engine.primal_qp import PrimalCutWorkingSet
 from ..engine.qp import CutWorkingSet
 from ..engine.threads import thread_count
@@ -322,7 +322,12 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
     if algorithm == 9:
         # OCAS in the problem's scale: F(w) = ½|w|² + C·(1/n)·Σ ξ_i is the 1-slack primal;
         # a duality gap of C·ε gives the 1-slack ε guarantee.
-        oracle = (ocas_oracle(bounds))(problem, costs, params.C)
+        if bounds:
+            # imported only then: its module and kernels would add to every run's start-up
+            from ..engine.ocas_bounds import PrunedOcasOracle as oracle_class
+        else:
+            oracle_class = OcasOracle
+        oracle = oracle_class(problem, costs, params.C)
         engine_params.epsilon = -math.inf
         engine_params.tol_abs = params.C * epsilon
     else:
