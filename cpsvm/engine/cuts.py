@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from ..conventions import LOSS_SCALE, MARGIN_RESCALING, PSI_SCALE, violation
+from ..sparse_ops import add_packed_rows, packed_rows_dot, row_dot_column, zero_rows_by_class
 from .hinge import hinge_violators
 
 
@@ -206,7 +207,7 @@ class CutVectors:
         total = self._dense.combine(alpha[~sparse]) if self._dense.size else np.zeros(self.width)
         if self._ranges:
             lo, hi = self._bounds()
-            _sparse_combine(
+            add_packed_rows(
                 lo, hi, self._idx, self._val, np.ascontiguousarray(alpha[sparse]), total
             )
         return total
@@ -220,29 +221,8 @@ class CutVectors:
             out[~sparse] = self._dense.dot(vector)
         if self._ranges:
             lo, hi = self._bounds()
-            out[sparse] = _sparse_dot(lo, hi, self._idx, self._val, vector)
+            out[sparse] = packed_rows_dot(lo, hi, self._idx, self._val, vector)
         return out
-
-
-@njit(cache=True)
-def _sparse_combine(lo, hi, idx, val, alpha, total):
-    """total[idx[j]] += alpha[k]·val[j] over each cut k's range lo[k]..hi[k]-1."""
-    for k in range(len(lo)):
-        a = alpha[k]
-        if a != 0.0:
-            for j in range(lo[k], hi[k]):
-                total[idx[j]] += a * val[j]
-
-
-@njit(cache=True)
-def _sparse_dot(lo, hi, idx, val, vector):
-    out = np.empty(len(lo))
-    for k in range(len(lo)):
-        total = 0.0
-        for j in range(lo[k], hi[k]):
-            total += val[j] * vector[idx[j]]
-        out[k] = total
-    return out
 
 
 @njit(cache=True)
@@ -458,7 +438,7 @@ class ClassCuts:
             )
             own = _output_sums(*new, self.y0, self.weights, O)[0]
         # Leave the buffer zero again: the cut's own entries are its only non-zeros.
-        _zero_rows_by_class(X.X.indptr, X.kernel_indices, cut.rows, self.y0, cut.classes, G)
+        zero_rows_by_class(X.X.indptr, X.kernel_indices, cut.rows, self.y0, cut.classes, G)
         self._buffer_zero = True
         return cross, float(own)
 
@@ -490,17 +470,6 @@ def _output_sums(lo, hi, rows, classes, scales, y0, weights, O):
 
 
 @njit(cache=True)
-def _row_times_column(indptr, indices, data, r, G, c):
-    """x_r·G[:, c], summed in the row's order as :func:`cpsvm.sparse_ops.rows_times`."""
-    ones = len(data) == 0
-    total = 0.0
-    for p in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
-        g = G[np.uint64(indices[p]), c]
-        total += g if ones else data[p] * g
-    return total
-
-
-@njit(cache=True)
 def _pair_sums(lo, hi, rows, classes, scales, y0, weights, indptr, indices, data, G):
     """:func:`_output_sums` with O = X·G computed at the pairs read only."""
     out = np.empty(len(lo))
@@ -509,22 +478,11 @@ def _pair_sums(lo, hi, rows, classes, scales, y0, weights, indptr, indices, data
         for p in range(lo[k], hi[k]):
             r = rows[p]
             total += weights[r] * (
-                _row_times_column(indptr, indices, data, r, G, y0[r])
-                - _row_times_column(indptr, indices, data, r, G, classes[p])
+                row_dot_column(indptr, indices, data, r, G, y0[r])
+                - row_dot_column(indptr, indices, data, r, G, classes[p])
             )
         out[k] = scales[k] * total
     return out
-
-
-@njit(cache=True)
-def _zero_rows_by_class(indptr, indices, rows, y0, classes, G):
-    """G[j, y_r] = G[j, c] = 0 for every non-zero x_rj of the pairs (r, c)."""
-    for t in range(len(rows)):
-        r = rows[t]
-        for p in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
-            j = np.uint64(indices[p])
-            G[j, y0[r]] = 0.0
-            G[j, classes[t]] = 0.0
 
 
 class LinearCutOracle:
