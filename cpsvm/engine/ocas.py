@@ -26,7 +26,7 @@ and :class:`cpsvm.problems.multiclass.MulticlassProblem` do)::
     scores(w)                    outputs ⟨w, x_i⟩ (n,), or every class's score (n, k)
     losses(labels), delta_psi_sum(weights, labels)   as in :mod:`cpsvm.problems.base`
     cut_table(weights)           optional: where the cuts are kept (see
-                                 :class:`cpsvm.engine.cuts.LinearCutOracle`)
+                                 :class:`cpsvm.engine.oracles.LinearCutOracle`)
 
 A structured problem whose labellings cannot be listed (sequences: a max over
 exponentially many lines per example) instead provides::
@@ -58,8 +58,8 @@ import scipy.sparse as sp
 from numba import njit
 
 from ..sparse_ops import first_identical_rows
-from .cuts import LinearCutOracle
 from .hinge import hinge_cut, hinge_excess, hinge_labels, multiclass_most_violated
+from .oracles import LinearCutOracle
 
 
 @njit(cache=True)

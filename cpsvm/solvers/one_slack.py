@@ -21,9 +21,9 @@ import numpy as np
 
 from ..conventions import MARGIN_RESCALING, PERF_LOSS_NAMES, PERF_MULTIVARIATE_LOSSES
 from ..data import Dataset
-from ..engine.cuts import KernelCutOracle, LinearCutOracle
 from ..engine.cutting_plane import CuttingPlaneParams, n_slack, one_slack
 from ..engine.ocas import OcasOracle, merged_examples
+from ..engine.oracles import KernelCutOracle, LinearCutOracle
 from ..engine.primal_qp import PrimalCutWorkingSet
 from ..engine.qp import CutWorkingSet
 from ..engine.threads import thread_count
