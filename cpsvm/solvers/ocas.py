@@ -21,8 +21,8 @@ import numpy as np
 from ..data import Dataset
 from ..engine.cutting_plane import CuttingPlaneParams, one_slack
 from ..engine.ocas import OcasOracle, merged_examples
-from ..engine.qp import CutWorkingSet
 from ..engine.threads import thread_count
+from ..engine.working_set import CutWorkingSet
 from ..errors import InputError
 from ..problems import choose_problem
 from ..problems.binary import BinaryProblem

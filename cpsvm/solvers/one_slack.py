@@ -24,9 +24,8 @@ from ..data import Dataset
 from ..engine.cutting_plane import CuttingPlaneParams, n_slack, one_slack
 from ..engine.ocas import OcasOracle, merged_examples
 from ..engine.oracles import KernelCutOracle, LinearCutOracle
-from ..engine.primal_qp import PrimalCutWorkingSet
-from ..engine.qp import CutWorkingSet
 from ..engine.threads import thread_count
+from ..engine.working_set import CutWorkingSet, PrimalCutWorkingSet
 from ..errors import InputError, OptionError
 from ..kernels import Kernel
 from ..models import KernelModel
