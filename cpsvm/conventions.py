@@ -9,6 +9,10 @@ uses SVMlight's convention with a loss of 1. SVMhmm scores a wrong token with a 
 on the sum of the n sentences' slacks. SVMrank scores a swapped pair with a loss of 1 and
 its ``-c`` is SVMstruct's too: C/n on the sum over the n queries, which with its default
 loss (-l 1) is the sum of all pairs' hinge losses, svm_learn -z p's objective.
+
+SVMstruct's ``-o`` rescales the loss into each constraint: margin rescaling (2, the
+default) asks w·δΨ_i(ŷ) ≥ Δ_i(ŷ) − ξ_i, slack rescaling (1) w·δΨ_i(ŷ) ≥ 1 − ξ_i/Δ_i(ŷ)
+(``MARGIN_RESCALING``, ``SLACK_RESCALING``, :func:`violation`).
 """
 
 from __future__ import annotations
@@ -16,6 +20,17 @@ from __future__ import annotations
 LOSS_SCALE = 100.0  # Δ(y, ŷ) for a wrong label (SVMperf, SVMstruct, SVMmulticlass)
 PSI_SCALE = 50.0  # binary Ψ(x, y) = PSI_SCALE·y·x: a flip moves it by 2·PSI_SCALE·y·x
 TOKEN_LOSS = 1.0  # SVMhmm: Δ of one wrong tag (-l 1), or of a wrong sentence (-l 0)
+
+MARGIN_RESCALING = 2  # SVMstruct's -o 2
+SLACK_RESCALING = 1  # SVMstruct's -o 1
+
+
+def violation(losses, margins, rescaling):
+    """How far each constraint is violated (before subtracting the slack): Δ − w·δΨ
+    (margin rescaling) or Δ·(1 − w·δΨ) (slack rescaling)."""
+    if rescaling == MARGIN_RESCALING:
+        return losses - margins
+    return losses * (1.0 - margins)
 
 
 def c_light_from_perf(C: float, n: int) -> float:

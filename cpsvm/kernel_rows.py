@@ -5,8 +5,9 @@ asked for against a set of *basis* rows — and either returns them (``matrix``)
 them with coefficients (``times``: Σ_j β_j k(x_i, b_j)) while they are still in cache.
 :func:`kernel_matrix` and :func:`kernel_times` do the same between two matrices (test
 examples and support vectors, examples and a Nyström basis) by stacking them. Users:
-the sampled-cut oracles, :class:`cpsvm.engine.cuts.KernelCutOracle`,
-:class:`cpsvm.approx.NystromMap` and :meth:`cpsvm.models.KernelModel.decision_function`.
+the sampled-cut oracles (:mod:`cpsvm.engine.sampled_cuts`),
+:class:`cpsvm.engine.oracles.KernelCutOracle`, :class:`cpsvm.approx.NystromMap` and
+:meth:`cpsvm.models.KernelModel.decision_function`.
 
 How the inner products are formed depends on the data (see :class:`RowKernel`): BLAS
 products of dense blocks for dense data, popcounts of bitsets for 0/1 features, dense

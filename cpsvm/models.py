@@ -193,8 +193,9 @@ class MulticlassModel:
 class UserProblemModel:
     """A user's problem (``--problem module:Class``) with its weights in Ψ space.
 
-    Predicting rebuilds the problem on the test data (``Class(dataset, **options)``, the
-    class imported by its ``module:Class`` spec) and calls its ``predict(w, X)``.
+    Plain data: predicting rebuilds the problem on the test data (``Class(dataset,
+    **options)``, the class imported by its ``module:Class`` spec) and calls its
+    ``predict(w, X)``, which :func:`cpsvm.problems.user.predict_user_problem` does.
     ``n_features`` is the training data's width: test rows are cut or padded to it.
     """
 
@@ -208,47 +209,13 @@ class UserProblemModel:
     def size_psi(self) -> int:
         return len(self.w)
 
-    def problem_class(self):
-        """The class the model names, imported (InputError if it cannot be)."""
-        from .errors import InputError
-        from .problems import ProblemSpecError, import_problem_class
-
-        try:
-            return import_problem_class(self.spec)
-        except ProblemSpecError as e:
-            raise InputError(f"the model's problem cannot be loaded: {e}") from None
-
-    def problem(self, dataset):
-        """The problem built on ``dataset`` (InputError if the class cannot be imported
-        or does not fit the model). Test rows are first cut or padded to the training
-        width, as SVMlight ignores test features above the model's."""
-        from .errors import InputError
-        from .problems import load_user_problem
-
-        self.problem_class()
-        if self.n_features:
-            dataset, _ = dataset.with_n_features(self.n_features)
-        problem = load_user_problem(self.spec, dataset, self.options)
-        if problem.size_psi != self.size_psi:
-            raise InputError(
-                f"problem {self.spec!r} built on the test data has size_psi "
-                f"{problem.size_psi}, the model's w has {self.size_psi} "
-                "(its model_options() should record what fixes it)"
-            )
-        return problem, dataset
-
-    def predict(self, dataset) -> list:
-        """One prediction per example of ``dataset``, by the problem's ``predict``."""
-        problem, dataset = self.problem(dataset)
-        return list(problem.predict(self.w, dataset.X))
-
 
 @dataclass
 class SequenceModel:
     """An SVMhmm V3.10 tagger: tags 1..n_tags of each token by Viterbi over w·Ψ.
 
     ``w`` (length size_psi) is laid out as SVMhmm's model file holds it, w[j] being
-    feature j+1 (see :class:`cpsvm.problems.viterbi.HmmLayout`); ``n_features`` is the
+    feature j+1 (see :class:`cpsvm.decoding.viterbi.HmmLayout`); ``n_features`` is the
     number of emission features (test features above it are ignored), ``trans_order``
     and ``emit_order`` SVMhmm's ``--t`` and ``--e``, ``loss_id`` its ``-l``.
     """
@@ -275,14 +242,14 @@ class SequenceModel:
 
     @property
     def layout(self):
-        from .problems.viterbi import HmmLayout
+        from .decoding.viterbi import HmmLayout
 
         return HmmLayout(self.n_features, self.n_tags, self.trans_order, self.emit_order)
 
     def predict(self, X, starts, *, beam: int = 0, n_threads=None) -> np.ndarray:
         """Tags (int64, 1..n_tags) of the tokens X (CSR rows), sentence s being rows
         starts[s]:starts[s+1]; ``beam`` as svm_hmm_classify's ``--b`` (0 exact)."""
-        from .problems.viterbi import emission_scores, viterbi
+        from .decoding.viterbi import emission_scores, viterbi
 
         layout = self.layout
         E = emission_scores(self.w, X, layout)
@@ -292,9 +259,9 @@ class SequenceModel:
 @dataclass
 class CfgModel:
     """A weighted context-free grammar (``cp_learn --problem cfg``): CKY finds the tree
-    of highest weight, the sum of its rules' weights (:mod:`cpsvm.problems.cfg`).
+    of highest weight, the sum of its rules' weights (:mod:`cpsvm.decoding.grammar`).
 
-    ``grammar`` a :class:`cpsvm.problems.cfg.Grammar` (rule i's weight is ``w[i]``);
+    ``grammar`` a :class:`cpsvm.decoding.grammar.Grammar` (rule i's weight is ``w[i]``);
     ``options`` the tree preprocessing the training used, which parsing applies to the
     test sentences and undoes on the trees it returns; ``trained_by`` "svm" or "pcfg"
     (the weights are then log-probabilities); ``fallback`` the label of the flat tree
@@ -317,8 +284,8 @@ class CfgModel:
         evaluated, without function tags and -NONE- elements, which a model may have
         kept) for the sentences of ``trees`` (their POS tags and words), and per sentence
         whether the grammar parsed it."""
+        from .decoding.grammar import parse_sentences
         from .io.trees import drop_none, strip_functions
-        from .problems.cfg import parse_sentences
 
         predicted, parsed = parse_sentences(
             self.grammar, self.w, self.options, trees, fallback=self.fallback, n_threads=n_threads

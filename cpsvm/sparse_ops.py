@@ -1,4 +1,5 @@
-"""Products of a CSR matrix with dense vectors over all of its rows, threaded.
+"""Products of a CSR matrix with dense vectors over all of its rows, threaded
+(:class:`RowBlocks`), and the row primitives the engine's kernels are written with.
 
 The rows are cut into fixed blocks (their number depends on the matrix only) and the
 blocks run on a thread pool of ``numba.get_num_threads()`` workers, read at each call (a
@@ -14,6 +15,12 @@ it with the k values of a row contiguous, (d, k) or (n, k): a non-zero x_ij then
 or adds one contiguous row of k values, where a class-major (k, d) matrix costs k cache
 lines per non-zero (benchmarks/bench_many_classes.py). Xᵀ·B runs over a column copy of
 X, made at its first use, so that its threads write disjoint rows.
+
+The row primitives (numba, one set for every module): :func:`row_dot` and :func:`add_row`
+(x_r·w and out += c·x_r, CSR or dense rows, inlined), :func:`add_rows` (Σ c_i·x_i over
+listed rows), :func:`row_dot_column` (x_r·G[:, c]), :func:`zero_rows_by_class`,
+:func:`gather_row_indices`, and :func:`packed_rows_dot` / :func:`add_packed_rows` for
+sparse vectors packed one after another (the cut vectors).
 """
 
 from __future__ import annotations
@@ -102,7 +109,7 @@ def _dense_dot(dense, W, out):
 
 @njit(nogil=True, cache=True, fastmath={"contract"})
 def _add_dense_rows(dense, rows, coef, width, out):
-    """:func:`_add_rows` for rows held densely."""
+    """:func:`add_rows` for rows held densely."""
     for i in rows:
         c = coef[i]
         row = dense[i]
@@ -110,20 +117,140 @@ def _add_dense_rows(dense, rows, coef, width, out):
             out[j] += c * row[j]
 
 
-# The row kernels below index with unsigned integers: numba checks a signed index read
-# from memory for wrap-around on every access, which made them 2x slower (a9a: a cut's
-# sum over 2000 rows 56 against 31 us; X @ w 420 against 186 us, scipy's 193 us).
+# -- row primitives ------------------------------------------------------------------------
+# The row kernels the engine's modules share (numba). Rows come as CSR arrays (indptr,
+# indices, data; an empty ``data`` means every stored value is 1, :attr:`RowBlocks.ones`)
+# or, where a kernel takes ``dense``, as the rows of a dense array V (:attr:`RowBlocks.dense`;
+# the CSR arrays are then placeholders, and the other way round). Like the kernels below,
+# they index with unsigned integers (see there). :func:`row_dot` and :func:`add_row` are
+# inlined into their callers, whose numba flags (fastmath) then apply to them. numba's
+# on-disk cache keys a kernel on its own file only: after editing a primitive here, delete
+# the cached kernels of the modules that call it (``cpsvm/**/__pycache__/*.nbi``, ``*.nbc``).
+
+
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def _dense_row_dot(V, r, w):
+    """V_r·w summed in vector lanes: reassociating the sum lets it vectorise, where the
+    plain loop waits on each addition. Not inlined: the caller's flags would replace
+    fastmath, and a dense row is long enough to pay for the call."""
+    total = 0.0
+    for c in range(w.shape[0]):
+        total += V[r, c] * w[c]
+    return total
+
+
+@njit(cache=True, inline="always")
+def row_dot(dense, V, indptr, indices, data, r, w):
+    """x_r·w: row r of the dense V (``dense``) or CSR row r. Inlined: a call passes its
+    arrays with reference counting, which made a loop of short rows 10x slower."""
+    total = 0.0
+    if dense:
+        total = _dense_row_dot(V, r, w)
+    elif len(data) == 0:
+        for p in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
+            total += w[np.uint64(indices[p])]
+    else:
+        for p in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
+            total += data[p] * w[np.uint64(indices[p])]
+    return total
+
+
+@njit(cache=True, inline="always")
+def add_row(dense, V, indptr, indices, data, r, coef, out):
+    """out += coef·x_r: row r of the dense V (``dense``) or CSR row r (inlined, as
+    :func:`row_dot`)."""
+    if dense:
+        for c in range(out.shape[0]):
+            out[c] += coef * V[r, c]
+    elif len(data) == 0:
+        for p in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
+            out[np.uint64(indices[p])] += coef
+    else:
+        for p in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
+            out[np.uint64(indices[p])] += coef * data[p]
 
 
 @njit(nogil=True, cache=True)
-def _add_rows(indptr, indices, data, rows, coef, out):
-    """out += Σ_{i in rows} coef_i·x_i. Empty ``data`` means every stored value is 1
-    (:attr:`RowBlocks.ones`)."""
+def add_rows(indptr, indices, data, rows, coef, out):
+    """out += Σ_{i in rows} coef_i·x_i, in the order of ``rows`` (``coef`` indexed by the
+    row of X, not by position in ``rows``)."""
     ones = len(data) == 0
     for i in rows:
         c = coef[i]
         for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
             out[np.uint64(indices[k])] += c if ones else c * data[k]
+
+
+@njit(cache=True)
+def row_dot_column(indptr, indices, data, r, G, c):
+    """x_r·G[:, c] for a (d, k) matrix G, summed in the row's order as :func:`rows_times`
+    (:meth:`RowBlocks.times`) sums it: the same bits as its column c of row r."""
+    ones = len(data) == 0
+    total = 0.0
+    for p in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
+        g = G[np.uint64(indices[p]), c]
+        total += g if ones else data[p] * g
+    return total
+
+
+@njit(cache=True)
+def zero_rows_by_class(indptr, indices, rows, row_class, classes, G):
+    """G[j, row_class[r]] = G[j, classes[t]] = 0 for every stored x_rj of each r = rows[t]:
+    undoes :meth:`RowBlocks.add_by_class` on a (d, k) matrix that held nothing else."""
+    for t in range(len(rows)):
+        r = rows[t]
+        for p in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
+            j = np.uint64(indices[p])
+            G[j, row_class[r]] = 0.0
+            G[j, classes[t]] = 0.0
+
+
+@njit(cache=True)
+def gather_row_indices(indptr, indices, order, out_indptr, out_indices):
+    """The column indices of the CSR rows ``order``, one row after the other, into
+    out_indptr/out_indices (sized by the caller). (For rows with values, scipy's row
+    indexing copied faster than this loop: 4 against 31 ms on the text-like set's 2M
+    non-zeros.)"""
+    k = 0
+    out_indptr[0] = 0
+    for j in range(len(order)):
+        i = order[j]
+        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            out_indices[k] = indices[q]
+            k += 1
+        out_indptr[j + 1] = k
+
+
+# Packed rows: sparse vectors kept one after another in two buffers (``indices``,
+# ``values``), vector k at positions lo[k]..hi[k] − 1 (gaps allowed, so that dropping a
+# vector moves nothing): the sparse cut vectors of cpsvm.engine.cuts.CutVectors.
+
+
+@njit(cache=True)
+def packed_rows_dot(lo, hi, indices, values, vector):
+    """v_k·vector for every packed vector k."""
+    out = np.empty(len(lo))
+    for k in range(len(lo)):
+        total = 0.0
+        for j in range(lo[k], hi[k]):
+            total += values[j] * vector[indices[j]]
+        out[k] = total
+    return out
+
+
+@njit(cache=True)
+def add_packed_rows(lo, hi, indices, values, coef, out):
+    """out += Σ_k coef_k·v_k over the packed vectors k with coef_k ≠ 0, in order."""
+    for k in range(len(lo)):
+        a = coef[k]
+        if a != 0.0:
+            for j in range(lo[k], hi[k]):
+                out[indices[j]] += a * values[j]
+
+
+# The row kernels below index with unsigned integers: numba checks a signed index read
+# from memory for wrap-around on every access, which made them 2x slower (a9a: a cut's
+# sum over 2000 rows 56 against 31 us; X @ w 420 against 186 us, scipy's 193 us).
 
 
 @njit(nogil=True, cache=True)
@@ -188,7 +315,7 @@ def _add_rows_by_class(indptr, indices, data, rows, coef, to_class, from_class, 
             out[j, minus] -= value
 
 
-_NO_VALUES = np.zeros(0)  # for _add_rows: every value is 1
+_NO_VALUES = np.zeros(0)  # for the row kernels: every value is 1
 
 
 class RowBlocks:
@@ -394,7 +521,7 @@ class RowBlocks:
             if self.dense is not None:
                 _add_dense_rows(self.dense, chunk, coef, width, out)
             else:
-                _add_rows(self.X.indptr, self.kernel_indices, self.kernel_values, chunk, coef, out)
+                add_rows(self.X.indptr, self.kernel_indices, self.kernel_values, chunk, coef, out)
             return out
 
         chunks = [rows] if len(self.blocks) == 1 else np.array_split(rows, len(self.blocks))

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 from conftest import run_cli
 
+from cpsvm.conventions import MARGIN_RESCALING, SLACK_RESCALING
+from cpsvm.decoding.grammar import Grammar, cky
 from cpsvm.errors import InputError
 from cpsvm.io.model_file import format_model, read_model
 from cpsvm.io.trees import (
@@ -25,8 +27,7 @@ from cpsvm.io.trees import (
     strip_functions,
     with_root,
 )
-from cpsvm.problems.base import MARGIN_RESCALING, SLACK_RESCALING
-from cpsvm.problems.cfg import LOSS_BRACKETS, LOSS_ZERO_ONE, CfgProblem, Grammar, cky
+from cpsvm.problems.cfg import LOSS_BRACKETS, LOSS_ZERO_ONE, CfgProblem
 
 TREEBANK = """\
 ( (S (NP-SBJ-1 (DT The) (JJ old) (NN man))

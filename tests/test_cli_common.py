@@ -94,7 +94,7 @@ threads = numba.get_num_threads()
 mask = os.umask(0o027); os.umask(mask)
 import cpsvm, cpsvm.data, cpsvm.kernels, cpsvm.models, cpsvm.approx, cpsvm.problems
 import cpsvm.io.svmlight, cpsvm.io.model_file
-import cpsvm.engine.cutting_plane, cpsvm.engine.qp, cpsvm.engine.cuts
+import cpsvm.engine.cutting_plane, cpsvm.engine.qp, cpsvm.engine.cuts, cpsvm.engine.oracles
 import cpsvm.solvers.ocas, cpsvm.solvers.one_slack, cpsvm.solvers.sampled
 from cpsvm.io.svmlight import read_svmlight
 from cpsvm.io.model_file import write_model

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cpsvm.engine.qp import _lu_solve
+from cpsvm.engine.qp_kernels import _lu_solve
 from cpsvm.io.svmlight import read_svmlight
 
 

@@ -14,6 +14,7 @@ from cpsvm.io.svmlight import read_svmlight
 from cpsvm.kernels import Kernel
 from cpsvm.models import MulticlassModel, UserProblemModel, fit_columns
 from cpsvm.problems import PerExampleProblem
+from cpsvm.problems.user import predict_user_problem
 from cpsvm.solvers.one_slack import StructParams, train
 
 
@@ -253,7 +254,7 @@ def test_user_problem_plugs_in():
     # The problem decides its model: its own kind, predicting through the class.
     assert isinstance(user, UserProblemModel) and isinstance(builtin, MulticlassModel)
     assert user.spec == "test_cp_learn:PerExampleMulticlass" and user.size_psi == 9
-    assert user.predict(data) == list(builtin.predict(data.X))
+    assert predict_user_problem(user, data) == list(builtin.predict(data.X))
 
 
 # -- command line ------------------------------------------------------------------------

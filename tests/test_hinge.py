@@ -7,8 +7,8 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cpsvm.conventions import MARGIN_RESCALING, SLACK_RESCALING
 from cpsvm.engine.hinge import hinge_cut, hinge_labels, hinge_violators, multiclass_most_violated
-from cpsvm.problems import MARGIN_RESCALING, SLACK_RESCALING
 from cpsvm.problems.binary import BinaryProblem
 
 

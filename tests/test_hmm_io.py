@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 
 from cpsvm.data import Dataset, SequenceDataset
+from cpsvm.decoding.viterbi import HmmLayout
 from cpsvm.errors import InputError
 from cpsvm.io.model_file import format_model, read_model, write_model
 from cpsvm.io.svmlight import read_sequences
 from cpsvm.models import SequenceModel
-from cpsvm.problems.viterbi import HmmLayout
 
 EWT_MODEL = "ewt500.hmm.ewt200-features.model.xz"
 EWT_TEST = "ewt200.hmm.test.xz"

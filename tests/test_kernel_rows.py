@@ -457,7 +457,7 @@ def test_exact_kernel_cuts_built_from_the_previous_cut(full_matrix):
     """KernelCutOracle's cut rows A = K[:, flipped]·β, whether computed afresh or as the
     previous cut plus the examples that changed sides, against Kernel.matrix; with
     costs. Dense rows: the BLAS path when the matrix is not kept."""
-    from cpsvm.engine.cuts import KernelCutOracle
+    from cpsvm.engine.oracles import KernelCutOracle
 
     data = weighted_checkerboard(5, n=300)
     kernel = Kernel(2, gamma=3.0)

@@ -320,7 +320,7 @@ def test_ocas_same_run(a9a3k, monkeypatch, rows):
     """The three ways a band's rows are read: a sorted copy of short rows, the rows in
     place, the dense array of nearly dense data."""
     from cpsvm.data import Dataset
-    from cpsvm.engine.ocas import ocas_oracle
+    from cpsvm.engine import ocas_bounds
     from cpsvm.engine.ocas_bounds import PrunedOcasOracle
     from cpsvm.solvers import ocas
 
@@ -335,7 +335,8 @@ def test_ocas_same_run(a9a3k, monkeypatch, rows):
             super().__init__(*args, **kwargs, policy=ResortPolicy(period=5))
             made.append(self)
 
-    monkeypatch.setattr(ocas, "ocas_oracle", lambda bounds: Spy if bounds else ocas_oracle(False))
+    # the solver imports the pruned oracle from its module when the bounds are on
+    monkeypatch.setattr(ocas_bounds, "PrunedOcasOracle", Spy)
     out = {}
     for bounds in (False, True):
         # (At large C an OCAS run is chaotic: C·(1 + 1e-14) alone changes its

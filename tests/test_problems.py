@@ -22,6 +22,7 @@ from cpsvm.problems import (
     problem_names,
     resolve_problem,
 )
+from cpsvm.problems.user import predict_user_problem
 
 EXAMPLES = ROOT / "examples"
 
@@ -242,7 +243,8 @@ def test_test_file_without_the_top_level_uses_the_models_levels(ordinal_model, t
     assert len(out.read_text().splitlines()) == 2
     restored = read_model(model)
     assert isinstance(restored, UserProblemModel) and restored.options == {"n_levels": 5}
-    assert restored.predict(read_svmlight(test)) == [int(v) for v in out.read_text().split()]
+    predicted = predict_user_problem(restored, read_svmlight(test))
+    assert predicted == [int(v) for v in out.read_text().split()]
 
 
 def test_model_whose_class_cannot_be_imported(ordinal_model, tmp_path):

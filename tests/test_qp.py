@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize
 
-from cpsvm.engine.qp import CutWorkingSet, QPResult, solve_dual
+from cpsvm.engine.qp import QPResult, solve_dual
+from cpsvm.engine.working_set import CutWorkingSet
 
 # --------------------------------------------------------------------------
 # Independent reference quantities

@@ -13,17 +13,16 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from cpsvm.problems.viterbi import (
+from cpsvm.conventions import MARGIN_RESCALING, SLACK_RESCALING
+from cpsvm.decoding.segments import selected_starts
+from cpsvm.decoding.viterbi import (
     LOSS_HAMMING,
     LOSS_ZERO_ONE,
-    MARGIN_RESCALING,
-    SLACK_RESCALING,
     HmmLayout,
     emission_scores,
     hamming_losses,
     most_violated,
     psi_sum,
-    selected_starts,
     sequence_scores,
     viterbi,
 )
@@ -276,12 +275,13 @@ def test_second_run_does_not_compile(tmp_path):
     """The kernels come from numba's cache: a fresh process compiles nothing."""
     code = (
         "import numpy as np, scipy.sparse as sp\n"
-        "from cpsvm.problems import viterbi as v\n"
+        "from cpsvm.conventions import SLACK_RESCALING\n"
+        "from cpsvm.decoding import viterbi as v\n"
         "L = v.HmmLayout(3, 2, 1, 0); w = np.ones(L.size_psi)\n"
         "X = sp.csr_matrix(np.ones((3, 3))); s = np.array([0, 3])\n"
         "E = v.emission_scores(w, X, L); y = np.array([1, 2, 1])\n"
         "v.viterbi(E, w, s, L); v.viterbi(E, w, s, L, true_tags=y, loss_weight=1.0, beam=1)\n"
-        "v.most_violated(E, w, s, L, y, rescaling=v.SLACK_RESCALING)\n"
+        "v.most_violated(E, w, s, L, y, rescaling=SLACK_RESCALING)\n"
         "v.sequence_scores(E, w, y, s, L)\n"
         "kernels = [v._viterbi_all, v._errors_all, v._path_scores]\n"
         "print(sum(len(k.stats.cache_misses) for k in kernels))\n"

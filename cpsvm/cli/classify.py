@@ -226,7 +226,9 @@ class _UserProblem:
 
     @staticmethod
     def load(model):
-        model.problem_class()  # a class that cannot be imported: said before anything else
+        from ..problems.user import user_problem_class
+
+        user_problem_class(model)  # a class that cannot be imported: said before anything else
 
     @staticmethod
     def describe(model):
@@ -234,7 +236,9 @@ class _UserProblem:
 
     @staticmethod
     def classify(model, data, X, *, verbosity, pred_format, full_precision):
-        problem, fitted = model.problem(data)
+        from ..problems.user import user_problem_on
+
+        problem, fitted = user_problem_on(model, data)
         predictions = list(problem.predict(model.w, fitted.X))
         if len(predictions) != data.n_examples:
             raise InputError(
@@ -490,7 +494,7 @@ def _report_sequences(seqs, tags, out):
     them, in single precision)."""
     import numpy as np
 
-    from ..problems.viterbi import hamming_losses
+    from ..decoding.viterbi import hamming_losses
 
     losses = hamming_losses(seqs.tags, tags, seqs.starts)
     n = len(losses)

@@ -124,8 +124,8 @@ def _given(cfg) -> list:
 
 
 def tree_preprocessing(cfg):
+    from ..decoding.grammar import span_templates
     from ..io.trees import TreeOptions
-    from ..problems.cfg import span_templates
 
     default = TreeOptions()
     features = default.features if cfg.get("features") is None else cfg["features"]

@@ -31,7 +31,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..engine.cuts import LinearCutOracle
+from ..engine.oracles import LinearCutOracle
 from .numerics import exact_scalar, exact_sign, fold_grid, fold_value
 from .session import Rounds, ShardedData
 from .shards import StateLost

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..conventions import LOSS_SCALE, PERF_ERROR_RATE, PSI_SCALE
 from ..engine.cutting_plane import CuttingPlaneParams, Progress, one_slack
-from ..engine.qp import CutWorkingSet
+from ..engine.working_set import CutWorkingSet
 from ..errors import InputError, OptionError
 from .oracles import ClusterCutOracle, ClusterOcasOracle
 from .session import ShardedData

@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .qp import CutWorkingSet
 from .threads import thread_count
+from .working_set import CutWorkingSet
 
 
 @dataclass

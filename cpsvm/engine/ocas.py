@@ -26,7 +26,7 @@ and :class:`cpsvm.problems.multiclass.MulticlassProblem` do)::
     scores(w)                    outputs ⟨w, x_i⟩ (n,), or every class's score (n, k)
     losses(labels), delta_psi_sum(weights, labels)   as in :mod:`cpsvm.problems.base`
     cut_table(weights)           optional: where the cuts are kept (see
-                                 :class:`cpsvm.engine.cuts.LinearCutOracle`)
+                                 :class:`cpsvm.engine.oracles.LinearCutOracle`)
 
 A structured problem whose labellings cannot be listed (sequences: a max over
 exponentially many lines per example) instead provides::
@@ -58,8 +58,8 @@ import scipy.sparse as sp
 from numba import njit
 
 from ..sparse_ops import first_identical_rows
-from .cuts import LinearCutOracle
 from .hinge import hinge_cut, hinge_excess, hinge_labels, multiclass_most_violated
+from .oracles import LinearCutOracle
 
 
 @njit(cache=True)
@@ -536,17 +536,6 @@ class OcasOracle(LinearCutOracle):
         if self.binary:
             return hinge_labels(y, out, self.loss, self.margin)
         return multiclass_most_violated(out, y, True, self.loss)
-
-
-def ocas_oracle(margin_bounds: bool):
-    """The oracle class: :class:`OcasOracle`, or with the margin-change bounds
-    :class:`cpsvm.engine.ocas_bounds.PrunedOcasOracle`, imported only then (its module
-    and kernels add to every command's start-up)."""
-    if not margin_bounds:
-        return OcasOracle
-    from .ocas_bounds import PrunedOcasOracle
-
-    return PrunedOcasOracle
 
 
 def merged_examples(X, y, costs):

@@ -24,16 +24,16 @@ import time
 import numpy as np
 from numba import njit
 
+from ..sparse_ops import add_row, row_dot
 from .margin_bounds import ResortPolicy, SortedMargins
 from .ocas import OcasOracle, binary_line_search, binary_move
-from .sgd import _add_row, _row_dot
 
 
 @njit(cache=True, fastmath={"reassoc", "contract"})
 def _two_dots(dense, D, indptr, indices, data, rows, u, v, out_u, out_v):
     for k in range(len(rows)):
-        out_u[k] = _row_dot(dense, D, indptr, indices, data, rows[k], u)
-        out_v[k] = _row_dot(dense, D, indptr, indices, data, rows[k], v)
+        out_u[k] = row_dot(dense, D, indptr, indices, data, rows[k], u)
+        out_v[k] = row_dot(dense, D, indptr, indices, data, rows[k], v)
 
 
 @njit(cache=True)
@@ -41,7 +41,7 @@ def _add_rows_at(dense, D, indptr, indices, data, rows, coef, G):
     """G += Σ_k coef_k·x_{rows_k} over the non-zero coef_k."""
     for k in range(len(rows)):
         if coef[k] != 0.0:
-            _add_row(dense, D, indptr, indices, data, rows[k], coef[k], G)
+            add_row(dense, D, indptr, indices, data, rows[k], coef[k], G)
 
 
 class PrunedOcasOracle(OcasOracle):

@@ -48,6 +48,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from ..sparse_ops import add_row, row_dot
+
 HINGE, EPSILON_INSENSITIVE = 0, 1
 
 # State vector shared with the kernels: γ = s·w, |w|², b, η-weighted sums of b and of η
@@ -520,49 +522,6 @@ def _project_and_average(state, w, acc, eta, radius, accumulate):
     return scaled
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
-def _dense_dot(V, r, w):
-    """V_r·w summed in vector lanes: reassociating the sum lets it vectorise, where the
-    plain loop waits on each addition. Not inlined: the caller's flags would replace
-    fastmath, and a dense row is long enough to pay for the call."""
-    total = 0.0
-    for c in range(w.shape[0]):
-        total += V[r, c] * w[c]
-    return total
-
-
-@njit(cache=True, inline="always")
-def _row_dot(dense, V, indptr, indices, data, r, w):
-    """V_r·w for a dense row of V, or for CSR row r (empty ``data``: every stored value is
-    1). Inlined: a call passes its arrays with reference counting, which made a loop of
-    short rows 10x slower. Unsigned indices: numba checks a signed index read from memory
-    for wrap-around at every access (see :mod:`cpsvm.sparse_ops`)."""
-    total = 0.0
-    if dense:
-        total = _dense_dot(V, r, w)
-    elif len(data) == 0:
-        for p in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
-            total += w[np.uint64(indices[p])]
-    else:
-        for p in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
-            total += data[p] * w[np.uint64(indices[p])]
-    return total
-
-
-@njit(cache=True, inline="always")
-def _add_row(dense, V, indptr, indices, data, r, coef, w):
-    """w += coef·V_r (empty ``data``: every stored value is 1)."""
-    if dense:
-        for c in range(w.shape[0]):
-            w[c] += coef * V[r, c]
-    elif len(data) == 0:
-        for p in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
-            w[np.uint64(indices[p])] += coef
-    else:
-        for p in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
-            w[np.uint64(indices[p])] += coef * data[p]
-
-
 @njit(cache=True, inline="always")
 def _surely_zero(loss, y, f_ref, bound, epsilon):
     """The loss is 0 for every output within ``bound`` of ``f_ref`` (hinge: margin ≥ 1;
@@ -665,7 +624,7 @@ def _steps(
                     state[_SKIPPED] += 1
                     continue
             computed[i - lo] = True
-            dots[i - lo] = _row_dot(dense, V, indptr, indices, data, r, w)
+            dots[i - lo] = row_dot(dense, V, indptr, indices, data, r, w)
         for i in range(lo, hi):
             if not computed[i - lo]:
                 grads[i - lo] = 0.0
@@ -690,9 +649,9 @@ def _steps(
             r = rows[i]
             coef = -eta * g / (count * state[_S])
             # The dot of the loss is still V_r·w unless w changed since.
-            dot = _row_dot(dense, V, indptr, indices, data, r, w) if changed else dots[i - lo]
+            dot = row_dot(dense, V, indptr, indices, data, r, w) if changed else dots[i - lo]
             state[_WNORM2] += 2.0 * coef * dot + coef * coef * sq[r]
-            _add_row(dense, V, indptr, indices, data, r, coef, w)
+            add_row(dense, V, indptr, indices, data, r, coef, w)
             if prune:
                 state[_DOTREF] += coef * state[_S] * row_info[r, 0]
                 for c in range(len(gamma_mu)):

@@ -9,7 +9,7 @@ Multiclass models use SVMmulticlass's layout: its header, then w of all classes
 stacked (class y's block at offset (y-1)·d) as the single support vector.
 Sequence models use SVMhmm V3.10's (``SVM-HMM Version V3.10``, which svm_hmm_classify
 insists on): kernel lines, emission features, tags, orders and loss, then w in SVMhmm's
-layout (:class:`cpsvm.problems.viterbi.HmmLayout`) as the single support vector.
+layout (:class:`cpsvm.decoding.viterbi.HmmLayout`) as the single support vector.
 A user's problem (``--problem module:Class``) has a cpsvm kind of its own: the version
 line ``cpsvm user-problem model V1``, the problem's ``module:Class``, its options (JSON),
 size_psi, the training data's number of features and examples, then w as one line of
@@ -24,21 +24,40 @@ weights of the span features, one a line after the rules (V1 is still written fo
 model of rules only, such as the PCFG baseline, and read).
 
 Every kind is one entry of ``MODEL_KINDS`` (version line, reader, a writer per model
-class): reading dispatches on the first line, writing on the model's class.
+class): reading dispatches on the first line, writing on the model's class. The SVMhmm
+and cfg kinds' readers and writers are :mod:`cpsvm.io.structured_models`, the text pieces
+all kinds share :mod:`cpsvm.io.model_text`.
 
 Numbers are written with ``repr`` so that write → read is exact; writes are atomic.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..conventions import PERF_ERROR_RATE, PERF_LOSS_NAMES
 from ..errors import InputError
 from .atomic import atomic_output
+from .model_text import (
+    KERNEL_FIELDS,
+    body_rows,
+    format_features,
+    format_number,
+    kernel_header,
+    nonzero_entries,
+    read_header,
+    sv_line,
+)
 from .streams import read_bytes, source_name
+from .structured_models import (
+    CFG_SPANS_VERSION,
+    CFG_VERSION,
+    format_cfg,
+    format_hmm,
+    read_cfg,
+    read_hmm,
+)
 
 # numpy, scipy, the models and the SVMlight parser are imported by the readers and writers
 # that use them: a file whose first line names no kind is refused without them.
@@ -49,24 +68,11 @@ USER_PROBLEM_VERSION = "cpsvm user-problem model V1"
 # The comment of a ranking function's support vector (cp_learn --problem rank).
 RANKING_COMMENT = " ranking function (cp_learn --problem rank)"
 
-# Header fields after the version line: (what the file's comment says, type).
-_KERNEL_FIELDS = [
-    ("kernel type", int),
-    ("kernel parameter -d", int),
-    ("kernel parameter -g", float),
-    ("kernel parameter -s", float),
-    ("kernel parameter -r", float),
-    ("kernel parameter -u", str),
-    ("highest feature index", int),
-    ("number of training documents", int),
-    ("number of support vectors plus 1", int),
-    ("threshold b", float),
-]
 _MULTICLASS_FIELDS = [
     ("number of classes", int),
     ("number of base features", int),
     ("loss function", int),
-] + _KERNEL_FIELDS
+] + KERNEL_FIELDS
 _USER_FIELDS = [
     ("problem (module:Class)", str),
     ("problem options (JSON)", dict),
@@ -74,51 +80,6 @@ _USER_FIELDS = [
     ("number of base features", int),
     ("number of training examples", int),
 ]
-_SV_HEADER_COMMENT = "threshold b, each following line is a SV (starting with alpha*y)"
-
-
-def _read_header(lines, fields, name):
-    """The typed values of header lines 2.. (``value # comment``), per ``fields``."""
-    header = {}
-    for k, (label, typ) in enumerate(fields):
-        line_no = k + 2
-        at_end = k + 1 >= len(lines) or (k + 2 == len(lines) and not lines[k + 1].strip())
-        if at_end:
-            raise InputError(
-                f"expected '{label}', found the end of the file (truncated model file?)",
-                source=name,
-                line=line_no,
-            )
-        text = lines[k + 1].decode("utf-8", "replace")
-        if typ is dict:
-            header[label] = _json_value(text, label, name, line_no)
-            continue
-        value_text = text.split("#", 1)[0].strip()
-        try:
-            header[label] = value_text if typ is str else typ(value_text)
-        except ValueError:
-            raise InputError(
-                f"expected '{label}' ({typ.__name__}), got {text.strip()!r}",
-                source=name,
-                line=line_no,
-            ) from None
-    return header
-
-
-def _json_value(text, label, name, line_no):
-    """A JSON object at the start of ``text``, then only a ``# comment``."""
-    import json
-
-    try:
-        value, end = json.JSONDecoder().raw_decode(text.strip())
-    except ValueError:
-        value, end = None, 0
-    rest = text.strip()[end:].strip()
-    if not isinstance(value, dict) or (rest and not rest.startswith("#")):
-        raise InputError(
-            f"expected '{label}' (a JSON object), got {text.strip()!r}", source=name, line=line_no
-        )
-    return value
 
 
 def _read_svmlight_kind(kind, raw, name, float32_features):
@@ -129,9 +90,9 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
     from ..models import KernelModel, MulticlassModel, fit_columns
     from .svmlight import parse_svmlight_bytes
 
-    fields = _MULTICLASS_FIELDS if kind == "multiclass" else _KERNEL_FIELDS
+    fields = _MULTICLASS_FIELDS if kind == "multiclass" else KERNEL_FIELDS
     lines = raw.split(b"\n", len(fields) + 1)
-    header = _read_header(lines, fields, name)
+    header = read_header(lines, fields, name)
     body = lines[len(fields) + 1] if len(lines) > len(fields) + 1 else b""
     first_sv_line = len(fields) + 2
     n_sv = header["number of support vectors plus 1"] - 1
@@ -228,7 +189,7 @@ def _read_user_problem(raw, name, float32_features):
     from ..models import UserProblemModel
 
     lines = raw.split(b"\n", len(_USER_FIELDS) + 1)
-    header = _read_header(lines, _USER_FIELDS, name)
+    header = read_header(lines, _USER_FIELDS, name)
     line_no = len(_USER_FIELDS) + 2
     field_line = {label: k + 2 for k, (label, _) in enumerate(_USER_FIELDS)}  # as read
     size_psi = header["size_psi"]
@@ -300,7 +261,7 @@ def _format_user_problem(model) -> list:
         f"{model.size_psi} # size_psi",
         f"{model.n_features} # number of base features",
         f"{model.n_train} # number of training examples",
-        _features(*_nonzero(np.asarray(model.w, dtype=np.float64)))
+        format_features(*nonzero_entries(np.asarray(model.w, dtype=np.float64)))
         + " # w (index:value, zero weights omitted)",
     ]
 
@@ -310,10 +271,12 @@ def _format_linear(model, comment="") -> list:
 
     from ..kernels import Kernel
 
-    lines = [SVMLIGHT_VERSION] + _kernel_header(
+    lines = [SVMLIGHT_VERSION] + kernel_header(
         Kernel(), model.n_features, model.n_train, 1, model.b, _trained_for(model)
     )
-    lines.append(_sv_line(1.0, *_nonzero(np.asarray(model.w, dtype=np.float64)), comment=comment))
+    lines.append(
+        sv_line(1.0, *nonzero_entries(np.asarray(model.w, dtype=np.float64)), comment=comment)
+    )
     return lines
 
 
@@ -330,13 +293,13 @@ def _format_kernel(model) -> list:
 
     sv = sp.csr_matrix(model.support_vectors)
     sv.sort_indices()
-    lines = [SVMLIGHT_VERSION] + _kernel_header(
+    lines = [SVMLIGHT_VERSION] + kernel_header(
         model.kernel, model.n_features, model.n_train, sv.shape[0], model.b, _trained_for(model)
     )
     comments = model.sv_comments or [""] * sv.shape[0]
     features = format_rows(sv.indptr, sv.indices, sv.data)
     for coef, text, comment in zip(model.coef, features, comments):
-        lines.append(_sv_line(coef, text=text, comment=comment))
+        lines.append(sv_line(coef, text=text, comment=comment))
     return lines
 
 
@@ -353,36 +316,18 @@ def _format_multiclass(model) -> list:
         f"{model.loss_id} # loss function",
     ]
     # SVMmulticlass sizes its joint feature space k·d + 1.
-    lines += _kernel_header(Kernel(), k * d + 1, model.n_train, 1, 0.0)
-    lines.append(_sv_line(1.0, *_nonzero(np.ravel(model.W)), prefix="qid:0"))
+    lines += kernel_header(Kernel(), k * d + 1, model.n_train, 1, 0.0)
+    lines.append(sv_line(1.0, *nonzero_entries(np.ravel(model.W)), prefix="qid:0"))
     return lines
 
 
 RFF_VERSION = "cpsvm rff model V1"
-_RFF_FIELDS = _KERNEL_FIELDS[:8] + [
+_RFF_FIELDS = KERNEL_FIELDS[:8] + [
     ("number of random features", int),
     ("task", str),
     ("threshold b", float),
 ]
 _RFF_TASKS = ("classification", "regression")
-
-
-def _body_rows(lines, n_fields, count, what, name) -> list:
-    """The text lines after a header of ``n_fields`` lines (trailing blank ones dropped),
-    which must be ``count`` as the header says."""
-    first = n_fields + 2
-    body = lines[n_fields + 1].decode("utf-8", "replace") if len(lines) > n_fields + 1 else ""
-    rows = body.split("\n")
-    while rows and not rows[-1].strip():
-        rows.pop()
-    if len(rows) != count:
-        why = "truncated model file?" if len(rows) < count else "extra lines"
-        raise InputError(
-            f"expected {count} {what} as the header says, found {len(rows)} ({why})",
-            source=name,
-            line=first + len(rows),
-        )
-    return rows
 
 
 def _read_rff(raw, name, float32_features):
@@ -395,7 +340,7 @@ def _read_rff(raw, name, float32_features):
 
     n_fields = len(_RFF_FIELDS)
     lines = raw.split(b"\n", n_fields + 1)
-    header = _read_header(lines, _RFF_FIELDS, name)
+    header = read_header(lines, _RFF_FIELDS, name)
     field_line = {label: k + 2 for k, (label, _) in enumerate(_RFF_FIELDS)}
     if header["kernel type"] != 2:
         raise InputError(
@@ -419,7 +364,7 @@ def _read_rff(raw, name, float32_features):
             line=field_line["task"],
         )
     first = n_fields + 2
-    rows = _body_rows(lines, n_fields, n_random, "random features", name)
+    rows = body_rows(lines, n_fields, n_random, "random features", name)
     values = np.empty((n_random, dim + 2))
     for j, row in enumerate(rows):
         try:
@@ -448,7 +393,7 @@ def _read_rff(raw, name, float32_features):
 def _format_rff(model) -> list:
     from ..kernels import RBF, Kernel
 
-    header = _kernel_header(
+    header = kernel_header(
         Kernel(RBF, gamma=model.gamma), model.n_features, model.n_train, 0, model.b
     )[:8]
     lines = (
@@ -457,7 +402,8 @@ def _format_rff(model) -> list:
         + [
             f"{model.n_components} # number of random features",
             f"{model.task} # task (classification or regression)",
-            f"{_number(model.b)} # threshold b: f(x) = sum_j coef_j*cos(omega_j.x + nu_j) - b; "
+            f"{format_number(model.b)} # threshold b: "
+            "f(x) = sum_j coef_j*cos(omega_j.x + nu_j) - b; "
             "each following line is a random feature: coef_j nu_j omega_j (one value per "
             "input feature)",
         ]
@@ -465,295 +411,10 @@ def _format_rff(model) -> list:
     for j in range(model.n_components):
         lines.append(
             " ".join(
-                [_number(model.coef[j]), _number(model.nu[j])]
-                + [_number(v) for v in model.omega[:, j]]
+                [format_number(model.coef[j]), format_number(model.nu[j])]
+                + [format_number(v) for v in model.omega[:, j]]
             )
         )
-    return lines
-
-
-HMM_VERSION = "SVM-HMM Version V3.10"
-_HMM_FIELDS = _KERNEL_FIELDS[:7] + [
-    ("number of emission features", int),
-    ("number of classes", int),
-    ("HMM order of transitions", int),
-    ("HMM order of emissions", int),
-    ("loss function", int),
-    ("number of support vectors plus 1", int),
-    ("threshold b", float),
-]
-
-
-def _read_hmm(raw, name, float32_features):
-    """SVMhmm V3.10 models: SVMlight's kernel lines, the emission features, tags and
-    orders, then w as support vectors (one, holding w, as svm_hmm_learn compacts a
-    linear model; several are summed alpha-weighted). w[j] is feature j+1."""
-    import numpy as np
-
-    from ..models import SequenceModel
-    from ..problems.viterbi import HmmLayout
-    from .svmlight import parse_svmlight_bytes
-
-    n_fields = len(_HMM_FIELDS)
-    lines = raw.split(b"\n", n_fields + 1)
-    header = _read_header(lines, _HMM_FIELDS, name)
-    field_line = {label: k + 2 for k, (label, _) in enumerate(_HMM_FIELDS)}
-    if header["kernel type"] != 0:
-        raise InputError(
-            f"expected a linear SVM-hmm model (kernel type 0), got kernel type "
-            f"{header['kernel type']}",
-            source=name,
-            line=field_line["kernel type"],
-        )
-    try:
-        layout = HmmLayout(
-            header["number of emission features"],
-            header["number of classes"],
-            header["HMM order of transitions"],
-            header["HMM order of emissions"],
-        )
-    except ValueError as e:
-        label = (
-            "HMM order of emissions"
-            if "emission order" in str(e)
-            else "HMM order of transitions"
-            if "order" in str(e)
-            else "number of classes"
-        )
-        raise InputError(
-            f"expected a valid SVM-hmm header: {e}", source=name, line=field_line[label]
-        ) from None
-    n_sv = header["number of support vectors plus 1"] - 1
-    if n_sv < 0:
-        raise InputError(
-            "expected a non-negative number of support vectors",
-            source=name,
-            line=field_line["number of support vectors plus 1"],
-        )
-    first = n_fields + 2
-    body = lines[n_fields + 1] if len(lines) > n_fields + 1 else b""
-    svs = parse_svmlight_bytes(body, name, first_line=first, allow_empty=True)
-    if svs.n_examples != n_sv:
-        what = "truncated model file?" if svs.n_examples < n_sv else "extra lines"
-        raise InputError(
-            f"expected {n_sv} support vectors as the header says, found {svs.n_examples} ({what})",
-            source=name,
-            line=first + svs.n_examples,
-        )
-    if svs.n_features > layout.size_psi:
-        raise InputError(
-            f"expected weight indices up to {layout.size_psi} ({layout.n_tags} "
-            f"tags, {layout.n_features} emission features, orders "
-            f"{layout.trans_order}/{layout.emit_order}), found {svs.n_features}",
-            source=name,
-            line=first,
-        )
-    X = svs.X
-    if float32_features:  # svm_hmm_classify keeps the weights read as 32-bit floats
-        X = X.copy()
-        X.data = X.data.astype(np.float32).astype(np.float64)
-    w = np.zeros(layout.size_psi)
-    if n_sv:
-        w[: X.shape[1]] = np.asarray(X.T @ svs.y).ravel()
-    return SequenceModel.from_layout(w, layout, loss_id=header["loss function"])
-
-
-def _format_hmm(model) -> list:
-    import numpy as np
-
-    from ..kernels import Kernel
-
-    layout = model.layout
-    w = np.asarray(model.w, dtype=np.float64)
-    if len(w) != layout.size_psi:
-        raise ValueError(f"expected w of length {layout.size_psi}, got {len(w)}")
-    header = _kernel_header(Kernel(), layout.highest_feature_index, 0, 1, 0.0)
-    return (
-        [HMM_VERSION]
-        + header[:7]
-        + [
-            f"{layout.n_features} # number of emission features ",
-            f"{layout.n_tags} # number of classes ",
-            f"{layout.trans_order} # HMM order of transitions ",
-            f"{layout.emit_order} # HMM order of emissions ",
-            f"{model.loss_id} # loss function ",
-        ]
-        + header[8:]
-        + [_sv_line(1.0, *_nonzero(w))]
-    )
-
-
-CFG_VERSION = "cpsvm cfg model V1"  # rules only
-CFG_SPANS_VERSION = "cpsvm cfg model V2"  # rules and span features
-_CFG_FIELDS = [
-    ("preprocessing (JSON)", dict),
-    ("weights", str),
-    ("fallback label", str),
-    ("number of training sentences", int),
-    ("number of rules", int),
-]
-_CFG_SPAN_FIELDS = _CFG_FIELDS + [
-    ("span templates", str),
-    ("number of span features", int),
-]
-_CFG_RULE_KINDS = {"b": 3, "u": 2, "r": 1}  # kind -> fields after the weight
-
-
-def _read_cfg(raw, name, float32_features):
-    """cp_learn --problem cfg models (see man cp_learn, PARSING): the header, then one
-    rule a line, ``b w A B C`` (binary A -> B C), ``u w A B`` (unary A -> B), ``r w A``
-    (root -> A), in that order: rule i's weight is w_i of the model. V2: the header
-    also names the span templates and counts the span features, whose lines follow the
-    rules, ``s w TEMPLATE LABEL VALUE...``."""
-    import numpy as np
-
-    from ..io.trees import TreeOptions
-    from ..models import CfgModel
-    from ..problems.cfg import Grammar, feature_set_name, span_templates
-
-    spans = raw.startswith(CFG_SPANS_VERSION.encode())
-    fields = _CFG_SPAN_FIELDS if spans else _CFG_FIELDS
-    n_fields = len(fields)
-    lines = raw.split(b"\n", n_fields + 1)
-    header = _read_header(lines, fields, name)
-    field_line = {label: k + 2 for k, (label, _) in enumerate(fields)}
-    templates = ()
-    if spans:
-        try:
-            templates = span_templates(",".join(header["span templates"].split()))
-        except ValueError as e:
-            raise InputError(str(e), source=name, line=field_line["span templates"]) from None
-    opts = header["preprocessing (JSON)"]
-    try:
-        options = TreeOptions(
-            strip_functions=bool(opts["strip_functions"]),
-            drop_none=bool(opts["drop_none"]),
-            unary=int(opts["unary"]),
-            markov=int(opts["markov"]),
-            features=feature_set_name(templates),
-        )
-        if options.unary < 0:
-            raise ValueError
-    except (KeyError, TypeError, ValueError):
-        raise InputError(
-            "expected the preprocessing as a JSON object with strip_functions, "
-            "drop_none, unary >= 0 and markov",
-            source=name,
-            line=field_line["preprocessing (JSON)"],
-        ) from None
-    if header["weights"] not in ("svm", "pcfg"):
-        raise InputError(
-            f"expected weights 'svm' or 'pcfg', got {header['weights']!r}",
-            source=name,
-            line=field_line["weights"],
-        )
-    n_rules = header["number of rules"]
-    n_spans = header.get("number of span features", 0)
-    first = n_fields + 2
-    rows = _body_rows(
-        lines, n_fields, n_rules + n_spans, "rules and span features" if spans else "rules", name
-    )
-    grammar = Grammar(options.unary, templates)
-    w = np.empty(n_rules)
-    order = "bur"
-    last = 0
-    for k, row in enumerate(rows[:n_rules]):
-        parts = row.split()
-        kind = parts[0] if parts else ""
-        try:
-            value = float(parts[1]) if len(parts) > 1 else float("nan")
-        except ValueError:
-            value = float("nan")
-        fields = _CFG_RULE_KINDS.get(kind)
-        bad = (
-            fields is None
-            or len(parts) != fields + 2
-            or not np.isfinite(value)
-            or order.index(kind) < last
-        )
-        if bad:
-            raise InputError(
-                "expected a rule 'b weight A B C', 'u weight A B' or 'r weight "
-                f"A' (b, then u, then r lines; finite weights), got {row[:60]!r}",
-                source=name,
-                line=first + k,
-            )
-        last = order.index(kind)
-        ids = tuple(grammar.symbol(s) for s in parts[2:])
-        table = {"b": grammar.binary, "u": grammar.unaries, "r": grammar.roots}[kind]
-        key = ids if kind != "r" else ids[0]
-        if key in table:
-            raise InputError(
-                f"expected each rule once, got {row[:60]!r} again", source=name, line=first + k
-            )
-        table[key] = len(table)
-        w[k] = value
-    # a symbol that is never a rule's parent is a POS tag (a terminal)
-    parents = {a for a, _, _ in grammar.binary} | {a for a, _ in grammar.unaries}
-    grammar.terminals = set(range(len(grammar.symbols))) - parents
-    if spans:
-        try:
-            cells, weights = grammar.read_span_features([row.split() for row in rows[n_rules:]])
-        except ValueError as e:
-            k, what = e.args
-            raise InputError(
-                f"{what}, got {rows[n_rules + k][:60]!r}", source=name, line=first + n_rules + k
-            ) from None
-        w = np.concatenate((w, weights))
-    return CfgModel(
-        grammar=grammar,
-        w=w,
-        options=options,
-        n_train=header["number of training sentences"],
-        trained_by=header["weights"],
-        fallback=header["fallback label"],
-    )
-
-
-def _format_cfg(model) -> list:
-    import json
-
-    import numpy as np
-
-    grammar = model.grammar
-    w = np.asarray(model.w, dtype=np.float64)
-    if len(w) != grammar.size:
-        raise ValueError(f"expected {grammar.size} weights, got {len(w)}")
-    what = (
-        "svm: cp_learn's structural SVM"
-        if model.trained_by == "svm"
-        else "pcfg: log-probabilities of the maximum-likelihood PCFG"
-    )
-    spans = grammar.span_feature_lines(w) if grammar.templates else None
-    lines = [
-        CFG_SPANS_VERSION if spans is not None else CFG_VERSION,
-        json.dumps(model.options.to_dict(), sort_keys=True) + " # preprocessing (JSON)",
-        f"{model.trained_by} # weights ({what})",
-        f"{model.fallback} # fallback label (a flat tree for a sentence the grammar cannot parse)",
-        f"{model.n_train} # number of training sentences",
-        f"{grammar.n_rules} # number of rules; each line: b weight A B C | u weight A "
-        "B | r weight A",
-    ]
-    if spans is not None:
-        lines += [
-            " ".join(grammar.templates) + " # span templates",
-            f"{len(spans)} # number of span features (nonzero weights); each line: s "
-            "weight TEMPLATE LABEL VALUE...",
-        ]
-    binary, unaries, roots = grammar.rule_lists()
-    names = grammar.symbols
-    k = 0
-    for a, b, c in binary:
-        lines.append(f"b {_number(w[k])} {names[a]} {names[b]} {names[c]}")
-        k += 1
-    for a, b in unaries:
-        lines.append(f"u {_number(w[k])} {names[a]} {names[b]}")
-        k += 1
-    for a in roots:
-        lines.append(f"r {_number(w[k])} {names[a]}")
-        k += 1
-    if spans is not None:
-        lines += [f"s {_number(value)} {' '.join(key)}" for key, value in spans]
     return lines
 
 
@@ -792,8 +453,8 @@ MODEL_KINDS = [
         {"UserProblemModel": _format_user_problem},
     ),
     ModelKind("rff", (RFF_VERSION,), _read_rff, {"RandomFeaturesModel": _format_rff}),
-    ModelKind("hmm", ("SVM-HMM Version V3.",), _read_hmm, {"SequenceModel": _format_hmm}),
-    ModelKind("cfg", (CFG_VERSION, CFG_SPANS_VERSION), _read_cfg, {"CfgModel": _format_cfg}),
+    ModelKind("hmm", ("SVM-HMM Version V3.",), read_hmm, {"SequenceModel": format_hmm}),
+    ModelKind("cfg", (CFG_VERSION, CFG_SPANS_VERSION), read_cfg, {"CfgModel": format_cfg}),
 ]
 # Kinds written by tools whose issue has not landed yet: refused by name.
 _PLANNED_KINDS: dict = {}
@@ -847,14 +508,6 @@ def read_model(source, *, float32_features=False):
     return kind.read(raw, name, float32_features)
 
 
-def _number(v) -> str:
-    v = float(v)
-    if not math.isfinite(v):
-        raise ValueError(f"refusing to write a non-finite number ({v}) into a model file")
-    text = repr(v)  # shortest text that reads back to the same double
-    return text[:-2] if text.endswith(".0") else text
-
-
 def _trained_for(model) -> str:
     """What a binary model trained for one of SVMperf's other losses adds to the comment
     of its 'number of training documents' line, where svm_classify and
@@ -864,7 +517,7 @@ def _trained_for(model) -> str:
     loss_id = getattr(model, "loss_id", None)
     if loss_id is None:
         return ""
-    fraction = f" --p {_number(model.k_fraction)}" if model.k_fraction else ""
+    fraction = f" --p {format_number(model.k_fraction)}" if model.k_fraction else ""
     return f", trained for -l {loss_id}{fraction} ({PERF_LOSS_NAMES[loss_id]})"
 
 
@@ -890,57 +543,6 @@ def _read_trained_for(line: bytes, name):
             line=9,
         )
     return loss_id, fraction
-
-
-def _kernel_header(
-    kernel, dim: int, n_train: int, n_sv: int, b: float, trained_for: str = ""
-) -> list:
-    return [
-        f"{kernel.kind} # kernel type",
-        f"{kernel.degree} # kernel parameter -d ",
-        f"{_number(kernel.gamma)} # kernel parameter -g ",
-        f"{_number(kernel.coef_lin)} # kernel parameter -s ",
-        f"{_number(kernel.coef_const)} # kernel parameter -r ",
-        "empty# kernel parameter -u ",
-        f"{dim} # highest feature index ",
-        f"{n_train} # number of training documents{trained_for} ",
-        f"{n_sv + 1} # number of support vectors plus 1 ",
-        f"{_number(b)} # {_SV_HEADER_COMMENT}",
-    ]
-
-
-# A support vector's line is formatted this many features at a time: a weight vector's
-# line can hold millions (a multiclass model: k·d), and its text at once took several
-# times its size in Python strings.
-_FEATURES_PER_PIECE = 1 << 16
-
-
-def _sv_line(coef: float, indices=None, values=None, prefix="", comment="", text=None):
-    """The line of one support vector, as pieces of text (see format_model); its features
-    as ``indices`` and ``values`` or already formatted (``text``)."""
-    yield " ".join([_number(coef)] + ([prefix] if prefix else []))
-    if text is not None:
-        if text:
-            yield " " + text
-    else:
-        for lo in range(0, len(indices), _FEATURES_PER_PIECE):
-            yield " " + _features(
-                indices[lo : lo + _FEATURES_PER_PIECE], values[lo : lo + _FEATURES_PER_PIECE]
-            )
-    yield " #" + comment
-
-
-def _nonzero(w):
-    import numpy as np
-
-    idx = np.flatnonzero(w)
-    return idx, w[idx]
-
-
-def _features(indices, values) -> str:
-    from .svmlight import format_example
-
-    return format_example(indices, values)
 
 
 def _lines(model):

@@ -97,7 +97,7 @@ class TreeOptions:
     """The preprocessing of :mod:`cpsvm.io.trees` (module docstring), as the model file
     records it. ``markov`` < 0: no Markovisation (the whole sibling history).
     ``features``: the cfg problem's feature set (``--features``, a name of
-    :data:`cpsvm.problems.cfg.FEATURE_SETS` or templates joined by ','), carried here
+    :data:`cpsvm.decoding.grammar.FEATURE_SETS` or templates joined by ','), carried here
     with the preprocessing; :meth:`to_dict` leaves it out (the model file has its own
     line for it)."""
 

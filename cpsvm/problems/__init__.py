@@ -1,4 +1,6 @@
-"""Structured problems: a registry of names, the label checks, and users' own classes.
+"""Structured problems: the built-in problems by name, the label checks, and users' own
+classes (the registry is :mod:`cpsvm.problems.registry`, users' classes
+:mod:`cpsvm.problems.user`).
 
 ``--problem`` takes a registered name (``binary``, ``multiclass``, ``hmm``, ``cfg``,
 ``rank``), ``auto`` (cfg for bracketed trees, rank for a qid file with graded targets and
@@ -12,16 +14,20 @@ imported when a problem is built, not when a name is checked.
 
 from __future__ import annotations
 
-import importlib
-import os
-import sys
-from collections.abc import Callable
-from dataclasses import dataclass
-
 import numpy as np
 
-from ..errors import InputError, OptionError
-from .base import MARGIN_RESCALING, SLACK_RESCALING, PerExampleProblem, StructuredProblem
+from ..conventions import MARGIN_RESCALING, SLACK_RESCALING
+from ..errors import InputError
+from .base import PerExampleProblem, StructuredProblem
+from .registry import (
+    ProblemEntry,
+    ProblemSpecError,
+    problem_choices,
+    problem_entry,
+    problem_names,
+    register_problem,
+)
+from .user import import_problem_class, load_user_problem
 
 __all__ = [
     "MARGIN_RESCALING",
@@ -45,10 +51,6 @@ __all__ = [
     "import_problem_class",
     "load_user_problem",
 ]
-
-
-class ProblemSpecError(OptionError):
-    """A --problem value that names no problem: a usage error (exit 2) for the commands."""
 
 
 # -- label checks --------------------------------------------------------------------------
@@ -95,23 +97,7 @@ def check_multiclass_labels(dataset):
         )
 
 
-# -- the registry --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ProblemEntry:
-    """A registered problem: how to check a dataset's labels and build it on features.
-
-    ``build(X, y, bias=...)`` returns the StructuredProblem (its ``to_model`` decides the
-    model kind); ``bias`` is SVMperf's --b, ignored by problems without one. A problem
-    whose examples are groups of lines (sentences) sets ``from_dataset(dataset,
-    **options)`` instead: it is built from the whole dataset, ``options`` its own.
-    """
-
-    name: str
-    check_labels: Callable
-    build: Callable | None = None
-    from_dataset: Callable | None = None
+# -- the built-in problems -------------------------------------------------------------------
 
 
 def _build_binary(X, y, bias=0.0):
@@ -218,22 +204,8 @@ def _build_cfg(dataset, **options):
     return CfgProblem.from_dataset(dataset, **options)
 
 
-_REGISTRY: dict[str, ProblemEntry] = {}
 # Names of the problems whose issues have not landed yet: refused with a clear line.
 _PLANNED: dict = {}
-
-
-def register_problem(entry: ProblemEntry) -> None:
-    _REGISTRY[entry.name] = entry
-
-
-def problem_names() -> list:
-    return list(_REGISTRY)
-
-
-def problem_entry(name: str) -> ProblemEntry:
-    return _REGISTRY[name]
-
 
 register_problem(ProblemEntry("binary", check_binary_labels, _build_binary))
 register_problem(ProblemEntry("multiclass", check_multiclass_labels, _build_multiclass))
@@ -244,57 +216,12 @@ register_problem(ProblemEntry("rank", check_ranking_labels, from_dataset=_build_
 _STRUCTURED_ONLY = ("hmm", "cfg", "rank")
 
 
-def _choices() -> str:
-    """The --problem values to name in an error."""
-    return ", ".join(["auto"] + problem_names()) + " or module:Class"
-
-
 def _no_such_problem(spec: str, choices: str) -> ProblemSpecError:
     if spec in _PLANNED:
         return ProblemSpecError(
             f"problem {spec!r} ({_PLANNED[spec]}) is not available yet; expected {choices}"
         )
     return ProblemSpecError(f"unknown problem {spec!r}: expected {choices}")
-
-
-def import_problem_class(spec: str):
-    """The class named by ``module:Class`` (imported from sys.path: the current directory
-    when run as a command, and PYTHONPATH); ProblemSpecError if it cannot be."""
-    module_name, colon, class_name = spec.partition(":")
-    if not colon or not module_name or not class_name:
-        raise ProblemSpecError(f"expected {_choices()}, got {spec!r}")
-    # `python -m` puts the current directory on sys.path, an installed console script
-    # does not: look there too (after PYTHONPATH), and leave sys.path as it was.
-    cwd = os.getcwd()
-    added = "" not in sys.path and cwd not in sys.path
-    if added:
-        sys.path.append(cwd)
-    try:
-        target = importlib.import_module(module_name)
-        for part in class_name.split("."):
-            target = getattr(target, part)
-    except ImportError as e:
-        raise ProblemSpecError(
-            f"cannot import problem {spec!r}: {e} (modules are found "
-            "in the current directory and on PYTHONPATH)"
-        ) from None
-    except AttributeError:
-        raise ProblemSpecError(
-            f"cannot import problem {spec!r}: module {module_name!r} has no {class_name!r}"
-        ) from None
-    except Exception as e:  # the user's module failed while importing: say how, in a line
-        raise ProblemSpecError(
-            f"cannot import problem {spec!r}: importing {module_name!r} "
-            f"raised {type(e).__name__}: {e}"
-        ) from None
-    finally:
-        if added:
-            sys.path.remove(cwd)
-    if not (isinstance(target, type) and issubclass(target, StructuredProblem)):
-        raise ProblemSpecError(
-            f"problem {spec!r} is not a class derived from cpsvm.problems.PerExampleProblem"
-        )
-    return target
 
 
 def resolve_problem(spec: str) -> str:
@@ -304,10 +231,10 @@ def resolve_problem(spec: str) -> str:
     raises ProblemSpecError naming the choices.
     """
     spec = (spec or "").strip()
-    if spec == "auto" or spec in _REGISTRY:
+    if spec == "auto" or spec in problem_names():
         return spec
     if spec in _PLANNED or ":" not in spec:
-        raise _no_such_problem(spec, _choices())
+        raise _no_such_problem(spec, problem_choices())
     import_problem_class(spec)
     return spec
 
@@ -333,32 +260,5 @@ def choose_problem(dataset, requested: str, sequences: bool = False) -> str:
             requested = "hmm"
         else:
             requested = "binary" if np.all(np.abs(dataset.y) == 1) else "multiclass"
-    _REGISTRY[requested].check_labels(dataset)
+    problem_entry(requested).check_labels(dataset)
     return requested
-
-
-def load_user_problem(spec: str, dataset, options=None):
-    """Instantiate ``module:Class`` with the dataset: a user's StructuredProblem."""
-    cls = import_problem_class(spec)
-    problem = cls(dataset, **(options or {}))
-    missing = [
-        m
-        for m in (
-            "separate",
-            "losses",
-            "margins",
-            "delta_psi_sum",
-            "true_labels",
-            "predict",
-            "to_model",
-        )
-        if not callable(getattr(problem, m, None))
-    ]
-    if missing or not hasattr(problem, "size_psi"):
-        raise InputError(
-            f"problem {spec!r} lacks {', '.join(missing) or 'size_psi'}: "
-            "subclass cpsvm.problems.PerExampleProblem"
-        )
-    # The training data's width: cp_classify gives the problem test rows of this width.
-    problem._cpsvm_n_features = dataset.n_features
-    return problem

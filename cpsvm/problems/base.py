@@ -7,7 +7,8 @@ methods; ``labels`` is whatever the problem uses for one labelling of all exampl
 Writing δΨ_i(ŷ) = Ψ(x_i, y_i) − Ψ(x_i, ŷ):
 
 * ``separate(w, rescaling, rows)`` — per example, argmax_ŷ of Δ_i(ŷ) − w·δΨ_i(ŷ)
-  (margin rescaling, 2) or Δ_i(ŷ)·(1 − w·δΨ_i(ŷ)) (slack rescaling, 1);
+  (margin rescaling, 2) or Δ_i(ŷ)·(1 − w·δΨ_i(ŷ)) (slack rescaling, 1): the constants of
+  :mod:`cpsvm.conventions`;
 * ``losses(labels, rows)`` — Δ_i(ŷ_i);
 * ``margins(w, labels, rows)`` — w·δΨ_i(ŷ_i);
 * ``delta_psi_sum(weights, labels, rows)`` — Σ_i weights_i δΨ_i(ŷ_i), a dense vector;
@@ -31,16 +32,6 @@ problems whose labellings cannot be listed, ``scores``, ``separate_at``, ``margi
 from __future__ import annotations
 
 import numpy as np
-
-MARGIN_RESCALING = 2
-SLACK_RESCALING = 1
-
-
-def violation(losses, margins, rescaling):
-    """How far each constraint is violated (before subtracting the slack)."""
-    if rescaling == MARGIN_RESCALING:
-        return losses - margins
-    return losses * (1.0 - margins)
 
 
 class StructuredProblem:

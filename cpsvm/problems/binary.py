@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..conventions import LOSS_SCALE, PSI_SCALE
+from ..conventions import LOSS_SCALE, MARGIN_RESCALING, PSI_SCALE
 from ..engine.hinge import hinge_cut, hinge_labels
 from ..sparse_ops import RowBlocks, as_csr
-from .base import MARGIN_RESCALING, StructuredProblem
+from .base import StructuredProblem
 
 
 class BiasFeature:

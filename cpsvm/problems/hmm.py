@@ -1,7 +1,7 @@
 """Sequence tagging as a structured problem: SVMhmm V3.10's instance of SVMstruct.
 
 An example is a sentence: its tokens' feature rows and their tags 1..K. Ψ(x, y) is
-SVMhmm's (:class:`cpsvm.problems.viterbi.HmmLayout`: transition counts of order 1..t and
+SVMhmm's (:class:`cpsvm.decoding.viterbi.HmmLayout`: transition counts of order 1..t and
 emission blocks of order 0..e), so w is the model file's weight vector as it stands.
 A labelling of the examples (``labels``) is one int64 array of tags over all their
 tokens, sentence after sentence; ``rows`` are sentence indices, and a labelling of
@@ -13,7 +13,7 @@ convention (the 1-slack cut averages over the n sentences) ``-c C`` minimises
 ½|w|² + (C/n)·Σ_i ξ_i, the objective svm_hmm_learn prints.
 
 The separation oracle is Viterbi on the emission scores of one sparse product for all
-tokens (:func:`cpsvm.problems.viterbi.most_violated`), over the sentences in parallel.
+tokens (:func:`cpsvm.decoding.viterbi.most_violated`), over the sentences in parallel.
 """
 
 from __future__ import annotations
@@ -22,9 +22,8 @@ import numpy as np
 
 from ..conventions import TOKEN_LOSS
 from ..data import SequenceDataset
-from ..sparse_ops import RowBlocks, as_csr
-from .base import StructuredProblem
-from .viterbi import (
+from ..decoding.segments import selected_starts
+from ..decoding.viterbi import (
     LOSS_HAMMING,
     LOSS_ZERO_ONE,
     HmmLayout,
@@ -32,9 +31,10 @@ from .viterbi import (
     hamming_losses,
     most_violated,
     psi_sum,
-    selected_starts,
     sequence_scores,
 )
+from ..sparse_ops import RowBlocks, as_csr
+from .base import StructuredProblem
 
 LOSSES = (LOSS_ZERO_ONE, LOSS_HAMMING)
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..conventions import LOSS_SCALE
+from ..conventions import LOSS_SCALE, MARGIN_RESCALING
 from ..engine.hinge import multiclass_most_violated
 from ..sparse_ops import RowBlocks, as_csr
-from .base import MARGIN_RESCALING, StructuredProblem
+from .base import StructuredProblem
 
 # See MulticlassProblem.cut_table.
 VECTOR_CUTS = 100

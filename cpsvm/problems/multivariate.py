@@ -34,8 +34,15 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ..conventions import LOSS_SCALE, PERF_LOSS_NAMES, PERF_MULTIVARIATE_LOSSES, PSI_SCALE, perf_k
-from .base import MARGIN_RESCALING, StructuredProblem
+from ..conventions import (
+    LOSS_SCALE,
+    MARGIN_RESCALING,
+    PERF_LOSS_NAMES,
+    PERF_MULTIVARIATE_LOSSES,
+    PSI_SCALE,
+    perf_k,
+)
+from .base import StructuredProblem
 from .binary import BiasFeature
 
 ZERO_ONE, F1, ERROR_RATE, PRBEP, PREC_K, REC_K, ROC_AREA = 0, 1, 2, 3, 4, 5, 10

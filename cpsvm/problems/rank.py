@@ -31,10 +31,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ..conventions import MARGIN_RESCALING
+from ..decoding.segments import selected_starts
 from ..errors import InputError
 from ..sparse_ops import RowBlocks, as_csr
-from .base import MARGIN_RESCALING, StructuredProblem
-from .viterbi import selected_starts
+from .base import StructuredProblem
 
 SWAPPED_PAIRS = 1  # -l 1: number of swapped pairs (svm_rank_learn's default)
 FRACTION_SWAPPED = 2  # -l 2: fraction of swapped pairs of each query

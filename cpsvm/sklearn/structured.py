@@ -282,8 +282,10 @@ class StructuredSVM(_Classifier):
             X = self._check_X(X, reset=False)
             fill = getattr(self, "fill_label_", None)
             y = np.full(X.shape[0], 1.0 if fill is None else fill)
+            from ..problems.user import predict_user_problem
+
             with _value_errors():
-                return np.asarray(model.predict(Dataset(X, y)))
+                return np.asarray(predict_user_problem(model, Dataset(X, y)))
         if isinstance(model, (LinearModel, MulticlassModel)):
             return super().predict(X)
         return model.predict(X)
@@ -306,7 +308,9 @@ class StructuredSVM(_Classifier):
                 n_threads=_n_threads(self.n_jobs),
             )
         if isinstance(model, UserProblemModel):
-            return np.asarray(model.predict(data))
+            from ..problems.user import predict_user_problem
+
+            return np.asarray(predict_user_problem(model, data))
         if isinstance(model, (LinearModel, MulticlassModel, KernelModel)):
             return model.predict(fit_columns(data.X, model.n_features))
         if isinstance(model, CfgModel):

@@ -20,9 +20,9 @@ import numpy as np
 
 from ..data import Dataset
 from ..engine.cutting_plane import CuttingPlaneParams, one_slack
-from ..engine.ocas import merged_examples, ocas_oracle
-from ..engine.qp import CutWorkingSet
+from ..engine.ocas import OcasOracle, merged_examples
 from ..engine.threads import thread_count
+from ..engine.working_set import CutWorkingSet
 from ..errors import InputError
 from ..problems import choose_problem
 from ..problems.binary import BinaryProblem
@@ -120,7 +120,12 @@ def _train(dataset, params, callback, should_stop):
     else:
         problem = MulticlassProblem(X, y, loss_scale=1.0)
     bounds = MARGIN_BOUNDS_DEFAULT if params.margin_bounds is None else params.margin_bounds
-    oracle = (ocas_oracle(bounds))(problem, costs, 1.0, params.method, params.cut_lambda)
+    if bounds:
+        # imported only then: its module and kernels would add to every run's start-up
+        from ..engine.ocas_bounds import PrunedOcasOracle as oracle_class
+    else:
+        oracle_class = OcasOracle
+    oracle = oracle_class(problem, costs, 1.0, params.method, params.cut_lambda)
     engine_params = CuttingPlaneParams(
         C=1.0,
         epsilon=-math.inf,

@@ -19,19 +19,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..conventions import PERF_LOSS_NAMES, PERF_MULTIVARIATE_LOSSES
+from ..conventions import MARGIN_RESCALING, PERF_LOSS_NAMES, PERF_MULTIVARIATE_LOSSES
 from ..data import Dataset
-from ..engine.cuts import KernelCutOracle, LinearCutOracle
 from ..engine.cutting_plane import CuttingPlaneParams, n_slack, one_slack
-from ..engine.ocas import merged_examples, ocas_oracle
-from ..engine.primal_qp import PrimalCutWorkingSet
-from ..engine.qp import CutWorkingSet
+from ..engine.ocas import OcasOracle, merged_examples
+from ..engine.oracles import KernelCutOracle, LinearCutOracle
 from ..engine.threads import thread_count
+from ..engine.working_set import CutWorkingSet, PrimalCutWorkingSet
 from ..errors import InputError, OptionError
 from ..kernels import Kernel
 from ..models import KernelModel
 from ..problems import (
-    MARGIN_RESCALING,
     choose_problem,
     load_user_problem,
     problem_entry,
@@ -108,7 +106,7 @@ class StructParams:
                 "-l 0 or 1, rank -l 1 or 2"
             )
         _check_multivariate(self)
-        from ..problems.viterbi import MAX_EMIT_ORDER, MAX_TRANS_ORDER
+        from ..decoding.viterbi import MAX_EMIT_ORDER, MAX_TRANS_ORDER
 
         if not 0 <= self.trans_order <= MAX_TRANS_ORDER:
             raise InputError(
@@ -323,7 +321,12 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
     if algorithm == 9:
         # OCAS in the problem's scale: F(w) = ½|w|² + C·(1/n)·Σ ξ_i is the 1-slack primal;
         # a duality gap of C·ε gives the 1-slack ε guarantee.
-        oracle = (ocas_oracle(bounds))(problem, costs, params.C)
+        if bounds:
+            # imported only then: its module and kernels would add to every run's start-up
+            from ..engine.ocas_bounds import PrunedOcasOracle as oracle_class
+        else:
+            oracle_class = OcasOracle
+        oracle = oracle_class(problem, costs, params.C)
         engine_params.epsilon = -math.inf
         engine_params.tol_abs = params.C * epsilon
     else:

@@ -2,7 +2,7 @@
 optionally loss-augmented, batched over sentences in parallel (numba ``prange``; each
 sentence is parsed on its own, so results do not depend on the thread count).
 
-The grammar (:class:`cpsvm.problems.cfg.Grammar`) reaches the kernels as arrays:
+The grammar (:class:`cpsvm.decoding.grammar.Grammar`) reaches the kernels as arrays:
 
 * symbols 0..S-1 (phrase labels, intermediate ``@`` labels and POS tags alike);
 * binary rules A → B C, sorted by B (``bin_ptr`` indexes them by B), each with its
@@ -40,7 +40,7 @@ NEG = -np.inf
 
 @njit(cache=True)
 def _length_bucket(length):
-    """The bucket of a span's length (cfg.LENGTH_BUCKETS: 1, 2, 3, 4, 5, 6-7, 8-10, 11-15,
+    """The bucket of a span's length (grammar.LENGTH_BUCKETS: 1, 2, 3, 4, 5, 6-7, 8-10, 11-15,
     16-20, 21-30, 31+)."""
     if length <= 5:
         return length - 1
@@ -59,7 +59,7 @@ def _length_bucket(length):
 
 @njit(cache=True)
 def span_value(ctx, i, j, kind, n_tags, n_words):
-    """The value of template ``kind`` (its index in cfg.SPAN_TEMPLATES) on the words
+    """The value of template ``kind`` (its index in grammar.SPAN_TEMPLATES) on the words
     i..j−1 of a sentence whose token t is ``ctx[t]`` = (tag index 0..n_tags−1, word
     index 0..n_words, n_words for a word not in the vocabulary); beyond the sentence
     the tag is n_tags, the word n_words + 1."""
@@ -517,7 +517,7 @@ def _grow2i(a, size):
 
 
 @njit(cache=True, parallel=True)
-def _cky_all(
+def cky_all(
     tags,
     starts,
     sentences,

@@ -6,7 +6,8 @@ token rows plus ``starts`` (int64, n_sentences + 1): sentence s is rows
 ``starts[s]:starts[s+1]`` of the token matrix X, of the emission scores E and of the tag
 arrays. Functions that take ``sentences`` (an index array, default all) work on those
 sentences only; their token results are then the selected sentences' tokens,
-concatenated in the order given (``selected_starts`` gives the boundaries).
+concatenated in the order given (:func:`cpsvm.decoding.segments.selected_starts` gives
+the boundaries).
 
 Layout of w (:class:`HmmLayout`, SVMhmm V3.10's own order, 0-based: w[j] is feature j+1
 of the model file). With K tags, F emission features, transition order t (``--t``) and
@@ -57,8 +58,9 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
+from ..conventions import MARGIN_RESCALING, SLACK_RESCALING
 from ..engine.threads import thread_count
-from .base import MARGIN_RESCALING, SLACK_RESCALING
+from .segments import selected_starts
 
 __all__ = [
     "HmmLayout",
@@ -70,9 +72,6 @@ __all__ = [
     "psi_sum",
     "sequence_scores",
     "hamming_losses",
-    "selected_starts",
-    "MARGIN_RESCALING",
-    "SLACK_RESCALING",
 ]
 
 LOSS_ZERO_ONE = 0  # SVMhmm -l 0: zero/one loss per sentence
@@ -223,15 +222,6 @@ def emission_scores(w, X, layout: HmmLayout) -> np.ndarray:
 # -- decoders -----------------------------------------------------------------------------
 
 
-def selected_starts(starts, sentences=None) -> np.ndarray:
-    """Boundaries (int64) of the selected sentences' tokens, concatenated in order."""
-    starts = np.asarray(starts, dtype=np.int64)
-    if sentences is None:
-        return starts - starts[0]
-    lengths = np.diff(starts)[np.asarray(sentences, dtype=np.int64)]
-    return np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-
-
 def _prepare(E, w, starts, layout, sentences):
     E = np.ascontiguousarray(E, dtype=np.float64)
     if E.ndim != 2 or E.shape[1] != layout.n_emit_states:
@@ -285,7 +275,7 @@ def viterbi(
         beam taggings may differ from svm_hmm's): a valid tagging whose score is at most
         the exact one, equal once B >= K^t.
     sentences : indices of the sentences to decode (default all); the result holds their
-        tokens concatenated in that order (see :func:`selected_starts`).
+        tokens concatenated in that order (see :func:`~cpsvm.decoding.segments.selected_starts`).
     """
     E, trans, toff, starts, sentences, out_starts, k = _prepare(E, w, starts, layout, sentences)
     ytrue = _true_zero_based(true_tags if loss_weight else None, starts, E.shape[0], k)

@@ -1,0 +1,303 @@
+"""The model file kinds of the structured problems, entries of
+:data:`cpsvm.io.model_file.MODEL_KINDS`: SVMhmm V3.10's sequence taggers (``SVM-HMM
+Version V3.10``, :class:`cpsvm.models.SequenceModel`) and cp_learn --problem cfg's
+grammars (``cpsvm cfg model V1``/``V2``, :class:`cpsvm.models.CfgModel`); the layouts
+are in :mod:`cpsvm.io.model_file`'s docstring and the man pages.
+"""
+
+from __future__ import annotations
+
+from ..errors import InputError
+from .model_text import (
+    KERNEL_FIELDS,
+    body_rows,
+    format_number,
+    kernel_header,
+    nonzero_entries,
+    read_header,
+    sv_line,
+)
+
+HMM_VERSION = "SVM-HMM Version V3.10"
+_HMM_FIELDS = KERNEL_FIELDS[:7] + [
+    ("number of emission features", int),
+    ("number of classes", int),
+    ("HMM order of transitions", int),
+    ("HMM order of emissions", int),
+    ("loss function", int),
+    ("number of support vectors plus 1", int),
+    ("threshold b", float),
+]
+
+
+def read_hmm(raw, name, float32_features):
+    """SVMhmm V3.10 models: SVMlight's kernel lines, the emission features, tags and
+    orders, then w as support vectors (one, holding w, as svm_hmm_learn compacts a
+    linear model; several are summed alpha-weighted). w[j] is feature j+1."""
+    import numpy as np
+
+    from ..decoding.viterbi import HmmLayout
+    from ..models import SequenceModel
+    from .svmlight import parse_svmlight_bytes
+
+    n_fields = len(_HMM_FIELDS)
+    lines = raw.split(b"\n", n_fields + 1)
+    header = read_header(lines, _HMM_FIELDS, name)
+    field_line = {label: k + 2 for k, (label, _) in enumerate(_HMM_FIELDS)}
+    if header["kernel type"] != 0:
+        raise InputError(
+            f"expected a linear SVM-hmm model (kernel type 0), got kernel type "
+            f"{header['kernel type']}",
+            source=name,
+            line=field_line["kernel type"],
+        )
+    try:
+        layout = HmmLayout(
+            header["number of emission features"],
+            header["number of classes"],
+            header["HMM order of transitions"],
+            header["HMM order of emissions"],
+        )
+    except ValueError as e:
+        label = (
+            "HMM order of emissions"
+            if "emission order" in str(e)
+            else "HMM order of transitions"
+            if "order" in str(e)
+            else "number of classes"
+        )
+        raise InputError(
+            f"expected a valid SVM-hmm header: {e}", source=name, line=field_line[label]
+        ) from None
+    n_sv = header["number of support vectors plus 1"] - 1
+    if n_sv < 0:
+        raise InputError(
+            "expected a non-negative number of support vectors",
+            source=name,
+            line=field_line["number of support vectors plus 1"],
+        )
+    first = n_fields + 2
+    body = lines[n_fields + 1] if len(lines) > n_fields + 1 else b""
+    svs = parse_svmlight_bytes(body, name, first_line=first, allow_empty=True)
+    if svs.n_examples != n_sv:
+        what = "truncated model file?" if svs.n_examples < n_sv else "extra lines"
+        raise InputError(
+            f"expected {n_sv} support vectors as the header says, found {svs.n_examples} ({what})",
+            source=name,
+            line=first + svs.n_examples,
+        )
+    if svs.n_features > layout.size_psi:
+        raise InputError(
+            f"expected weight indices up to {layout.size_psi} ({layout.n_tags} "
+            f"tags, {layout.n_features} emission features, orders "
+            f"{layout.trans_order}/{layout.emit_order}), found {svs.n_features}",
+            source=name,
+            line=first,
+        )
+    X = svs.X
+    if float32_features:  # svm_hmm_classify keeps the weights read as 32-bit floats
+        X = X.copy()
+        X.data = X.data.astype(np.float32).astype(np.float64)
+    w = np.zeros(layout.size_psi)
+    if n_sv:
+        w[: X.shape[1]] = np.asarray(X.T @ svs.y).ravel()
+    return SequenceModel.from_layout(w, layout, loss_id=header["loss function"])
+
+
+def format_hmm(model) -> list:
+    import numpy as np
+
+    from ..kernels import Kernel
+
+    layout = model.layout
+    w = np.asarray(model.w, dtype=np.float64)
+    if len(w) != layout.size_psi:
+        raise ValueError(f"expected w of length {layout.size_psi}, got {len(w)}")
+    header = kernel_header(Kernel(), layout.highest_feature_index, 0, 1, 0.0)
+    return (
+        [HMM_VERSION]
+        + header[:7]
+        + [
+            f"{layout.n_features} # number of emission features ",
+            f"{layout.n_tags} # number of classes ",
+            f"{layout.trans_order} # HMM order of transitions ",
+            f"{layout.emit_order} # HMM order of emissions ",
+            f"{model.loss_id} # loss function ",
+        ]
+        + header[8:]
+        + [sv_line(1.0, *nonzero_entries(w))]
+    )
+
+
+CFG_VERSION = "cpsvm cfg model V1"  # rules only
+CFG_SPANS_VERSION = "cpsvm cfg model V2"  # rules and span features
+_CFG_FIELDS = [
+    ("preprocessing (JSON)", dict),
+    ("weights", str),
+    ("fallback label", str),
+    ("number of training sentences", int),
+    ("number of rules", int),
+]
+_CFG_SPAN_FIELDS = _CFG_FIELDS + [
+    ("span templates", str),
+    ("number of span features", int),
+]
+_CFG_RULE_KINDS = {"b": 3, "u": 2, "r": 1}  # kind -> fields after the weight
+
+
+def read_cfg(raw, name, float32_features):
+    """cp_learn --problem cfg models (see man cp_learn, PARSING): the header, then one
+    rule a line, ``b w A B C`` (binary A -> B C), ``u w A B`` (unary A -> B), ``r w A``
+    (root -> A), in that order: rule i's weight is w_i of the model. V2: the header
+    also names the span templates and counts the span features, whose lines follow the
+    rules, ``s w TEMPLATE LABEL VALUE...``."""
+    import numpy as np
+
+    from ..decoding.grammar import Grammar, feature_set_name, span_templates
+    from ..models import CfgModel
+    from .trees import TreeOptions
+
+    spans = raw.startswith(CFG_SPANS_VERSION.encode())
+    fields = _CFG_SPAN_FIELDS if spans else _CFG_FIELDS
+    n_fields = len(fields)
+    lines = raw.split(b"\n", n_fields + 1)
+    header = read_header(lines, fields, name)
+    field_line = {label: k + 2 for k, (label, _) in enumerate(fields)}
+    templates = ()
+    if spans:
+        try:
+            templates = span_templates(",".join(header["span templates"].split()))
+        except ValueError as e:
+            raise InputError(str(e), source=name, line=field_line["span templates"]) from None
+    opts = header["preprocessing (JSON)"]
+    try:
+        options = TreeOptions(
+            strip_functions=bool(opts["strip_functions"]),
+            drop_none=bool(opts["drop_none"]),
+            unary=int(opts["unary"]),
+            markov=int(opts["markov"]),
+            features=feature_set_name(templates),
+        )
+        if options.unary < 0:
+            raise ValueError
+    except (KeyError, TypeError, ValueError):
+        raise InputError(
+            "expected the preprocessing as a JSON object with strip_functions, "
+            "drop_none, unary >= 0 and markov",
+            source=name,
+            line=field_line["preprocessing (JSON)"],
+        ) from None
+    if header["weights"] not in ("svm", "pcfg"):
+        raise InputError(
+            f"expected weights 'svm' or 'pcfg', got {header['weights']!r}",
+            source=name,
+            line=field_line["weights"],
+        )
+    n_rules = header["number of rules"]
+    n_spans = header.get("number of span features", 0)
+    first = n_fields + 2
+    rows = body_rows(
+        lines, n_fields, n_rules + n_spans, "rules and span features" if spans else "rules", name
+    )
+    grammar = Grammar(options.unary, templates)
+    w = np.empty(n_rules)
+    order = "bur"
+    last = 0
+    for k, row in enumerate(rows[:n_rules]):
+        parts = row.split()
+        kind = parts[0] if parts else ""
+        try:
+            value = float(parts[1]) if len(parts) > 1 else float("nan")
+        except ValueError:
+            value = float("nan")
+        fields = _CFG_RULE_KINDS.get(kind)
+        bad = (
+            fields is None
+            or len(parts) != fields + 2
+            or not np.isfinite(value)
+            or order.index(kind) < last
+        )
+        if bad:
+            raise InputError(
+                "expected a rule 'b weight A B C', 'u weight A B' or 'r weight "
+                f"A' (b, then u, then r lines; finite weights), got {row[:60]!r}",
+                source=name,
+                line=first + k,
+            )
+        last = order.index(kind)
+        ids = tuple(grammar.symbol(s) for s in parts[2:])
+        table = {"b": grammar.binary, "u": grammar.unaries, "r": grammar.roots}[kind]
+        key = ids if kind != "r" else ids[0]
+        if key in table:
+            raise InputError(
+                f"expected each rule once, got {row[:60]!r} again", source=name, line=first + k
+            )
+        table[key] = len(table)
+        w[k] = value
+    # a symbol that is never a rule's parent is a POS tag (a terminal)
+    parents = {a for a, _, _ in grammar.binary} | {a for a, _ in grammar.unaries}
+    grammar.terminals = set(range(len(grammar.symbols))) - parents
+    if spans:
+        try:
+            cells, weights = grammar.read_span_features([row.split() for row in rows[n_rules:]])
+        except ValueError as e:
+            k, what = e.args
+            raise InputError(
+                f"{what}, got {rows[n_rules + k][:60]!r}", source=name, line=first + n_rules + k
+            ) from None
+        w = np.concatenate((w, weights))
+    return CfgModel(
+        grammar=grammar,
+        w=w,
+        options=options,
+        n_train=header["number of training sentences"],
+        trained_by=header["weights"],
+        fallback=header["fallback label"],
+    )
+
+
+def format_cfg(model) -> list:
+    import json
+
+    import numpy as np
+
+    grammar = model.grammar
+    w = np.asarray(model.w, dtype=np.float64)
+    if len(w) != grammar.size:
+        raise ValueError(f"expected {grammar.size} weights, got {len(w)}")
+    what = (
+        "svm: cp_learn's structural SVM"
+        if model.trained_by == "svm"
+        else "pcfg: log-probabilities of the maximum-likelihood PCFG"
+    )
+    spans = grammar.span_feature_lines(w) if grammar.templates else None
+    lines = [
+        CFG_SPANS_VERSION if spans is not None else CFG_VERSION,
+        json.dumps(model.options.to_dict(), sort_keys=True) + " # preprocessing (JSON)",
+        f"{model.trained_by} # weights ({what})",
+        f"{model.fallback} # fallback label (a flat tree for a sentence the grammar cannot parse)",
+        f"{model.n_train} # number of training sentences",
+        f"{grammar.n_rules} # number of rules; each line: b weight A B C | u weight A "
+        "B | r weight A",
+    ]
+    if spans is not None:
+        lines += [
+            " ".join(grammar.templates) + " # span templates",
+            f"{len(spans)} # number of span features (nonzero weights); each line: s "
+            "weight TEMPLATE LABEL VALUE...",
+        ]
+    binary, unaries, roots = grammar.rule_lists()
+    names = grammar.symbols
+    k = 0
+    for a, b, c in binary:
+        lines.append(f"b {format_number(w[k])} {names[a]} {names[b]} {names[c]}")
+        k += 1
+    for a, b in unaries:
+        lines.append(f"u {format_number(w[k])} {names[a]} {names[b]}")
+        k += 1
+    for a in roots:
+        lines.append(f"r {format_number(w[k])} {names[a]}")
+        k += 1
+    if spans is not None:
+        lines += [f"s {format_number(value)} {' '.join(key)}" for key, value in spans]
+    return lines

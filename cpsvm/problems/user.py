@@ -1,0 +1,122 @@
+"""Users' own problems (``--problem module:Class``): the class imported from its spec, built
+on a dataset, and rebuilt on a test set to predict with a trained
+:class:`cpsvm.models.UserProblemModel` (cp_classify, the scikit-learn estimators).
+
+The class is a :class:`cpsvm.problems.base.StructuredProblem`, usually a
+:class:`~cpsvm.problems.base.PerExampleProblem`; it is found on sys.path (PYTHONPATH) or in
+the current directory. Every failure is a one-line error: ProblemSpecError (a usage error)
+while the spec is checked, InputError once a model or a dataset is involved.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+from ..errors import InputError
+from .base import StructuredProblem
+from .registry import ProblemSpecError, problem_choices
+
+
+def import_problem_class(spec: str):
+    """The class named by ``module:Class`` (imported from sys.path: the current directory
+    when run as a command, and PYTHONPATH); ProblemSpecError if it cannot be."""
+    module_name, colon, class_name = spec.partition(":")
+    if not colon or not module_name or not class_name:
+        raise ProblemSpecError(f"expected {problem_choices()}, got {spec!r}")
+    # `python -m` puts the current directory on sys.path, an installed console script
+    # does not: look there too (after PYTHONPATH), and leave sys.path as it was.
+    cwd = os.getcwd()
+    added = "" not in sys.path and cwd not in sys.path
+    if added:
+        sys.path.append(cwd)
+    try:
+        target = importlib.import_module(module_name)
+        for part in class_name.split("."):
+            target = getattr(target, part)
+    except ImportError as e:
+        raise ProblemSpecError(
+            f"cannot import problem {spec!r}: {e} (modules are found "
+            "in the current directory and on PYTHONPATH)"
+        ) from None
+    except AttributeError:
+        raise ProblemSpecError(
+            f"cannot import problem {spec!r}: module {module_name!r} has no {class_name!r}"
+        ) from None
+    except Exception as e:  # the user's module failed while importing: say how, in a line
+        raise ProblemSpecError(
+            f"cannot import problem {spec!r}: importing {module_name!r} "
+            f"raised {type(e).__name__}: {e}"
+        ) from None
+    finally:
+        if added:
+            sys.path.remove(cwd)
+    if not (isinstance(target, type) and issubclass(target, StructuredProblem)):
+        raise ProblemSpecError(
+            f"problem {spec!r} is not a class derived from cpsvm.problems.PerExampleProblem"
+        )
+    return target
+
+
+def load_user_problem(spec: str, dataset, options=None):
+    """Instantiate ``module:Class`` with the dataset: a user's StructuredProblem."""
+    cls = import_problem_class(spec)
+    problem = cls(dataset, **(options or {}))
+    missing = [
+        m
+        for m in (
+            "separate",
+            "losses",
+            "margins",
+            "delta_psi_sum",
+            "true_labels",
+            "predict",
+            "to_model",
+        )
+        if not callable(getattr(problem, m, None))
+    ]
+    if missing or not hasattr(problem, "size_psi"):
+        raise InputError(
+            f"problem {spec!r} lacks {', '.join(missing) or 'size_psi'}: "
+            "subclass cpsvm.problems.PerExampleProblem"
+        )
+    # The training data's width: cp_classify gives the problem test rows of this width.
+    problem._cpsvm_n_features = dataset.n_features
+    return problem
+
+
+# -- a trained model's problem ------------------------------------------------------------
+
+
+def user_problem_class(model):
+    """The class a :class:`~cpsvm.models.UserProblemModel` names, imported (InputError if
+    it cannot be)."""
+    try:
+        return import_problem_class(model.spec)
+    except ProblemSpecError as e:
+        raise InputError(f"the model's problem cannot be loaded: {e}") from None
+
+
+def user_problem_on(model, dataset):
+    """The model's problem built on ``dataset``, and the dataset it was built on (InputError
+    if the class cannot be imported or does not fit the model). Test rows are first cut or
+    padded to the training width, as SVMlight ignores test features above the model's."""
+    user_problem_class(model)
+    if model.n_features:
+        dataset, _ = dataset.with_n_features(model.n_features)
+    problem = load_user_problem(model.spec, dataset, model.options)
+    if problem.size_psi != model.size_psi:
+        raise InputError(
+            f"problem {model.spec!r} built on the test data has size_psi "
+            f"{problem.size_psi}, the model's w has {model.size_psi} "
+            "(its model_options() should record what fixes it)"
+        )
+    return problem, dataset
+
+
+def predict_user_problem(model, dataset) -> list:
+    """One prediction per example of ``dataset``, by the problem's ``predict`` with the
+    model's w."""
+    problem, dataset = user_problem_on(model, dataset)
+    return list(problem.predict(model.w, dataset.X))
