@@ -94,9 +94,9 @@ def run_cp(ds, multiclass, c_nat, eps, algorithm, time_limit=math.inf):
         C=C,
         epsilon=eps,
         algorithm=algorithm,
-        bias=0.0,
         problem="multiclass" if multiclass else "binary",
         time_limit=time_limit,
+        options={"bias": 0.0},
     )
     (model, info), seconds, cpu = timed(lambda: train(ds, params))
     r, scale = info.result, 1e4 if multiclass else 1.0

@@ -276,7 +276,7 @@ def cp_part(name, ds, a):
         holder = {}
 
         def run(pruned):
-            import cpsvm.problems.binary as binary
+            import cpsvm.problems.binary.problem as binary
 
             made = []
             original = binary.BinaryProblem.__init__

@@ -12,7 +12,7 @@ Prec@k with --p 0.1), in one run, interleaved round by round:
 Reported per run: whole-process wall time (file reading and model writing included),
 the iterations each prints, and for each model the objective 1/2|w|^2 + C*xi(w)
 recomputed here exactly on the training set (xi the most violated constraint of
-cpsvm.problems.multivariate, the bias weight read back from the threshold) beside a
+cpsvm.problems.binary.multivariate, the bias weight read back from the threshold) beside a
 tight reference optimum (cp_learn -e 0.001); and the measure the loss is 100 minus, on
 the test set (cpsvm.measures, SVMperf's tie rule). Ratios: cp_learn's wall time over
 svm_perf_learn's in the same round (median and min over the rounds), and objectives
@@ -49,7 +49,7 @@ from cpsvm.io.model_file import read_model  # noqa: E402
 from cpsvm.io.svmlight import read_svmlight  # noqa: E402
 from cpsvm.measures import trained_measure  # noqa: E402
 from cpsvm.models import fit_columns  # noqa: E402
-from cpsvm.problems.multivariate import MultivariateProblem  # noqa: E402
+from cpsvm.problems.binary.multivariate import MultivariateProblem  # noqa: E402
 
 BIN = Path(sys.executable).parent
 DATA = REPO.parent / "shared" / "data"

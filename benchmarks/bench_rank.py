@@ -500,7 +500,7 @@ def part_defaults(args, out_dir):
     if not public:
         print("CPSVM_RANK_DATA unset: the defaults part is skipped")
         return
-    from cpsvm.problems.rank import query_metrics
+    from cpsvm.problems.rank.problem import query_metrics
 
     data = read_svmlight(Path(public) / "rank.train")
     test = read_svmlight(Path(public) / "rank.test", n_features=data.n_features)

@@ -88,7 +88,7 @@ PERF_LOSS_NAMES = {
     10: "ROC area",
 }
 PERF_ERROR_RATE = 2
-# The losses that do not decompose over the examples (cpsvm.problems.multivariate).
+# The losses that do not decompose over the examples (cpsvm.problems.binary.multivariate).
 PERF_MULTIVARIATE_LOSSES = (0, 1, 3, 4, 5, 10)
 # --p 0 means k = this fraction of the positives for Prec@k (-l 4) and Rec@k (-l 5).
 PERF_K_DEFAULT = {4: 0.5, 5: 2.0}

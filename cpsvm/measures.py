@@ -1,6 +1,6 @@
 """SVMperf's performance measures of binary predictions: what svm_perf_classify prints
 (Accuracy, Precision, Recall, F1, PRBEP, ROCArea, AvgPrec) and what cp_learn's
-multivariate losses (``-l``, :mod:`cpsvm.problems.multivariate`) are 100 minus.
+multivariate losses (``-l``, :mod:`cpsvm.problems.binary.multivariate`) are 100 minus.
 
 Labels are ±1; a decision value > 0 predicts +1. The contingency table of a prediction is
 (a, b, c, d) = (true positives, false positives, false negatives, true negatives). The

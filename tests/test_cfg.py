@@ -27,7 +27,7 @@ from cpsvm.io.trees import (
     strip_functions,
     with_root,
 )
-from cpsvm.problems.cfg import LOSS_BRACKETS, LOSS_ZERO_ONE, CfgProblem
+from cpsvm.problems.cfg.problem import LOSS_BRACKETS, LOSS_ZERO_ONE, CfgProblem
 
 TREEBANK = """\
 ( (S (NP-SBJ-1 (DT The) (JJ old) (NN man))
@@ -609,8 +609,12 @@ def test_default_loss_is_the_bracket_loss():
     [
         (["--problem", "cfg", "-c", "1", "BAD", "MODEL"], 1, "BAD:1: expected ')'"),
         (["-c", "1", "-o", "1", "-l", "1", "GOOD", "MODEL"], 2, "needs margin rescaling"),
-        (["-c", "1", "--t", "1", "GOOD", "MODEL"], 2, "not options of the cfg problem"),
-        (["-c", "1", "--markov", "2", "SVM", "MODEL"], 2, "--markov: options of the cfg"),
+        (["-c", "1", "--t", "1", "GOOD", "MODEL"], 2, "--t: not an option of the cfg problem"),
+        (
+            ["-c", "1", "--markov", "2", "SVM", "MODEL"],
+            2,
+            "--markov: not an option of the binary problem",
+        ),
         (["GOOD", "MODEL"], 2, "Missing option '-c'"),
         (
             ["-c", "1", "--features", "first,middle", "GOOD", "MODEL"],

@@ -12,8 +12,8 @@ from conftest import ROOT, SAMPLES, crammer_singer_objective
 
 from cpsvm.engine.cuts import ClassCuts
 from cpsvm.io.svmlight import read_svmlight
-from cpsvm.problems import multiclass
-from cpsvm.problems.multiclass import MulticlassProblem
+from cpsvm.problems.multiclass import problem as multiclass
+from cpsvm.problems.multiclass.problem import MulticlassProblem
 from cpsvm.solvers.ocas import OcasParams
 from cpsvm.solvers.ocas import train as ocas_train
 from cpsvm.solvers.one_slack import StructParams

@@ -69,8 +69,8 @@ def enumerate_constraints(problem, rescaling, labels_of):
 @pytest.mark.parametrize("rescaling", [1, 2])
 @pytest.mark.parametrize("kind", ["binary", "multiclass"])
 def test_tiny_problems_match_brute_force(kind, rescaling):
-    from cpsvm.problems.binary import BinaryProblem
-    from cpsvm.problems.multiclass import MulticlassProblem
+    from cpsvm.problems.binary.problem import BinaryProblem
+    from cpsvm.problems.multiclass.problem import MulticlassProblem
 
     for seed in range(3):
         if kind == "binary":
@@ -90,8 +90,8 @@ def test_tiny_problems_match_brute_force(kind, rescaling):
                     epsilon=eps,
                     algorithm=algorithm,
                     rescaling=rescaling,
-                    bias=0.0,
                     problem=kind,
+                    options={"bias": 0.0} if kind == "binary" else {},
                 ),
             )
             assert info.result.status == "converged"
@@ -118,7 +118,7 @@ def test_tiny_binary_margin_rescaling_is_the_hinge_svm():
         options={"xatol": 1e-12, "fatol": 1e-12, "maxiter": 40000},
     ).x
     reference = hinge_objective(w0, data.X.toarray(), data.y, C_light)
-    model, info = train(data, StructParams(C=C, epsilon=1e-4, bias=0.0))
+    model, info = train(data, StructParams(C=C, epsilon=1e-4, options={"bias": 0.0}))
     ours = hinge_objective(model.w, data.X.toarray(), data.y, C_light)
     assert ours == pytest.approx(info.result.primal, rel=1e-9)
     assert reference - 1e-6 <= ours <= reference + C * 1e-4 + 1e-6
@@ -145,7 +145,9 @@ def test_binary_linear_matches_linearsvc(a9a):
     C = C_light * n / 100
     results = {}
     for algorithm in (3, 4, 9):
-        model, info = train(train_data, StructParams(C=C, algorithm=algorithm, bias=0.0))
+        model, info = train(
+            train_data, StructParams(C=C, algorithm=algorithm, options={"bias": 0.0})
+        )
         ours = hinge_objective(
             fit_columns(model.w[None, :], train_data.n_features).toarray().ravel(),
             train_data.X,
@@ -189,7 +191,9 @@ def test_rbf_kernel_and_nystrom_match_svc_accuracy(a9a):
         model, info = train(
             train_data,
             StructParams(
-                C=C_light * n / 100, kernel=kernel, basis_method=basis_method, basis_size=500
+                C=C_light * n / 100,
+                kernel=kernel,
+                options={"basis_method": basis_method, "basis_size": 500},
             ),
         )
         accuracy = np.mean(model.predict(test_data.X) == test_data.y)
@@ -200,7 +204,7 @@ def test_exact_kernel_one_slack_equals_linear_on_linear_kernel():
     """-t 1 with d=1, s=1, r=0 is the linear kernel: both routes reach the same optimum."""
     data = tiny_binary(3, n=12)
     C = 3.0
-    linear, info_linear = train(data, StructParams(C=C, epsilon=1e-5, bias=0.0))
+    linear, info_linear = train(data, StructParams(C=C, epsilon=1e-5, options={"bias": 0.0}))
     poly, info_poly = train(
         data, StructParams(C=C, epsilon=1e-5, kernel=Kernel(1, 1, 1.0, 1.0, 0.0))
     )

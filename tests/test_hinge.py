@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from cpsvm.conventions import MARGIN_RESCALING, SLACK_RESCALING
 from cpsvm.engine.hinge import hinge_cut, hinge_labels, hinge_violators, multiclass_most_violated
-from cpsvm.problems.binary import BinaryProblem
+from cpsvm.problems.binary.problem import BinaryProblem
 
 
 def _outputs(rng, n, ties):

@@ -143,8 +143,7 @@ def test_tiny_sentences_match_brute_force(loss_id, t, e, rescaling, algorithm):
                 rescaling=rescaling,
                 loss_id=loss_id,
                 problem="hmm",
-                trans_order=t,
-                emit_order=e,
+                options={"trans_order": t, "emit_order": e},
             ),
         )
         assert info.result.status == "converged" and info.n_examples == n
@@ -250,7 +249,11 @@ def test_problem_hmm_named_and_orders_written(tmp_path):
         (["--t", "0", "--e", "1"], 2, "expected --e 0..0"),
         (["--b", "-1"], 2, "expected --b >= 0"),
         (["--b", "2.5"], 2, "expected --b >= 0, an integer"),
-        (["--k", "10"], 2, "--k: SVMperf's options"),
+        (
+            ["--k", "10"],
+            2,
+            "--k: not an option of the hmm problem (its options: --t, --e, --b); --k is binary's",
+        ),
         (["-l", "2"], 2, "not a loss of the hmm problem"),
         (["--problem", "hmm", "--t", "x"], 2, "expected an integer for --t"),
     ],
@@ -268,13 +271,14 @@ def test_hmm_options_keep_their_svmperf_meaning_for_binary(tmp_path):
     assert (
         refused.returncode == 2
         and one_line(refused)
-        and "--e is an hmm option" in refused.stderr
+        and "--e: not an option of the binary problem" in refused.stderr
+        and "--e is hmm's" in refused.stderr
         and not model.exists()
     )
     refused = run_cli(
         "learn", "-c", "1", "--problem", "binary", "--t", "2", SAMPLES / "a9a3k.train", model
     )
-    assert refused.returncode == 2 and "--t 0 (exact) or --t 1" in refused.stderr
+    assert refused.returncode == 2 and "expected --t 0 or 1 (binary" in refused.stderr
     assert not model.exists()
 
 

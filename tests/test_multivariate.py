@@ -17,7 +17,7 @@ from cpsvm.data import Dataset
 from cpsvm.io.model_file import format_model, read_model
 from cpsvm.io.svmlight import read_svmlight
 from cpsvm.measures import admissible, contingency_loss, perf_figures
-from cpsvm.problems.multivariate import MultivariateProblem
+from cpsvm.problems.binary.multivariate import MultivariateProblem
 from cpsvm.solvers.one_slack import StructParams, train
 
 THRESHOLD_LOSSES = (0, 1, 3, 4, 5)
@@ -146,8 +146,8 @@ def test_objective_matches_all_constraints_qp(loss_id, algorithm, rescaling):
                 algorithm=algorithm,
                 rescaling=rescaling,
                 loss_id=loss_id,
-                bias=0.0,
                 problem="binary",
+                options={"bias": 0.0},
             ),
         )
         assert info.result.status == "converged" and info.algorithm == algorithm
@@ -274,7 +274,7 @@ def test_cp_learn_roc_model_records_its_loss(tmp_path):
         (["-l", "4", "--p", "-1"], "--p >= 0"),
         (["-l", "6"], "expected -l 0, 1, 2, 3, 4, 5 or 10"),
         (["--problem", "multiclass", "-l", "10"], "not a loss of the multiclass problem"),
-        (["--problem", "hmm", "--p", "0.5"], "SVMperf's options"),
+        (["--problem", "hmm", "--p", "0.5"], "--p: not an option of the hmm problem"),
     ],
 )
 def test_refused_options(tmp_path, args, message):

@@ -106,7 +106,9 @@ def test_tiny_problems_ocas_equals_cutting_plane_and_one_slack(kind):
     # An independent route to the same optimum: cp_learn's 1-slack at the converted C
     # (SVMperf's and SVMmulticlass's documented conversions, written out).
     c_struct = C * n / 100 if kind == "binary" else 100 * n * C
-    model, info = train_one_slack(data, StructParams(C=c_struct, epsilon=1e-6, bias=0.0))
+    model, info = train_one_slack(
+        data, StructParams(C=c_struct, epsilon=1e-6, options={"bias": 0.0})
+    )
     reference = (
         hinge_objective(model.w, X, y, C)
         if kind == "binary"
@@ -266,7 +268,7 @@ def test_cut_sum_from_the_nearest_known_sum(share):
     """The cut is a known sum (none, all examples', the previous cut's) plus the rows whose
     coefficients differ from it — still Xᵀcoef, iteration after iteration."""
     from cpsvm.engine.ocas import OcasOracle
-    from cpsvm.problems.binary import BinaryProblem
+    from cpsvm.problems.binary.problem import BinaryProblem
 
     rng = np.random.default_rng(5)
     X = sp.random(300, 20, density=0.3, format="csr", random_state=rng)
@@ -382,7 +384,7 @@ def test_cp_learn_linear_honours_cost(samples, tmp_path, algorithm):
     C, eps = 2.0, 1e-4
     C_light = c_light_from_perf(C, data.n_examples)
     model, info = train_one_slack(
-        data, StructParams(C=C, epsilon=eps, bias=0.0, algorithm=algorithm)
+        data, StructParams(C=C, epsilon=eps, algorithm=algorithm, options={"bias": 0.0})
     )
     ours = weighted_hinge(model.w, data.X, data.y, C_light, k)
     optimum = _weighted_optimum(data.X, data.y, C_light, k)
@@ -393,7 +395,10 @@ def test_cp_learn_linear_honours_cost(samples, tmp_path, algorithm):
         model_r, _ = train_one_slack(
             rep,
             StructParams(
-                C=C * rep.n_examples / data.n_examples, epsilon=eps, bias=0.0, algorithm=3
+                C=C * rep.n_examples / data.n_examples,
+                epsilon=eps,
+                algorithm=3,
+                options={"bias": 0.0},
             ),
         )
         assert weighted_hinge(model_r.w, data.X, data.y, C_light, k) == pytest.approx(
@@ -464,7 +469,7 @@ def test_stop_statuses(samples):
     # The engine's time limit through cp_learn's 1-slack solver.
     model, info = train_one_slack(
         data,
-        StructParams(C=1.0, epsilon=1e-9, algorithm=3, bias=0.0, time_limit=0.1),
+        StructParams(C=1.0, epsilon=1e-9, algorithm=3, time_limit=0.1, options={"bias": 0.0}),
         callback=slow,
     )
     assert info.result.status == "time_limit" and 1 <= info.result.iterations < 20

@@ -2,6 +2,7 @@
 worked example of examples/ (cp_learn --problem ordinal:OrdinalRegression, cp_classify)."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -300,3 +301,53 @@ def test_user_problem_honours_cost(tmp_path, monkeypatch):
     tolerance = 2 * C * eps
     assert info_w.result.primal == pytest.approx(info_r.result.primal, abs=tolerance)
     assert abs(info_w.result.primal - info_1.result.primal) > 10 * tolerance
+
+
+# -- the registry: each problem one entry ----------------------------------------------------
+
+
+def test_every_entry_is_light_and_complete():
+    """Importing the registry and every entry loads no numpy, scipy or numba (cp_learn -h
+    reads them), and each entry declares what the commands need."""
+    code = (
+        "import sys\nfrom cpsvm.problems import entries\nfor e in entries():\n"
+        "    assert e.check_labels and e.c_of_sum and e.classify and e.loss_help, e.name\n"
+        "print([m for m in ('numpy', 'scipy', 'numba') if m in sys.modules])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_hmm_orders_are_the_decoders():
+    from cpsvm.decoding import viterbi
+    from cpsvm.problems import hmm
+
+    assert (hmm.MAX_TRANS_ORDER, hmm.MAX_EMIT_ORDER) == (
+        viterbi.MAX_TRANS_ORDER,
+        viterbi.MAX_EMIT_ORDER,
+    )
+
+
+def test_a_problem_option_is_parsed_and_checked_in_one_place():
+    from cpsvm.problems import problem_entry
+
+    hmm = problem_entry("hmm")
+    assert hmm.parse_options({"--t": "2", "--e": "1"}) == {
+        "trans_order": 2,
+        "emit_order": 1,
+        "beam": 0,
+    }
+    assert hmm.options_of({"trans_order": 2}) == hmm.parse_options({"--t": "2"})
+    for given, message in [
+        ({"--t": "4"}, "expected --t 0..3 (hmm: order of the transitions), got 4"),
+        ({"--t": "x"}, "expected an integer for --t, got 'x'"),
+        ({"--b": "2.5"}, "expected --b >= 0, an integer (hmm: width of the Viterbi beam"),
+        ({"--t": "0", "--e": "1"}, "expected --e 0..0"),
+        ({"--k": "5"}, "--k: not an option of the hmm problem"),
+    ]:
+        with pytest.raises(OptionError, match=re.escape(message)):
+            hmm.parse_options(given)
+    binary = problem_entry("binary")
+    assert binary.parse_options({"--b": "-2.5"})["bias"] == -2.5
+    with pytest.raises(OptionError, match="expected --t 0 or 1"):
+        binary.options_of({"basis_method": 2})

@@ -12,7 +12,7 @@ from conftest import SAMPLES
 from cpsvm.io.model_file import read_model
 from cpsvm.io.svmlight import read_svmlight
 from cpsvm.models import LinearModel, RankingModel
-from cpsvm.problems.rank import FRACTION_SWAPPED, SWAPPED_PAIRS, RankProblem, query_metrics
+from cpsvm.problems.rank.problem import FRACTION_SWAPPED, SWAPPED_PAIRS, RankProblem, query_metrics
 from cpsvm.solvers.one_slack import StructParams, train
 
 TOY = SAMPLES / "toy.rank.train"
@@ -226,7 +226,12 @@ BAD = {
         "of the 2 queries has one relevance level only",
     ),
     "slack": (ONE_PAIR, ["-o", "1"], 2, "margin rescaling only"),
-    "custom": (ONE_PAIR, ["--t", "1"], 2, "--t: not options of the rank problem"),
+    "custom": (
+        ONE_PAIR,
+        ["--t", "1"],
+        2,
+        "--t: not an option of the rank problem (it has none); --t is binary and hmm's",
+    ),
     "loss": (ONE_PAIR, ["-l", "0"], 2, "not a loss of the rank problem"),
     "kernel": (
         ONE_PAIR,

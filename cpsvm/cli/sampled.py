@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from ..problems.binary.report import svmlight_scale_line
 from .common import (
     CONTEXT_SETTINGS,
     Checked,
@@ -28,7 +29,6 @@ from .scaffold import (
     runtime_line,
     seed_option,
     stop_reason,
-    svmlight_scale_line,
     threads_option,
     time_limit_option,
     trace_option,

@@ -379,14 +379,41 @@ def peak_rss_line() -> str:
     return f"Peak RSS: {kb / 1024:.1f} MB (the whole process so far)"
 
 
-def svmlight_scale_line(C: float, n: int, primal: float) -> str:
-    """A binary objective restated in SVMlight's convention (C_light = C·100/n)."""
-    from ..conventions import c_light_from_perf
+def print_struct_statistics(info, params, cpu, out):
+    """SVMstruct's statistics of a cp_learn run (the 1-slack engine's result), with the
+    lines the problem's entry adds: its work counters and its objective restated in its
+    own convention."""
+    from ..problems import entry_of
 
-    return (
-        f"SVMlight scale: C_light = C*100/n = {c_light_from_perf(C, n):.6g}; objective "
-        f"1/2|w|^2 + C_light*sum(hinge) = {primal:.6f}"
+    r = info.result
+    p = lambda s: print(s, file=out)  # noqa: E731
+    user = info.problem == "user"
+    entry = entry_of(params.problem if user else info.problem)
+    name = f"user ({params.problem})" if user else info.problem
+    p(
+        f"Problem: {name}, algorithm -w {info.algorithm}, "
+        f"{'margin' if params.rescaling == 2 else 'slack'} rescaling"
     )
+    reason = stop_reason(r.status, "struct-gap" if info.algorithm == 9 else "struct")
+    p(f"Stopped because: {reason}")
+    p(f"Final epsilon on KKT-Conditions: {max(r.violation, 0.0):.5f}")
+    p(f"Upper bound on duality gap: {r.gap:.5f}")
+    p(f"Dual objective value: dval={r.dual:.5f}")
+    p(f"Primal objective value: pval={r.primal:.5f}")
+    p(f"Total number of constraints in final working set: {r.working_set} (of {r.cuts_added})")
+    p(f"Number of iterations: {r.iterations}")
+    p(f"Number of calls to 'find_most_violated_constraint': {r.oracle_calls}")
+    p(f"Number of SV: {info.n_sv}")
+    p(f"Norm of weight vector: |w|={info.norm_w:.5f}")
+    p(f"Value of slack variable (on working set): xi={r.xi_working_set:.5f}")
+    p(f"Value of slack variable (global): xi={r.xi:.5f}")
+    if info.kernel_evaluations:
+        p(f"Number of kernel evaluations: {info.kernel_evaluations}")
+    for line in entry.work_lines(info) if entry.work_lines else ():
+        p(line)
+    p(runtime_line(cpu, r))
+    for line in entry.scale_lines(info, params) if entry.scale_lines else ():
+        p(line)
 
 
 def finish(prog, result, model_file, verbosity, *, notes=(), warn=True, best=False):

@@ -15,10 +15,12 @@ from types import SimpleNamespace
 
 import click
 
+from ..cli.common import validate_options
 from ..cli.scaffold import (
     TrainingMonitor,
     finish,
     peak_rss_line,
+    print_struct_statistics,
     reading_line,
     report_stream,
     train_and_save,
@@ -154,26 +156,18 @@ def refuse_margin_bounds(margin_bounds):
         raise OptionError("--margin-bounds 1 cannot be used with --scheduler")
 
 
-def learn_on_cluster(
-    params,
-    custom,
-    scheduler,
-    example_file,
-    model_file,
-    verbosity,
-    trace_path,
-    apply_custom,
-    print_statistics,
-):
-    """cp_learn --scheduler: the command's flow with the data on the cluster."""
+def learn_on_cluster(params, given, scheduler, example_file, model_file, verbosity, trace_path):
+    """cp_learn --scheduler: the command's flow with the data on the cluster; ``given``
+    the problem's own options as the command line gave them."""
+    from ..problems import problem_entry
     from .solver import choose_kind, train_struct
 
     refuse_margin_bounds(params.margin_bounds)
     data = open_data(scheduler, example_file)
     try:
         kind = choose_kind(data, params.problem)
-        params.problem = kind
-        apply_custom(params, custom, kind)
+        params.problem, params.options = kind, problem_entry(kind).parse_options(given)
+        validate_options(params)
         shape = SimpleNamespace(n_examples=data.n_examples, n_features=data.n_features)
         report = report_stream(model_file)
         if verbosity >= 1:
@@ -185,7 +179,7 @@ def learn_on_cluster(
     finally:
         data.session.close()
     if verbosity >= 1:
-        print_statistics(info, params, cpu, report)
+        print_struct_statistics(info, params, cpu, report)
         report_cluster(info, data, model_file, report)
     if verbosity >= 2:
         print(peak_rss_line(), file=report)

@@ -22,6 +22,7 @@ from ..conventions import LOSS_SCALE, PERF_ERROR_RATE, PSI_SCALE
 from ..engine.cutting_plane import CuttingPlaneParams, Progress, one_slack
 from ..engine.working_set import CutWorkingSet
 from ..errors import InputError, OptionError
+from ..problems.registry import problem_entry
 from .oracles import ClusterCutOracle, ClusterOcasOracle
 from .session import ShardedData
 
@@ -130,7 +131,8 @@ def _model(kind, w, d, bias, n_classes, n, loss_id=0):
         if bias:
             return LinearModel(w[:-1].copy(), -w[-1] * bias, n_train=n)
         return LinearModel(w.copy(), 0.0, n_train=n)
-    # Ψ of Crammer-Singer is (d, k) (cpsvm.problems.multiclass); the model's rows are classes.
+    # Ψ of Crammer-Singer is (d, k) (cpsvm.problems.multiclass.problem); the model's rows
+    # are classes.
     return MulticlassModel(
         np.ascontiguousarray(w.reshape(d, n_classes).T), n_train=n, loss_id=loss_id
     )
@@ -204,29 +206,32 @@ def train_struct(data: ShardedData, params, *, callback=None, should_stop=None):
     """cp_learn -w 3 / -w 9 on the cluster, linear; ``params`` a
     :class:`cpsvm.solvers.one_slack.StructParams`."""
     params.validate()
-    if not params.kernel.is_linear or params.basis_method != 0:
+    kind = choose_kind(data, params.problem)
+    entry = problem_entry(kind)
+    loss_id, options, _ = params.checked(entry)
+    if not params.kernel.is_linear or options.get("basis_method", 0) != 0:
         raise OptionError("--scheduler trains linear models only (-t 0, --t 0)")
     algorithm = params.algorithm if params.algorithm is not None else 9
     if algorithm not in (3, 9):
         raise OptionError(f"-w {algorithm} cannot run on a cluster: --scheduler takes -w 3 or -w 9")
-    kind = choose_kind(data, params.problem)
     margin = params.rescaling == 2
     if algorithm == 9 and not margin:
         raise OptionError("-w 9 needs margin rescaling (-o 2); use -w 3 for -o 1")
-    loss_id = params.loss_of(kind)
+    epsilon = params.epsilon if params.epsilon is not None else entry.epsilon
     if kind == "binary" and loss_id != PERF_ERROR_RATE:
         raise OptionError(
             f"--scheduler trains the error rate (-l 2) only; -l {loss_id} is "
             "a loss over the whole label vector"
         )
     n, d = data.n_examples, data.n_features
-    bias = (params.bias if params.bias is not None else 1.0) if kind == "binary" else 0.0
+    bias = options.get("bias")
+    bias = (1.0 if bias is None else bias) if kind == "binary" else 0.0
     n_classes = 0 if kind == "binary" else int(max(x["y_max"] for x in data.summaries))
     size_psi = d + (1 if bias else 0) if kind == "binary" else n_classes * d
     data.prepare(d, bias, n_classes)
     engine_params = CuttingPlaneParams(
         C=params.C,
-        epsilon=params.epsilon,
+        epsilon=epsilon,
         max_iterations=params.max_iterations,
         max_idle=params.max_idle,
         time_limit=params.time_limit,
@@ -245,7 +250,7 @@ def train_struct(data: ShardedData, params, *, callback=None, should_stop=None):
         )
         oracle = ClusterOcasOracle(data, size_psi, spec, params.C)
         engine_params.epsilon = -math.inf
-        engine_params.tol_abs = params.C * params.epsilon
+        engine_params.tol_abs = params.C * epsilon
         result = one_slack(
             oracle,
             engine_params,

@@ -21,7 +21,7 @@ The grammar (:class:`cpsvm.decoding.grammar.Grammar`) reaches the kernels as arr
 
 A derivation's score is the sum of its rules' and its nodes' span scores plus, with
 ``loss_weight`` > 0, loss_weight·(+1 for each bracket of a node not in the gold tree, −1
-for each in it): the bracket loss's part that depends on ŷ (:mod:`cpsvm.problems.cfg`).
+for each in it): the bracket loss's part that depends on ŷ (:mod:`cpsvm.problems.cfg.problem`).
 ``kbest`` 2 keeps the two best derivations of each (span, symbol, layer), so the root
 yields the two best trees.
 

@@ -9,7 +9,7 @@ preorder and its feature indices). :func:`cky` finds the best or two best parses
 sentences under weights w (the kernels are :mod:`cpsvm.decoding.cky`);
 :func:`parse_sentences` parses the sentences of trees and returns trees, preprocessing
 undone (:mod:`cpsvm.io.trees`); :func:`pcfg_weights` are the maximum-likelihood PCFG's
-log-probabilities. The problem built on them is :class:`cpsvm.problems.cfg.CfgProblem`,
+log-probabilities. The problem built on them is :class:`cpsvm.problems.cfg.problem.CfgProblem`,
 the model :class:`cpsvm.models.CfgModel`.
 """
 

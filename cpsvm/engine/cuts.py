@@ -250,7 +250,7 @@ class ClassCuts:
     """The cuts of a Crammer-Singer problem kept in the form they have: each as the
     examples it labels wrongly and their labels (6 bytes an example, a :class:`ClassCut`),
     where its vector in Ψ-space has k·d entries. Ψ is laid out (d, k), x_j of class c at
-    j·k + c (:class:`cpsvm.problems.multiclass.MulticlassProblem`); ``weights`` (n,) are
+    j·k + c (:class:`cpsvm.problems.multiclass.problem.MulticlassProblem`); ``weights`` (n,) are
     the examples' weights in the cuts (a cut may scale them).
 
     * w = Σ α_k g_k = Xᵀ·B, B (n, k) every example's coefficient per class (one pass

@@ -15,8 +15,8 @@ What OCAS adds to the plain cutting-plane loop lives in :class:`OcasOracle`:
   reading the lines off the outputs, so that an iteration forms no k·d or n·k
   temporary (many classes: :class:`cpsvm.engine.cuts.ClassCuts`).
 
-The problem it is given follows this protocol (:class:`cpsvm.problems.binary.BinaryProblem`
-and :class:`cpsvm.problems.multiclass.MulticlassProblem` do)::
+The problem it is given follows this protocol (:class:`cpsvm.problems.binary.problem.BinaryProblem`
+and :class:`cpsvm.problems.multiclass.problem.MulticlassProblem` do)::
 
     n_examples, size_psi, y      sizes; labels (±1, or classes 1..k)
     loss_scale                   Δ of a wrong label

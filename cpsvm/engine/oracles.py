@@ -183,7 +183,7 @@ class KernelCutOracle:
     A cut is g = Σ_i β_i φ(x_i) over the examples it flips; it is kept as β and as
     A = K β, its inner products with every example, so that scores w·φ(x_i) = Σ_k α_k A_k
     need no kernel evaluation and the new Gram row is β_newᵀ A_k. Scales follow
-    :mod:`cpsvm.problems.binary`; ``costs`` (SVMlight's ``cost:``, default 1) multiply
+    :mod:`cpsvm.problems.binary.problem`; ``costs`` (SVMlight's ``cost:``, default 1) multiply
     each example's weight 1/n in the cut. An example's β is the same in every cut that
     flips it, so a new cut is the previous one plus the examples that changed sides:
     n·min(|flipped|, |changed|) kernel evaluations (:class:`cpsvm.kernel_rows.RowKernel`).

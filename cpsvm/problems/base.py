@@ -26,7 +26,7 @@ pass, :mod:`cpsvm.engine.cuts`); ``split_labels(labels, rows)`` (n-slack: the la
 of each example alone, when a labelling is not one entry per example); and, for -w 9 on
 problems whose labellings cannot be listed, ``scores``, ``separate_at``, ``margins_at``,
 ``margins_many_at`` and ``n_weights_at`` (:mod:`cpsvm.engine.ocas`). The HMM problem
-(:mod:`cpsvm.problems.hmm`) has them all.
+(:mod:`cpsvm.problems.hmm.problem`) has them all.
 """
 
 from __future__ import annotations

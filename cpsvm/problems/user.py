@@ -15,8 +15,7 @@ import os
 import sys
 
 from ..errors import InputError
-from .base import StructuredProblem
-from .registry import ProblemSpecError, problem_choices
+from .registry import ProblemEntry, ProblemSpecError, problem_choices
 
 
 def import_problem_class(spec: str):
@@ -52,6 +51,8 @@ def import_problem_class(spec: str):
     finally:
         if added:
             sys.path.remove(cwd)
+    from .base import StructuredProblem
+
     if not (isinstance(target, type) and issubclass(target, StructuredProblem)):
         raise ProblemSpecError(
             f"problem {spec!r} is not a class derived from cpsvm.problems.PerExampleProblem"
@@ -120,3 +121,80 @@ def predict_user_problem(model, dataset) -> list:
     model's w."""
     problem, dataset = user_problem_on(model, dataset)
     return list(problem.predict(model.w, dataset.X))
+
+
+# -- the entry of a user's problem --------------------------------------------------------
+
+
+class UserProblemModels:
+    """cp_classify's handler of a user's problem's models: its class rebuilt on the test
+    data predicts, one label a line; its loss against the file's labels gives SVMstruct's
+    average loss."""
+
+    model_kinds = ("user-problem",)
+    settings = ()
+
+    @staticmethod
+    def load(model):
+        user_problem_class(model)  # a class that cannot be imported: said before anything else
+
+    @staticmethod
+    def describe(model):
+        return f"problem {model.spec}, size_psi {model.size_psi}"
+
+    @staticmethod
+    def classify(model, data, X, settings):
+        problem, fitted = user_problem_on(model, data)
+        predictions = list(problem.predict(model.w, fitted.X))
+        if len(predictions) != data.n_examples:
+            raise InputError(
+                f"problem {model.spec!r} predicted {len(predictions)} labels "
+                f"for {data.n_examples} examples",
+                source=data.source,
+            )
+        lines = [problem.format_label(p) for p in predictions]
+        return lines, lambda out: report_user_problem(problem, predictions, out)
+
+
+def report_user_problem(problem, predictions, out):
+    """SVMstruct's figures: the average of the problem's loss Δ(y_i, ŷ_i) against the
+    file's labels and the share of examples with a positive loss."""
+    import numpy as np
+
+    try:
+        losses = np.asarray(problem.losses(predictions), dtype=np.float64)
+    except NotImplementedError:
+        print("Note: the problem defines no loss: no figures computed", file=out)
+        return
+    total = len(losses)
+    if not total:
+        return
+    correct = int(np.count_nonzero(losses == 0))
+    error = 100.0 * (total - correct) / total
+    print(f"Average loss on test set: {float(np.mean(losses)):.4f}", file=out)
+    print(
+        f"Zero/one-error on test set: {error:.2f}% ({correct} correct, "
+        f"{total - correct} incorrect, {total} total)",
+        file=out,
+    )
+
+
+def c_of_sum(C: float, n: int) -> float:
+    from ..conventions import struct_from_c_sum
+
+    return struct_from_c_sum(C, n)
+
+
+def user_entry(spec: str) -> ProblemEntry:
+    """The entry of ``module:Class``: its examples are whatever the class makes of the
+    dataset; no options of its own; SVMstruct's zero/one loss ids and C convention."""
+    import_problem_class(spec)
+    return ProblemEntry(
+        name="user",
+        summary=spec,
+        losses=(0, 2),
+        default_algorithm=4,
+        build=lambda dataset, loss_id, options: load_user_problem(spec, dataset),
+        c_of_sum=c_of_sum,
+        classify=UserProblemModels,
+    )

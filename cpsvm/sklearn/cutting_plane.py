@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..conventions import multiclass_from_c_cs, perf_from_c_light, struct_from_c_sum
 from ..data import Dataset
 from ..models import KernelModel, LinearModel, MulticlassModel
 from ._base import (
@@ -41,15 +40,10 @@ def _struct_params(estimator, kind, n, **more):
     """cp_learn's StructParams of an estimator's parameters (CuttingPlaneSVC and
     StructuredSVM): its C converted to cp_learn's -c for the problem ``kind`` over n
     examples."""
+    from ..problems import entry_of
     from ..solvers.one_slack import StructParams
 
-    C = float(estimator.C)
-    if kind == "binary":
-        command_c = perf_from_c_light(C, n)
-    elif kind == "multiclass":
-        command_c = multiclass_from_c_cs(C, n)
-    else:
-        command_c = struct_from_c_sum(C, n)
+    command_c = entry_of(kind).c_of_sum(float(estimator.C), n)
     rescaling = _RESCALING.get(estimator.rescaling)
     if rescaling is None:
         raise ValueError(f"expected rescaling 'margin' or 'slack', got {estimator.rescaling!r}")
@@ -168,16 +162,20 @@ class CuttingPlaneSVC(_Classifier):
             if self.fit_intercept
             else 0.0
         )
+        # SVMperf's options are the binary problem's; multiclass has none.
+        options = {
+            "bias": bias,
+            "basis_method": 1 if self.approximation == "nystrom" else 0,
+            "basis_size": self.n_components,
+            "k_fraction": float(self.k_fraction),
+        }
         params = _struct_params(
             self,
             kind,
             X.shape[0],
-            bias=bias,
             kernel=svmlight_kernel(self.kernel, self.gamma, self.degree, self.coef0, X),
-            basis_method=1 if self.approximation == "nystrom" else 0,
-            basis_size=self.n_components,
             loss_id=loss_id if kind == "binary" else None,
-            k_fraction=float(self.k_fraction),
+            options=options if kind == "binary" else {},
         )
         return _fit_struct(self, Dataset(X, target, cost=cost), params)
 

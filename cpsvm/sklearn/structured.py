@@ -141,17 +141,17 @@ class StructuredSVM(_Classifier):
         spec = _problem_spec(self.problem)
         if _is_dataset(X):
             return self._fit_dataset(X, spec)
-        more = self._problem_options()
         if spec == "hmm" or (spec == "auto" and _is_sentences(X)):
             if sample_weight is not None:
                 raise ValueError("the hmm problem takes no sample_weight")
             data = self._sentences(X, y, reset=True)
-            return _fit_struct(self, data, _struct_params(self, "hmm", len(X), **more))
+            params = _struct_params(self, "hmm", len(X), **self._problem_options("hmm"))
+            return _fit_struct(self, data, params)
         registered = spec in problem_names()
         if (
             registered
             and spec not in ("binary", "multiclass")
-            and problem_entry(spec).from_dataset is not None
+            and problem_entry(spec).build is not None
         ):
             raise ValueError(
                 f"problem {spec!r} takes X as the dataset object its reader "
@@ -162,7 +162,7 @@ class StructuredSVM(_Classifier):
             X, y, cost = self._check_Xy(X, y, sample_weight, numeric=True)
             y = np.asarray(y, dtype=np.float64)
             self.fill_label_ = float(y[0])
-            params = _struct_params(self, spec, X.shape[0], **more)
+            params = _struct_params(self, spec, X.shape[0], **self._problem_options(spec))
             return _fit_struct(self, Dataset(X, y, cost=cost), params)
         if spec not in ("auto", "binary", "multiclass"):
             from ..problems import resolve_problem
@@ -173,16 +173,25 @@ class StructuredSVM(_Classifier):
         kind = "binary" if len(self.classes_) == 2 else "multiclass"
         if spec not in ("auto", kind):
             raise ValueError(f"problem {spec!r}: got {len(self.classes_)} classes")
-        params = _struct_params(self, kind, X.shape[0], **more)
+        params = _struct_params(self, kind, X.shape[0], **self._problem_options(kind))
         return _fit_struct(self, Dataset(X, target, cost=cost), params)
 
-    def _problem_options(self):
-        return dict(
-            trans_order=self.transition_order,
-            emit_order=self.emission_order,
-            beam=self.beam,
-            loss_id=self.loss,
-        )
+    def _problem_options(self, kind):
+        """The loss and, of this estimator's problem parameters, those the problem takes
+        (its entry's options: SVMhmm's orders and beam for hmm)."""
+        from ..problems import entry_of
+
+        entry = entry_of(kind)
+        mine = {
+            "trans_order": self.transition_order,
+            "emit_order": self.emission_order,
+            "beam": self.beam,
+        }
+        names = {o.name for o in entry.options}
+        return {
+            "loss_id": self.loss,
+            "options": {name: value for name, value in mine.items() if name in names},
+        }
 
     def _fit_dataset(self, data, spec):
         """X given as the dataset object cp_learn reads (a :class:`cpsvm.data.Dataset` from
@@ -202,9 +211,8 @@ class StructuredSVM(_Classifier):
             self.classes_ = np.array([-1.0, 1.0])
         elif kind in ("multiclass", "hmm") and labels is not None:
             self.classes_ = np.arange(1, int(np.max(labels)) + 1)
-        params = _struct_params(
-            self, kind if ":" not in spec else spec, n, **self._problem_options()
-        )
+        kind = kind if ":" not in spec else spec
+        params = _struct_params(self, kind, n, **self._problem_options(kind))
         params.problem = spec if spec != "auto" else kind
         self.n_features_in_ = int(getattr(data, "n_features", 0))
         self.fill_label_ = float(labels[0]) if labels is not None and len(labels) else None
@@ -462,7 +470,7 @@ class RankSVM(_Estimator):
     def score(self, X, y, groups=None):
         """Mean NDCG@10 over the queries with a relevant document (target > 0); ties in the
         scores broken against the targets (cp_classify's figure)."""
-        from ..problems.rank import NDCG_AT, query_metrics
+        from ..problems.rank.problem import NDCG_AT, query_metrics
 
         scores = self.decision_function(X)
         qid = _query_ids(groups, len(scores))

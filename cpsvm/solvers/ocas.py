@@ -25,8 +25,8 @@ from ..engine.threads import thread_count
 from ..engine.working_set import CutWorkingSet
 from ..errors import InputError
 from ..problems import choose_problem
-from ..problems.binary import BinaryProblem
-from ..problems.multiclass import MulticlassProblem
+from ..problems.binary.problem import BinaryProblem
+from ..problems.multiclass.problem import MulticlassProblem
 
 # --margin-bounds when not given (benchmarks/bench_margin_bounds.py).
 MARGIN_BOUNDS_DEFAULT = False

@@ -2,7 +2,7 @@
 SVMhmm).
 
 ``train(dataset, params)`` picks the problem (binary — with the error rate, or one of
-SVMperf's multivariate losses, :mod:`cpsvm.problems.multivariate` —, multiclass, hmm, cfg,
+SVMperf's multivariate losses, :mod:`cpsvm.problems.binary.multivariate` —, multiclass, hmm, cfg,
 rank or a user's class),
 the representation (linear, exact kernel expansion, or a Nyström basis trained
 linearly — SVMperf's ``--t 1``) and the algorithm (``-w``: 0 n-slack, 2 1-slack with
@@ -19,134 +19,79 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..conventions import MARGIN_RESCALING, PERF_LOSS_NAMES, PERF_MULTIVARIATE_LOSSES
+from ..conventions import MARGIN_RESCALING
 from ..data import Dataset
 from ..engine.cutting_plane import CuttingPlaneParams, n_slack, one_slack
 from ..engine.ocas import OcasOracle, merged_examples
 from ..engine.oracles import KernelCutOracle, LinearCutOracle
 from ..engine.threads import thread_count
 from ..engine.working_set import CutWorkingSet, PrimalCutWorkingSet
-from ..errors import InputError, OptionError
+from ..errors import InputError
 from ..kernels import Kernel
 from ..models import KernelModel
-from ..problems import (
-    choose_problem,
-    load_user_problem,
-    problem_entry,
-    resolve_problem,
-)
+from ..problems import choose_entry, entries, entry_of, resolve_problem
 
 ALGORITHMS = (0, 2, 3, 4, 9)
-# The fastest correct -w (benchmarks/bench_cp_learn.py): for the built-in problems with
-# margin rescaling, trained linearly, -w 9 — OCAS's line search and cut point cut the
-# iterations on a9a from ~900 to ~70 at the same guarantee. Otherwise -w 4 calls the
-# oracle far less, but its cached cuts are weaker (multiclass: 2x the iterations, 3-4x
-# the time on satimage) and for binary they equal the exact ones: -w 3. hmm with slack
-# rescaling: -w 4, SVMhmm's default, the fewest Viterbi calls.
-DEFAULT_ALGORITHM = {"binary": 3, "multiclass": 3, "hmm": 4, "user": 4, "cfg": 4, "rank": 3}
 # --margin-bounds when not given, per -w (benchmarks/bench_margin_bounds.py): the binary
 # linear cut (-w 2, 3) and OCAS's iteration (-w 9).
 MARGIN_BOUNDS_DEFAULT = {2: False, 3: False, 9: False}
-LINE_SEARCH = ("binary", "multiclass", "hmm", "rank")  # -w 9: OCAS's line search
-# -l of each problem, its default first: binary SVMperf's numbering (2 the error rate;
-# the others SVMperf's multivariate losses, problems/multivariate.py), multiclass and user
-# problems zero/one per example (-l 2 the same), hmm SVMhmm's Hamming, cfg brackets or
-# zero/one (benchmarks/bench_cfg.py), rank SVMrank's swapped pairs (1) or their fraction
-# per query (2).
-LOSSES_OF = {
-    "binary": (2, 0, 1, 3, 4, 5, 10),
-    "multiclass": (0, 2),
-    "user": (0, 2),
-    "hmm": (1, 0),
-    "cfg": (1, 0),
-    "rank": (1, 2),
-}
 
 
 @dataclass
 class StructParams:
+    """cp_learn's settings. The problem's own settings are ``options`` (by name, those
+    its entry declares: ``{"trans_order": 2}`` for hmm; the defaults fill the rest); a
+    None ``epsilon``, ``algorithm`` or ``loss_id`` is the problem's default."""
+
     C: float
-    epsilon: float = 0.1
-    algorithm: int | None = None  # None (or 9): the default for the problem
+    epsilon: float | None = None
+    algorithm: int | None = None
     rescaling: int = MARGIN_RESCALING
-    loss_id: int | None = None  # None: the problem's default (hmm, cfg 1, else 0)
+    loss_id: int | None = None
     max_iterations: int = 100000
     max_idle: int = 50
     cache_size: int = 5
     batch: int = 100
-    bias: float | None = None  # --b: None = 1 for the linear kernel, 0 with a kernel
     kernel: Kernel = field(default_factory=Kernel)
-    basis_method: int = 0  # SVMperf --t: 0 exact, 1 random basis (Nyström)
-    basis_size: int = 500  # --k
-    basis_data: Dataset | None = None  # --f
     problem: str = "auto"
-    trans_order: int = 1  # hmm --t: order of the transitions (SVMhmm)
-    emit_order: int = 0  # hmm --e: order of the emissions
-    beam: int = 0  # hmm --b: Viterbi beam width, 0 = exact
+    options: dict = field(default_factory=dict)
     seed: int = 0
     time_limit: float = math.inf
     n_threads: int | None = None  # numba threads for the run (None: the caller's)
-    tree_options: object = None  # cfg: the trees' preprocessing (io.trees.TreeOptions)
     margin_bounds: bool | None = None  # binary linear: None = MARGIN_BOUNDS_DEFAULT[-w]
-    k_fraction: float = 0.0  # binary --p: k of Prec@k/Rec@k over #positives
 
     def validate(self):
+        """The settings any problem needs, the spec, and, when the problem is named, its
+        own checks (:meth:`checked`): every refusal before any data is read."""
         if not self.C > 0:
             raise InputError(f"expected C > 0 (-c), got {self.C:g}")
-        if not self.epsilon > 0:
+        if self.epsilon is not None and not self.epsilon > 0:
             raise InputError(f"expected epsilon > 0 (-e), got {self.epsilon:g}")
         if self.algorithm not in (None, 1) + ALGORITHMS:
             raise InputError(f"expected -w 0, 1, 2, 3, 4 or 9, got {self.algorithm}")
         if self.rescaling not in (1, 2):
             raise InputError(f"expected -o 1 (slack) or 2 (margin rescaling), got {self.rescaling}")
-        if self.loss_id is not None and self.loss_id not in set().union(*LOSSES_OF.values()):
-            raise InputError(
-                f"loss -l {self.loss_id} is not supported: binary -l 0, 1, 2, "
-                "3, 4, 5 or 10 (SVMperf's), multiclass -l 0 or 2, hmm and cfg "
-                "-l 0 or 1, rank -l 1 or 2"
-            )
-        _check_multivariate(self)
-        from ..decoding.viterbi import MAX_EMIT_ORDER, MAX_TRANS_ORDER
-
-        if not 0 <= self.trans_order <= MAX_TRANS_ORDER:
-            raise InputError(
-                f"expected --t 0..{MAX_TRANS_ORDER} (order of the hmm's "
-                f"transitions), got {self.trans_order}"
-            )
-        if not 0 <= self.emit_order <= min(MAX_EMIT_ORDER, self.trans_order):
-            raise InputError(
-                f"expected --e 0..{min(MAX_EMIT_ORDER, self.trans_order)} "
-                f"(order of the hmm's emissions, at most --t), got "
-                f"{self.emit_order}"
-            )
-        if self.beam < 0:
-            raise InputError(f"expected --b >= 0 (Viterbi beam width, 0 = exact), got {self.beam}")
-        if self.basis_method not in (0, 1):
-            raise InputError(
-                f"--t {self.basis_method} is not supported: --t 0 (exact) or "
-                "--t 1 (random basis, Nyström)"
-            )
-        if self.basis_method == 1 and self.basis_size < 1:
-            raise InputError(f"expected --k >= 1 basis functions, got {self.basis_size}")
-        if self.bias and not self.kernel.is_linear:
-            # SVMperf refuses it too: its kernel expansion has no bias term.
-            raise InputError(
-                f"--b {self.bias:g} needs the linear kernel: with -t "
-                f"{self.kernel.kind} there is no bias (give --b 0 or leave it)"
-            )
         self.problem = resolve_problem(self.problem)
-        if self.problem in LOSSES_OF:
-            self.loss_of(self.problem)
-
-    def loss_of(self, kind) -> int:
-        """-l for the problem ``kind`` (its default when not given), checked."""
-        loss_id = self.loss_id if self.loss_id is not None else LOSSES_OF[kind][0]
-        if loss_id not in LOSSES_OF[kind]:
+        if self.problem != "auto":
+            self.checked(entry_of(self.problem))
+        elif self.loss_id is not None and all(self.loss_id not in e.losses for e in entries()):
             raise InputError(
-                f"loss -l {loss_id} is not a loss of the {kind} problem: "
-                "expected " + " or ".join(f"-l {i}" for i in LOSSES_OF[kind])
+                f"loss -l {self.loss_id} is not supported: "
+                + ", ".join(
+                    f"{e.name} " + " or ".join(f"-l {i}" for i in sorted(e.losses))
+                    for e in entries()
+                )
             )
-        return loss_id
+
+    def checked(self, entry):
+        """(loss id, the problem's options, notes) of these settings for ``entry``;
+        OptionError if the problem refuses them."""
+        loss_id = entry.loss_of(self.loss_id)
+        options = entry.options_of(self.options)
+        notes = []
+        if entry.check_run is not None:
+            loss_id = entry.check_run(self, loss_id, options, notes)
+        return loss_id, options, notes
 
 
 @dataclass
@@ -159,6 +104,7 @@ class TrainInfo:
     n_sv: int  # cuts with α > 0
     notes: list = field(default_factory=list)
     kernel_evaluations: int = 0
+    loss_id: int = 0
     class_counts: tuple | None = None  # (positives, negatives) of a multivariate loss
     epsilon: float = math.nan  # the tolerance used, in the loss's units (rank: -e x
     # pairs per query with -l 1)
@@ -173,63 +119,39 @@ def train(dataset: Dataset, params: StructParams, *, callback=None, should_stop=
 
 def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop=None):
     params.validate()
-    if ":" in params.problem:
-        kind, problem = "user", load_user_problem(params.problem, dataset)
-    else:
-        kind = choose_problem(dataset, params.problem, sequences=True)
-        problem = None
-    loss_id = params.loss_of(kind)
-    if kind == "cfg" and loss_id == 1 and params.rescaling != MARGIN_RESCALING:
-        if params.loss_id is not None:
-            raise OptionError(
-                "the bracket loss (-l 1) of the cfg problem needs margin "
-                "rescaling (-o 2): with slack rescaling its argmax is no CKY"
-            )
-        loss_id = 0  # cfg's default loss with slack rescaling: zero/one
-    if kind == "rank" and params.rescaling != MARGIN_RESCALING:
-        raise OptionError("the rank problem has margin rescaling only (-o 2), as SVMrank")
+    entry = choose_entry(dataset, params.problem, sequences=True)
+    loss_id, options, notes = params.checked(entry)
     kernel = params.kernel
     nonlinear = not kernel.is_linear
-    if nonlinear and kind != "binary":
+    if nonlinear and not entry.kernels:
         raise InputError("kernels (-t 1..3) are supported for binary problems only")
-    # SVMperf's losses over the whole label vector: one structured example.
-    multivariate = kind == "binary" and loss_id in PERF_MULTIVARIATE_LOSSES
-    if multivariate and nonlinear and params.basis_method == 0:
-        raise OptionError(
-            f"-l {loss_id} ({PERF_LOSS_NAMES[loss_id]}) trains linear models: "
-            "with a kernel use its Nyström basis (--t 1 --k K)"
-        )
-    entry = problem_entry(kind) if kind != "user" else None
+    # A loss over the whole label vector (SVMperf's multivariate ones): one example.
+    decomposes = entry.decomposes is None or entry.decomposes(loss_id)
+    basis_method = options.get("basis_method", 0)
     n = dataset.n_examples
-    if entry is not None and entry.from_dataset is not None:
-        # Examples that are groups of lines (sentences): built from the whole dataset.
-        options = (
-            {"options": params.tree_options}
-            if kind == "cfg"
-            else dict(
-                trans_order=params.trans_order, emit_order=params.emit_order, beam=params.beam
-            )
-        )
-        problem = entry.from_dataset(
-            dataset, loss_id=loss_id, **(options if kind != "rank" else {})
-        )
+    problem = None
+    if entry.build is not None:
+        # Examples that are groups of lines (sentences, queries, trees) or a user's.
+        problem = entry.build(dataset, loss_id, options)
         n = problem.n_examples
-    bias = params.bias if params.bias is not None else float(params.kernel.is_linear)
+    bias = options.get("bias")
+    if bias is None:
+        bias = float(kernel.is_linear)
     algorithm = params.algorithm
     if algorithm in (None, 9):
-        # -w 9 needs a linear model of binary, multiclass or hmm, margin rescaled.
+        # -w 9 needs a linear model, margin rescaled, of a problem with the line search.
         line_search = (
-            kind in LINE_SEARCH
+            entry.line_search
             and params.rescaling == MARGIN_RESCALING
-            and (not nonlinear or params.basis_method == 1)
+            and (not nonlinear or basis_method == 1)
         )
-        algorithm = 9 if line_search else DEFAULT_ALGORITHM[kind]
+        algorithm = 9 if line_search else entry.default_algorithm
     elif algorithm == 1:
         algorithm = 0  # n-slack with shrinking: the same optimum as plain n-slack
-    notes = []
     # A problem whose loss is a count may scale -e to it (rank: svm_rank_learn's -e is
     # relative to the average number of pairs per query).
-    epsilon = params.epsilon * getattr(problem, "epsilon_scale", 1.0)
+    epsilon = entry.epsilon if params.epsilon is None else params.epsilon
+    epsilon *= getattr(problem, "epsilon_scale", 1.0)
     engine_params = CuttingPlaneParams(
         C=params.C,
         epsilon=epsilon,
@@ -239,7 +161,7 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
         use_cache=algorithm == 4,
     )
 
-    if nonlinear and params.basis_method == 0:
+    if nonlinear and basis_method == 0:
         if algorithm != 3:
             notes.append(f"-w {algorithm} with a kernel: using -w 3 (1-slack dual)")
             algorithm = 3
@@ -253,7 +175,7 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
         model = KernelModel(dataset.X[support], coef[support], 0.0, kernel, n_train=n)
         norm_w = math.sqrt(max(0.0, float(coef @ oracle.scores(result.alpha))))
         return model, TrainInfo(
-            kind,
+            entry.name,
             algorithm,
             n,
             result,
@@ -261,6 +183,8 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
             int(np.count_nonzero(result.alpha)),
             notes,
             oracle.kernel_evaluations,
+            loss_id=loss_id,
+            epsilon=epsilon,
         )
 
     nystrom = None
@@ -278,7 +202,7 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
             f"examples, the file {dataset.n_examples} lines"
         )
         cost_factors = None
-    if cost_factors is not None and multivariate:
+    if cost_factors is not None and not decomposes:
         notes.append(
             f"cost: factors ignored: the loss -l {loss_id} counts every example once, as SVMperf's"
         )
@@ -289,32 +213,25 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
         if nonlinear:
             from ..approx import NystromMap
 
-            nystrom = NystromMap(kernel, _basis(dataset, params))
+            nystrom = NystromMap(kernel, _basis(dataset, options, params.seed))
             if nystrom.n_dropped:
                 notes.append(
                     f"basis kernel matrix is singular: {nystrom.n_dropped} of "
                     f"{nystrom.basis.shape[0]} directions dropped"
                 )
             X = nystrom.transform(dataset.X)
-        if multivariate:
-            from ..problems.multivariate import MultivariateProblem
-
-            problem = MultivariateProblem(X, y, loss_id, bias=bias, k_fraction=params.k_fraction)
+        if not decomposes:
             costs = np.ones(1)
-        else:
-            if algorithm == 9:
-                X, y, costs, _ = merged_examples(X, y, costs)
-            problem = problem_entry(kind).build(X, y, bias=bias)
-    if multivariate and params.margin_bounds:
+        elif algorithm == 9:
+            X, y, costs, _ = merged_examples(X, y, costs)
+        problem = entry.build_on(X, y, loss_id, options, bias)
+    if not decomposes and params.margin_bounds:
         notes.append(f"--margin-bounds 1 ignored: -l {loss_id} has no per-example hinge")
-    bounds = (
-        kind == "binary"
-        and not multivariate
-        and (
-            MARGIN_BOUNDS_DEFAULT.get(algorithm, False)
-            if params.margin_bounds is None
-            else params.margin_bounds
-        )
+    # The per-example hinge of the binary problem is what the margin bounds prune.
+    bounds = hasattr(problem, "margin_bounds") and (
+        MARGIN_BOUNDS_DEFAULT.get(algorithm, False)
+        if params.margin_bounds is None
+        else params.margin_bounds
     )
     if bounds and algorithm in (2, 3):
         problem.margin_bounds = True
@@ -361,53 +278,34 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
         result = dataclasses.replace(result, xi=(result.primal - 0.5 * float(w @ w)) / params.C)
     if nystrom is not None:
         model = KernelModel(nystrom.basis, nystrom.expansion_coef(w), 0.0, kernel, n_train=n)
-        if multivariate:
+        if not decomposes:
             problem.record_loss(model)
     else:
         model = problem.to_model(w, n_train=n, loss_id=loss_id)
     info = TrainInfo(
-        kind,
+        entry.name,
         algorithm,
         n,
         result,
         float(np.linalg.norm(w)),
         int(np.count_nonzero(result.alpha)),
         notes,
+        loss_id=loss_id,
         epsilon=epsilon,
     )
-    if multivariate:
+    if not decomposes:
         info.class_counts = (problem.n_positive, problem.n_negative)
     return model, info
 
 
-def _check_multivariate(params: StructParams):
-    """SVMperf's own refusals for its multivariate losses (-l, --p), before any data."""
-    if not params.k_fraction >= 0:
-        raise InputError(f"expected --p >= 0, got {params.k_fraction:g}")
-    if params.loss_id == 4 and params.k_fraction > 1:
-        raise InputError(
-            f"expected --p <= 1 for Prec@k (-l 4): k is that fraction of the "
-            f"positives, got {params.k_fraction:g}"
-        )
-    if params.loss_id == 5 and 0 < params.k_fraction < 1:
-        raise InputError(
-            f"expected --p >= 1 (or 0) for Rec@k (-l 5): k is that fraction of "
-            f"the positives, got {params.k_fraction:g}"
-        )
-    if params.loss_id == 10 and params.rescaling != MARGIN_RESCALING:
-        raise InputError(
-            "ROC area (-l 10) is trained with margin rescaling only (-o 2), as in SVMperf"
-        )
-
-
-def _basis(dataset: Dataset, params: StructParams):
+def _basis(dataset: Dataset, options: dict, seed: int):
     """--k basis examples drawn at random (seeded) from --f's file or the training set."""
-    source = params.basis_data if params.basis_data is not None else dataset
+    source = options["basis_data"] if options["basis_data"] is not None else dataset
     X = source.X
     if source is not dataset and X.shape[1] != dataset.n_features:
         from ..models import fit_columns
 
         X = fit_columns(X, dataset.n_features)
-    k = min(params.basis_size, X.shape[0])
-    rows = np.sort(np.random.default_rng(params.seed).choice(X.shape[0], k, replace=False))
+    k = min(options["basis_size"], X.shape[0])
+    rows = np.sort(np.random.default_rng(seed).choice(X.shape[0], k, replace=False))
     return X[rows]

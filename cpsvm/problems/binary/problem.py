@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..conventions import LOSS_SCALE, MARGIN_RESCALING, PSI_SCALE
-from ..engine.hinge import hinge_cut, hinge_labels
-from ..sparse_ops import RowBlocks, as_csr
-from .base import StructuredProblem
+from ...conventions import LOSS_SCALE, MARGIN_RESCALING, PSI_SCALE
+from ...engine.hinge import hinge_cut, hinge_labels
+from ...sparse_ops import RowBlocks, as_csr
+from ..base import StructuredProblem
 
 
 class BiasFeature:
@@ -97,7 +97,7 @@ class BinaryProblem(BiasFeature, StructuredProblem):
                 or self._bounds[0] is not weights
                 or self._bounds[1] != rescaling
             ):
-                from ..engine.margin_bounds import SortedMargins
+                from ...engine.margin_bounds import SortedMargins
 
                 self._bounds = (
                     weights,
@@ -138,7 +138,7 @@ class BinaryProblem(BiasFeature, StructuredProblem):
 
     def to_model(self, w, n_train: int = 0, loss_id: int = 0):
         """An SVMlight linear model (SVMperf's compressed form)."""
-        from ..models import LinearModel
+        from ...models import LinearModel
 
         weights, b = self.split_weights(w)
         return LinearModel(weights, b, n_train=n_train)

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..conventions import TOKEN_LOSS
-from ..data import SequenceDataset
-from ..decoding.segments import selected_starts
-from ..decoding.viterbi import (
+from ...conventions import TOKEN_LOSS
+from ...data import SequenceDataset
+from ...decoding.segments import selected_starts
+from ...decoding.viterbi import (
     LOSS_HAMMING,
     LOSS_ZERO_ONE,
     HmmLayout,
@@ -33,8 +33,8 @@ from ..decoding.viterbi import (
     psi_sum,
     sequence_scores,
 )
-from ..sparse_ops import RowBlocks, as_csr
-from .base import StructuredProblem
+from ...sparse_ops import RowBlocks, as_csr
+from ..base import StructuredProblem
 
 LOSSES = (LOSS_ZERO_ONE, LOSS_HAMMING)
 
@@ -218,7 +218,7 @@ class HmmProblem(StructuredProblem):
 
     def to_model(self, w, n_train: int = 0, loss_id: int = LOSS_HAMMING):
         """An SVMhmm V3.10 model (svm_hmm_classify reads it)."""
-        from ..models import SequenceModel
+        from ...models import SequenceModel
 
         return SequenceModel.from_layout(
             np.asarray(w, dtype=np.float64).copy(),

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ..conventions import (
+from ...conventions import (
     LOSS_SCALE,
     MARGIN_RESCALING,
     PERF_LOSS_NAMES,
@@ -42,8 +42,8 @@ from ..conventions import (
     PSI_SCALE,
     perf_k,
 )
-from .base import StructuredProblem
-from .binary import BiasFeature
+from ..base import StructuredProblem
+from .problem import BiasFeature
 
 ZERO_ONE, F1, ERROR_RATE, PRBEP, PREC_K, REC_K, ROC_AREA = 0, 1, 2, 3, 4, 5, 10
 THRESHOLD_LOSSES = (ZERO_ONE, F1, ERROR_RATE, PRBEP, PREC_K, REC_K)
@@ -224,7 +224,7 @@ def swapped_pairs(order, y, unit, delta):
 
 class MultivariateProblem(BiasFeature, StructuredProblem):
     """SVMperf's binary problem under the loss ``loss_id`` (0, 1, 3, 4, 5 or 10; 2, the
-    error rate, decomposes and is :class:`cpsvm.problems.binary.BinaryProblem`).
+    error rate, decomposes and is :class:`cpsvm.problems.binary.problem.BinaryProblem`).
 
     X, y: the examples and their ±1 labels; bias: SVMperf's --b, a constant feature
     (regularised), left out for ROC area, which is blind to it (its weight would be 0 up
@@ -358,7 +358,7 @@ class MultivariateProblem(BiasFeature, StructuredProblem):
 
     def to_model(self, w, n_train: int = 0, loss_id: int = 0):
         """An SVMlight linear model that records the loss it was trained for."""
-        from ..models import LinearModel
+        from ...models import LinearModel
 
         weights, b = self.split_weights(w)
         return self.record_loss(LinearModel(weights, b, n_train=n_train))

@@ -16,10 +16,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..conventions import LOSS_SCALE, MARGIN_RESCALING
-from ..engine.hinge import multiclass_most_violated
-from ..sparse_ops import RowBlocks, as_csr
-from .base import StructuredProblem
+from ...conventions import LOSS_SCALE, MARGIN_RESCALING
+from ...engine.hinge import multiclass_most_violated
+from ...sparse_ops import RowBlocks, as_csr
+from ..base import StructuredProblem
 
 # See MulticlassProblem.cut_table.
 VECTOR_CUTS = 100
@@ -63,7 +63,7 @@ class MulticlassProblem(StructuredProblem):
         memory."""
         if self.size_psi * VECTOR_CUTS <= self.X.nnz:
             return None
-        from ..engine.cuts import ClassCuts
+        from ...engine.cuts import ClassCuts
 
         return ClassCuts(self.rows, self.y, self.n_classes, weights)
 
@@ -107,7 +107,7 @@ class MulticlassProblem(StructuredProblem):
 
     def to_model(self, w, n_train: int = 0, loss_id: int = 0):
         """An SVMmulticlass model, one weight row per class."""
-        from ..models import MulticlassModel
+        from ...models import MulticlassModel
 
         return MulticlassModel(
             np.ascontiguousarray(self.weight_matrix(w).T), n_train=n_train, loss_id=loss_id

@@ -31,11 +31,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..conventions import MARGIN_RESCALING
-from ..decoding.segments import selected_starts
-from ..errors import InputError
-from ..sparse_ops import RowBlocks, as_csr
-from .base import StructuredProblem
+from ...conventions import MARGIN_RESCALING
+from ...decoding.segments import selected_starts
+from ...errors import InputError
+from ...sparse_ops import RowBlocks, as_csr
+from ..base import StructuredProblem
 
 SWAPPED_PAIRS = 1  # -l 1: number of swapped pairs (svm_rank_learn's default)
 FRACTION_SWAPPED = 2  # -l 2: fraction of swapped pairs of each query
@@ -367,7 +367,7 @@ class RankProblem(StructuredProblem):
 
     def to_model(self, w, n_train: int = 0, loss_id: int = SWAPPED_PAIRS):
         """An SVMlight linear model marked as a ranking function (svm_classify reads it)."""
-        from ..models import RankingModel
+        from ...models import RankingModel
 
         return RankingModel(np.asarray(w, dtype=np.float64).copy(), 0.0, n_train=self.n_documents)
 

@@ -41,10 +41,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..conventions import LOSS_SCALE, MARGIN_RESCALING
-from ..decoding.grammar import Grammar, Parse, cky, pcfg_weights, span_templates
-from ..io.trees import TreeOptions, preprocess
-from .base import StructuredProblem
+from ...conventions import LOSS_SCALE, MARGIN_RESCALING
+from ...decoding.grammar import Grammar, Parse, cky, pcfg_weights, span_templates
+from ...io.trees import TreeOptions, preprocess
+from ..base import StructuredProblem
 
 LOSS_ZERO_ONE = 0
 LOSS_BRACKETS = 1
@@ -290,7 +290,7 @@ class CfgProblem(StructuredProblem):
         return self.to_model(w).parse(trees)[0]
 
     def to_model(self, w, n_train: int = 0, loss_id: int = LOSS_ZERO_ONE, trained_by: str = "svm"):
-        from ..models import CfgModel
+        from ...models import CfgModel
 
         return CfgModel(
             grammar=self.grammar,
@@ -304,7 +304,7 @@ class CfgProblem(StructuredProblem):
     def pcfg_model(self):
         """The maximum-likelihood PCFG of the training trees as a model: of the rules
         only, whatever the feature set (a 'cpsvm cfg model V1')."""
-        from ..models import CfgModel
+        from ...models import CfgModel
 
         w = pcfg_weights(self.grammar, self.gold)[: self.grammar.n_rules]
         return CfgModel(

@@ -1,0 +1,143 @@
+"""How binary models report themselves: cp_classify's decision values and figures
+(svm_classify's accuracy and precision/recall, svm_perf_classify's measures, the errors of
+a regression model) and the learners' statistics line that restates the objective in
+SVMlight's scale. numpy is imported where it is used: the entry that names these is read
+by ``-h``."""
+
+from __future__ import annotations
+
+from ...conventions import PERF_LOSS_NAMES
+
+
+class BinaryModels:
+    """cp_classify's handler of SVMlight/SVMperf models (linear or kernel) and of
+    asset_learn's random-feature models: one decision value a line, accuracy and P/R."""
+
+    model_kinds = ("svmlight", "rff")
+    settings = ("pred_format", "perf_measures")
+
+    @staticmethod
+    def load(model):
+        pass
+
+    @staticmethod
+    def describe(model):
+        if hasattr(model, "n_components"):
+            return f"{model.n_components} random features, {model.task}"
+        sv = getattr(model, "support_vectors", None)
+        return f"{1 if sv is None else sv.shape[0]} support vectors read"
+
+    @staticmethod
+    def classify(model, data, X, settings):
+        with settings.progress(X.shape[0], "classifying", "ex") as bar:
+            decision = model.decision_function(
+                X, progress=bar.update, single_precision=not settings.full_precision
+            )
+        lines = [decision_line(d, settings.pred_format) for d in decision]
+        regression = getattr(model, "task", None) == "regression"
+
+        def report(out):
+            if report_binary(data.y, decision, out, regression):
+                report_perf(model, data.y, decision, out, settings.perf_measures)
+
+        return lines, report
+
+
+def decision_line(d: float, pred_format: int) -> str:
+    if pred_format == 1:
+        return f"{d:.8g}"
+    # SVMlight V1.0: the predicted class first, each with its distance.
+    return f"{d:.8g}:+1 {-d:.8g}:-1" if d > 0 else f"{-d:.8g}:-1 {d:.8g}:+1"
+
+
+def report_binary(y, decision, out, regression=False):
+    """svm_classify's figures on the labelled examples (target 0: unlabelled); real
+    targets or a regression model: the mean squared and absolute errors. True when the
+    classification figures were printed."""
+    import numpy as np
+
+    labelled = y != 0
+    if regression or np.any(labelled & (np.abs(y) != 1)):
+        # Real targets (or a regression model): the errors of f(x) as a prediction of y.
+        if len(y):
+            residual = decision - y
+            print(
+                f"Mean squared error on test set: {float(np.mean(residual**2)):.6g} "
+                f"({len(y)} examples)",
+                file=out,
+            )
+            print(
+                f"Mean absolute error on test set: {float(np.mean(np.abs(residual))):.6g}", file=out
+            )
+        return False
+    n_unlabelled = int(np.count_nonzero(~labelled))
+    if n_unlabelled:
+        print(
+            f"Note: {n_unlabelled} test examples are unlabeled (target 0): predicted, not scored",
+            file=out,
+        )
+    if not labelled.any():
+        return False
+    positive, predicted_positive = y[labelled] > 0, decision[labelled] > 0
+    tp = int(np.count_nonzero(positive & predicted_positive))
+    fp = int(np.count_nonzero(~positive & predicted_positive))
+    fn = int(np.count_nonzero(positive & ~predicted_positive))
+    total = int(np.count_nonzero(labelled))
+    correct = int(np.count_nonzero(positive == predicted_positive))
+    precision = 100.0 * tp / (tp + fp) if tp + fp else 0.0
+    recall = 100.0 * tp / (tp + fn) if tp + fn else 0.0
+    print(
+        f"Accuracy on test set: {100.0 * correct / total:.2f}% ({correct} correct, "
+        f"{total - correct} incorrect, {total} total)",
+        file=out,
+    )
+    print(f"Precision/recall on test set: {precision:.2f}%/{recall:.2f}%", file=out)
+    return True
+
+
+def report_perf(model, y, decision, out, all_figures):
+    """SVMperf's measures on the labelled examples: the one the model was trained for
+    (cp_learn -l, recorded in the model; none for the error rate, which the lines above
+    give) and, with --perf-measures, svm_perf_classify's seven figures."""
+    from ...measures import perf_figures, trained_measure
+
+    labelled = y != 0
+    y, decision = y[labelled], decision[labelled]
+    loss_id = getattr(model, "loss_id", None)
+    if loss_id is not None:
+        name, value, detail = trained_measure(loss_id, y, decision, model.k_fraction)
+        detail = f"{detail}; " if detail else ""
+        print(
+            f"{name} on test set: {value:.2f}% ({detail}the model was trained for "
+            f"-l {loss_id}, {PERF_LOSS_NAMES[loss_id]})",
+            file=out,
+        )
+    if all_figures:
+        for name, value in perf_figures(y, decision):
+            print(f"{name:<9}: {value:5.2f}", file=out)
+
+
+def svmlight_scale_line(C: float, n: int, primal: float) -> str:
+    """A binary objective restated in SVMlight's convention (C_light = C·100/n)."""
+    from ...conventions import c_light_from_perf
+
+    return (
+        f"SVMlight scale: C_light = C*100/n = {c_light_from_perf(C, n):.6g}; objective "
+        f"1/2|w|^2 + C_light*sum(hinge) = {primal:.6f}"
+    )
+
+
+def multivariate_scale_line(C: float, loss_id: int, class_counts, primal: float) -> str:
+    """What the objective of SVMperf's multivariate loss -l means."""
+    what = (
+        f"Loss -l {loss_id} ({PERF_LOSS_NAMES[loss_id]}, SVMperf): objective "
+        f"1/2|w|^2 + C*xi = {primal:.6f}, xi the loss of the whole label vector"
+    )
+    if loss_id == 10:
+        n_pos, n_neg = class_counts
+        c_pairs = 100.0 * C / (n_pos * n_neg)
+        return (
+            f"{what}; = SVMlight's 1/2|w|^2 + C_pairs*sum(hinge) over the {n_pos}*{n_neg}"
+            f" pos-neg pair differences, C_pairs = 100*C/(P*N) = {c_pairs:.6g}"
+        )
+    return what

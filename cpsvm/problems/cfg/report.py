@@ -1,0 +1,80 @@
+"""How parsing models report themselves: cp_classify's tree per sentence line with the
+labelled-bracket precision, recall and F1 and the exact match (evalb's conventions), and
+the learners' line on the CKY parses."""
+
+from __future__ import annotations
+
+
+class ParsingModels:
+    """cp_classify's handler of parsing models (cp_learn --problem cfg): each sentence of
+    a bracketed-tree file within --max-length words parsed, one tree a line."""
+
+    model_kinds = ("cfg",)
+    settings = ("max_length",)
+
+    @staticmethod
+    def read(path, settings):
+        from ...data import TreeDataset
+
+        return TreeDataset.read(path, settings.max_length or 0)
+
+    @staticmethod
+    def load(model):
+        pass
+
+    @staticmethod
+    def describe(model):
+        return (
+            f"{model.trained_by} grammar: {model.grammar.size} rules, "
+            f"{len(model.grammar.symbols)} symbols"
+        )
+
+    @staticmethod
+    def classify(model, data, X, settings):
+        from ...io.trees import format_tree
+
+        if settings.verbosity >= 2:
+            skipped = f", {data.n_skipped} longer skipped" if data.n_skipped else ""
+            settings.note(f"Reading test examples... {data.n_examples} sentences{skipped}... done.")
+        predicted, parsed = model.parse(data.trees)
+        lines = [format_tree(t) for t in predicted]
+        return lines, lambda out: report_parses(data.trees, predicted, parsed, model, out)
+
+
+def report_parses(trees, predicted, parsed, model, out):
+    """Labelled precision, recall and F1 over the brackets, and the exact-match rate."""
+    from ...io.trees import bracket_match, brackets
+
+    if not trees:
+        return
+    matched = n_gold = n_test = exact = 0
+    for tree, guess in zip(trees, predicted):
+        gold = brackets(tree)
+        test = brackets(guess)
+        m = bracket_match(gold, test)
+        g, t = sum(gold.values()), sum(test.values())
+        matched, n_gold, n_test = matched + m, n_gold + g, n_test + t
+        exact += m == g == t
+    precision = 100.0 * matched / n_test if n_test else 0.0
+    recall = 100.0 * matched / n_gold if n_gold else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    n = len(trees)
+    print(
+        f"Labelled brackets on test set: precision {precision:.2f}%, recall {recall:.2f}%, "
+        f"F1 {f1:.2f}% ({matched} matched, {n_test} predicted, {n_gold} gold)",
+        file=out,
+    )
+    print(f"Exact match on test set: {100.0 * exact / n:.2f}% ({exact} of {n} sentences)", file=out)
+    unparsed = parsed.count(False)
+    if unparsed:
+        print(
+            f"Note: {unparsed} sentences the grammar cannot parse got a flat "
+            f"'{model.fallback}' tree",
+            file=out,
+        )
+
+
+def work_lines(info):
+    r = info.result
+    share = 100 * r.seconds_oracle / max(r.seconds_total, 1e-12)
+    return [f"CKY parses (oracle calls): {r.oracle_calls}, {share:.1f}% of the time in the oracle"]

@@ -1,0 +1,71 @@
+"""How multiclass models report themselves: cp_classify's '<class> <score_1> ...
+<score_k>' lines and svm_multiclass_classify's figures (numpy imported where used)."""
+
+from __future__ import annotations
+
+from ...errors import InputError
+
+
+class MulticlassModels:
+    """cp_classify's handler of SVMmulticlass models (cp_learn and ocas_learn multiclass)."""
+
+    model_kinds = ("multiclass",)
+    settings = ()
+
+    @staticmethod
+    def load(model):
+        pass
+
+    @staticmethod
+    def describe(model):
+        return f"{model.n_classes} classes, {model.n_features} features"
+
+    @staticmethod
+    def classify(model, data, X, settings):
+        import numpy as np
+
+        check_class_labels(data, model)
+        scores = model.decision_function(X)
+        predicted = np.argmax(scores, axis=1) + 1
+        lines = [f"{c} " + " ".join(f"{s:f}" for s in row) for c, row in zip(predicted, scores)]
+        return lines, lambda out: report_multiclass(data.y, predicted, out)
+
+
+def check_class_labels(data, model):
+    import numpy as np
+
+    bad = np.flatnonzero((data.y != np.round(data.y)) | (data.y < 0))
+    if len(bad):
+        i = int(bad[0])
+        raise InputError(
+            f"expected a class label 1..{model.n_classes} (0 = unknown), got {data.y[i]:g}",
+            source=data.source,
+            line=data.line_of(i),
+        )
+
+
+def report_multiclass(y, predicted, out):
+    import numpy as np
+
+    labelled = y != 0
+    total = int(np.count_nonzero(labelled))
+    if total < len(y):
+        # Said beside the figures, not only on stderr: an error rate over fewer lines than
+        # the file has must not pass unnoticed (0-based labels are a common cause).
+        print(
+            f"Note: {len(y) - total} of {len(y)} test examples have target 0, which "
+            "SVMmulticlass reads as 'class unknown': predicted, not scored (classes are "
+            "1..k; for 0-based labels add 1)",
+            file=out,
+        )
+    if not total:
+        return
+    correct = int(np.count_nonzero(predicted[labelled] == y[labelled]))
+    error = 100.0 * (total - correct) / total
+    # svm_multiclass_classify's loss is the zero/one loss times 100, averaged.
+    print(f"Average loss on test set: {error:.4f}", file=out)
+    print(
+        f"Zero/one-error on test set: {error:.2f}% ({correct} correct, "
+        f"{total - correct} incorrect, {total} total)",
+        file=out,
+    )
