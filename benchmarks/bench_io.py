@@ -65,13 +65,14 @@ def worker_first_call(tiny):
     from numba.core.registry import CPUDispatcher
 
     import cpsvm.io.svmlight as m
+    import cpsvm.io.svmlight_parser as parser
 
     t1 = time.perf_counter()
     m.read_svmlight(tiny)
     t2 = time.perf_counter()
     m.read_svmlight(tiny)
     t3 = time.perf_counter()
-    disp = {k: v for k, v in vars(m).items() if isinstance(v, CPUDispatcher)}
+    disp = {k: v for k, v in vars(parser).items() if isinstance(v, CPUDispatcher)}
     hits = {k: sum(d.stats.cache_hits.values()) for k, d in disp.items()}
     misses = {k: sum(d.stats.cache_misses.values()) for k, d in disp.items()}
     return dict(

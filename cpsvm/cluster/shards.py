@@ -138,7 +138,7 @@ def read_shard(spec: ShardSpec):
     """The shard's examples as a Dataset (maybe empty); errors name the file and its
     line. Byte ranges number their rows' lines from the range's first line (see
     :func:`global_line`)."""
-    from ..io.svmlight import BLOCK_SIZE, _parse_stream, read_svmlight
+    from ..io.svmlight import BLOCK_SIZE, parse_svmlight_stream, read_svmlight
 
     if spec.whole:
         return read_svmlight(spec.path, allow_empty=True)
@@ -146,7 +146,7 @@ def read_shard(spec: ShardSpec):
         begin, stop = _range(spec)
         with open(spec.path, "rb") as f:
             try:
-                return _parse_stream(
+                return parse_svmlight_stream(
                     _Range(f, begin, stop).readinto,
                     spec.path,
                     first_line=1,

@@ -1,4 +1,4 @@
-"""SVMlight / LIBSVM sparse text format: a numba byte parser and a writer.
+"""SVMlight / LIBSVM sparse text format: the reader and the writers.
 
 Line grammar (SVMlight V6): ``<target> [qid:<n>] [sid:<n>] [cost:<f>] <index>:<value> ...
 [# comment]``, indices strictly increasing and 1-based (0-based on request); blank lines
@@ -6,424 +6,46 @@ and lines starting with ``#`` are skipped. The SVM-hmm sequence format is the sa
 one token per line, ``qid`` naming the sequence.
 
 The text is read in blocks of a few megabytes cut at line ends, each parsed by one
-compiled pass straight into the CSR arrays, which grow in place (see ``_Column``): memory
-is the matrix plus one block, never the whole text beside it, and no Python object is
-made per line or token. gzip, bzip2 and xz input is recognised by its magic bytes and
-decompressed block by block. Numbers with more digits than the exact fast path covers
-are handed back by position and converted with Python's ``float`` (correctly rounded, as
-``strtod``), so values equal what scikit-learn's loader returns bit for bit.
+compiled pass (:func:`cpsvm.io.svmlight_parser.parse_block`) straight into the CSR
+arrays, which grow in place (:class:`cpsvm.io.growing_array.GrowingArray`): memory is the
+matrix plus one block, never the whole text beside it, and no Python object is made per
+line or token. gzip, bzip2 and xz input is recognised by its magic bytes and decompressed
+block by block. Numbers with more digits than the parser's exact fast path covers are
+handed back by position and converted here as Python's ``float`` converts them
+(correctly rounded, as ``strtod``), so values equal what scikit-learn's loader returns
+bit for bit.
 """
 
 from __future__ import annotations
 
 import io
-import mmap
-import sys
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 
 from ..data import Dataset, SequenceDataset
 from ..errors import InputError
 from .atomic import atomic_output
+from .growing_array import GrowingArray
 from .streams import InputStream
+from .svmlight_parser import (
+    MESSAGES,
+    NEED_BLOCK_ROWS,
+    NEED_NNZ,
+    NEED_ROWS,
+    NEED_WIDE_INDICES,
+    SLOW_COST,
+    SLOW_DATA,
+    SLOW_LABEL,
+    parse_block,
+)
 
-# Parser status codes (0 = ok).
-_ERR_LABEL = 1
-_ERR_TOKEN = 2
-_ERR_VALUE = 3
-_ERR_NONFINITE = 4
-_ERR_INDEX0 = 5
-_ERR_ORDER = 6
-_ERR_QID = 7
-_ERR_BIGINDEX = 8
-_ERR_LABEL_NONFINITE = 9
-_ERR_SID = 10
-_ERR_COST = 11
-# Not errors: the line did not fit; the caller makes room and resumes there.
-_NEED_ROWS = 12
-_NEED_NNZ = 13
-_NEED_BLOCK_ROWS = 14
-_NEED_WIDE_INDICES = 15
-
-# Kinds of slow-path numbers: where the exactly converted value goes.
-_SLOW_DATA = 0
-_SLOW_LABEL = 1
-_SLOW_COST = 2
-
-# Powers of ten that are exact in float64 (Clinger's fast path).
-_POW10 = np.array([10.0**k for k in range(23)])
-_FAST_MANTISSA_MAX = 2**53
-_INT64_MAX = 2**63 - 1
-_INT32_MAX = 2**31 - 1
-
-_SPACE, _TAB, _CR, _NL, _HASH, _COLON = 32, 9, 13, 10, 35, 58
-
-
-@njit(cache=True)
-def _is_blank(c):
-    return c == _SPACE or c == _TAB or c == _CR or c == 11 or c == 12
-
-
-@njit(cache=True)
-def _is_token_end(c):
-    return c == _SPACE or c == _TAB or c == _CR or c == _NL or c == _HASH or c == 11 or c == 12
-
-
-@njit(cache=True)
-def _lower(c):
-    return c + 32 if 65 <= c <= 90 else c
-
-
-@njit(cache=True)
-def _parse_float(buf, pos, end):
-    """Parse a decimal float in buf[pos:end].
-
-    Returns (value, status): status 0 exact, 1 well-formed but outside the exact fast
-    path (caller converts the token with ``float``), 2 not a number, 3 NaN or inf.
-    """
-    i = pos
-    neg = False
-    if i < end and (buf[i] == 43 or buf[i] == 45):  # + -
-        neg = buf[i] == 45
-        i += 1
-    if i < end and (_lower(buf[i]) == 110 or _lower(buf[i]) == 105):  # n, i
-        word_len = end - i
-        if (
-            word_len == 3
-            and _lower(buf[i]) == 110
-            and _lower(buf[i + 1]) == 97
-            and _lower(buf[i + 2]) == 110
-        ):
-            return 0.0, 3
-        if (
-            (word_len == 3 or word_len == 8)
-            and _lower(buf[i]) == 105
-            and _lower(buf[i + 1]) == 110
-            and _lower(buf[i + 2]) == 102
-        ):
-            if word_len == 3 or (
-                _lower(buf[i + 3]) == 105
-                and _lower(buf[i + 4]) == 110
-                and _lower(buf[i + 5]) == 105
-                and _lower(buf[i + 6]) == 116
-                and _lower(buf[i + 7]) == 121
-            ):  # inf, infinity
-                return 0.0, 3
-        return 0.0, 2
-    mantissa = np.uint64(0)
-    n_sig = 0  # significant digits accumulated in mantissa
-    dropped = 0  # significant digits beyond what uint64 holds
-    frac_digits = 0
-    n_digits = 0
-    while i < end and 48 <= buf[i] <= 57:
-        d = buf[i] - 48
-        n_digits += 1
-        if n_sig < 19:
-            if n_sig > 0 or d != 0:
-                mantissa = mantissa * np.uint64(10) + np.uint64(d)
-                n_sig += 1
-        else:
-            dropped += 1
-        i += 1
-    if i < end and buf[i] == 46:  # .
-        i += 1
-        while i < end and 48 <= buf[i] <= 57:
-            d = buf[i] - 48
-            n_digits += 1
-            if n_sig < 19:
-                if n_sig > 0 or d != 0:
-                    mantissa = mantissa * np.uint64(10) + np.uint64(d)
-                    n_sig += 1
-                frac_digits += 1
-            else:
-                dropped += 1
-            i += 1
-    if n_digits == 0:
-        return 0.0, 2
-    exponent = 0
-    if i < end and (buf[i] == 101 or buf[i] == 69):  # e E
-        i += 1
-        exp_neg = False
-        if i < end and (buf[i] == 43 or buf[i] == 45):
-            exp_neg = buf[i] == 45
-            i += 1
-        n_exp = 0
-        while i < end and 48 <= buf[i] <= 57:
-            if exponent < 100000:
-                exponent = exponent * 10 + (buf[i] - 48)
-            n_exp += 1
-            i += 1
-        if n_exp == 0:
-            return 0.0, 2
-        if exp_neg:
-            exponent = -exponent
-    if i != end:
-        return 0.0, 2
-    if mantissa == 0:
-        return (-0.0 if neg else 0.0), 0
-    if dropped > 0:
-        return 0.0, 1
-    e10 = exponent - frac_digits
-    if mantissa > np.uint64(_FAST_MANTISSA_MAX) or e10 < -22 or e10 > 22:
-        return 0.0, 1
-    value = float(mantissa)
-    if e10 >= 0:
-        value = value * _POW10[e10]
-    else:
-        value = value / _POW10[-e10]
-    return (-value if neg else value), 0
-
-
-@njit(cache=True)
-def _parse_int(buf, pos, end, signed):
-    """Parse a decimal integer; returns (value, status): 0 ok, 2 not an int, 8 overflow."""
-    i = pos
-    neg = False
-    if signed and i < end and (buf[i] == 43 or buf[i] == 45):
-        neg = buf[i] == 45
-        i += 1
-    if i >= end:
-        return 0, 2
-    value = 0
-    while i < end:
-        c = buf[i]
-        if c < 48 or c > 57:
-            return 0, 2
-        d = c - 48
-        if value > (_INT64_MAX - d) // 10:
-            return 0, 8
-        value = value * 10 + d
-        i += 1
-    return (-value if neg else value), 0
-
-
-@njit(cache=True)
-def _key_is(buf, start, end, a, b, c, d):
-    """True when buf[start:end] spells the 3- or 4-letter key a b c [d] (d=0: 3 letters)."""
-    n = end - start
-    if d == 0:
-        return n == 3 and buf[start] == a and buf[start + 1] == b and buf[start + 2] == c
-    return (
-        n == 4
-        and buf[start] == a
-        and buf[start + 1] == b
-        and buf[start + 2] == c
-        and buf[start + 3] == d
-    )
-
-
-# Inlined into the parser: called with constant kinds, numba compiled a copy per value.
-@njit(cache=True, inline="always")
-def _record_slow(slow, n_slow, kind, slot, start, end):
-    """Remember a number for exact conversion later; ``slow`` rows: kind, slot, start, end."""
-    if n_slow == slow.shape[0]:
-        grown = np.empty((2 * slow.shape[0], 4), np.int64)
-        for i in range(n_slow):  # not grown[:n_slow] = slow: its shape check's message
-            for j in range(4):  # formatting took most of the parser's first compile
-                grown[i, j] = slow[i, j]
-        slow = grown
-    slow[n_slow, 0] = kind
-    slow[n_slow, 1] = slot
-    slow[n_slow, 2] = start
-    slow[n_slow, 3] = end
-    return slow, n_slow + 1
-
-
-@njit(cache=True)
-def _parse_block(
-    buf,
-    pos,
-    line,
-    zero_based,
-    row,
-    nnz,
-    row0,
-    indptr,
-    indices,
-    data,
-    y,
-    line_no,
-    qid,
-    sid,
-    cost,
-    comment_start,
-    comment_end,
-):
-    """Parse the lines of buf[pos:] into the arrays, from example ``row`` and non-zero
-    ``nnz`` on; ``line`` numbers the line at ``pos``.
-
-    indptr (one longer), y and line_no are indexed by example, indices and data by
-    non-zero; qid, sid, cost and the comment bounds (positions in buf) by ``row - row0``,
-    the example's place in this block. Stops at the end of buf, at an error, or before a
-    line that does not fit (_NEED_ROWS, _NEED_NNZ, _NEED_BLOCK_ROWS, _NEED_WIDE_INDICES):
-    then pos, line, row and nnz are those of the start of that line, to resume there.
-
-    Returns (status, pos, line, row, nnz, seen, err_pos, slow, n_slow): ``seen`` has
-    bit 1 for qid, 2 for sid, 4 for cost tokens; ``slow`` the numbers to convert exactly,
-    as rows (kind, slot, start, end) with start/end positions in buf.
-    """
-    n = len(buf)
-    index_limit = np.iinfo(indices.dtype).max
-    rows_cap = len(y)
-    block_cap = len(qid)
-    nnz_cap = len(data)
-    slow = np.empty((16, 4), np.int64)
-    n_slow = 0
-    seen = 0
-    status = 0
-    err_pos = 0
-    indptr[row] = nnz
-    while pos < n:
-        line_start = pos
-        while pos < n and _is_blank(buf[pos]):
-            pos += 1
-        if pos >= n:
-            break
-        if buf[pos] == _NL:
-            line += 1
-            pos += 1
-            continue
-        if buf[pos] == _HASH:
-            while pos < n and buf[pos] != _NL:
-                pos += 1
-            continue
-        if row >= rows_cap:
-            status = _NEED_ROWS
-        elif row - row0 >= block_cap:
-            status = _NEED_BLOCK_ROWS
-        if status != 0:
-            pos = line_start
-            break
-        slow_at_start = n_slow
-        seen_at_start = seen
-        # Target.
-        tok_end = pos
-        while tok_end < n and not _is_token_end(buf[tok_end]):
-            tok_end += 1
-        value, st = _parse_float(buf, pos, tok_end)
-        if st >= 2:
-            status, err_pos = (_ERR_LABEL if st == 2 else _ERR_LABEL_NONFINITE), pos
-            break
-        if st == 1:
-            slow, n_slow = _record_slow(slow, n_slow, _SLOW_LABEL, row, pos, tok_end)
-        b = row - row0
-        y[row] = value
-        line_no[row] = line
-        qid[b] = 0
-        sid[b] = 0
-        cost[b] = 1.0
-        comment_start[b] = -1
-        comment_end[b] = -1
-        pos = tok_end
-        prev_index = -1
-        row_nnz = nnz
-        while True:
-            while pos < n and _is_blank(buf[pos]):
-                pos += 1
-            if pos >= n or buf[pos] == _NL:
-                break
-            if buf[pos] == _HASH:
-                comment_start[b] = pos + 1
-                while pos < n and buf[pos] != _NL:
-                    pos += 1
-                comment_end[b] = pos
-                break
-            tok_start = pos
-            colon = -1
-            while pos < n and not _is_token_end(buf[pos]):
-                if buf[pos] == _COLON and colon < 0:
-                    colon = pos
-                pos += 1
-            tok_end = pos
-            err_pos = tok_start
-            if colon < 0 or colon == tok_start or colon == tok_end - 1:
-                status = _ERR_TOKEN
-                break
-            if 48 <= buf[tok_start] <= 57:
-                index, st = _parse_int(buf, tok_start, colon, False)
-                if st != 0:
-                    status = _ERR_TOKEN if st == 2 else _ERR_BIGINDEX
-                    break
-                if not zero_based:
-                    if index == 0:
-                        status = _ERR_INDEX0
-                        break
-                    index -= 1
-                elif index == _INT64_MAX:  # the width, index + 1, must fit too
-                    status = _ERR_BIGINDEX
-                    break
-                if index <= prev_index:
-                    status = _ERR_ORDER
-                    break
-                value, st = _parse_float(buf, colon + 1, tok_end)
-                if st >= 2:
-                    status = _ERR_VALUE if st == 2 else _ERR_NONFINITE
-                    break
-                if index > index_limit:
-                    status = _NEED_WIDE_INDICES
-                    break
-                if nnz >= nnz_cap:
-                    status = _NEED_NNZ
-                    break
-                prev_index = index
-                if st == 1:
-                    slow, n_slow = _record_slow(slow, n_slow, _SLOW_DATA, nnz, colon + 1, tok_end)
-                indices[nnz] = index
-                data[nnz] = value
-                nnz += 1
-            elif _key_is(buf, tok_start, colon, 113, 105, 100, 0):  # qid
-                v, st = _parse_int(buf, colon + 1, tok_end, True)
-                if st != 0:
-                    status = _ERR_QID
-                    break
-                qid[b] = v
-                seen |= 1
-            elif _key_is(buf, tok_start, colon, 115, 105, 100, 0):  # sid
-                v, st = _parse_int(buf, colon + 1, tok_end, True)
-                if st != 0:
-                    status = _ERR_SID
-                    break
-                sid[b] = v
-                seen |= 2
-            elif _key_is(buf, tok_start, colon, 99, 111, 115, 116):  # cost
-                value, st = _parse_float(buf, colon + 1, tok_end)
-                if st >= 2:
-                    status = _ERR_COST
-                    break
-                if st == 1:
-                    slow, n_slow = _record_slow(slow, n_slow, _SLOW_COST, b, colon + 1, tok_end)
-                cost[b] = value
-                seen |= 4
-            else:
-                status = _ERR_TOKEN
-                break
-        if status == 0:
-            row += 1
-            indptr[row] = nnz
-        else:
-            if status >= _NEED_ROWS:  # resume at this line once there is room
-                pos, nnz, n_slow, seen = line_start, row_nnz, slow_at_start, seen_at_start
-            break
-    return status, pos, line, row, nnz, seen, err_pos, slow, n_slow
-
-
-_MESSAGES = {
-    _ERR_LABEL: "expected a numeric target at the start of the line, got {tok}",
-    _ERR_LABEL_NONFINITE: "expected a finite target, got {tok}",
-    _ERR_TOKEN: "expected <index>:<value> (or qid:/sid:/cost:), got {tok}",
-    _ERR_VALUE: "expected a number after ':' in {tok}",
-    _ERR_NONFINITE: "expected a finite feature value, got {tok}",
-    _ERR_INDEX0: "expected feature indices >= 1 (1-based file; use the zero-based option "
-    "for 0-based data), got {tok}",
-    _ERR_ORDER: "expected strictly increasing feature indices, got {tok} after a larger "
-    "or equal index",
-    _ERR_QID: "expected an integer qid, got {tok}",
-    _ERR_BIGINDEX: "expected a feature index below 2^63 (2^63 - 1 if 0-based), got {tok}",
-    _ERR_SID: "expected an integer sid, got {tok}",
-    _ERR_COST: "expected a finite number after cost:, got {tok}",
-}
+BLOCK_SIZE = 4 << 20  # bytes of text parsed at a time: the memory beside the matrix
+# First capacities (they double as needed): examples, non-zeros, examples of one block.
+_INITIAL_ROWS = 1 << 16
+_INITIAL_NNZ = 1 << 20
+_INITIAL_BLOCK_ROWS = 1 << 12
+_INT32_MAX = 2**31 - 1  # the most non-zeros int32 indptr can count
 
 _SHOWN_CHARS = 60  # of a bad token in a message (a line can be megabytes of garbage)
 
@@ -489,95 +111,6 @@ def _after_last_newline(buf, end) -> int:
     return 0
 
 
-# ---------------------------------------------------------------------------------------
-# Arrays that grow without being copied.
-
-
-class _Column:
-    """A 1-D array that grows in place: its memory is a private anonymous map, enlarged by
-    mremap (no copy, and untouched capacity takes no memory), and finally shrunk to the
-    length used. The matrix being built is thus never held twice, as it would be while
-    an ordinary array is copied into a larger one."""
-
-    def __init__(self, dtype, capacity):
-        self.dtype = np.dtype(dtype)
-        self._map = None
-        self.array = None
-        self._allocate(max(int(capacity), 1))
-
-    def _allocate(self, capacity, keep=0):
-        nbytes = capacity * self.dtype.itemsize
-        old, old_map = self.array, self._map
-        self.array = None
-        if old_map is not None and _RESIZABLE:
-            del old
-            try:
-                old_map.resize(nbytes)
-                self.array = np.frombuffer(old_map, self.dtype)
-                return
-            except (SystemError, OSError, ValueError, BufferError):
-                old = np.frombuffer(old_map, self.dtype)
-        new_map = _anonymous_map(nbytes)
-        self.array = (
-            np.frombuffer(new_map, self.dtype)
-            if new_map is not None
-            else np.empty(capacity, self.dtype)
-        )
-        if keep:
-            self.array[:keep] = old[:keep]
-        self._map = new_map  # the old memory goes with its last view
-
-    def reserve(self, needed, used):
-        """Room for at least ``needed`` entries, keeping the first ``used``."""
-        if needed > len(self.array):
-            self._allocate(max(needed, 2 * len(self.array)), used)
-
-    def finish(self, n):
-        """The first n entries as an array of exactly that length (the rest released)."""
-        if n == len(self.array):
-            out = self.array
-        elif self._map is not None and _RESIZABLE and n > 0:
-            self.array = None
-            try:
-                self._map.resize(n * self.dtype.itemsize)
-                out = np.frombuffer(self._map, self.dtype)
-            except (SystemError, OSError, ValueError, BufferError):
-                out = np.frombuffer(self._map, self.dtype)[:n].copy()
-        else:
-            out = self.array[:n].copy()
-        self.array = self._map = None
-        return out
-
-    def astype(self, dtype, used):
-        """The same first ``used`` entries converted to ``dtype`` (e.g. wider indices)."""
-        widened = _Column(dtype, len(self.array))
-        widened.array[:used] = self.array[:used]
-        return widened
-
-
-def _anonymous_map(nbytes):
-    if not _RESIZABLE:
-        return None
-    return mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-
-
-_RESIZABLE = (
-    hasattr(mmap, "MAP_PRIVATE")
-    and hasattr(mmap, "MAP_ANONYMOUS")
-    and sys.platform.startswith("linux")
-)
-
-
-# ---------------------------------------------------------------------------------------
-# Reading.
-
-BLOCK_SIZE = 4 << 20  # bytes of text parsed at a time: the memory beside the matrix
-# First capacities (they double as needed): examples, non-zeros, examples of one block.
-_INITIAL_ROWS = 1 << 16
-_INITIAL_NNZ = 1 << 20
-_INITIAL_BLOCK_ROWS = 1 << 12
-
-
 def read_svmlight(
     source,
     *,
@@ -607,7 +140,7 @@ def read_svmlight(
     with InputStream(source) as f:
         if f.size is not None:  # a small file needs no buffer larger than itself
             block_size = min(block_size, f.size + 1)
-        return _parse_stream(
+        return parse_svmlight_stream(
             f.readinto,
             f.name,
             first_line=1,
@@ -631,7 +164,7 @@ def parse_svmlight_bytes(
     block_size=BLOCK_SIZE,
 ) -> Dataset:
     """Parse SVMlight text already in memory; ``first_line`` numbers its first line."""
-    return _parse_stream(
+    return parse_svmlight_stream(
         io.BytesIO(raw).readinto,
         name,
         first_line=first_line,
@@ -657,7 +190,7 @@ class _Extras:
             if col is None:
                 if not seen & bit:
                     continue
-                col = self.columns[key] = _Column(dtype, max(2 * row, 1024))
+                col = self.columns[key] = GrowingArray(dtype, max(2 * row, 1024))
                 col.array[:row0] = default
             col.reserve(row, row0)
             col.array[row0:row] = scratch[key][: row - row0]
@@ -666,15 +199,19 @@ class _Extras:
         return {key: col.finish(n_rows) for key, col in self.columns.items()}
 
 
-def _parse_stream(
+def parse_svmlight_stream(
     readinto, name, *, first_line, n_features, zero_based, keep_comments, allow_empty, block_size
 ) -> Dataset:
+    """Parse the SVMlight text a stream's ``readinto`` gives, ``block_size`` bytes at a
+    time (the options as :func:`read_svmlight`'s); ``name`` and ``first_line`` are what
+    errors name (a byte range of a file, as :mod:`cpsvm.cluster.shards` reads, numbers
+    its lines from its own first)."""
     zero_based = bool(zero_based)
-    indptr = _Column(np.int64, _INITIAL_ROWS + 1)
-    y = _Column(np.float64, _INITIAL_ROWS)
-    line_no = _Column(np.int64, _INITIAL_ROWS)
-    indices = _Column(np.int32, _INITIAL_NNZ)
-    data = _Column(np.float64, _INITIAL_NNZ)
+    indptr = GrowingArray(np.int64, _INITIAL_ROWS + 1)
+    y = GrowingArray(np.float64, _INITIAL_ROWS)
+    line_no = GrowingArray(np.int64, _INITIAL_ROWS)
+    indices = GrowingArray(np.int32, _INITIAL_NNZ)
+    data = GrowingArray(np.float64, _INITIAL_NNZ)
     scratch = {}
     extras = _Extras()
     comments = [] if keep_comments else None
@@ -699,7 +236,7 @@ def _parse_stream(
         block_seen = 0
         while True:
             rows_cap = min(len(y.array), len(line_no.array), len(indptr.array) - 1)
-            status, pos, line, row, nnz, seen, err_pos, slow, n_slow = _parse_block(
+            status, pos, line, row, nnz, seen, err_pos, slow, n_slow = parse_block(
                 block,
                 pos,
                 line,
@@ -734,26 +271,26 @@ def _parse_stream(
                 )
             if status == 0:
                 break
-            if status == _NEED_ROWS:
+            if status == NEED_ROWS:
                 grow_to = 2 * len(y.array)
                 for col in (y, line_no):
                     col.reserve(grow_to, row)
                 indptr.reserve(grow_to + 1, row + 1)
-            elif status == _NEED_NNZ:
+            elif status == NEED_NNZ:
                 for col in (indices, data):
                     col.reserve(2 * len(col.array), nnz)
-            elif status == _NEED_BLOCK_ROWS:
+            elif status == NEED_BLOCK_ROWS:
                 old = {k: v[: row - row0] for k, v in scratch.items()}
                 block_rows *= 2
                 new_scratch(block_rows)
                 for k, v in old.items():
                     scratch[k][: len(v)] = v
                 del old
-            elif status == _NEED_WIDE_INDICES:
+            elif status == NEED_WIDE_INDICES:
                 indices = indices.astype(np.int64, nnz)
             else:
                 raise InputError(
-                    _MESSAGES[status].format(tok=_token_at(block, err_pos)), source=name, line=line
+                    MESSAGES[status].format(tok=_token_at(block, err_pos)), source=name, line=line
                 )
         extras.add_block(block_seen, row0, row, scratch)
         if keep_comments:
@@ -811,7 +348,7 @@ def _convert_slow(block, slow, name, row0, data, y, cost, indptr, line_no, n_row
     Python's ``float`` and strtod. A chunk at a time: each number's bytes gathered into
     a fixed-width string array, converted by one cast (3x faster than a float() per
     number on a model line of 300k weights)."""
-    targets = {_SLOW_DATA: data, _SLOW_LABEL: y, _SLOW_COST: cost}
+    targets = {SLOW_DATA: data, SLOW_LABEL: y, SLOW_COST: cost}
     block = np.asarray(block, dtype=np.uint8)
     for lo in range(0, len(slow), _SLOW_CHUNK):
         part = slow[lo : lo + _SLOW_CHUNK]
@@ -824,10 +361,10 @@ def _convert_slow(block, slow, name, row0, data, y, cost, indptr, line_no, n_row
         bad = np.flatnonzero(~np.isfinite(values))
         if len(bad):  # e.g. 1e999: well formed but overflows
             kind, slot, start, end = (int(v) for v in part[bad[0]])
-            if kind == _SLOW_DATA:
+            if kind == SLOW_DATA:
                 row = int(np.searchsorted(indptr[: n_rows + 1], slot, "right")) - 1
             else:
-                row = slot + row0 if kind == _SLOW_COST else slot
+                row = slot + row0 if kind == SLOW_COST else slot
             raise InputError(
                 f"expected a finite number, got {_shown(block[start:end].tobytes())}",
                 source=name,
