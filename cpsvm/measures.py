@@ -62,18 +62,6 @@ def contingency_loss(loss_id, a, b, c, d, k=0) -> float:
     raise ValueError(f"not a contingency-table loss: {loss_id}")
 
 
-def admissible(loss_id, a, b, c, k=0) -> bool:
-    """Whether SVMperf's separation oracle considers a labelling with these counts:
-    PRBEP as many predicted positives as positives, Prec@k at least k, Rec@k at most k."""
-    if loss_id == 3:
-        return a + b == a + c
-    if loss_id == 4:
-        return a + b >= k
-    if loss_id == 5:
-        return a + b <= k
-    return True
-
-
 def ranking_order(y, scores) -> np.ndarray:
     """Examples by decreasing score, ties broken pessimistically (negatives first)."""
     return np.lexsort((np.asarray(y), -np.asarray(scores, dtype=np.float64)))

@@ -151,7 +151,7 @@ def kernel_options(r_note=""):
         @functools.wraps(command)
         def with_kernel(*args, kernel_type, degree, gamma, coef_lin, coef_const, **kwargs):
             # Kernel makes the same check, but importing it loads numpy: a usage error
-            # is answered without (tests/test_cli_common.py, FAST_CASES).
+            # is answered without (tests/e2e/test_cli_common.py, FAST_CASES).
             if kernel_type == 2 and not gamma > 0:
                 raise OptionError(f"expected an RBF gamma > 0 (-g), got {gamma:g}")
             from ..kernels import Kernel

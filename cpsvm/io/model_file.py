@@ -456,8 +456,6 @@ MODEL_KINDS = [
     ModelKind("hmm", ("SVM-HMM Version V3.",), read_hmm, {"SequenceModel": format_hmm}),
     ModelKind("cfg", (CFG_VERSION, CFG_SPANS_VERSION), read_cfg, {"CfgModel": format_cfg}),
 ]
-# Kinds written by tools whose issue has not landed yet: refused by name.
-_PLANNED_KINDS: dict = {}
 
 
 def model_kind_of(model) -> ModelKind:
@@ -494,9 +492,6 @@ def read_model(source, *, float32_features=False):
     version = first.decode("utf-8", "replace").strip()
     kind = _kind_of_version(version)
     if kind is None:
-        for prefix, what in _PLANNED_KINDS.items():
-            if version.startswith(prefix):
-                raise InputError(f"{what} ({version!r}) are not supported yet", source=name, line=1)
         shown = version[:60] if version else "an empty file"
         expected = " or ".join(
             f"'{k.first_lines[0]}xx'" if k.first_lines[0].endswith(".") else f"'{k.first_lines[0]}'"

@@ -57,12 +57,6 @@ def check_multiclass_labels(dataset):
         )
 
 
-def all_plus_minus_one(dataset) -> bool:
-    import numpy as np
-
-    return bool(np.all(np.abs(dataset.y) == 1))
-
-
 def runs_of_several_lines(dataset) -> bool:
     """qid on the lines, and some qid on consecutive lines (a query or sentence of more
     than one line)."""

@@ -3,7 +3,7 @@ each checked against the library call it replaced."""
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from cpsvm.engine.qp_kernels import _lu_solve
@@ -16,14 +16,11 @@ def test_lu_solve_is_numpys_solve(n, seed):
     rng = np.random.default_rng(seed)
     A = rng.normal(size=(n, n)) + n * np.eye(n) * rng.integers(0, 2)
     b = rng.normal(size=n)
-    if np.linalg.cond(A) > 1e8:
-        return
+    assume(np.linalg.cond(A) <= 1e8)
     np.testing.assert_allclose(_lu_solve(A, b), np.linalg.solve(A, b), rtol=1e-9, atol=1e-12)
 
 
 def test_lu_solve_refuses_a_singular_matrix_as_numpy_does():
-    with pytest.raises(np.linalg.LinAlgError):
-        np.linalg.solve(np.zeros((2, 2)), np.ones(2))
     with pytest.raises(np.linalg.LinAlgError):
         _lu_solve(np.zeros((2, 2)), np.ones(2))
 

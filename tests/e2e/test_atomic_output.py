@@ -11,7 +11,7 @@ import pytest
 
 from cpsvm.io.atomic import atomic_output
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # A reader in its own process: if the FIFO were renamed over, it would wait forever in
 # open() on the orphaned pipe, and the timeout below reports it instead of hanging.
 READER = "import sys; sys.stdout.buffer.write(open(sys.argv[1], 'rb').read())"

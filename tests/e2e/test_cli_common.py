@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "data" / "samples"
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = ROOT / "tests" / "fixtures"
 TRAIN = SAMPLES / "a9a3k.train"
 COMMANDS = {
     "cp_learn": "learn",
@@ -37,12 +37,16 @@ HEAVY = (
 
 def clean_env(**extra):
     """The user's environment without the settings under test (the Makefile sets
-    OPENBLAS_NUM_THREADS for pytest itself)."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("OPENBLAS_NUM_THREADS", "NUMBA_THREADING_LAYER", "NUMBA_NUM_THREADS")
-    }
+    OPENBLAS_NUM_THREADS for pytest itself; a Dask nanny started in the test process, by
+    tests/cluster, sets OMP_NUM_THREADS and MKL_NUM_THREADS too)."""
+    under_test = (
+        "OPENBLAS_NUM_THREADS",
+        "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "NUMBA_THREADING_LAYER",
+        "NUMBA_NUM_THREADS",
+    )
+    env = {k: v for k, v in os.environ.items() if k not in under_test}
     env["PYTHONPATH"] = str(ROOT)
     env.update(extra)
     return env

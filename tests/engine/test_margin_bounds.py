@@ -513,7 +513,7 @@ def test_gd_bounds_default_follows_the_non_zeros(tmp_path):
         assert r.returncode == 0, r.stderr
         assert ("Margin bounds:" in r.stdout) == pruned
     assert f"{GD_BOUNDS_MIN_NNZ} non-zeros" in " ".join(run("asset", "--help").stdout.split())
-    man = (Path(__file__).resolve().parent.parent / "man" / "asset_learn.1").read_text()
+    man = (Path(__file__).resolve().parents[2] / "man" / "asset_learn.1").read_text()
     defaults = man[man.index(".SH DEFAULTS") :]
     defaults = defaults[: defaults.index(".SH ", 4)]
     assert f"{GD_BOUNDS_MIN_NNZ:,} non-zeros" in " ".join(defaults.split())

@@ -429,7 +429,7 @@ def test_ctrl_c_writes_a_valid_model_and_exits_130(samples, tmp_path):
 
 
 def test_margin_bounds_flag(cli, samples, tmp_path):
-    """--margin-bounds 0|1: the same model either way (tests/test_margin_bounds.py has
+    """--margin-bounds 0|1: the same model either way (tests/engine/test_margin_bounds.py has
     the runs), anything else a usage error."""
     model = tmp_path / "m"
     run = cli("learn", "-c", "1", "--margin-bounds", "2", samples / "a9a2k.test", model)

@@ -14,7 +14,7 @@ import click
 import pytest
 import tomllib
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = {
     "cp_learn": "learn",
     "cp_classify": "classify",
