@@ -18,11 +18,13 @@ relative distance to the best dual bound printed by DCD (a certified gap for eve
 test accuracies from the weights. Medians over the rounds; ratios to LIBLINEAR's median.
 The first DCD call of the process (numba's cache loaded, or compiled) is timed apart.
 
-Data (--sets): a9a (C = 1, ../shared/data/a9a, a9a.t), sector (LIBSVM's 105-class set,
-C = 1 and 10, DIR/sector/sector.scale and sector.t.scale; generated in its shape by
-benchmarks/many_classes.py when absent), satimage (C = 1, ../shared/data), text1m (C = 1,
-DIR/text1m.svm and text1m.t.svm, 1M x 20k text-like rows of bench_margin_bounds.text_like,
-written there when absent: 1.2M rows drawn with seed 0, the last 200k the test set).
+Data (--sets; --Cs replaces every set's C values): a9a (C = 1, ../shared/data/a9a,
+a9a.t), dna (C = 1, dna.scale there), ijcnn1 (C = 1, DIR/ijcnn1/ijcnn1 and ijcnn1.t),
+sector (LIBSVM's 105-class set, C = 1 and 10, DIR/sector/sector.scale and
+sector.t.scale; generated in its shape by benchmarks/many_classes.py when absent),
+satimage (C = 1, ../shared/data), text1m (C = 1, DIR/text1m.svm and text1m.t.svm, 1M x
+20k text-like rows of bench_margin_bounds.text_like, written there when absent: 1.2M
+rows drawn with seed 0, the last 200k the test set).
 DIR is --data (default $CPSVM_BENCH_DATA, else ../tools/data beside the checkout).
 
 LIBLINEAR is found through LIBLINEAR_TRAIN (the path of its ``train``); without it the
@@ -30,7 +32,10 @@ LIBLINEAR runs are skipped with a message (nothing of LIBLINEAR is in this repos
 
 Usage: OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_liblinear.py
        [--sets a9a,sector,satimage,text1m] [--repeats 3] [--tol 0.01] [--no-ocas]
-       [--pg] [--threads 2] [--data DIR]
+       [--ocas-rounds N] [--pg] [--threads 2] [--data DIR] [--Cs 0.1,1,10] [--first-call]
+
+--first-call: a fresh process's first call of each solver, with an empty numba cache
+(compilation) and with the cache that run wrote.
 """
 
 from __future__ import annotations
@@ -61,7 +66,20 @@ SETS = {
     "sector": ("{data}/sector/sector.scale", "{data}/sector/sector.t.scale", True, (1.0, 10.0)),
     "satimage": ("{shared}/satimage.scale", "{shared}/satimage.scale.t", True, (1.0,)),
     "text1m": ("{data}/text1m.svm", "{data}/text1m.t.svm", False, (1.0,)),
+    "ijcnn1": ("{data}/ijcnn1/ijcnn1", "{data}/ijcnn1/ijcnn1.t", False, (1.0,)),
+    "dna": ("{shared}/dna.scale", "{shared}/dna.scale.t", True, (1.0,)),
 }
+# A fresh process's first call of each solver on a small set: with an empty numba cache
+# (compilation) and again with the cache it wrote (what every later run pays).
+FIRST_CALL = """
+import time, numpy as np
+from cpsvm.engine.dcd import binary_hinge_dcd, crammer_singer_dcd
+from cpsvm.io.svmlight import read_svmlight
+X, y = read_svmlight({heart!r}).X, read_svmlight({heart!r}).y
+t0 = time.perf_counter(); binary_hinge_dcd(X, y, 1.0); t1 = time.perf_counter()
+crammer_singer_dcd(X, (y > 0) + 1.0, 1.0); t2 = time.perf_counter()
+print(f"binary {{t1 - t0:.2f}} s, Crammer-Singer {{t2 - t1:.2f}} s")
+"""
 
 
 def load():
@@ -166,9 +184,16 @@ def main():
     parser.add_argument("--tol", type=float, default=0.01)
     parser.add_argument("--pg", action="store_true", help="also DCD at LIBLINEAR's rule")
     parser.add_argument("--no-ocas", action="store_true")
+    parser.add_argument(
+        "--ocas-rounds", type=int, default=None, help="OCAS in the first rounds only"
+    )
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--data", default=os.environ.get("CPSVM_BENCH_DATA"))
+    parser.add_argument("--Cs", default=None, help="C values for every set (default: its own)")
+    parser.add_argument("--first-call", action="store_true", help="compile and cache-load times")
     a = parser.parse_args()
+    if a.first_call:
+        first_calls()
     data_dir = Path(a.data) if a.data else REPO.parent / "tools" / "data"
     exe = os.environ.get("LIBLINEAR_TRAIN")
     if not exe or not Path(exe).exists():
@@ -177,6 +202,7 @@ def main():
     first_call = None
     for name in a.sets.split(","):
         train_tpl, test_tpl, multiclass, Cs = SETS[name]
+        Cs = [float(c) for c in a.Cs.split(",")] if a.Cs else Cs
         paths = [t.format(shared=SHARED, data=data_dir) for t in (train_tpl, test_tpl)]
         ensure_data(name, paths, data_dir)
         t0 = time.perf_counter()
@@ -206,13 +232,25 @@ def main():
                             s, r = run_dcd(X, y, C, multiclass, params)
                         extra = f"checks {r.checks}, certified gap {r.gap / r.primal:.2e}"
                         runs.setdefault(label, []).append((s, r.iterations, r.w, extra, r.dual))
-                    if not a.no_ocas:
+                    if not a.no_ocas and (a.ocas_rounds is None or round_ < a.ocas_rounds):
                         s, w, iterations = run_ocas(X, y, C, a.tol, a.threads)
                         runs.setdefault("ocas", []).append((s, iterations, w, ""))
                     print(f"   C={C:g} round {round_ + 1}: load {before:.1f} -> {load():.1f}")
             report(runs, X, y, test_set, C, multiclass)
     if first_call is not None:
         print(f"\nfirst DCD call of the process (numba cache or compilation): {first_call:.2f} s")
+
+
+def first_calls():
+    code = FIRST_CALL.format(heart=str(REPO / "tests" / "fixtures" / "heart_scale"))
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(REPO))
+        for what in ("empty numba cache (compiling)", "cache written by that run"):
+            started = time.perf_counter()
+            out = subprocess.run(
+                [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+            ).stdout.strip()
+            print(f"first calls, {what}: {out} (process {time.perf_counter() - started:.2f} s)")
 
 
 def report(runs, X, y, test_set, C, multiclass):

@@ -33,11 +33,12 @@ duality gap P(w) − D(α) is at most ``tol_rel``·P(w) or ``tol_abs`` (ocas_lea
 for w the best primal point checked so far — the iterates' P(w) is noisy, the best one
 only falls and D only rises, so the stop does not hang on one lucky pass. D is kept
 up to date during the passes (each update's change of Σα and |w|²); P needs every
-example's margins, a pass over X (threaded), so the gap is *checked* only at the end of
-a shrinking phase, when a cheap estimate of P (each example's loss when last visited;
-the shrunk ones' at C_i exactly, as a linear function of w) says the gap may be met, or
-after passes that visited ``check_ratio`` times X's non-zeros (counted, not timed: the
-same seed gives the same run). When the PG rule holds on every example but the gap is
+example's margins, a pass over X (threaded), so the gap is *checked* only when a cheap
+estimate of P (each example's loss when last visited; the shrunk ones' at C_i exactly,
+as a linear function of w) says the gap may be met (or is within 4x at the end of a
+shrinking phase), when the PG rule holds on every example, or after passes that visited
+``check_ratio`` times X's non-zeros (counted, not timed: the same seed gives the same
+run). When the PG rule holds on every example but the gap is
 still too wide, ``eps`` is divided by 10. Also stopped by ``max_iterations`` passes,
 ``time_limit`` seconds and ``should_stop()`` (Ctrl-C), asked between passes.
 
@@ -73,17 +74,15 @@ class DcdParams:
     max_iterations: int = 100000  # outer passes
     time_limit: float = math.inf  # seconds
     shrinking: bool = True
-    check_ratio: float = 3.0  # "gap": check at least every check_ratio·nnz(X) visited
+    check_ratio: float = 10.0  # "gap": check at least every check_ratio·nnz(X) visited
     seed: int = 0  # the random order of the passes (or give ``rng``)
     n_threads: int | None = None  # threads for the gap checks (None: the caller's count)
 
     def validate(self):
         if self.stopping not in ("gap", "pg"):
             raise ValueError(f"expected stopping 'gap' or 'pg', got {self.stopping!r}")
-        if not (self.tol_rel >= 0 and self.tol_abs >= 0 and self.eps > 0):
-            raise ValueError("expected tol_rel >= 0, tol_abs >= 0 and eps > 0")
-        if self.max_iterations < 1 or not self.check_ratio >= 0:
-            raise ValueError("expected max_iterations >= 1 and check_ratio >= 0")
+        if not (min(self.tol_rel, self.tol_abs, self.check_ratio) >= 0 and self.eps > 0):
+            raise ValueError("expected tol_rel, tol_abs, check_ratio >= 0 and eps > 0")
 
 
 @dataclass
@@ -135,18 +134,14 @@ def _prefetch(typingctx, array, index):
     locality); no effect on the results."""
 
     def codegen(context, builder, signature, args):
-        array_type = signature.args[0]
+        array_type, i8p, i32 = signature.args[0], ir.IntType(8).as_pointer(), ir.IntType(32)
         view = context.make_array(array_type)(context, builder, args[0])
         pointer = cgutils.get_item_pointer(context, builder, array_type, view, [args[1]])
-        byte_pointer = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        function = cgutils.get_or_insert_function(
-            builder.module,
-            ir.FunctionType(ir.VoidType(), [byte_pointer, i32, i32, i32]),
-            "llvm.prefetch",  # LLVM renames it to its overload for the pointer type
-        )
-        constants = [ir.Constant(i32, v) for v in (0, 3, 1)]
-        builder.call(function, [builder.bitcast(pointer, byte_pointer), *constants])
+        # "llvm.prefetch": LLVM renames it to its overload for the pointer type
+        kind = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        function = cgutils.get_or_insert_function(builder.module, kind, "llvm.prefetch")
+        constants = [ir.Constant(i32, v) for v in (0, 3, 1)]  # read, keep in all caches
+        builder.call(function, [builder.bitcast(pointer, i8p), *constants])
         return context.get_dummy_value()
 
     return types.void(array, index), codegen
@@ -249,7 +244,8 @@ def _binary_pass(indptr, indices, data, bias, ex, w, index, active, pg_old, seed
             updates += 1
         index[kept] = i
         kept += 1
-    index[kept:active] = shrunk[:n_shrunk]
+    for t in range(n_shrunk):  # (a loop: slice assignment took numba seconds to compile)
+        index[kept + t] = shrunk[t]
     sums[0], sums[1], sums[2], sums[3] = sum_alpha, norm2, risk, shrunk_cost
     return kept, pg_max, pg_min, updates, visited
 
@@ -291,7 +287,8 @@ def _cs_pass(indptr, indices, data, bias, ex, alpha, order, W, index, active, sh
         visited += indptr[i + 1] - indptr[i]
         # G_m = ⟨w_m, x_i⟩ + [m ≠ y_i] over the active classes, and ⟨w_y, x_i⟩
         if 2 * na >= k:  # most classes: the contiguous sum vectorises, then gather
-            full[:] = bias * W[d]
+            for c in range(k):
+                full[c] = bias * W[d, c]
             for p in range(lo, hi):
                 v, row = data[p], W[uint64(indices[p])]
                 for c in range(k):
@@ -363,7 +360,8 @@ def _cs_pass(indptr, indices, data, bias, ex, alpha, order, W, index, active, sh
         for t in range(n_changed):
             W[d, changed[t]] += deltas[t] * bias
         updates += 1
-    index[kept:active] = shrunk[:n_shrunk]
+    for t in range(n_shrunk):  # (a loop: slice assignment took numba seconds to compile)
+        index[kept + t] = shrunk[t]
     sums[0], sums[1], sums[2] = sum_alpha, norm2, risk
     return kept, worst, updates, visited
 
@@ -375,12 +373,21 @@ def _cs_multiplier(B, na, yp, A, C, sorted_):
     at C): α_m = min(C_m, (β − B_m)/A) where Σ_m max(0, D_m − β) = A·C, D = B + A·C_m."""
     for m in range(na):
         sorted_[m] = B[m] + (A * C if m == yp else 0.0)
-    part = sorted_[:na]
-    part.sort()
-    total = part[na - 1] - A * C
+    gap = 1  # Shell sort, descending (numba's sort cost seconds of compilation)
+    while gap < na // 3:
+        gap = 3 * gap + 1
+    while gap > 0:
+        for m in range(gap, na):
+            value, j = sorted_[m], m
+            while j >= gap and sorted_[j - gap] < value:
+                sorted_[j] = sorted_[j - gap]
+                j -= gap
+            sorted_[j] = value
+        gap //= 3
+    total = sorted_[0] - A * C
     r = 1
-    while r < na and total < r * part[na - 1 - r]:
-        total += part[na - 1 - r]
+    while r < na and total < r * sorted_[r]:
+        total += sorted_[r]
         r += 1
     return total / r
 
@@ -411,12 +418,10 @@ def _cs_losses(y, out, loss):
 
 
 class _Problem:
-    """What the loop needs of a problem: ``run_pass(seed)`` -> (violation, updates,
-    non-zeros visited); ``phase_done(eps)`` -> None, "all" (the PG rule holds on a pass
-    over every example) or "active" (on the active set: all were brought back);
-    ``unshrink()``; ``objectives()`` -> exact (P, D) at the current point, which also
-    resets the running ``sums`` [D's linear part, |w|², Σ C_i·loss_i, ...]; ``X``, ``w``
-    (with the bias entry or row) and ``active``."""
+    """What the loop needs: ``run_pass(seed)`` -> (violation, updates, non-zeros
+    visited); ``phase_done(eps)`` -> None, "all" (the PG rule holds on a pass over every
+    example) or "active" (on the active set: all were brought back); ``unshrink()``;
+    ``objectives()`` -> exact (P, D) now, resetting the running ``sums``."""
 
     def setup(self, X, costs, bias, w, n_columns):
         self.X, self.costs, self.bias, self.w = X, costs, float(bias), w
@@ -445,7 +450,7 @@ class _Problem:
         """(P, D) after a check found the risk; the running sums' drift dropped."""
         w = self.w.reshape(-1)
         half = 0.5 * float(w @ w)
-        self.sums[:] = (self.dual_linear(), 2.0 * half, risk, 0.0)
+        self.sums[:3] = (self.dual_linear(), 2.0 * half, risk)
         return half + risk, self.sums[0] - half
 
 
@@ -468,14 +473,12 @@ def _run(problem, params, rng, callback, should_stop):
     passes = updates = checks = since_check = 0  # since_check: non-zeros visited
     violation, seconds_check = math.inf, 0.0
     best, best_w = math.inf, None  # the lowest P(w) checked, and that w
-    trust, bias = 1.0, 0.0  # see below
+    trust = 1.0  # halved each time the estimate called a check that missed
 
     def check():
-        nonlocal best, best_w, checks, seconds_check, since_check, bias
+        nonlocal best, best_w, checks, seconds_check, since_check
         t0 = time.perf_counter()
-        estimate = problem.primal_estimate()
         primal, dual = problem.objectives()
-        bias = primal - estimate  # the estimate's error at a check, a correction
         if primal < best:
             best, best_w = primal, problem.w.copy()
         seconds_check += time.perf_counter() - t0
@@ -501,12 +504,13 @@ def _run(problem, params, rng, callback, should_stop):
             # The best point checked may be certified by the dual's progress alone.
             if _gap_met(best, problem.dual_now(), params):
                 criterion = _gap_met(best, problem.dual_exact(), params)
-            estimate = problem.primal_estimate() + bias
-            tolerance = max(params.tol_abs, params.tol_rel * estimate)
-            # trust halves each time the estimate called a check that missed
-            hint = estimate - problem.dual_now() <= trust * tolerance
+            estimate = problem.primal_estimate() - problem.dual_now()  # of the gap
+            tolerance = max(params.tol_abs, params.tol_rel * problem.primal_estimate())
+            hint = estimate <= trust * tolerance
             due = since_check >= params.check_ratio * problem.X.nnz
-            if not criterion and (phase is not None or hint or due):
+            # a phase on the active set ended: worth a check if the estimate is near
+            near = phase == "active" and estimate <= 4.0 * tolerance
+            if not criterion and (phase == "all" or near or hint or due):
                 criterion = _gap_met(best, check(), params)
                 trust *= 0.5 if hint and not criterion else 1.0
                 if phase == "all" and not criterion:  # solved to eps, still a gap: finer
@@ -569,8 +573,7 @@ def _result(problem, params, rng, callback, should_stop):
     with thread_count(params.n_threads):
         info = _run(problem, params, rng, callback, should_stop)
     size = len(problem.w) - (problem.bias == 0)
-    alpha = problem.alpha()
-    return DcdResult(alpha=alpha, w=info.pop("best")[:size], w_alpha=problem.w[:size], **info)
+    return DcdResult(problem.alpha(), info.pop("best")[:size], problem.w[:size], **info)
 
 
 # -- binary -----------------------------------------------------------------------------
@@ -634,8 +637,13 @@ class _BinaryHinge(_Problem):
         out += self.bias * self.w[-1]
         loss = np.maximum(0.0, 1.0 - self.y * out)
         self.ex[:, LOSS] = loss
-        self.lin[:] = 0.0
-        return self.checked(float(self.costs @ loss))
+        objectives = self.checked(float(self.costs @ loss))
+        # The examples shrunk at C_i stay in the linear part (sums[3], lin).
+        at_upper = self.index[self.active : len(self.ex)]
+        at_upper = at_upper[self.ex[at_upper, ALPHA] == self.ex[at_upper, UPPER]]
+        self.sums[2] -= self.costs[at_upper] @ loss[at_upper]
+        self.ex[at_upper, LOSS] = 0.0
+        return objectives
 
 
 def binary_hinge_dcd(
@@ -749,12 +757,10 @@ def crammer_singer_dcd(
 
 def path_start(result: DcdResult, ratio: float, multiclass: bool):
     """(alpha, w) to start a run at C·ratio from ``result`` at C, for a path over C.
-
-    Binary: α and w scaled by the ratio — the examples at their bound stay there; on a9a
-    (5 seeds, TolRel 0.01) the runs at C = 0.316, 1 and 3.16 took 3, 4 and 14 passes from
-    the scaled start against 15, 38 and 105 from α itself and 44, 46 and 135 cold.
-    Crammer-Singer: α itself (dna, satimage: 10-40% fewer passes than cold; scaling was
-    no better)."""
+    Binary: α and w scaled by the ratio, the examples at their bound stay there (a9a, 5
+    seeds, TolRel 0.01: C = 0.316, 1, 3.16 in 3, 4, 14 passes from it, 15, 38, 105 from α
+    itself, 44, 46, 135 cold). Crammer-Singer: α itself (dna, satimage: 10-40% fewer
+    passes than cold; scaled, no better)."""
     if multiclass:
         return result.alpha.copy(), result.w_alpha.copy()
     return result.alpha * ratio, result.w_alpha * ratio
@@ -783,12 +789,9 @@ def _cs_start(X, y0, costs, k, bias, alpha, W):
         alpha[empty, (y0[empty] + 1) % k] = -costs[empty]
     full = np.zeros((d + 1, k))
     if recompute:
-        full[:d] = np.asarray(X.T @ alpha)
-        full[d] = bias * alpha.sum(axis=0)
+        full[:d], full[d] = np.asarray(X.T @ alpha), bias * alpha.sum(axis=0)
     elif W is not None:
-        W = np.asarray(W, dtype=np.float64)
-        size = d + (bias != 0)
-        if W.shape != (size, k):
-            raise ValueError(f"expected W of shape ({size}, {k}), got {W.shape}")
-        full[:size] = W
+        if np.shape(W) != (d + (bias != 0), k):
+            raise ValueError(f"expected W of shape ({d + (bias != 0)}, {k}), got {np.shape(W)}")
+        full[: d + (bias != 0)] = W
     return alpha, full
