@@ -42,10 +42,9 @@ run). When the PG rule holds on every example but the gap is
 still too wide, ``eps`` is divided by 10. Also stopped by ``max_iterations`` passes,
 ``time_limit`` seconds and ``should_stop()`` (Ctrl-C), asked between passes.
 
-Warm start (a path over C): ``alpha`` (and optionally the w it implies) from a previous
-run, see :func:`path_start`; α is brought into the new box (binary: clipped;
-Crammer-Singer: an example's row scaled so that α_i,y_i ≤ C_i, which keeps Σ_m α_im = 0
-and the signs), and w is recomputed from α unless α was unchanged and w given.
+Warm start (a path over C, :func:`path_start`): α (and the w it implies) of another
+run, brought into the new box (binary: clipped; Crammer-Singer: a row scaled so that
+α_i,y_i ≤ C_i); w is recomputed from α unless α was unchanged and w given.
 """
 
 from __future__ import annotations
@@ -511,7 +510,8 @@ def _run(problem, params, rng, callback, should_stop):
             # a phase on the active set ended: worth a check if the estimate is near
             near = phase == "active" and estimate <= 4.0 * tolerance
             if not criterion and (phase == "all" or near or hint or due):
-                criterion = _gap_met(best, check(), params)
+                dual = check()  # (before reading best: the check may lower it)
+                criterion = _gap_met(best, dual, params)
                 trust *= 0.5 if hint and not criterion else 1.0
                 if phase == "all" and not criterion:  # solved to eps, still a gap: finer
                     eps *= 0.1
@@ -613,7 +613,8 @@ class _BinaryHinge(_Problem):
 
     def phase_done(self, eps):
         pg_max, pg_min = self.pg
-        if pg_max - pg_min <= eps and abs(pg_max) <= eps and abs(pg_min) <= eps:
+        none = self.active == 0  # every example shrunk: solved on the (empty) active set
+        if none or (pg_max - pg_min <= eps and abs(pg_max) <= eps and abs(pg_min) <= eps):
             if self.active == len(self.ex):
                 return "all"
             self.unshrink()
