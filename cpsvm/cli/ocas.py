@@ -90,10 +90,14 @@ def read_costs(path):
 @click.option(
     "-m",
     "method",
-    type=IntChoice(0, 1, expected="-m 0 (cutting plane) or 1 (OCAS)"),
-    default=1,
-    show_default=True,
-    help="0 plain cutting plane (BMRM, as SVMperf), 1 OCAS.",
+    type=IntChoice(
+        0, 1, 2, expected="-m 0 (cutting plane), 1 (OCAS) or 2 (dual coordinate descent)"
+    ),
+    default=None,
+    help="0 plain cutting plane (BMRM, as SVMperf), 1 OCAS, 2 dual coordinate descent with "
+    "shrinking (LIBLINEAR's -s 3 / -s 4 method), stopped by -a or -r on its duality gap. "
+    "Default: 2 for multiclass, and for binary when the mean C_i*|x_i|^2 is at most 3; "
+    "else 1 (also with -q or --margin-bounds 1, and on a cluster). The statistics say which.",
 )
 @click.option(
     "-s",
@@ -144,7 +148,7 @@ def read_costs(path):
     show_default=True,
     help="binary, multiclass or auto (binary if the targets are +-1, multiclass if 1..k).",
 )
-@seed_option("Accepted for uniformity with the other learners; OCAS is deterministic.")
+@seed_option("Seed of dual coordinate descent's pass orders (-m 2); OCAS is deterministic.")
 @trace_option("iteration (Q_P, Q_D, gap, ...)")
 @scheduler_option()
 @verbosity_option(1, LEARNER_VERBOSITY)
@@ -183,7 +187,7 @@ def command(
     """
     from ..io.streams import source_name
     from ..io.svmlight import read_svmlight
-    from ..solvers.ocas import OcasParams, train
+    from ..solvers.ocas import METHODS, OcasParams, resolve_method, train
 
     params = OcasParams(
         C=C,
@@ -198,6 +202,7 @@ def command(
         max_iterations=max_iterations,
         problem=problem,
         n_threads=threads,
+        seed=seed,
     )
     params.margin_bounds = margin_bounds
     validate_options(params)
@@ -226,6 +231,8 @@ def command(
                 f"{len(params.example_costs)}",
                 source=source_name(cost_file),
             )
+    if scheduler is None:  # (a cluster runs -m 0 or 1, and 1 by default)
+        params.method = resolve_method(data, params)
     report = report_stream(model_file)
     if verbosity >= 1:
         density = 100.0 * data.X.nnz / max(1, data.n_examples * data.n_features)
@@ -239,7 +246,7 @@ def command(
             f"   TolAbs         : {tol_abs:g}\n   TolRel         : {tol_rel:g}\n"
             f"   QPBound        : {qp_bound:g}\n   MaxTime        : {time_limit:g} [s]\n"
             f"   BufSize        : {buffer_size}\n   Method         : "
-            f"{'OCAS' if method == 1 else 'standard cutting plane'}",
+            f"{METHODS[1 if params.method is None else params.method]}",
             file=report,
         )
 
@@ -253,21 +260,33 @@ def command(
         s = info.seconds
         print(f"Problem: {info.problem}", file=report)
         print(f"Stopping condition: {reason}", file=report)
-        print(
-            f"Number of iterations: {r.iterations}\nNumber of cutting planes: "
-            f"{r.working_set} (of {r.cuts_added})",
-            file=report,
-        )
+        if info.method == 2:
+            print(
+                f"Number of passes: {r.iterations}\nNumber of coordinate updates: "
+                f"{r.updates} (examples active at the end: {r.active})",
+                file=report,
+            )
+        else:
+            print(
+                f"Number of iterations: {r.iterations}\nNumber of cutting planes: "
+                f"{r.working_set} (of {r.cuts_added})",
+                file=report,
+            )
         print(
             f"Q_P: {r.primal:.6f}   Q_D: {r.dual:.6f}   Q_P-Q_D: {r.gap:.6f}   "
             f"1-Q_D/Q_P: {r.gap / r.primal if r.primal else 0.0:.6g}",
             file=report,
         )
+        if info.method == 2:
+            timing = f"   passes         : {s['passes']:f} s\n   gap checks     : {s['gap']:f} s"
+        else:
+            timing = (
+                f"   output         : {s['output']:f} s\n   line search    : "
+                f"{s['line_search']:f} s\n   add cut        : {s['cut']:f} s\n"
+                f"   QP             : {s['qp']:f} s"
+            )
         print(
-            f"Timing statistics:\n   output         : {s['output']:f} s\n"
-            f"   line search    : {s['line_search']:f} s\n   add cut        : "
-            f"{s['cut']:f} s\n   QP             : {s['qp']:f} s\n   total          : "
-            f"{s['total']:f} s",
+            f"Timing statistics:\n{timing}\n   total          : {s['total']:f} s",
             file=report,
         )
         print(f"Training error: {100 * info.training_error:.4f}%", file=report)

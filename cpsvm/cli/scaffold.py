@@ -394,15 +394,20 @@ def print_struct_statistics(info, params, cpu, out):
         f"Problem: {name}, algorithm -w {info.algorithm}, "
         f"{'margin' if params.rescaling == 2 else 'slack'} rescaling"
     )
-    reason = stop_reason(r.status, "struct-gap" if info.algorithm == 9 else "struct")
+    reason = stop_reason(r.status, "struct-gap" if info.algorithm in (5, 9) else "struct")
     p(f"Stopped because: {reason}")
     p(f"Final epsilon on KKT-Conditions: {max(r.violation, 0.0):.5f}")
     p(f"Upper bound on duality gap: {r.gap:.5f}")
     p(f"Dual objective value: dval={r.dual:.5f}")
     p(f"Primal objective value: pval={r.primal:.5f}")
-    p(f"Total number of constraints in final working set: {r.working_set} (of {r.cuts_added})")
-    p(f"Number of iterations: {r.iterations}")
-    p(f"Number of calls to 'find_most_violated_constraint': {r.oracle_calls}")
+    if info.algorithm == 5:  # dual coordinate descent: passes over the examples, no cuts
+        p(f"Number of passes over the examples: {r.iterations}")
+        p(f"Number of coordinate updates: {r.oracle_calls}")
+        p(f"Examples active (not shrunk) at the end: {r.working_set}")
+    else:
+        p(f"Total number of constraints in final working set: {r.working_set} (of {r.cuts_added})")
+        p(f"Number of iterations: {r.iterations}")
+        p(f"Number of calls to 'find_most_violated_constraint': {r.oracle_calls}")
     p(f"Number of SV: {info.n_sv}")
     p(f"Norm of weight vector: |w|={info.norm_w:.5f}")
     p(f"Value of slack variable (on working set): xi={r.xi_working_set:.5f}")

@@ -55,6 +55,7 @@ class ClusterInfo:
     by_task: dict = field(default_factory=dict)  # compute seconds per kind of round
     notes: list = field(default_factory=list)
     kernel_evaluations: int = 0
+    method: int = 1  # ocas_learn's -m
 
 
 def choose_kind(data: ShardedData, requested: str) -> str:
@@ -169,6 +170,9 @@ def train_ocas(data: ShardedData, params, *, callback=None, should_stop=None):
         raise OptionError(
             "-C FILE cannot be used with --scheduler (give cost: factors in the shards instead)"
         )
+    if params.method == 2:
+        raise OptionError("-m 2 (dual coordinate descent) cannot run on a cluster: -m 0 or 1")
+    method = 1 if params.method is None else params.method
     kind = choose_kind(data, params.problem)
     if kind != "binary" and params.bias != 0:
         raise InputError("a bias (-b) is supported for binary problems only")
@@ -179,7 +183,7 @@ def train_ocas(data: ShardedData, params, *, callback=None, should_stop=None):
     data.prepare(d, bias, n_classes)
     # libocas's scale: Δ = 1, δΨ = y·x (flip gain 2·½), C_i = C × cost:.
     spec = dict(loss=1.0, margin=1.0, scale=float(params.C), n_classes=n_classes, bias=bias)
-    oracle = ClusterOcasOracle(data, size_psi, spec, 1.0, params.method, params.cut_lambda)
+    oracle = ClusterOcasOracle(data, size_psi, spec, 1.0, method, params.cut_lambda)
     # libocas's stopping rules, as solvers.ocas sets them.
     limits = ("max_iterations", "time_limit", "tol_abs", "tol_rel", "qp_bound")
     engine_params = CuttingPlaneParams(
@@ -198,6 +202,7 @@ def train_ocas(data: ShardedData, params, *, callback=None, should_stop=None):
         working_set=CutWorkingSet([1.0]),
     )
     info = _finish(kind, 1, data, oracle, result, started, oracle.w_best)
+    info.method = method
     info.training_error = oracle.training_error()
     return _model(kind, oracle.w_best, d, bias, n_classes, data.n_examples), info
 

@@ -122,9 +122,10 @@ class ProblemEntry:
       the default first) and ``loss_help``; ``c_help`` (what -c means for it);
       ``epsilon`` (default -e) and ``epsilon_help``; ``default_algorithm`` (-w when OCAS's
       line search does not apply) and ``line_search`` (-w 9 applies with margin
-      rescaling, trained linearly); ``kernels`` (-t 1..3 apply); ``structured`` (only
-      cp_learn trains it: ocas_learn takes binary and multiclass); ``detect_help`` (how
-      auto recognises it, for --help).
+      rescaling, trained linearly); ``coordinate_descent`` (-w 5 applies: a hinge whose
+      dual cpsvm.engine.dcd solves, margin rescaled, linear); ``kernels`` (-t 1..3
+      apply); ``structured`` (only cp_learn trains it: ocas_learn takes binary and
+      multiclass); ``detect_help`` (how auto recognises it, for --help).
     Reading and checking the data:
       ``detect(dataset)`` -> bool: auto takes it (the structured problems, in
       BUILT_IN's order); ``sniff(path)`` -> bool: a file that is this problem's own
@@ -159,6 +160,7 @@ class ProblemEntry:
     epsilon_help: str = ""
     default_algorithm: int = 3
     line_search: bool = False
+    coordinate_descent: bool = False
     kernels: bool = False
     structured: bool = True
     detect_help: str = ""

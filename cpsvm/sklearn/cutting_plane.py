@@ -87,16 +87,16 @@ class CuttingPlaneSVC(_Classifier):
     -c is C·100·n (SVMmulticlass's); n counts the examples with a weight > 0.
 
     Parameters [cp_learn flag]: C; epsilon [-e] tolerance in cp_learn's units (loss 100
-    per error); algorithm [-w] 0, 2, 3, 4 or 9, None the default (9: OCAS's line search
-    where it applies); rescaling [-o] 'margin' or 'slack'; max_iter [-#]; max_idle
-    [--max-idle]; cache_size [-f]; batch [-k]; kernel [-t] 'linear', 'poly', 'rbf',
-    'sigmoid' with gamma, degree, coef0 (scikit-learn's names: poly is -s gamma -r coef0
-    -d degree; defaults are SVMlight's -g/-s 1, -r 1, -d 3); approximation [--t]
-    'exact' or 'nystrom' (a random basis of n_components [--k] training examples,
-    trained linearly); fit_intercept, intercept_scaling [--b]: None is cp_learn's default
-    (a bias feature of 1 with the linear kernel, none with a kernel); max_time
-    [--max-time]; random_state [--seed] (the basis draw; None is --seed 0); n_jobs
-    [--threads]; verbose [-v].
+    per error); algorithm [-w] 0, 2, 3, 4, 5 or 9, None the default (the faster of 5,
+    dual coordinate descent, and 9, OCAS's line search, where they apply); rescaling
+    [-o] 'margin' or 'slack'; max_iter [-#]; max_idle [--max-idle]; cache_size [-f];
+    batch [-k]; kernel [-t] 'linear', 'poly', 'rbf', 'sigmoid' with gamma, degree, coef0
+    (scikit-learn's names: poly is -s gamma -r coef0 -d degree; defaults are SVMlight's
+    -g/-s 1, -r 1, -d 3); approximation [--t] 'exact' or 'nystrom' (a random basis of
+    n_components [--k] training examples, trained linearly); fit_intercept,
+    intercept_scaling [--b]: None is cp_learn's default (a bias feature of 1 with the
+    linear kernel, none with a kernel); max_time [--max-time]; random_state [--seed]
+    (the basis draw; None is --seed 0); n_jobs [--threads]; verbose [-v].
 
     loss [-l] binary: 'error_rate' (default, the hinge loss above), or one of SVMperf's
     losses over the whole label vector (linear, or the Nyström basis): 'zero_one',

@@ -7,7 +7,12 @@ the -C file's) times the example's SVMlight ``cost:``.
 
 Stopping is libocas's: F(w_b) − F_t(w_t) ≤ TolAbs or ≤ TolRel·|F(w_b)|, F(w_b) ≤
 QPBound, or the time limit. ``method=0`` is the plain cutting-plane algorithm (BMRM,
-cuts at w_t), for comparison.
+cuts at w_t), for comparison; ``method=2`` dual coordinate descent
+(:mod:`cpsvm.engine.dcd`, LIBLINEAR's method) on the same F, stopped by the same
+TolAbs/TolRel rules on its duality gap P(w_b) − D(α). ``method=None`` picks: DCD for
+Crammer-Singer, and for the hinge loss when the mean C_i·|x_i|² is at most
+``DCD_CONDITION`` (above it the dual's coordinates couple strongly and DCD needs many
+passes, benchmarks/bench_liblinear.py); OCAS when QPBound or the margin bounds ask for it.
 """
 
 from __future__ import annotations
@@ -30,6 +35,9 @@ from ..problems.multiclass.problem import MulticlassProblem
 
 # --margin-bounds when not given (benchmarks/bench_margin_bounds.py).
 MARGIN_BOUNDS_DEFAULT = False
+# The automatic method's choice for the hinge loss: DCD up to this mean C_i·|x_i|².
+DCD_CONDITION = 3.0
+METHODS = {0: "standard cutting plane", 1: "OCAS", 2: "dual coordinate descent"}
 
 
 @dataclass
@@ -37,7 +45,7 @@ class OcasParams:
     C: float = 1.0
     example_costs: np.ndarray | None = None  # -C FILE: C_i per example (overrides C)
     bias: float = 0.0
-    method: int = 1  # 0 plain cutting plane, 1 OCAS
+    method: int | None = None  # 0 plain cutting plane, 1 OCAS, 2 DCD; None: picked
     buffer_size: int = 2000  # -s: cuts kept at most
     tol_abs: float = 0.0
     tol_rel: float = 0.01
@@ -48,12 +56,20 @@ class OcasParams:
     problem: str = "auto"
     n_threads: int | None = None  # None: as the caller's numba setting
     margin_bounds: bool | None = None  # None: the default (MARGIN_BOUNDS_DEFAULT)
+    seed: int = 0  # DCD's pass orders
 
     def validate(self):
         if not self.C > 0:
             raise InputError(f"expected C > 0 (-c), got {self.C:g}")
-        if self.method not in (0, 1):
-            raise InputError(f"expected -m 0 (cutting plane) or 1 (OCAS), got {self.method}")
+        if self.method not in (None, 0, 1, 2):
+            raise InputError(
+                f"expected -m 0 (cutting plane), 1 (OCAS) or 2 (dual coordinate descent), "
+                f"got {self.method}"
+            )
+        if self.method == 2 and self.qp_bound > 0:
+            raise InputError("-q (QPBound) stops OCAS only: -m 2 stops on -a, -r or -t")
+        if self.method == 2 and self.margin_bounds:
+            raise InputError("--margin-bounds 1 prunes OCAS's cuts: it cannot be used with -m 2")
         if self.buffer_size < 2:
             raise InputError(f"expected a cut buffer -s >= 2, got {self.buffer_size}")
         if self.tol_abs < 0 or self.tol_rel < 0:
@@ -85,6 +101,7 @@ class OcasInfo:
     result: object
     seconds: dict = field(default_factory=dict)
     training_error: float = 0.0
+    method: int = 1
 
 
 def train(dataset: Dataset, params: OcasParams, *, callback=None, should_stop=None):
@@ -114,18 +131,58 @@ def _train(dataset, params, callback, should_stop):
     costs = example_costs(dataset, params)
     if kind != "binary" and params.bias != 0:
         raise InputError("a bias (-b) is supported for binary problems only")
+    method = params.method
+    if method is None:
+        method = choose_method(kind, dataset.X, costs, params)
     X, y, costs, position = merged_examples(dataset.X, dataset.y, costs)
     if kind == "binary":
         problem = BinaryProblem(X, y, bias=params.bias, loss_scale=1.0, psi_scale=0.5)
     else:
         problem = MulticlassProblem(X, y, loss_scale=1.0)
+    started = time.perf_counter()
+    if method == 2:
+        w, result, seconds = _train_dcd(kind, X, y, costs, params, callback, should_stop)
+        outputs = problem.scores(w)
+    else:
+        w, result, seconds = _train_ocas(problem, costs, params, method, callback, should_stop)
+        outputs = seconds.pop("outputs")
+    seconds["total"] = time.perf_counter() - started
+    model = problem.to_model(w, n_train=n)
+    outputs = outputs[position]
+    predicted = np.sign(outputs) if kind == "binary" else np.argmax(outputs, axis=1) + 1
+    error = float(np.mean(predicted != dataset.y))
+    return model, OcasInfo(kind, n, result, seconds, error, method)
+
+
+def resolve_method(dataset: Dataset, params: OcasParams) -> int:
+    """The method a run of ``params`` on ``dataset`` uses (-m, or the automatic choice)."""
+    if params.method is not None:
+        return params.method
+    kind = choose_problem(dataset, params.problem)
+    return choose_method(kind, dataset.X, example_costs(dataset, params), params)
+
+
+def choose_method(kind, X, costs, params) -> int:
+    """-m when not given: OCAS for what only it does (QPBound, margin bounds), DCD for
+    Crammer-Singer, and for the hinge loss when the mean C_i·|x_i|² (with the bias
+    feature) is at most DCD_CONDITION."""
+    bounds = MARGIN_BOUNDS_DEFAULT if params.margin_bounds is None else params.margin_bounds
+    if params.qp_bound > 0 or bounds:
+        return 1
+    if kind != "binary":
+        return 2
+    squared_norms = np.asarray(X.multiply(X).sum(axis=1)).ravel() + params.bias**2
+    return 2 if float(np.mean(costs * squared_norms)) <= DCD_CONDITION else 1
+
+
+def _train_ocas(problem, costs, params, method, callback, should_stop):
     bounds = MARGIN_BOUNDS_DEFAULT if params.margin_bounds is None else params.margin_bounds
     if bounds:
         # imported only then: its module and kernels would add to every run's start-up
         from ..engine.ocas_bounds import PrunedOcasOracle as oracle_class
     else:
         oracle_class = OcasOracle
-    oracle = oracle_class(problem, costs, 1.0, params.method, params.cut_lambda)
+    oracle = oracle_class(problem, costs, 1.0, method, params.cut_lambda)
     engine_params = CuttingPlaneParams(
         C=1.0,
         epsilon=-math.inf,
@@ -137,7 +194,6 @@ def _train(dataset, params, callback, should_stop):
         qp_bound=params.qp_bound,
         max_cuts=params.buffer_size,
     )
-    started = time.perf_counter()
     result = one_slack(
         oracle,
         engine_params,
@@ -145,9 +201,27 @@ def _train(dataset, params, callback, should_stop):
         should_stop=should_stop,
         working_set=CutWorkingSet([1.0]),
     )
-    seconds = dict(oracle.seconds, qp=result.seconds_qp, total=time.perf_counter() - started)
-    model = problem.to_model(oracle.w_best, n_train=n)
-    outputs = oracle.out_best[position]
-    predicted = np.sign(outputs) if kind == "binary" else np.argmax(outputs, axis=1) + 1
-    error = float(np.mean(predicted != dataset.y))
-    return model, OcasInfo(kind, n, result, seconds, error)
+    seconds = dict(oracle.seconds, qp=result.seconds_qp, outputs=oracle.out_best)
+    return oracle.w_best, result, seconds
+
+
+def _train_dcd(kind, X, y, costs, params, callback, should_stop):
+    """Dual coordinate descent on F itself (its P is F, its gap F's)."""
+    from ..engine.dcd import DcdParams, binary_hinge_dcd, crammer_singer_dcd
+
+    dcd_params = DcdParams(
+        tol_rel=params.tol_rel,
+        tol_abs=params.tol_abs,
+        max_iterations=params.max_iterations,
+        time_limit=params.time_limit,
+        seed=params.seed,
+    )
+    run = dict(params=dcd_params, callback=callback, should_stop=should_stop)
+    if kind == "binary":
+        result = binary_hinge_dcd(X, y, costs, bias=params.bias, **run)
+        w = result.w
+    else:
+        result = crammer_singer_dcd(X, y, costs, **run)
+        w = result.w.reshape(-1)
+    seconds = dict(passes=result.seconds_total - result.seconds_check, gap=result.seconds_check)
+    return w, result, seconds

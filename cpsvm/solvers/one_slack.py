@@ -6,9 +6,11 @@ SVMperf's multivariate losses, :mod:`cpsvm.problems.binary.multivariate` —, mu
 rank or a user's class),
 the representation (linear, exact kernel expansion, or a Nyström basis trained
 linearly — SVMperf's ``--t 1``) and the algorithm (``-w``: 0 n-slack, 2 1-slack with
-the primal QP, 3 1-slack dual, 4 1-slack dual with constraint cache, 9 — SVMperf's
-"custom algorithm" slot — 1-slack dual with OCAS's line search), runs the engine and
-returns the model with what the run measured.
+the primal QP, 3 1-slack dual, 4 1-slack dual with constraint cache, 5 dual coordinate
+descent — :mod:`cpsvm.engine.dcd` — on the same objective, 9 — SVMperf's "custom
+algorithm" slot — 1-slack dual with OCAS's line search; not given: 5 or 9, the faster
+for the problem, :func:`fastest_algorithm`), runs the engine and returns the model with
+what the run measured.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import numpy as np
 
 from ..conventions import MARGIN_RESCALING
 from ..data import Dataset
-from ..engine.cutting_plane import CuttingPlaneParams, n_slack, one_slack
+from ..engine.cutting_plane import CuttingPlaneParams, CuttingPlaneResult, n_slack, one_slack
 from ..engine.ocas import OcasOracle, merged_examples
 from ..engine.oracles import KernelCutOracle, LinearCutOracle
 from ..engine.threads import thread_count
@@ -31,7 +33,10 @@ from ..kernels import Kernel
 from ..models import KernelModel
 from ..problems import choose_entry, entries, entry_of, resolve_problem
 
-ALGORITHMS = (0, 2, 3, 4, 9)
+ALGORITHMS = (0, 2, 3, 4, 5, 9)
+# The default's choice for the binary hinge: -w 5 up to this mean C_i·|x_i|² of the
+# plain hinge's C_i (as ocas_learn's, solvers/ocas.py).
+DCD_CONDITION = 3.0
 # --margin-bounds when not given, per -w (benchmarks/bench_margin_bounds.py): the binary
 # linear cut (-w 2, 3) and OCAS's iteration (-w 9).
 MARGIN_BOUNDS_DEFAULT = {2: False, 3: False, 9: False}
@@ -68,7 +73,7 @@ class StructParams:
         if self.epsilon is not None and not self.epsilon > 0:
             raise InputError(f"expected epsilon > 0 (-e), got {self.epsilon:g}")
         if self.algorithm not in (None, 1) + ALGORITHMS:
-            raise InputError(f"expected -w 0, 1, 2, 3, 4 or 9, got {self.algorithm}")
+            raise InputError(f"expected -w 0, 1, 2, 3, 4, 5 or 9, got {self.algorithm}")
         if self.rescaling not in (1, 2):
             raise InputError(f"expected -o 1 (slack) or 2 (margin rescaling), got {self.rescaling}")
         self.problem = resolve_problem(self.problem)
@@ -138,14 +143,23 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
     if bias is None:
         bias = float(kernel.is_linear)
     algorithm = params.algorithm
+    linear = not nonlinear or basis_method == 1  # trained linearly (also Nyström's basis)
+    margin = params.rescaling == MARGIN_RESCALING
+    coordinate_descent = entry.coordinate_descent and linear and margin and decomposes
+    if algorithm == 5 and not coordinate_descent:
+        raise InputError(
+            "-w 5 (dual coordinate descent) trains binary (error rate, -l 2) and multiclass "
+            "problems, linear (-t 0 or --t 1), with margin rescaling (-o 2)"
+        )
+    if algorithm == 5 and params.margin_bounds:
+        raise InputError("--margin-bounds 1 prunes cuts: it cannot be used with -w 5")
     if algorithm in (None, 9):
         # -w 9 needs a linear model, margin rescaled, of a problem with the line search.
-        line_search = (
-            entry.line_search
-            and params.rescaling == MARGIN_RESCALING
-            and (not nonlinear or basis_method == 1)
-        )
-        algorithm = 9 if line_search else entry.default_algorithm
+        line_search = entry.line_search and margin and linear
+        if algorithm is None and coordinate_descent and not params.margin_bounds:
+            algorithm = 5  # decided on the examples, once they are built (below)
+        else:
+            algorithm = 9 if line_search else entry.default_algorithm
     elif algorithm == 1:
         algorithm = 0  # n-slack with shrinking: the same optimum as plain n-slack
     # A problem whose loss is a count may scale -e to it (rank: svm_rank_learn's -e is
@@ -222,9 +236,11 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
             X = nystrom.transform(dataset.X)
         if not decomposes:
             costs = np.ones(1)
-        elif algorithm == 9:
+        elif algorithm in (5, 9):
             X, y, costs, _ = merged_examples(X, y, costs)
         problem = entry.build_on(X, y, loss_id, options, bias)
+    if algorithm == 5 and params.algorithm is None:
+        algorithm = fastest_algorithm(problem, costs, params.C)
     if not decomposes and params.margin_bounds:
         notes.append(f"--margin-bounds 1 ignored: -l {loss_id} has no per-example hinge")
     # The per-example hinge of the binary problem is what the margin bounds prune.
@@ -235,6 +251,39 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
     )
     if bounds and algorithm in (2, 3):
         problem.margin_bounds = True
+    if algorithm == 5:
+        w, result = _coordinate_descent(problem, costs, params, epsilon, callback, should_stop)
+    else:
+        w, result = _cutting_planes(
+            problem, costs, cost_factors, params, engine_params, algorithm, bounds, callback,
+            should_stop,
+        )  # fmt: skip
+    if nystrom is not None:
+        model = KernelModel(nystrom.basis, nystrom.expansion_coef(w), 0.0, kernel, n_train=n)
+        if not decomposes:
+            problem.record_loss(model)
+    else:
+        model = problem.to_model(w, n_train=n, loss_id=loss_id)
+    info = TrainInfo(
+        entry.name,
+        algorithm,
+        n,
+        result,
+        float(np.linalg.norm(w)),
+        int(np.count_nonzero(result.alpha)),
+        notes,
+        loss_id=loss_id,
+        epsilon=epsilon,
+    )
+    if not decomposes:
+        info.class_counts = (problem.n_positive, problem.n_negative)
+    return model, info
+
+
+def _cutting_planes(
+    problem, costs, cost_factors, params, engine_params, algorithm, bounds, callback, should_stop
+):
+    """(w, engine result) of the cutting-plane algorithms (-w 0, 2, 3, 4, 9)."""
     if algorithm == 9:
         # OCAS in the problem's scale: F(w) = ½|w|² + C·(1/n)·Σ ξ_i is the 1-slack primal;
         # a duality gap of C·ε gives the 1-slack ε guarantee.
@@ -244,8 +293,8 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
         else:
             oracle_class = OcasOracle
         oracle = oracle_class(problem, costs, params.C)
+        engine_params.tol_abs = params.C * engine_params.epsilon
         engine_params.epsilon = -math.inf
-        engine_params.tol_abs = params.C * epsilon
     else:
         oracle = LinearCutOracle(
             problem, params.rescaling, params.cache_size if algorithm == 4 else 0, cost_factors
@@ -276,26 +325,78 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
     if algorithm == 9:
         w = oracle.w_best
         result = dataclasses.replace(result, xi=(result.primal - 0.5 * float(w @ w)) / params.C)
-    if nystrom is not None:
-        model = KernelModel(nystrom.basis, nystrom.expansion_coef(w), 0.0, kernel, n_train=n)
-        if not decomposes:
-            problem.record_loss(model)
-    else:
-        model = problem.to_model(w, n_train=n, loss_id=loss_id)
-    info = TrainInfo(
-        entry.name,
-        algorithm,
-        n,
-        result,
-        float(np.linalg.norm(w)),
-        int(np.count_nonzero(result.alpha)),
-        notes,
-        loss_id=loss_id,
-        epsilon=epsilon,
+    return w, result
+
+
+def _hinge_scale(problem):
+    """(m, L) of the problem's hinge ξ_i = max(0, L − m·margin_i): the binary problem's
+    flip gain and Δ; multiclass m = 1 and Δ (cpsvm.problems.multiclass)."""
+    m = problem.flip_gain
+    return (1.0 if m is None else float(m)), problem.loss_scale
+
+
+def fastest_algorithm(problem, costs, C) -> int:
+    """-w when not given, for a problem -w 5 can train: 5 for multiclass, and for the
+    binary hinge when the mean C_i·|x_i|² of the plain hinge's C_i is at most
+    DCD_CONDITION (above it the dual's coordinates couple strongly and coordinate descent
+    needs many passes: benchmarks/bench_liblinear.py); else 9."""
+    if problem.flip_gain is None:
+        return 5
+    m, L = _hinge_scale(problem)
+    X = problem.X
+    squared_norms = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    plain_costs = C * costs * m * m / L
+    return 5 if float(np.mean(plain_costs * squared_norms)) <= DCD_CONDITION else 9
+
+
+def _coordinate_descent(problem, costs, params, epsilon, callback, should_stop):
+    """-w 5: F(w) = ½|w|² + C·Σ_i c_i·ξ_i(w) by dual coordinate descent. With ξ_i =
+    max(0, L − m·margin_i), w = r·v for r = L/m makes ξ_i = L·(the plain hinge of v), so F =
+    r²·P(v) at C_i = C·c_i·m²/L; the run stops at a duality gap of C·ε (as -w 9)."""
+    from ..engine.dcd import DcdParams, binary_hinge_dcd, crammer_singer_dcd
+
+    m, L = _hinge_scale(problem)
+    r2 = (L / m) ** 2
+    dcd_params = DcdParams(
+        tol_rel=0.0,
+        tol_abs=params.C * epsilon / r2,
+        max_iterations=params.max_iterations,
+        time_limit=params.time_limit,
+        seed=params.seed,
     )
-    if not decomposes:
-        info.class_counts = (problem.n_positive, problem.n_negative)
-    return model, info
+    report = None
+    if callback is not None:
+
+        def report(p):
+            callback(dataclasses.replace(p, primal=r2 * p.primal, dual=r2 * p.dual, gap=r2 * p.gap))
+
+    plain_costs = params.C * costs * m * m / L
+    run = dict(params=dcd_params, callback=report, should_stop=should_stop)
+    if problem.flip_gain is not None:
+        dcd = binary_hinge_dcd(problem.X, problem.y, plain_costs, **run)
+        alpha = dcd.alpha
+    else:
+        dcd = crammer_singer_dcd(
+            problem.X, problem.y, plain_costs, n_classes=problem.n_classes, **run
+        )
+        alpha = np.abs(dcd.alpha).sum(axis=1)  # an example is a support vector or not
+    w = (L / m) * dcd.w.reshape(-1)
+    xi = (r2 * dcd.primal - 0.5 * float(w @ w)) / params.C
+    result = CuttingPlaneResult(
+        alpha=alpha,
+        status=dcd.status,
+        iterations=dcd.iterations,
+        primal=r2 * dcd.primal,
+        dual=r2 * dcd.dual,
+        violation=dcd.violation,
+        working_set=dcd.active,
+        cuts_added=0,
+        oracle_calls=dcd.updates,
+        xi_working_set=xi,
+        xi=xi,
+        seconds_total=dcd.seconds_total,
+    )
+    return w, result
 
 
 def _basis(dataset: Dataset, options: dict, seed: int):

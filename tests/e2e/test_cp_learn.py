@@ -163,7 +163,10 @@ def test_binary_linear_matches_linearsvc(a9a):
     assert results[9].iterations < results[3].iterations / 3
 
 
-def test_multiclass_matches_crammer_singer(samples):
+@pytest.mark.parametrize("algorithm, used", [(None, 5), (9, 9), (5, 5)])
+def test_multiclass_matches_crammer_singer(samples, algorithm, used):
+    """The default (dual coordinate descent), OCAS's line search and -w 5 forced: each
+    within its reported tolerance of LinearSVC's Crammer-Singer optimum."""
     data = read_svmlight(samples / "dna1k.train")
     n, C_cs = data.n_examples, 0.01
     svc = LinearSVC(
@@ -171,8 +174,8 @@ def test_multiclass_matches_crammer_singer(samples):
     ).fit(_int32(data.X), data.y)
     optimum = crammer_singer_objective(svc.coef_, data.X, data.y, C_cs)
     C = 100 * n * C_cs
-    model, info = train(data, StructParams(C=C, epsilon=0.01))
-    assert info.problem == "multiclass" and info.algorithm == 9
+    model, info = train(data, StructParams(C=C, epsilon=0.01, algorithm=algorithm))
+    assert info.problem == "multiclass" and info.algorithm == used
     ours = crammer_singer_objective(model.W / 100, data.X, data.y, C_cs)
     assert ours == pytest.approx(info.result.primal / 1e4, rel=1e-9)
     assert optimum - 1e-6 * optimum <= ours <= optimum + C * 0.01 / 1e4
@@ -249,7 +252,7 @@ class PerExampleMulticlass(PerExampleProblem):
 
 def test_user_problem_plugs_in():
     data = tiny_multiclass(5, n=9)
-    builtin, info_builtin = train(data, StructParams(C=50.0, epsilon=1e-3))
+    builtin, info_builtin = train(data, StructParams(C=50.0, epsilon=1e-3, algorithm=9))
     user, info_user = train(
         data, StructParams(C=50.0, epsilon=1e-3, problem="test_cp_learn:PerExampleMulticlass")
     )
@@ -337,7 +340,7 @@ def test_same_seed_same_nystrom_model(cli, samples, tmp_path):
         (["-c", "0"], "a9a3k.train", "C > 0"),
         (["-c", "-1"], "a9a3k.train", "C > 0"),
         (["-c", "1", "-e", "0"], "a9a3k.train", "epsilon > 0"),
-        (["-c", "1", "-w", "7"], "a9a3k.train", "-w 0, 1, 2, 3, 4 or 9"),
+        (["-c", "1", "-w", "7"], "a9a3k.train", "-w 0, 1, 2, 3, 4, 5 or 9"),
         (["-c", "1", "--problem", "binary"], "dna1k.train", "binary targets"),
         ([], "a9a3k.train", "-c"),
         (["-c", "1", "--i", "2"], "a9a3k.train", "not supported"),

@@ -186,7 +186,7 @@ def test_repeated_examples_are_one_with_their_costs_added(kind):
     X_kept, y_kept, costs, position = merged_examples(tripled.X, tripled.y, np.full(180, 0.5))
     assert (X_kept != X).nnz == 0 and np.array_equal(y_kept, y) and np.all(costs == 1.5)
     assert np.array_equal(position, np.tile(np.arange(60), 3))
-    params = dict(tol_rel=0.0, tol_abs=1e-7)
+    params = dict(tol_rel=0.0, tol_abs=1e-7, method=1)
     once, _ = train(Dataset(X, y), OcasParams(C=1.5, **params))
     thrice, info = train(tripled, OcasParams(C=0.5, **params))
     objective = hinge_objective if kind == "binary" else crammer_singer_objective
@@ -225,7 +225,7 @@ def test_cli_cost_file_and_first_n(cli, samples, tmp_path):
     "args, expected",
     [
         (["-c", "0"], "C > 0"),
-        (["-m", "2"], "-m 0"),
+        (["-m", "3"], "-m 0"),
         (["-r", "-1"], ">= 0"),
         (["--lambda", "0"], "lambda"),
         (["-s", "1"], "-s >= 2"),

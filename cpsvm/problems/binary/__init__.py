@@ -149,6 +149,7 @@ ENTRY = ProblemEntry(
     c_help="Binary: SVMperf's convention, C_light = C*100/n.",
     default_algorithm=3,
     line_search=True,
+    coordinate_descent=True,
     kernels=True,
     structured=False,
     detect_help="binary if the targets are +-1",

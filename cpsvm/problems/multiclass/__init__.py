@@ -42,6 +42,7 @@ ENTRY = ProblemEntry(
     c_help="Multiclass: SVMmulticlass's, C_cs = C/(100*n).",
     default_algorithm=3,
     line_search=True,
+    coordinate_descent=True,
     structured=False,
     detect_help="multiclass if 1..k",
     check_labels=check_multiclass_labels,
