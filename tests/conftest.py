@@ -7,6 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
+
+from cpsvm.data import Dataset
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "data" / "samples"
@@ -77,3 +80,31 @@ def crammer_singer_objective(W, X, y, C_cs):
     margins = S - S[idx][:, None] + 1.0
     margins[idx] = 0.0
     return 0.5 * np.sum(W * W) + C_cs * np.maximum(0.0, margins.max(axis=1)).sum()
+
+
+def brute_force(losses_and_deltas, n, d, C):
+    """min ½|w|² + (C/n) Σ ξ_i  s.t.  a·w ≥ Δ − ξ_i for every enumerated (i, Δ, a), ξ ≥ 0:
+    the n-slack primal with all constraints, solved over (w, ξ) by quadprog (a 1e-12
+    curvature on ξ makes it strictly convex), then re-evaluated exactly at the solution."""
+    import quadprog
+
+    G = np.eye(d + n)
+    G[d:, d:] *= 1e-12
+    linear = np.concatenate([np.zeros(d), np.full(n, -C / n)])
+    A = np.array([np.concatenate([a, np.eye(n)[i]]) for i, _, a in losses_and_deltas])
+    b = np.array([loss for _, loss, _ in losses_and_deltas])
+    A = np.vstack([A, np.hstack([np.zeros((n, d)), np.eye(n)])])
+    b = np.concatenate([b, np.zeros(n)])
+    w = quadprog.solve_qp(G, linear, A.T, b, 0)[0][:d]
+    xi = np.zeros(n)
+    for i, loss, a in losses_and_deltas:
+        xi[i] = max(xi[i], loss - a @ w)
+    return 0.5 * w @ w + C / n * xi.sum()
+
+
+def checkerboard(n, seed, noise=0.02):
+    """4×4 board on the unit square, alternating classes (as benchmarks/checkerboard.py)."""
+    rng = np.random.default_rng(seed)
+    points = rng.random((n, 2))
+    y = np.where((np.floor(4 * points[:, 0]) + np.floor(4 * points[:, 1])) % 2 == 0, 1.0, -1.0)
+    return Dataset(sp.csr_matrix(points + noise * rng.standard_normal((n, 2))), y)

@@ -4,8 +4,7 @@ kernel's definition) and against SVMlight's float32 arithmetic written out per p
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import ROOT
-from test_sampled_learn import checkerboard
+from conftest import ROOT, checkerboard
 
 from cpsvm.io.model_file import read_model
 from cpsvm.io.svmlight import read_svmlight

@@ -142,13 +142,14 @@ def class_breakpoints(y, out_b, out_t, costs, loss, acc, sig):
     cap = max(n * (k - 1), 1)  # at most k − 1 breakpoints an example
     at = np.empty(cap)
     jump = np.empty(cap)
-    intercepts = np.empty(k)
-    slopes = np.empty(k)
+    intercepts = np.empty((1, k))  # the example's lines, as upper_envelope's row 0
+    slopes = np.empty((1, k))
+    intercepts_row, slopes_row = intercepts[0], slopes[0]
     m = 0
     for i in range(n):
-        class_lines(out_b, out_t, i, int(y[i]) - 1, loss, intercepts, slopes)
+        class_lines(out_b, out_t, i, int(y[i]) - 1, loss, intercepts_row, slopes_row)
         first = m
-        slope, m = upper_envelope(intercepts, slopes, costs[i], at, jump, m)
+        slope, m = upper_envelope(intercepts, slopes, 0, costs[i], at, jump, m)
         deposit(acc, sig, 0, slope, 1.0)
         for p in range(first, m):
             deposit(acc, sig, 1, jump[p], 1.0)

@@ -4,7 +4,7 @@ constraints (scipy SLSQP), scikit-learn's LinearSVC and SVC, and n-slack vs 1-sl
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import ROOT, crammer_singer_objective, hinge_objective, interrupt_cli
+from conftest import ROOT, brute_force, crammer_singer_objective, hinge_objective, interrupt_cli
 from scipy.optimize import minimize
 from sklearn.svm import SVC, LinearSVC
 
@@ -16,26 +16,6 @@ from cpsvm.models import MulticlassModel, UserProblemModel, fit_columns
 from cpsvm.problems import PerExampleProblem
 from cpsvm.problems.user import predict_user_problem
 from cpsvm.solvers.one_slack import StructParams, train
-
-
-def brute_force(losses_and_deltas, n, d, C):
-    """min ½|w|² + (C/n) Σ ξ_i  s.t.  a·w ≥ Δ − ξ_i for every enumerated (i, Δ, a), ξ ≥ 0:
-    the n-slack primal with all constraints, solved over (w, ξ) by quadprog (a 1e-12
-    curvature on ξ makes it strictly convex), then re-evaluated exactly at the solution."""
-    import quadprog
-
-    G = np.eye(d + n)
-    G[d:, d:] *= 1e-12
-    linear = np.concatenate([np.zeros(d), np.full(n, -C / n)])
-    A = np.array([np.concatenate([a, np.eye(n)[i]]) for i, _, a in losses_and_deltas])
-    b = np.array([loss for _, loss, _ in losses_and_deltas])
-    A = np.vstack([A, np.hstack([np.zeros((n, d)), np.eye(n)])])
-    b = np.concatenate([b, np.zeros(n)])
-    w = quadprog.solve_qp(G, linear, A.T, b, 0)[0][:d]
-    xi = np.zeros(n)
-    for i, loss, a in losses_and_deltas:
-        xi[i] = max(xi[i], loss - a @ w)
-    return 0.5 * w @ w + C / n * xi.sum()
 
 
 def tiny_binary(seed, n=8, d=3):
@@ -341,6 +321,10 @@ def test_same_seed_same_nystrom_model(cli, samples, tmp_path):
         (["-c", "-1"], "a9a3k.train", "C > 0"),
         (["-c", "1", "-e", "0"], "a9a3k.train", "epsilon > 0"),
         (["-c", "1", "-w", "7"], "a9a3k.train", "-w 0, 1, 2, 3, 4, 5 or 9"),
+        (["-c", "1", "-w", "5", "-t", "2"], "a9a3k.train", "-w 5 (dual coordinate descent)"),
+        (["-c", "1", "-w", "5", "-l", "1"], "a9a3k.train", "-w 5 (dual coordinate descent)"),
+        (["-c", "1", "-w", "5", "-o", "1"], "dna1k.train", "-w 5 (dual coordinate descent)"),
+        (["-c", "1", "-w", "5", "--margin-bounds", "1"], "a9a3k.train", "with -w 5"),
         (["-c", "1", "--problem", "binary"], "dna1k.train", "binary targets"),
         ([], "a9a3k.train", "-c"),
         (["-c", "1", "--i", "2"], "a9a3k.train", "not supported"),
@@ -447,3 +431,21 @@ def test_margin_bounds_flag(cli, samples, tmp_path):
         line = [ln for ln in run.stdout.splitlines() if ln.startswith("SVMlight scale")][0]
         objectives.append(float(line.rsplit("=", 1)[1]))
     assert objectives[1] == pytest.approx(objectives[0], rel=1e-9)
+
+
+def test_the_default_algorithm_follows_the_problem(samples):
+    """-w not given: 5 (dual coordinate descent) for multiclass, and for binary while the
+    mean C_i·|x_i|² of the plain hinge is at most DCD_CONDITION (a9a3k, bias 1: |x_i|² =
+    15, C_i = C·100/n), else 9; ranking keeps 9."""
+    from cpsvm.solvers.one_slack import DCD_CONDITION
+
+    data = read_svmlight(samples / "a9a3k.train")
+    n = data.n_examples
+    threshold = DCD_CONDITION / 15 * n / 100  # -c at which the mean reaches it
+    for C, used in ((0.9 * threshold, 5), (1.1 * threshold, 9)):
+        _, info = train(data.subset(slice(0, n)), StructParams(C=C, max_iterations=3))
+        assert info.algorithm == used
+    _, info = train(read_svmlight(samples / "dna1k.train"), StructParams(C=1e4))
+    assert info.algorithm == 5
+    _, info = train(read_svmlight(samples / "toy.rank.train"), StructParams(C=1.0))
+    assert info.algorithm == 9

@@ -89,6 +89,7 @@ CASES = [
     ("dna.w4", "cp_learn", ["-c", "1000", "-w", "4", DNA, "{out}/dna.w4.model"]),
     ("dna.w0", "cp_learn", ["-c", "10", "-w", "0", "-#", "3", DNA, "{out}/dna.w0.model"]),
     ("sat", "cp_learn", ["-c", "100", SAT, "{out}/sat.model"]),
+    ("sat.w9", "cp_learn", ["-c", "100", "-w", "9", SAT, "{out}/sat.w9.model"]),
     (
         "ewt.t2e1",
         "cp_learn",
@@ -147,6 +148,12 @@ CASES = [
     ("ocas.dna", "ocas_learn", ["-c", "10", DNA, "{out}/ocas.dna.model"]),
     _classify("ocas.dna", DNA_TEST, "ocas.dna.model"),
     ("ocas.sat", "ocas_learn", ["-c", "1", "-n", "300", SAT, "{out}/ocas.sat.model"]),
+    (
+        "ocas.sat.m1",
+        "ocas_learn",
+        ["-c", "1", "-m", "1", "-n", "300", SAT, "{out}/ocas.sat.m1.model"],
+    ),
+    ("ocas.a9a.m2", "ocas_learn", ["-c", "1", "-m", "2", A9A, "{out}/ocas.a9a.m2.model"]),
     # sampled_learn
     (
         "sampled",

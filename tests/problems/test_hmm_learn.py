@@ -7,8 +7,7 @@ import itertools
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import SAMPLES, run_cli
-from test_cp_learn import brute_force
+from conftest import SAMPLES, brute_force, run_cli
 
 from cpsvm.data import Dataset
 from cpsvm.io.model_file import read_model

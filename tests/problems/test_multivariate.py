@@ -9,8 +9,7 @@ import itertools
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import FIXTURES, SAMPLES, run_cli
-from test_cp_learn import brute_force
+from conftest import FIXTURES, SAMPLES, brute_force, run_cli
 
 from cpsvm.conventions import PSI_SCALE
 from cpsvm.data import Dataset

@@ -79,7 +79,10 @@ def test_binary_line_search_is_exact(seed, n, ties):
 
 
 @pytest.mark.parametrize("kind", ["binary", "multiclass"])
-def test_tiny_problems_ocas_equals_cutting_plane_and_one_slack(kind):
+def test_tiny_problems_every_method_reaches_the_one_slack_dual_qps_optimum(kind):
+    """ocas_learn's -m 0, 1, 2 and cp_learn's -w 5 and 9 against an independent route:
+    cp_learn's 1-slack dual QP (-w 3) at the converted C (SVMperf's and SVMmulticlass's
+    documented conversions, written out)."""
     rng = np.random.default_rng(11)
     n, d = 30, 4
     X = sp.csr_matrix(rng.standard_normal((n, d)))
@@ -89,34 +92,33 @@ def test_tiny_problems_ocas_equals_cutting_plane_and_one_slack(kind):
     else:
         y = rng.integers(1, 4, n).astype(float)
         C = 0.5
+
+    def objective(model, scale=1.0):
+        if kind == "binary":
+            return hinge_objective(model.w, X, y, C)
+        return crammer_singer_objective(model.W / scale, X, y, C)
+
     data = Dataset(X, y)
-    objectives = []
-    for method in (1, 0):
+    objectives = {}
+    for method in (1, 0, 2):
         # TolAbs well above the master QP's own tolerance (1e-10·max|h| ≈ 6e-9 here):
         # G has rank 4 with 30 cuts, and its α is only that exact.
         model, info = train(data, OcasParams(C=C, tol_rel=0.0, tol_abs=1e-7, method=method))
-        assert info.result.status == "converged"
-        value = (
-            hinge_objective(model.w, X, y, C)
-            if kind == "binary"
-            else crammer_singer_objective(model.W, X, y, C)
-        )
-        assert value == pytest.approx(info.result.primal, rel=1e-12)
-        objectives.append(value)
-    # An independent route to the same optimum: cp_learn's 1-slack at the converted C
-    # (SVMperf's and SVMmulticlass's documented conversions, written out).
+        assert info.result.status == "converged" and info.method == method
+        assert objective(model) == pytest.approx(info.result.primal, rel=1e-12)
+        objectives[f"-m {method}"] = objective(model)
     c_struct = C * n / 100 if kind == "binary" else 100 * n * C
-    model, info = train_one_slack(
-        data,
-        StructParams(C=c_struct, epsilon=1e-6, options={"bias": 0.0} if kind == "binary" else {}),
-    )
-    reference = (
-        hinge_objective(model.w, X, y, C)
-        if kind == "binary"
-        else crammer_singer_objective(model.W / 100, X, y, C)
-    )
-    assert objectives[0] == pytest.approx(reference, rel=1e-7, abs=1e-7)
-    assert objectives[1] == pytest.approx(reference, rel=1e-7, abs=1e-7)
+    options = {"bias": 0.0} if kind == "binary" else {}
+    scale = 1.0 if kind == "binary" else 100.0  # SVMmulticlass's w is 100x
+    for algorithm in (5, 9):
+        params = StructParams(C=c_struct, epsilon=1e-7, algorithm=algorithm, options=options)
+        model, info = train_one_slack(data, params)
+        assert info.algorithm == algorithm and info.result.status == "converged"
+        objectives[f"-w {algorithm}"] = objective(model, scale)
+    params = StructParams(C=c_struct, epsilon=1e-8, algorithm=3, options=options)
+    reference = objective(train_one_slack(data, params)[0], scale)
+    for name, value in objectives.items():
+        assert value == pytest.approx(reference, rel=1e-7, abs=1e-7), name
 
 
 def _int32(X):
@@ -516,3 +518,32 @@ def test_ctrl_c_writes_a_valid_model_and_exits_130(samples, tmp_path):
     restored = read_model(model)
     assert restored.w.shape[0] >= 122 and np.any(restored.w != 0)
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_the_default_method_follows_the_problem(samples):
+    """-m not given: DCD for multiclass, and for the hinge loss while the mean C_i·|x_i|²
+    is at most DCD_CONDITION (a9a3k: |x_i|² = 14, so C = 0.2 is below, C = 1 above);
+    OCAS when -q or the margin bounds ask for what only it does."""
+    from cpsvm.solvers.ocas import DCD_CONDITION, resolve_method
+
+    binary = read_svmlight(samples / "a9a3k.train")
+    mean_norm = float(binary.X.multiply(binary.X).sum(axis=1).mean())
+    below, above = 0.9 * DCD_CONDITION / mean_norm, 1.1 * DCD_CONDITION / mean_norm
+    assert resolve_method(binary, OcasParams(C=below)) == 2
+    assert resolve_method(binary, OcasParams(C=above)) == 1
+    assert resolve_method(binary, OcasParams(C=below, qp_bound=1.0)) == 1
+    assert resolve_method(binary, OcasParams(C=below, margin_bounds=True)) == 1
+    multiclass = read_svmlight(samples / "dna1k.train")
+    assert resolve_method(multiclass, OcasParams(C=100.0)) == 2
+    _, info = train(multiclass.subset(slice(0, 200)), OcasParams(C=1.0))
+    assert info.method == 2
+
+
+def test_dcd_refuses_what_only_ocas_does(cli, samples, tmp_path):
+    for args, expected in (
+        (["-m", "2", "-q", "1"], "-q (QPBound) stops OCAS only"),
+        (["-m", "2", "--margin-bounds", "1"], "cannot be used with -m 2"),
+    ):
+        run = cli("ocas", *args, samples / "a9a3k.train", tmp_path / "m")
+        assert run.returncode != 0 and expected in run.stderr, run.stderr
+        assert len(run.stderr.strip().splitlines()) == 1 and not (tmp_path / "m").exists()

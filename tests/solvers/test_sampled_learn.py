@@ -4,12 +4,10 @@ Kernel.matrix and scikit-learn's SVC (the kernel rows: tests/test_kernel_rows.py
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
-from conftest import ROOT, interrupt_cli
+from conftest import ROOT, checkerboard, interrupt_cli
 from sklearn.svm import SVC
 
 from cpsvm.cli.sampled import main
-from cpsvm.data import Dataset
 from cpsvm.io.model_file import read_model
 from cpsvm.io.svmlight import read_svmlight
 from cpsvm.kernels import Kernel
@@ -23,14 +21,6 @@ def a9a():
     samples = ROOT / "data" / "samples"
     train_data = read_svmlight(samples / "a9a3k.train")
     return train_data, read_svmlight(samples / "a9a2k.test", n_features=train_data.n_features)
-
-
-def checkerboard(n, seed, noise=0.02):
-    """4×4 board on the unit square, alternating classes (as benchmarks/checkerboard.py)."""
-    rng = np.random.default_rng(seed)
-    points = rng.random((n, 2))
-    y = np.where((np.floor(4 * points[:, 0]) + np.floor(4 * points[:, 1])) % 2 == 0, 1.0, -1.0)
-    return Dataset(sp.csr_matrix(points + noise * rng.standard_normal((n, 2))), y)
 
 
 def svmlight_objective(model, data, C):
