@@ -38,7 +38,10 @@ _MASKS = [
         re.compile(r"(\d+\.\d+|\d+)%( for (QP|the oracle)| other| of the time in the oracle)"),
         r"#%\2",
     ),
-    (re.compile(r"^(\s*(output|line search|add cut|QP|passes|gap checks|total)\s*:) [0-9.]+ s$"), r"\1 # s"),
+    (
+        re.compile(r"^(\s*(output|line search|add cut|QP|passes|gap checks|total)\s*:) [0-9.]+ s$"),
+        r"\1 # s",
+    ),
     (re.compile(r"^Peak RSS: .*$"), "Peak RSS: #"),
 ]
 
