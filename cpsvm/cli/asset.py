@@ -12,6 +12,7 @@ from ..errors import OptionError
 from .common import (
     CONTEXT_SETTINGS,
     Checked,
+    FilePath,
     note,
     positive,
     progress,
@@ -259,7 +260,7 @@ class AssetMonitor:
 @click.option(
     "--validate",
     "validation_file",
-    type=click.Path(dir_okay=False, allow_dash=True),
+    type=FilePath(),
     default=None,
     help="Check the model's error (regression: mean squared error) on this file "
     "ten times per epoch; keep the best.",
@@ -311,8 +312,8 @@ class AssetMonitor:
 )
 @verbosity_option(default=1, help=ASSET_VERBOSITY)
 @version_option("Lee & Wright's ASSET, with SVMlight's -c, -z, -w and kernel flags")
-@click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
-@click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("example_file", type=FilePath())
+@click.argument("model_file", type=FilePath())
 def command(
     C,
     lam,
@@ -347,7 +348,7 @@ def command(
     read them), random-feature models as 'cpsvm rff model V1' (cp_classify reads them),
     --approx none as SVMlight linear models.
     """
-    from ..io.svmlight import read_svmlight
+    from ..io.svmlight import read_examples
     from ..solvers.asset import AssetParams, train
 
     params = AssetParams(
@@ -377,9 +378,9 @@ def command(
     if method == "gd" and validation_file is not None:
         raise OptionError("--method gd takes no --validate")
     validate_options(params)
-    data = read_svmlight(example_file)
+    data = read_examples(example_file)
     if validation_file is not None:
-        params.validation = read_svmlight(validation_file)
+        params.validation = read_examples(validation_file)
     report = report_stream(model_file)
     if verbosity >= 1:
         print(reading_line(data), file=report)

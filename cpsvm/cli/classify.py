@@ -8,7 +8,15 @@ from types import SimpleNamespace
 
 import click
 
-from .common import CONTEXT_SETTINGS, note, progress, run, verbosity_option, version_option
+from .common import (
+    CONTEXT_SETTINGS,
+    FilePath,
+    note,
+    progress,
+    run,
+    verbosity_option,
+    version_option,
+)
 
 # numpy, the readers and the models are imported inside the command
 # (cpsvm/cli/__init__.py).
@@ -64,13 +72,13 @@ CLASSIFY_VERBOSITY = (
     "0 = all (default).",
 )
 @version_option("SVM-light V6.20's svm_classify (and svm_multiclass_classify V2.20)")
-@click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
-@click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("example_file", type=FilePath())
+@click.argument("model_file", type=FilePath())
 @click.argument(
     "output_file",
     required=False,
     default="svm_predictions",
-    type=click.Path(dir_okay=False, allow_dash=True),
+    type=FilePath(),
 )
 def command(
     verbosity,
@@ -134,9 +142,9 @@ def command(
     if read is not None:
         data = read(example_file, settings)
     else:
-        from ..io.svmlight import read_svmlight
+        from ..io.svmlight import read_examples
 
-        data = read_svmlight(example_file)
+        data = read_examples(example_file, training=False)
     handler = next(h for h in handlers if not hasattr(h, "claims") or h.claims(model, data))
     handler.load(model)
     if verbosity >= 2:

@@ -169,6 +169,19 @@ class Checked(click.ParamType):
         return number
 
 
+class FilePath(click.Path):
+    """A file argument (``-`` for standard input or output): an empty name is a usage
+    error before anything is read or trained, not a failure at the end."""
+
+    def __init__(self):
+        super().__init__(dir_okay=False, allow_dash=True)
+
+    def convert(self, value, param, ctx):
+        if value == "":
+            self.fail("expected a file name (or - for standard input/output), got ''", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def positive(what: str) -> Checked:
     return Checked(float, lambda v: v > 0, f"{what} > 0")
 

@@ -18,6 +18,7 @@ from ..errors import OptionError
 from ..problems import entries, entry_of, resolve_problem
 from .common import (
     CONTEXT_SETTINGS,
+    FilePath,
     IntChoice,
     positive,
     run,
@@ -213,8 +214,8 @@ def _c_unless_baseline(ctx, param, value):
 )
 @version_option("SVM-struct V3.10, SVM-perf V3.00, SVM-multiclass V2.20 and SVM-hmm V3.10")
 @margin_bounds_option("Binary problems with a linear model (-w 2, 3, 9); default 0.")
-@click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
-@click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("example_file", type=FilePath())
+@click.argument("model_file", type=FilePath())
 def command(
     C,
     epsilon,
@@ -338,26 +339,26 @@ def _read_examples(example_file, entry, given):
     if entry is None:
         entry = next((e for e in own if e.sniff(example_file)), None)
         if entry is None:
-            from ..io.svmlight import read_svmlight
+            from ..io.svmlight import read_examples
             from ..problems import choose_entry
 
-            data = read_svmlight(example_file)
+            data = read_examples(example_file)
             return data, choose_entry(data, "auto", sequences=True)
         return entry.read(example_file, entry.parse_options(given)), entry
     if entry.read is not None:
         return entry.read(example_file, entry.parse_options(given)), entry
-    from ..io.svmlight import read_svmlight
+    from ..io.svmlight import read_examples
 
-    return read_svmlight(example_file), entry
+    return read_examples(example_file), entry
 
 
 def _read_example_options(entry, options, given):
     """The options that name a file of examples (SVMperf's --f), read."""
     for option in entry.options:
         if option.kind == "examples" and option.flag in given:
-            from ..io.svmlight import read_svmlight
+            from ..io.svmlight import read_examples
 
-            options[option.name] = read_svmlight(given[option.flag])
+            options[option.name] = read_examples(given[option.flag])
 
 
 def _learn_baseline(entry, given, example_file, model_file, verbosity):

@@ -11,6 +11,7 @@ from ..errors import InputError
 from .common import (
     CONTEXT_SETTINGS,
     Checked,
+    FilePath,
     IntChoice,
     non_negative,
     run,
@@ -71,7 +72,7 @@ def read_costs(path):
 @click.option(
     "-C",
     "cost_file",
-    type=click.Path(dir_okay=False, allow_dash=True),
+    type=FilePath(),
     default=None,
     help="File of per-example C_i, one positive number per line "
     "(overrides -c; binary and multiclass).",
@@ -154,8 +155,8 @@ def read_costs(path):
 @verbosity_option(1, LEARNER_VERBOSITY)
 @version_option("libocas's svmocas and msvmocas")
 @margin_bounds_option("Binary problems (-m 1); default 0.")
-@click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
-@click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("example_file", type=FilePath())
+@click.argument("model_file", type=FilePath())
 def command(
     C,
     cost_file,
@@ -186,7 +187,7 @@ def command(
     machine (an SVMmulticlass model).
     """
     from ..io.streams import source_name
-    from ..io.svmlight import read_svmlight
+    from ..io.svmlight import read_examples
     from ..solvers.ocas import METHODS, OcasParams, resolve_method, train
 
     params = OcasParams(
@@ -220,7 +221,7 @@ def command(
         )
         train = data.train
     else:
-        data = read_svmlight(example_file)
+        data = read_examples(example_file)
     if first_n is not None and first_n < data.n_examples:
         data = data.subset(slice(0, first_n))
     if cost_file is not None:

@@ -9,6 +9,7 @@ from ..problems.binary.report import svmlight_scale_line
 from .common import (
     CONTEXT_SETTINGS,
     Checked,
+    FilePath,
     note,
     positive,
     run,
@@ -102,8 +103,8 @@ class SampledMonitor(TrainingMonitor):
 @trace_option("iteration (primal, dual, gap, ..., kernel_evaluations)")
 @verbosity_option(1, LEARNER_VERBOSITY)
 @version_option("SVM-perf V3.00's command line (Yu & Joachims' sampled cuts)")
-@click.argument("example_file", type=click.Path(dir_okay=False, allow_dash=True))
-@click.argument("model_file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("example_file", type=FilePath())
+@click.argument("model_file", type=FilePath())
 def command(
     C,
     epsilon,
@@ -124,7 +125,7 @@ def command(
     """Learn a binary kernel SVM from EXAMPLE_FILE (targets +1/-1) with sampled cuts and
     write MODEL_FILE, an SVMlight kernel model (cp_classify and svm_classify read it).
     """
-    from ..io.svmlight import read_svmlight
+    from ..io.svmlight import read_examples
     from ..solvers.sampled import SampledParams, train
 
     if verbosity >= 1 and _coef_const_unused(kernel):
@@ -146,7 +147,7 @@ def command(
         time_limit=time_limit,
     )
     validate_options(params)
-    data = read_svmlight(example_file)
+    data = read_examples(example_file)
     report = report_stream(model_file)
     if verbosity >= 1:
         print(reading_line(data), file=report)

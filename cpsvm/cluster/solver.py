@@ -22,6 +22,7 @@ from ..conventions import LOSS_SCALE, PERF_ERROR_RATE, PSI_SCALE
 from ..engine.cutting_plane import CuttingPlaneParams, Progress, one_slack
 from ..engine.working_set import CutWorkingSet
 from ..errors import InputError, OptionError
+from ..problems.labels import check_class_count
 from ..problems.registry import problem_entry
 from .oracles import ClusterCutOracle, ClusterOcasOracle
 from .session import ShardedData
@@ -99,6 +100,8 @@ def choose_kind(data: ShardedData, requested: str) -> str:
                 f"expected at least two classes, all targets are {s[0]['y_min']:g}",
                 source=s[0]["source"],
             )
+        largest = max(s, key=lambda x: x["y_max"])
+        check_class_count(largest["y_max"], data.n_features, largest["source"])
     bad = data.first_bad("bad_cost")
     if bad is not None:
         raise InputError(f"expected cost: > 0, got cost:{bad[2]:g}", source=bad[0], line=bad[1])

@@ -26,8 +26,20 @@ def atomic_output(path):
     ``"-"`` writes to standard output directly, as does any path that is not a regular
     file (see the module docstring). A symbolic link to a regular file keeps being a link:
     its target is replaced. Numbers are formatted by Python itself, never by the C
-    locale, so a decimal comma can never appear.
+    locale, so a decimal comma can never appear. An OSError of the writing itself (a
+    full device, /proc/version) names ``path``.
     """
+    try:
+        with _output(path) as f:
+            yield f
+    except OSError as e:
+        if e.filename is None and path != "-":
+            raise OSError(e.errno, e.strerror, os.fspath(path)) from None
+        raise
+
+
+@contextlib.contextmanager
+def _output(path):
     if path == "-":
         yield sys.stdout
         sys.stdout.flush()

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 from ..conventions import PERF_ERROR_RATE, PERF_LOSS_NAMES
 from ..errors import InputError
+from ..memory import check_fits
 from .atomic import atomic_output
 from .model_text import (
     KERNEL_FIELDS,
@@ -100,6 +101,13 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
     if n_sv < 0 or dim < 0:
         raise InputError(
             "expected non-negative counts in the header", source=name, line=first_sv_line - 2
+        )
+    if header["kernel type"] == 0:  # a linear model becomes one dense weight vector
+        check_fits(
+            8.0 * dim,
+            f"the header's highest feature index {dim}",
+            source=name,
+            line=[label for label, _ in fields].index("highest feature index") + 2,
         )
     svs = parse_svmlight_bytes(
         body, name, first_line=first_sv_line, keep_comments=True, allow_empty=True
@@ -499,6 +507,15 @@ def read_model(source, *, float32_features=False):
         )
         raise InputError(
             f"expected a model file starting {expected}, got {shown!r}", source=name, line=1
+        )
+    if not raw.endswith(b"\n"):
+        # Every writer (cpsvm's, SVMlight's, SVMhmm's) ends each line: a file cut short
+        # mid-line would otherwise read as a model with the rest of its weights zero.
+        raise InputError(
+            "expected a newline at the end of the last line: the file ends mid-line "
+            "(truncated model file?)",
+            source=name,
+            line=raw.count(b"\n") + 1,
         )
     return kind.read(raw, name, float32_features)
 

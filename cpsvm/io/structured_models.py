@@ -8,6 +8,7 @@ are in :mod:`cpsvm.io.model_file`'s docstring and the man pages.
 from __future__ import annotations
 
 from ..errors import InputError
+from ..memory import check_fits
 from .model_text import (
     KERNEL_FIELDS,
     body_rows,
@@ -76,6 +77,13 @@ def read_hmm(raw, name, float32_features):
             source=name,
             line=field_line["number of support vectors plus 1"],
         )
+    check_fits(
+        8.0 * layout.size_psi,
+        f"the header's {layout.n_tags} tags x {layout.n_features} emission features "
+        f"(orders {layout.trans_order}/{layout.emit_order})",
+        source=name,
+        line=field_line["number of emission features"],
+    )
     first = n_fields + 2
     body = lines[n_fields + 1] if len(lines) > n_fields + 1 else b""
     svs = parse_svmlight_bytes(body, name, first_line=first, allow_empty=True)

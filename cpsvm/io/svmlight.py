@@ -25,6 +25,7 @@ import scipy.sparse as sp
 
 from ..data import Dataset, SequenceDataset
 from ..errors import InputError
+from ..memory import check_fits
 from .atomic import atomic_output
 from .growing_array import GrowingArray
 from .streams import InputStream
@@ -230,9 +231,9 @@ def parse_svmlight_stream(
 
     new_scratch(block_rows)
 
-    for block in _blocks(readinto, block_size):
+    for n_block, block in enumerate(_blocks(readinto, block_size)):
         row0 = row
-        pos = 0
+        pos = 0 if n_block else _start_of_text(block, name, line)
         block_seen = 0
         while True:
             rows_cap = min(len(y.array), len(line_no.array), len(indptr.array) - 1)
@@ -336,6 +337,72 @@ def parse_svmlight_stream(
         source=name,
         line_numbers=line_numbers,
     )
+
+
+def _start_of_text(block, name, line) -> int:
+    """Where the text of a file's first block starts: after a UTF-8 byte-order mark (an
+    editor's; SVMlight files are ASCII, UTF-8 in comments); a UTF-16 file is refused with
+    the conversion that fixes it, instead of an unreadable first target."""
+    start = bytes(block[:3])
+    if start.startswith(b"\xef\xbb\xbf"):
+        return 3
+    if start.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError(
+            "expected an ASCII or UTF-8 SVMlight file, the file is UTF-16 (convert it: "
+            "iconv -f UTF-16 -t UTF-8)",
+            source=name,
+            line=line,
+        )
+    return 0
+
+
+# Feature values, targets and cost: factors beyond this magnitude are refused by the
+# commands (read_examples): their squares and sums (|x|², C·loss, the cuts) would overflow.
+VALUE_LIMIT = 1e150
+
+
+# Dense weight vectors of the file's width a learner holds at least (the weights, the
+# best point, a cut, a direction): a width they cannot fit is refused before training.
+WEIGHT_VECTORS = 4
+
+
+def read_examples(source, *, training=True, **options) -> Dataset:
+    """:func:`read_svmlight` for the commands: also refuses, with its line, a number whose
+    products would overflow (beyond VALUE_LIMIT) and, for ``training``, a feature index
+    whose dense weight vectors would not fit in memory."""
+    dataset = read_svmlight(source, **options)
+    check_magnitudes(dataset)
+    if training and dataset.X.nnz:
+        X = dataset.X
+        widest = int(np.argmax(X.indices))
+        check_fits(
+            8.0 * WEIGHT_VECTORS * X.shape[1],
+            f"feature index {X.shape[1]} (dense weight vectors of that length; cpsvm does "
+            "not remap sparse or hashed indices yet)",
+            source=dataset.source,
+            line=dataset.line_of(int(np.searchsorted(X.indptr, widest, "right")) - 1),
+        )
+    return dataset
+
+
+def check_magnitudes(dataset: Dataset):
+    """InputError at the first feature value, target or cost: beyond VALUE_LIMIT."""
+    X = dataset.X
+    checked = [("feature value", X.data, False), ("target", dataset.y, True)]
+    if dataset.cost is not None:
+        checked.append(("cost:", dataset.cost, True))
+    for what, values, per_row in checked:
+        # min and max: no temporary array when every value is in range
+        if not len(values) or -VALUE_LIMIT <= values.min() and values.max() <= VALUE_LIMIT:
+            continue
+        at = int(np.flatnonzero(np.abs(values) > VALUE_LIMIT)[0])
+        row = at if per_row else int(np.searchsorted(X.indptr, at, "right")) - 1
+        raise InputError(
+            f"expected a {what} of magnitude at most {VALUE_LIMIT:g} (larger ones overflow "
+            f"the products training and classifying compute), got {values[at]:g}",
+            source=dataset.source,
+            line=dataset.line_of(row),
+        )
 
 
 # Numbers converted together by _convert_slow: bounds its (numbers x longest) scratch.

@@ -121,8 +121,17 @@ class TreeOptions:
 _TOKEN = re.compile(rb"\(|\)|[^\s()]+|\n")
 
 
+# The tree functions recurse (a level a call); binarising nests a node's children one
+# level each. These bounds keep every walk within Python's recursion limit (a tree of
+# both, 300 deep over a node of 300 children, was measured to train and parse).
+MAX_TREE_DEPTH = 250
+MAX_CHILDREN = 250
+
+
 def parse_trees(raw: bytes, name: str = "<memory>", first_line: int = 1) -> list:
-    """The trees of ``raw`` (bytes or str); InputError naming ``name`` and the line."""
+    """The trees of ``raw`` (bytes or str); InputError naming ``name`` and the line.
+    Trees deeper than MAX_TREE_DEPTH or nodes of more than MAX_CHILDREN children are
+    refused."""
     if isinstance(raw, str):
         raw = raw.encode("utf-8")
     trees = []
@@ -133,11 +142,25 @@ def parse_trees(raw: bytes, name: str = "<memory>", first_line: int = 1) -> list
         if tok == b"\n":
             line += 1
         elif tok == b"(":
+            if len(stack) >= MAX_TREE_DEPTH:
+                raise InputError(
+                    f"expected trees nested at most {MAX_TREE_DEPTH} levels deep, found deeper",
+                    source=name,
+                    line=line,
+                )
             stack.append([None, [], line, []])
         elif tok == b")":
             if not stack:
                 raise InputError("expected '(' to open a tree, got ')'", source=name, line=line)
             label, children, start, atoms = stack.pop()
+            if len(children) > MAX_CHILDREN:
+                raise InputError(
+                    f"expected at most {MAX_CHILDREN} subtrees under one node, found "
+                    f"{len(children)} (a flat sentence that long nests as deep once "
+                    "binarised)",
+                    source=name,
+                    line=start,
+                )
             node = _close(label, children, atoms, start, name, line)
             if stack:
                 stack[-1][1].append(node)

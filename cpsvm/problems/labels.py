@@ -51,10 +51,31 @@ def check_multiclass_labels(dataset):
         elif np.all(y == np.round(y)) and y.min() == 0:
             hint = " (multiclass labels start at 1; 0-based labels: add 1 to each)"
         first_bad(dataset, bad, "class labels 1..k (integers)", hint)
+    largest = int(np.argmax(y))
+    check_class_count(
+        float(y[largest]), dataset.n_features, dataset.source, dataset.line_of(largest)
+    )
     if np.all(y == y[0]):
         raise InputError(
             f"expected at least two classes, all targets are {y[0]:g}", source=dataset.source
         )
+
+
+# Weight matrices of k x d a multiclass run keeps at once (the weights, the best point,
+# a cut or the line search's end point).
+WEIGHT_COPIES = 3
+
+
+def check_class_count(k: float, n_features: int, source=None, line=None):
+    """The largest class label k must leave room for the k x d weight matrices."""
+    from ..memory import check_fits
+
+    check_fits(
+        k * max(n_features, 1) * 8 * WEIGHT_COPIES,
+        f"class label {k:g} (a model of {k:g} classes x {n_features} features)",
+        source=source,
+        line=line,
+    )
 
 
 def runs_of_several_lines(dataset) -> bool:

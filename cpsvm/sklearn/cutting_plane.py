@@ -184,7 +184,11 @@ class CuttingPlaneSVC(_Classifier):
         if isinstance(self.loss, str):
             _check_choice("loss", self.loss, tuple(PERF_LOSSES))
             return PERF_LOSSES[self.loss]
-        if isinstance(self.loss, (int, np.integer)) and int(self.loss) in _PERF_LOSS_OF_ID:
+        if (
+            isinstance(self.loss, (int, np.integer))
+            and not isinstance(self.loss, bool)
+            and int(self.loss) in _PERF_LOSS_OF_ID
+        ):
             return int(self.loss)
         raise ValueError(
             "expected loss "

@@ -38,7 +38,12 @@ def number(token):
 
 def reference(raw, zero_based):
     """(indptr, indices, data, y, qid, sid, cost, comments, line numbers) or the number of
-    the first line that is not an example, a comment or blank."""
+    the first line that is not an example, a comment or blank. A UTF-8 byte-order mark
+    starting the text is skipped; a UTF-16 one refuses line 1."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return 1
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
     indptr, indices, data, y, qid, sid, cost, comments, lines = [0], [], [], [], [], [], [], [], []
     for line_no, line in enumerate(raw.split(b"\n"), 1):
         content, _, comment = line.partition(b"#")

@@ -62,6 +62,7 @@ OPTIONS = (
         "k_fraction",
         kind="float",
         low=0,
+        high=1e9,  # k = --p x positives stays an integer of the oracle's (int64)
         default=0.0,
         metavar="FRACTION",
         what="k of Prec@k and Rec@k over the positives",

@@ -104,17 +104,24 @@ def report_perf(model, y, decision, out, all_figures):
     labelled = y != 0
     y, decision = y[labelled], decision[labelled]
     loss_id = getattr(model, "loss_id", None)
+    # A measure that needs both classes (ROC area, PRBEP, ...) is undefined on a test set
+    # of one: said so, not printed as nan.
+    undefined = "undefined (the labelled test examples are all of one class)"
     if loss_id is not None:
         name, value, detail = trained_measure(loss_id, y, decision, model.k_fraction)
         detail = f"{detail}; " if detail else ""
+        shown = f"{value:.2f}%" if value == value else undefined
         print(
-            f"{name} on test set: {value:.2f}% ({detail}the model was trained for "
+            f"{name} on test set: {shown} ({detail}the model was trained for "
             f"-l {loss_id}, {PERF_LOSS_NAMES[loss_id]})",
             file=out,
         )
     if all_figures:
         for name, value in perf_figures(y, decision):
-            print(f"{name:<9}: {value:5.2f}", file=out)
+            print(
+                f"{name:<9}: {value:5.2f}" if value == value else f"{name:<9}: {undefined}",
+                file=out,
+            )
 
 
 def svmlight_scale_line(C: float, n: int, primal: float) -> str:

@@ -48,6 +48,11 @@ class RankingModels:
 
         check_targets(data)
         starts = query_starts(data)
+        if getattr(data, "qid", None) is None:
+            settings.note(
+                f"Note: {data.source} has no qid: its {data.n_examples} lines were ranked as "
+                "one query (a ranking model scores queries, qid:<query> on each line)"
+            )
         scores = model.decision_function(X)
         lines = [f"{v:.8f}" for v in scores]
         return lines, lambda out: report_ranking(data.y, scores, starts, out)
