@@ -128,6 +128,14 @@ def _store(estimator, arguments):
             setattr(estimator, name, value)
 
 
+def _given_c(estimator) -> float:
+    """The estimator's C, refused as given (before a command's conversion changes it)."""
+    C = float(estimator.C)
+    if not C > 0:
+        raise ValueError(f"expected C > 0, got {estimator.C!r}")
+    return C
+
+
 def _check_choice(name, value, choices):
     if value not in choices:
         raise ValueError(f"expected {name} " + " or ".join(map(repr, choices)) + f", got {value!r}")

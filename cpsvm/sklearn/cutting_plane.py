@@ -12,6 +12,7 @@ from ..models import KernelModel, LinearModel, MulticlassModel
 from ._base import (
     _check_choice,
     _Classifier,
+    _given_c,
     _kernel_params,
     _monitor,
     _n_threads,
@@ -43,7 +44,7 @@ def _struct_params(estimator, kind, n, **more):
     from ..problems import entry_of
     from ..solvers.one_slack import StructParams
 
-    command_c = entry_of(kind).c_of_sum(float(estimator.C), n)
+    command_c = entry_of(kind).c_of_sum(_given_c(estimator), n)
     rescaling = _RESCALING.get(estimator.rescaling)
     if rescaling is None:
         raise ValueError(f"expected rescaling 'margin' or 'slack', got {estimator.rescaling!r}")

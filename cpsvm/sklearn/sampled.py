@@ -8,6 +8,7 @@ from ..models import KernelModel, LinearModel
 from ._base import (
     _Classifier,
     _command_verbosity,
+    _given_c,
     _kernel_params,
     _n_threads,
     _seed,
@@ -64,7 +65,7 @@ class SampledCutSVC(_Classifier):
 
         X, target, cost = self._labelled(X, y, sample_weight)
         params = SampledParams(
-            C=perf_from_c_light(float(self.C), X.shape[0]),
+            C=perf_from_c_light(_given_c(self), X.shape[0]),
             epsilon=self.epsilon,
             algorithm=self.algorithm,
             sample_size=self.sample_size,

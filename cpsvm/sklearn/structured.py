@@ -3,6 +3,8 @@ registered problem, your own) and RankSVM (cp_learn --problem rank)."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_array, check_is_fitted
@@ -23,6 +25,7 @@ from ._base import (
     _as_csr,
     _Classifier,
     _Estimator,
+    _given_c,
     _n_threads,
     _store,
     _time_limit,
@@ -104,6 +107,9 @@ class StructuredSVM(_Classifier):
     loss [-l] None the problem's default (hmm: 1 Hamming; cfg: 1); max_iter [-#]; max_idle;
     cache_size [-f]; batch [-k]; transition_order [hmm --t], emission_order [hmm --e],
     beam [hmm --b]; max_time; random_state [--seed]; n_jobs [--threads]; verbose [-v].
+
+    Cross-validation splits X, so sentences and trees given as lists stay whole in a
+    fold: no ``groups`` are needed.
 
     Attributes: classes_ (labels or tags; user problems: none), coef_ (the weights w of
     Ψ space, shape (1, size_psi); binary/multiclass as CuttingPlaneSVC's), n_iter_,
@@ -392,8 +398,18 @@ class RankSVM(_Estimator):
     separation oracle; the pairs are never formed.
 
     ``fit(X, y, groups)``: X the documents' features, y their relevance, groups their query
-    (a label per row, the rows of a query consecutive; None: all rows one query), as the
-    lines and ``qid`` of a ranking file.
+    (a label per row, the rows of a query consecutive; None: all rows one query, with a
+    warning), as the lines and ``qid`` of a ranking file.
+
+    Under cross-validation scikit-learn gives ``groups`` to the splitter (GroupKFold keeps
+    a query's rows together) but to ``fit`` and ``score`` only through metadata routing::
+
+        with sklearn.config_context(enable_metadata_routing=True):
+            ranker = RankSVM().set_fit_request(groups=True).set_score_request(groups=True)
+            cross_val_score(ranker, X, y, cv=GroupKFold(5), params={"groups": q})
+
+    Without routing, ``cross_val_score(RankSVM(), X, y, groups=q)`` trains each fold as
+    one query (fit warns).
 
     ``C`` is scikit-learn's: ½|w|² + C·Σ_pairs hinge(1 − w·(x_i − x_j)) for loss 'pairs'
     (svm_learn -z p's C, and LinearSVC's on the pairs' differences), ½|w|² + C·Σ_q
@@ -441,10 +457,18 @@ class RankSVM(_Estimator):
             raise ValueError(
                 f"expected at least two documents to rank, got n_samples = {X.shape[0]}"
             )
+        if groups is None:
+            warnings.warn(
+                "RankSVM.fit without groups: all rows are one query (under "
+                "cross-validation, groups reach fit through metadata routing: see the "
+                "class docstring)",
+                UserWarning,
+                stacklevel=2,
+            )
         qid = _query_ids(groups, X.shape[0])
         n_queries = int(qid[-1]) if len(qid) else 0
         params = StructParams(
-            C=rank_from_c_light(float(self.C), n_queries),
+            C=rank_from_c_light(_given_c(self), n_queries),
             epsilon=self.epsilon,
             algorithm=self.algorithm,
             loss_id=_RANK_LOSSES[self.loss],

@@ -28,7 +28,7 @@ from ..engine.ocas import OcasOracle, merged_examples
 from ..engine.oracles import KernelCutOracle, LinearCutOracle
 from ..engine.threads import thread_count
 from ..engine.working_set import CutWorkingSet, PrimalCutWorkingSet
-from ..errors import InputError
+from ..errors import InputError, OptionError
 from ..kernels import Kernel
 from ..models import KernelModel
 from ..problems import choose_entry, entries, entry_of, resolve_problem
@@ -129,7 +129,7 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
     kernel = params.kernel
     nonlinear = not kernel.is_linear
     if nonlinear and not entry.kernels:
-        raise InputError("kernels (-t 1..3) are supported for binary problems only")
+        raise OptionError("kernels (-t 1..3) are supported for binary problems only")
     # A loss over the whole label vector (SVMperf's multivariate ones): one example.
     decomposes = entry.decomposes is None or entry.decomposes(loss_id)
     basis_method = options.get("basis_method", 0)
@@ -147,12 +147,12 @@ def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop
     margin = params.rescaling == MARGIN_RESCALING
     coordinate_descent = entry.coordinate_descent and linear and margin and decomposes
     if algorithm == 5 and not coordinate_descent:
-        raise InputError(
+        raise OptionError(
             "-w 5 (dual coordinate descent) trains binary (error rate, -l 2) and multiclass "
             "problems, linear (-t 0 or --t 1), with margin rescaling (-o 2)"
         )
     if algorithm == 5 and params.margin_bounds:
-        raise InputError("--margin-bounds 1 prunes cuts: it cannot be used with -w 5")
+        raise OptionError("--margin-bounds 1 prunes cuts: it cannot be used with -w 5")
     if algorithm in (None, 9):
         # -w 9 needs a linear model, margin rescaled, of a problem with the line search.
         line_search = entry.line_search and margin and linear

@@ -236,7 +236,7 @@ BAD = {
     "kernel": (
         ONE_PAIR,
         ["-t", "2"],
-        1,
+        2,
         "kernels (-t 1..3) are supported for binary problems only",
     ),
     "binary_reading": (

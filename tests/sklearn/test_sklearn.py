@@ -886,3 +886,27 @@ def test_rank_svm_scores_ndcg_as_cp_classify_and_loads_back(tmp_path):
     # A query whose rows are apart is refused, as cp_learn refuses such a file.
     with pytest.raises(ValueError, match="consecutive"):
         RankSVM().fit(X[:4], y[:4], groups=[1, 2, 1, 2])
+
+
+def test_rank_svm_under_cross_validation_gets_its_groups_routed():
+    """With metadata routing the folds' fits see their queries (the same scores as a
+    hand-made loop over GroupKFold); without, fit warns that it trains one query."""
+    import sklearn
+    from sklearn.model_selection import GroupKFold, cross_val_score
+
+    rng = np.random.default_rng(3)
+    X = rng.random((60, 3))
+    q = np.repeat(np.arange(1, 13), 5)
+    y = (X @ [1.0, 2.0, -1.0] > 0.8).astype(float) + (X[:, 0] > 0.5)
+    cv = GroupKFold(3)
+    by_hand = [
+        RankSVM(C=1.0).fit(X[a], y[a], groups=q[a]).score(X[b], y[b], groups=q[b])
+        for a, b in cv.split(X, y, q)
+    ]
+    with sklearn.config_context(enable_metadata_routing=True):
+        routed = RankSVM(C=1.0).set_fit_request(groups=True).set_score_request(groups=True)
+        scores = cross_val_score(routed, X, y, cv=cv, params={"groups": q})
+    np.testing.assert_allclose(scores, by_hand, rtol=1e-12)
+    with pytest.warns(UserWarning, match="without groups: all rows are one query"):
+        unrouted = cross_val_score(RankSVM(C=1.0), X, y, groups=q, cv=cv)
+    assert not np.allclose(unrouted, by_hand)

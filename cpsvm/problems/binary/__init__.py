@@ -99,6 +99,11 @@ def check_run(params, loss_id, options, notes):
         raise OptionError(
             "ROC area (-l 10) is trained with margin rescaling only (-o 2), as in SVMperf"
         )
+    if loss_id == 10 and options["bias"]:
+        notes.append(
+            f"--b {options['bias']:g} ignored: ROC area (-l 10) is blind to a bias, the model's "
+            "threshold is 0"
+        )
     kernel = params.kernel
     if options["bias"] and not kernel.is_linear:
         # SVMperf refuses it too: its kernel expansion has no bias term.

@@ -61,6 +61,13 @@ def query_starts(dataset) -> np.ndarray:
     if qid is None:
         return np.array([0, n], dtype=np.int64)
     qid = np.asarray(qid, dtype=np.int64)
+    missing = np.flatnonzero(qid == 0)  # the reader's 0: a line without qid
+    if 0 < len(missing) < n:
+        raise InputError(
+            "expected qid:<query> on every line, as on the others; this line has none",
+            source=dataset.source,
+            line=dataset.line_of(int(missing[0])),
+        )
     first = np.concatenate(([0], np.flatnonzero(qid[1:] != qid[:-1]) + 1)).astype(np.int64)
     ids = qid[first]
     order = np.argsort(ids, kind="stable")
