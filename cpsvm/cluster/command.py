@@ -159,10 +159,12 @@ def refuse_margin_bounds(margin_bounds):
 def learn_on_cluster(params, given, scheduler, example_file, model_file, verbosity, trace_path):
     """cp_learn --scheduler: the command's flow with the data on the cluster; ``given``
     the problem's own options as the command line gave them."""
-    from ..problems import problem_entry
-    from .solver import choose_kind, train_struct
+    from ..problems import problem_entry, resolve_problem
+    from .solver import choose_kind, refuse_struct_options, train_struct
 
     refuse_margin_bounds(params.margin_bounds)
+    params.problem = resolve_problem(params.problem)
+    refuse_struct_options(params, 0 if given.get("--t") in (None, "0") else 1)
     data = open_data(scheduler, example_file)
     try:
         kind = choose_kind(data, params.problem)

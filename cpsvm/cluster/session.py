@@ -7,6 +7,7 @@ command says how to install it.
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -20,8 +21,16 @@ PLACEMENT_CHECK = 2.0  # seconds between checks that the shards' workers are ali
 DASK_MISSING = "--scheduler needs Dask: pip install cpsvm[dask]"
 
 
+def local_worker_limit() -> int:
+    """The most workers local:N starts: four a core, and 256 MiB of memory each."""
+    from ..memory import physical_memory
+
+    return max(1, min(4 * (os.cpu_count() or 1), physical_memory() // (256 << 20)))
+
+
 def parse_scheduler(spec: str):
-    """('local', N) for ``local:N``, else ('address', spec)."""
+    """('local', N) for ``local:N``, else ('address', tcp://host:port), checked before
+    anything connects or starts (OptionError: exit 2)."""
     if spec.startswith("local:"):
         try:
             n = int(spec[6:])
@@ -29,10 +38,23 @@ def parse_scheduler(spec: str):
             n = 0
         if n < 1:
             raise OptionError(f"expected --scheduler local:N with N >= 1 workers, got {spec!r}")
+        limit = local_worker_limit()
+        if n > limit:
+            raise OptionError(
+                f"expected --scheduler local:N with at most {limit} workers on this machine "
+                f"({os.cpu_count()} cores), got {spec!r}"
+            )
         return "local", n
-    if not spec:
-        raise OptionError("expected --scheduler ADDRESS (e.g. tcp://host:8786) or local:N")
-    return "address", spec
+    scheme, sep, rest = spec.rpartition("://")
+    if not sep:
+        scheme, rest = "tcp", spec
+    host, colon, port = rest.rpartition(":")
+    if scheme != "tcp" or not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise OptionError(
+            "expected --scheduler tcp://HOST:PORT (as 'dask scheduler' prints it; tls:// and "
+            f"other protocols are not supported) or local:N, got {spec!r}"
+        )
+    return "address", f"tcp://{host}:{port}"
 
 
 class Session:

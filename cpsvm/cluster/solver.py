@@ -210,6 +210,33 @@ def train_ocas(data: ShardedData, params, *, callback=None, should_stop=None):
     return _model(kind, oracle.w_best, d, bias, n_classes, data.n_examples), info
 
 
+def refuse_struct_options(params, basis_method) -> int:
+    """What cp_learn --scheduler cannot train, refused before any data is read (the
+    command calls it before starting the cluster); the -w it runs."""
+    if params.problem not in ("auto", "binary", "multiclass"):
+        raise OptionError(
+            f"--problem {params.problem} cannot run on a cluster (--scheduler): "
+            "binary, multiclass or auto"
+        )
+    if not params.kernel.is_linear or basis_method != 0:
+        raise OptionError("--scheduler trains linear models only (-t 0, --t 0)")
+    algorithm = params.algorithm if params.algorithm is not None else 9
+    if algorithm not in (3, 9):
+        raise OptionError(f"-w {algorithm} cannot run on a cluster: --scheduler takes -w 3 or -w 9")
+    if algorithm == 9 and params.rescaling != 2:
+        raise OptionError("-w 9 needs margin rescaling (-o 2); use -w 3 for -o 1")
+    if (
+        params.loss_id is not None
+        and params.loss_id != PERF_ERROR_RATE
+        and params.problem != "multiclass"
+    ):
+        raise OptionError(
+            f"--scheduler trains the error rate (-l 2) only; -l {params.loss_id} is "
+            "a loss over the whole label vector"
+        )
+    return algorithm
+
+
 def train_struct(data: ShardedData, params, *, callback=None, should_stop=None):
     """cp_learn -w 3 / -w 9 on the cluster, linear; ``params`` a
     :class:`cpsvm.solvers.one_slack.StructParams`."""
@@ -217,20 +244,11 @@ def train_struct(data: ShardedData, params, *, callback=None, should_stop=None):
     kind = choose_kind(data, params.problem)
     entry = problem_entry(kind)
     loss_id, options, _ = params.checked(entry)
-    if not params.kernel.is_linear or options.get("basis_method", 0) != 0:
-        raise OptionError("--scheduler trains linear models only (-t 0, --t 0)")
-    algorithm = params.algorithm if params.algorithm is not None else 9
-    if algorithm not in (3, 9):
-        raise OptionError(f"-w {algorithm} cannot run on a cluster: --scheduler takes -w 3 or -w 9")
+    algorithm = refuse_struct_options(
+        dataclasses.replace(params, problem=kind, loss_id=loss_id), options.get("basis_method", 0)
+    )
     margin = params.rescaling == 2
-    if algorithm == 9 and not margin:
-        raise OptionError("-w 9 needs margin rescaling (-o 2); use -w 3 for -o 1")
     epsilon = params.epsilon if params.epsilon is not None else entry.epsilon
-    if kind == "binary" and loss_id != PERF_ERROR_RATE:
-        raise OptionError(
-            f"--scheduler trains the error rate (-l 2) only; -l {loss_id} is "
-            "a loss over the whole label vector"
-        )
     n, d = data.n_examples, data.n_features
     bias = options.get("bias")
     bias = (1.0 if bias is None else bias) if kind == "binary" else 0.0

@@ -219,15 +219,20 @@ def read_trees(source) -> list:
 
 
 def looks_like_trees(source) -> bool:
-    """A regular file whose first non-blank byte is '(' (bracketed trees), or a name
-    ending in .mrg (possibly compressed)."""
+    """A regular file (or standard input, uncompressed) whose first non-blank byte is '('
+    (bracketed trees), or a name ending in .mrg (possibly compressed)."""
     import os
 
     name = os.fspath(source)
     base = re.sub(r"\.(gz|bz2|xz)$", "", name)
     if base.endswith(".mrg"):
         return True
-    if name == "-" or not os.path.isfile(name):
+    if name == "-":  # standard input's first bytes, peeked: the reader still gets them
+        import sys
+
+        peek = getattr(sys.stdin.buffer, "peek", None)
+        return peek is not None and peek(4096).lstrip().startswith(b"(")
+    if not os.path.isfile(name):
         return False
     try:
         from .streams import InputStream

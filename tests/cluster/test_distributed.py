@@ -520,3 +520,37 @@ def test_margin_bounds_is_refused_with_a_scheduler(command, sets, tmp_path):
     )
     assert r.returncode == 2 and not model.exists()
     assert len(r.stderr.strip().splitlines()) == 1 and "--margin-bounds" in r.stderr
+
+
+@pytest.mark.parametrize(
+    "spec", ["tcp://", "tcp://127.0.0.1", "tls://10.0.0.1:8786", "ucx://h:1", "h:99999", "local:0"]
+)
+def test_scheduler_addresses_are_checked_before_connecting(spec):
+    from cpsvm.cluster.session import local_worker_limit, parse_scheduler
+    from cpsvm.errors import OptionError
+
+    with pytest.raises(OptionError, match="expected --scheduler"):
+        parse_scheduler(spec)
+    with pytest.raises(OptionError, match="at most"):
+        parse_scheduler(f"local:{local_worker_limit() + 1}")
+    assert parse_scheduler("10.0.0.1:8786") == ("address", "tcp://10.0.0.1:8786")
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["-t", "2"], "linear models only"),
+        (["--t", "1"], "linear models only"),
+        (["-w", "4"], "-w 4 cannot run on a cluster"),
+        (["-l", "10"], "error rate (-l 2) only"),
+        (["--problem", "cfg"], "--problem cfg cannot run on a cluster"),
+    ],
+)
+def test_cluster_refusals_come_before_connecting(sets, tmp_path, args, message):
+    """An address nothing listens on: the refusal (exit 2) comes first, not 'cannot
+    reach'."""
+    model = tmp_path / "m"
+    r = run_cli(
+        "learn", "-c", "1", *args, "--scheduler", "tcp://127.0.0.1:9", sets / "binary.svm", model
+    )
+    assert r.returncode == 2 and message in r.stderr and not model.exists(), r.stderr
