@@ -212,6 +212,24 @@ def _c_unless_baseline(ctx, param, value):
     help="SVMstruct's verbosity of the inner QP solver; accepted for compatibility, the QP "
     "prints nothing.",
 )
+@click.option(
+    "-p",
+    "slack_norm",
+    type=IntChoice(1, 2, expected="-p 1 or 2"),
+    default=1,
+    show_default=True,
+    help="SVMstruct's L-norm of the slacks: 1 (L1, as cp_learn trains); 2 (squared slacks) "
+    "is not supported and refused.",
+)
+@click.option(
+    "-m",
+    "kernel_cache_mb",
+    type=click.IntRange(min=1),
+    default=40,
+    show_default=True,
+    help="SVMlight's and SVMperf's kernel cache size in MB; accepted for compatibility, "
+    "cp_learn sizes what it keeps of the kernel itself.",
+)
 @version_option("SVM-struct V3.10, SVM-perf V3.00, SVM-multiclass V2.20 and SVM-hmm V3.10")
 @margin_bounds_option("Binary problems with a linear model (-w 2, 3, 9); default 0.")
 @click.argument("example_file", type=FilePath())
@@ -236,6 +254,8 @@ def command(
     scheduler,
     verbosity,
     qp_verbosity,
+    slack_norm,
+    kernel_cache_mb,
     margin_bounds,
     example_file,
     model_file,
@@ -254,6 +274,8 @@ def command(
         raise click.UsageError(
             f"--i {preimage} (CPSP preimage search) is not supported; use --i 0 with --t 1 --k K"
         )
+    if slack_norm != 1:
+        raise click.UsageError("-p 2 (squared slacks) is not supported: cp_learn trains -p 1")
     given = {
         "--" + name[len(_PREFIX) :].replace("_", "-"): value
         for name, value in flags.items()
