@@ -10,6 +10,7 @@ nothing heavy (no numpy, scipy, numba or dask).
 
 from __future__ import annotations
 
+import os
 import sys
 from types import SimpleNamespace
 
@@ -69,6 +70,9 @@ def open_data(scheduler, example_file, parts=None):
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
+    # The workers resolve a relative path in their own directory: made absolute here,
+    # where the user named it.
+    example_file = os.path.abspath(example_file)
     try:
         count = parts or _shard_count(session)
         # Planned where the shards will be read: the client need not see the files.

@@ -8,6 +8,8 @@ command says how to install it.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import time
 
 import numpy as np
@@ -69,6 +71,7 @@ class Session:
         except ImportError:
             raise OptionError(DASK_MISSING) from None
         self.cluster = None
+        self.scratch = None
         import logging
 
         if kind == "local":
@@ -81,7 +84,11 @@ class Session:
                 warnings.catch_warnings(),
             ):
                 warnings.simplefilter("ignore")  # e.g. "port 8787 in use": not ours to say
+                # The workers' spill space in a directory of our own, removed on close
+                # (Dask's default, dask-scratch-space, stays behind in the temp dir).
+                self.scratch = tempfile.mkdtemp(prefix="cpsvm-dask-")
                 self.cluster = LocalCluster(
+                    local_directory=self.scratch,
                     n_workers=value,
                     threads_per_worker=1,
                     processes=True,
@@ -109,6 +116,8 @@ class Session:
         self.client.close()
         if self.cluster is not None:
             self.cluster.close()
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
     def __enter__(self):
         return self
