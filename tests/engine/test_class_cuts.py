@@ -123,7 +123,7 @@ def test_training_with_class_cuts_equals_dense_cut_vectors(sets, monkeypatch, na
 
     def run():
         if solver == "ocas":
-            return ocas_train(data, OcasParams(C=C))  # libocas's TolRel 0.01
+            return ocas_train(data, OcasParams(C=C, method=1))  # OCAS, libocas's TolRel 0.01
         return struct_train(data, StructParams(C=C, algorithm=solver, epsilon=0.1))
 
     with monkeypatch.context() as m:

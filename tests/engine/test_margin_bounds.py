@@ -341,7 +341,9 @@ def test_ocas_same_run(a9a3k, monkeypatch, rows):
     for bounds in (False, True):
         # (At large C an OCAS run is chaotic: C·(1 + 1e-14) alone changes its
         # iterations. Here it is not.)
-        model, info = ocas.train(a9a3k, ocas.OcasParams(C=0.1, tol_rel=1e-6, margin_bounds=bounds))
+        model, info = ocas.train(
+            a9a3k, ocas.OcasParams(C=0.1, tol_rel=1e-6, method=1, margin_bounds=bounds)
+        )
         out[bounds] = (info.result, model, info.training_error)
     plain, pruned = out[False], out[True]
     assert pruned[0].iterations == plain[0].iterations

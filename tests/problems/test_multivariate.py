@@ -282,7 +282,7 @@ def test_cp_learn_roc_model_records_its_loss(tmp_path):
         (["-t", "2", "-l", "1"], "Nyström basis"),
         (["-l", "4", "--p", "2"], "--p <= 1"),
         (["-l", "5", "--p", "0.5"], "--p >= 1"),
-        (["-l", "4", "--p", "-1"], "--p >= 0"),
+        (["-l", "4", "--p", "-1"], "--p 0..1e+09"),
         (["-l", "6"], "expected -l 0, 1, 2, 3, 4, 5 or 10"),
         (["--problem", "multiclass", "-l", "10"], "not a loss of the multiclass problem"),
         (["--problem", "hmm", "--p", "0.5"], "--p: not an option of the hmm problem"),

@@ -50,13 +50,14 @@ EXAMPLES = ROOT / "examples"
 # loose run stops: expected_failed_checks says so for the default epsilon).
 CHECKED = [
     OCASClassifier(max_iter=50),
+    OCASClassifier(max_iter=50, method="ocas"),
     CuttingPlaneSVC(max_iter=50),
-    CuttingPlaneSVC(max_iter=200, epsilon=1e-4),
+    CuttingPlaneSVC(max_iter=200, epsilon=1e-4, algorithm=9),
     CuttingPlaneSVC(kernel="rbf", gamma=0.1, max_iter=200, epsilon=1e-4),
     SampledCutSVC(kernel="rbf", max_iter=20),
     ASSETClassifier(max_iter=2, n_components=20),
     ASSETRegressor(max_iter=20, n_components=20),
-    StructuredSVM(max_iter=200, epsilon=1e-4),
+    StructuredSVM(max_iter=200, epsilon=1e-4, algorithm=9),
     RankSVM(max_iter=20, epsilon=0.01),
 ]
 
