@@ -601,6 +601,24 @@ def _add_in_order(parts):
     return total
 
 
+@njit(cache=True, nogil=True)
+def row_squared_norms(indptr, data, extra, out):
+    """out_i = |x_i|² + extra for every CSR row."""
+    for i in range(len(indptr) - 1):
+        total = extra
+        for p in range(indptr[i], indptr[i + 1]):
+            total += data[p] * data[p]
+        out[i] = total
+
+
+def squared_norms(X, extra: float = 0.0) -> np.ndarray:
+    """|x_i|² + extra of every row of X, without a copy of X."""
+    X = as_csr(X)
+    out = np.empty(X.shape[0])
+    row_squared_norms(X.indptr, X.data, float(extra), out)
+    return out
+
+
 def first_identical_rows(X, labels=None) -> np.ndarray:
     """For every row of the CSR matrix X the first row with exactly the same entries, in
     the same order (and, given ``labels``, the same label); itself if none."""

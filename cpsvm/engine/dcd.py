@@ -59,7 +59,7 @@ from numba import njit, types, uint64
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ..sparse_ops import RowBlocks, as_csr
+from ..sparse_ops import RowBlocks, as_csr, row_squared_norms
 from .cutting_plane import Progress
 from .threads import thread_count
 
@@ -392,16 +392,6 @@ def _cs_multiplier(B, na, yp, A, C, sorted_):
 
 
 @njit(cache=True, nogil=True)
-def _squared_norms(indptr, data, extra, out):
-    """out_i = |x_i|² + extra for every CSR row."""
-    for i in range(len(indptr) - 1):
-        total = extra
-        for p in range(indptr[i], indptr[i + 1]):
-            total += data[p] * data[p]
-        out[i] = total
-
-
-@njit(cache=True, nogil=True)
 def _cs_losses(y, out, loss):
     """loss_i = max(0, max_{m ≠ y_i} out_im − out_iy + 1) (y 0-based) into ``loss``."""
     n, k = out.shape
@@ -583,7 +573,7 @@ class _BinaryHinge(_Problem):
     def __init__(self, X, y, costs, bias, alpha, w, shrinking):
         ex = self.setup(X, costs, bias, w, 5)
         ex[:, Y], ex[:, UPPER], ex[:, ALPHA], ex[:, LOSS] = y, costs, alpha, 1.0
-        _squared_norms(X.indptr, X.data, self.bias**2, ex[:, NORM])
+        row_squared_norms(X.indptr, X.data, self.bias**2, ex[:, NORM])
         self.y = ex[:, Y]
         self.shrinking = shrinking
         self.pg_old = np.array([np.inf, -np.inf])
@@ -688,7 +678,7 @@ class _CrammerSinger(_Problem):
         ex = self.setup(X, costs, bias, W, 6)
         ex[:, CS_UPPER], ex[:, CS_LOSS] = costs, 1.0 if k > 1 else 0.0
         ex[:, CS_Y], ex[:, CS_ACTIVE], ex[:, CS_Y_AT] = y0, k, y0
-        _squared_norms(X.indptr, X.data, self.bias**2, ex[:, CS_NORM])
+        row_squared_norms(X.indptr, X.data, self.bias**2, ex[:, CS_NORM])
         self.y, self.k, self.alpha_, self.shrinking = y0, k, alpha, shrinking
         self.order = np.tile(np.arange(k, dtype=np.int32), (n, 1))
         self.eps_shrink = max(10.0 * eps, 1.0)  # LIBLINEAR's first phase's

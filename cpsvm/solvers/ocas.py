@@ -32,6 +32,7 @@ from ..errors import InputError
 from ..problems import choose_problem
 from ..problems.binary.problem import BinaryProblem
 from ..problems.multiclass.problem import MulticlassProblem
+from ..sparse_ops import squared_norms
 
 # --margin-bounds when not given (benchmarks/bench_margin_bounds.py).
 MARGIN_BOUNDS_DEFAULT = False
@@ -171,8 +172,8 @@ def choose_method(kind, X, costs, params) -> int:
         return 1
     if kind != "binary":
         return 2
-    squared_norms = np.asarray(X.multiply(X).sum(axis=1)).ravel() + params.bias**2
-    return 2 if float(np.mean(costs * squared_norms)) <= DCD_CONDITION else 1
+    norms = squared_norms(X, params.bias**2)
+    return 2 if float(np.mean(costs * norms)) <= DCD_CONDITION else 1
 
 
 def _train_ocas(problem, costs, params, method, callback, should_stop):

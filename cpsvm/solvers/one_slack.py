@@ -32,6 +32,7 @@ from ..errors import InputError, OptionError
 from ..kernels import Kernel
 from ..models import KernelModel
 from ..problems import choose_entry, entries, entry_of, resolve_problem
+from ..sparse_ops import squared_norms
 
 ALGORITHMS = (0, 2, 3, 4, 5, 9)
 # The default's choice for the binary hinge: -w 5 up to this mean C_i·|x_i|² of the
@@ -343,10 +344,8 @@ def fastest_algorithm(problem, costs, C) -> int:
     if problem.flip_gain is None:
         return 5
     m, L = _hinge_scale(problem)
-    X = problem.X
-    squared_norms = np.asarray(X.multiply(X).sum(axis=1)).ravel()
     plain_costs = C * costs * m * m / L
-    return 5 if float(np.mean(plain_costs * squared_norms)) <= DCD_CONDITION else 9
+    return 5 if float(np.mean(plain_costs * squared_norms(problem.X))) <= DCD_CONDITION else 9
 
 
 def _coordinate_descent(problem, costs, params, epsilon, callback, should_stop):
