@@ -17,15 +17,16 @@ regularised like the others (libocas's -b, LIBLINEAR's -B): w gets one more entr
 one more row), the bias weight, last.
 
 One outer pass (an *iteration*) visits the active examples in a random order, from a
-splitmix64 stream seeded by one draw of the caller's numpy Generator per pass (numba's
-``Generator.integers`` cost 270 ns a draw). Binary: α_i moves to the minimum of D along
-it, clipped to its box; an example at a bound whose gradient lies beyond the last pass's
-extreme projected gradients is *shrunk* (skipped) until the active problem is solved to
-``eps``, when all come back and are checked again. Crammer-Singer: an example's k
-variables are a sub-problem solved exactly (sort k values, find the multiplier of
-Σ_m α_im = 0); classes at their bound whose gradient stays below the free ones' are
-shrunk within the example, an example with one class left is shrunk, and all come back
-when the active problem is solved to a tolerance halved from 1 down to ``eps``.
+splitmix64 stream seeded by one draw of the caller's numpy Generator per pass (a draw of
+numba's ``Generator.integers`` per example cost more than the update). Binary: α_i moves
+to the minimum of D along it, clipped to its box; an example at a bound whose gradient
+lies beyond the last pass's extreme projected gradients is *shrunk* (skipped) until the
+active problem is solved to ``eps``, when all come back and are checked again.
+Crammer-Singer: an example's k variables are a sub-problem solved exactly (sort k
+values, find the multiplier of Σ_m α_im = 0); classes at their bound whose gradient
+stays below the free ones' are shrunk within the example, an example with one class left
+is shrunk, and all come back when the active problem is solved to a tolerance halved
+from 1 down to ``eps``.
 
 Stopping. ``stopping="pg"``: LIBLINEAR's rule, the largest projected-gradient violation
 on a pass over every example is at most ``eps``. ``stopping="gap"`` (the default): the
@@ -116,14 +117,12 @@ class DcdResult:
 # -- kernels ----------------------------------------------------------------------------
 
 # Each example's scalars in one row of a table (a cache line, not one per array): binary
-# y_i, C_i, |x_i|² (+ b²), α_i and the hinge loss when last visited; Crammer-Singer C_i,
-# |x_i|², the loss, y_i (0-based), its number of active classes and y_i's place among
-# them.
+# y_i, C_i, |x_i|² (+ b²), α_i, the hinge loss when last visited; Crammer-Singer C_i,
+# |x_i|², the loss, y_i (0-based), its active classes' count and y_i's place among them.
 Y, UPPER, NORM, ALPHA, LOSS = range(5)
 CS_UPPER, CS_NORM, CS_LOSS, CS_Y, CS_ACTIVE, CS_Y_AT = range(6)
 # Rows are visited in random order, so each costs cache misses: the example PREFETCH
-# places ahead is fetched while this one is computed (2x faster passes on the 1M x 20k
-# set, 1.3x on a9a).
+# places ahead is fetched while this one is computed (benchmarks/bench_liblinear.py).
 PREFETCH = 4
 
 
@@ -746,12 +745,25 @@ def crammer_singer_dcd(
     return _result(problem, params, rng, callback, should_stop)
 
 
+def linear_svm_dcd(
+    X, y, costs, *, multiclass, n_classes=None, bias=0.0, params=None, callback=None,
+    should_stop=None,
+):  # fmt: skip
+    """(the weights flat — multiclass: W's rows —, the DcdResult) of
+    :func:`crammer_singer_dcd` (labels 1..k) or :func:`binary_hinge_dcd` (labels ±1)."""
+    run = dict(bias=bias, params=params, callback=callback, should_stop=should_stop)
+    if multiclass:
+        result = crammer_singer_dcd(X, y, costs, n_classes=n_classes, **run)
+    else:
+        result = binary_hinge_dcd(X, y, costs, **run)
+    return result.w.reshape(-1), result
+
+
 def path_start(result: DcdResult, ratio: float, multiclass: bool):
     """(alpha, w) to start a run at C·ratio from ``result`` at C, for a path over C.
-    Binary: α and w scaled by the ratio, the examples at their bound stay there (a9a, 5
-    seeds, TolRel 0.01: C = 0.316, 1, 3.16 in 3, 4, 14 passes from it, 15, 38, 105 from α
-    itself, 44, 46, 135 cold). Crammer-Singer: α itself (dna, satimage: 10-40% fewer
-    passes than cold; scaled, no better)."""
+    Binary: α and w scaled by the ratio, the examples at their bound stay there (fewer
+    passes than from α itself, measured in tests/engine/test_dcd.py's warm starts).
+    Crammer-Singer: α itself (scaled, it did no better)."""
     if multiclass:
         return result.alpha.copy(), result.w_alpha.copy()
     return result.alpha * ratio, result.w_alpha * ratio

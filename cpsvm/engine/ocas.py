@@ -73,7 +73,7 @@ def line_search(A0, B0, intercepts, slopes, costs):
     """
     n, k = intercepts.shape
     # At most k − 1 breakpoints an example: room for all at once (growing buffers and
-    # row views made the HMM's searches 2.5x slower).
+    # row views made the HMM's searches several times slower).
     bp_at, bp_jump = np.empty(max(n * (k - 1), 1)), np.empty(max(n * (k - 1), 1))
     n_bp = 0
     grad = B0

@@ -208,7 +208,7 @@ def _train_ocas(problem, costs, params, method, callback, should_stop):
 
 def _train_dcd(kind, X, y, costs, params, callback, should_stop):
     """Dual coordinate descent on F itself (its P is F, its gap F's)."""
-    from ..engine.dcd import DcdParams, binary_hinge_dcd, crammer_singer_dcd
+    from ..engine.dcd import DcdParams, linear_svm_dcd
 
     dcd_params = DcdParams(
         tol_rel=params.tol_rel,
@@ -217,12 +217,9 @@ def _train_dcd(kind, X, y, costs, params, callback, should_stop):
         time_limit=params.time_limit,
         seed=params.seed,
     )
-    run = dict(params=dcd_params, callback=callback, should_stop=should_stop)
-    if kind == "binary":
-        result = binary_hinge_dcd(X, y, costs, bias=params.bias, **run)
-        w = result.w
-    else:
-        result = crammer_singer_dcd(X, y, costs, **run)
-        w = result.w.reshape(-1)
+    w, result = linear_svm_dcd(
+        X, y, costs, multiclass=kind != "binary", bias=params.bias, params=dcd_params,
+        callback=callback, should_stop=should_stop,
+    )  # fmt: skip
     seconds = dict(passes=result.seconds_total - result.seconds_check, gap=result.seconds_check)
     return w, result, seconds

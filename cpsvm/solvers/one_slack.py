@@ -352,7 +352,7 @@ def _coordinate_descent(problem, costs, params, epsilon, callback, should_stop):
     """-w 5: F(w) = ½|w|² + C·Σ_i c_i·ξ_i(w) by dual coordinate descent. With ξ_i =
     max(0, L − m·margin_i), w = r·v for r = L/m makes ξ_i = L·(the plain hinge of v), so F =
     r²·P(v) at C_i = C·c_i·m²/L; the run stops at a duality gap of C·ε (as -w 9)."""
-    from ..engine.dcd import DcdParams, binary_hinge_dcd, crammer_singer_dcd
+    from ..engine.dcd import DcdParams, linear_svm_dcd
 
     m, L = _hinge_scale(problem)
     r2 = (L / m) ** 2
@@ -369,17 +369,15 @@ def _coordinate_descent(problem, costs, params, epsilon, callback, should_stop):
         def report(p):
             callback(dataclasses.replace(p, primal=r2 * p.primal, dual=r2 * p.dual, gap=r2 * p.gap))
 
-    plain_costs = params.C * costs * m * m / L
-    run = dict(params=dcd_params, callback=report, should_stop=should_stop)
-    if problem.flip_gain is not None:
-        dcd = binary_hinge_dcd(problem.X, problem.y, plain_costs, **run)
-        alpha = dcd.alpha
-    else:
-        dcd = crammer_singer_dcd(
-            problem.X, problem.y, plain_costs, n_classes=problem.n_classes, **run
-        )
-        alpha = np.abs(dcd.alpha).sum(axis=1)  # an example is a support vector or not
-    w = (L / m) * dcd.w.reshape(-1)
+    multiclass = problem.flip_gain is None
+    v, dcd = linear_svm_dcd(
+        problem.X, problem.y, params.C * costs * m * m / L, multiclass=multiclass,
+        n_classes=getattr(problem, "n_classes", None), params=dcd_params, callback=report,
+        should_stop=should_stop,
+    )  # fmt: skip
+    # an example is a support vector or not (multiclass: any of its k variables)
+    alpha = np.abs(dcd.alpha).sum(axis=1) if multiclass else dcd.alpha
+    w = (L / m) * v
     xi = (r2 * dcd.primal - 0.5 * float(w @ w)) / params.C
     result = CuttingPlaneResult(
         alpha=alpha,
