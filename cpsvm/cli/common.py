@@ -70,6 +70,20 @@ def run(command: click.Command, argv=None, prog_name=None) -> None:
     except OSError as e:
         name = f"{e.filename}: " if e.filename else ""
         _fail(prog, f"{name}{e.strerror or e}", EXIT_INPUT_ERROR)
+    except MemoryError as e:
+        # What the readers' own checks did not foresee: still one line, no partial output
+        # (outputs are written atomically).
+        from ..memory import format_bytes, physical_memory
+
+        what = f" ({e})" if str(e) else ""
+        _fail(
+            prog,
+            f"out of memory{what}: the input asks for more than this machine's "
+            f"{format_bytes(physical_memory())}",
+            EXIT_INPUT_ERROR,
+        )
+    except RecursionError:
+        _fail(prog, "the input is nested too deeply to process (Python's recursion limit)", 1)
     sys.exit(rv or 0)
 
 

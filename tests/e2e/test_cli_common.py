@@ -439,3 +439,30 @@ def test_a_file_that_is_no_model_is_refused_before_anything_heavy_loads(tmp_path
     assert result and result[0].endswith("] 1 []"), run.stderr
     assert f"{bad}:1: expected a model file" in run.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "error, words",
+    [
+        (MemoryError("Unable to allocate 7.28 TiB for an array"), "out of memory (Unable"),
+        (RecursionError("maximum recursion depth exceeded"), "nested too deeply"),
+    ],
+)
+def test_memory_and_recursion_errors_are_one_line(capsys, monkeypatch, error, words):
+    """What the input checks did not foresee ends as an input error, one line, exit 1."""
+    import click
+
+    from cpsvm.cli import common
+    from cpsvm.cli.common import run
+
+    monkeypatch.setattr(common, "configure_process", lambda: None)  # this process stays as is
+
+    @click.command("probe")
+    def probe():
+        raise error
+
+    with pytest.raises(SystemExit) as caught:
+        run(probe, [], "probe")
+    err = capsys.readouterr().err
+    assert caught.value.code == 1 and err.startswith("probe: ") and words in err
+    assert len(err.strip().splitlines()) == 1
