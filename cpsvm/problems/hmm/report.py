@@ -33,6 +33,12 @@ class SequenceModels:
                 f"Reading test examples... {seqs.n_sequences} examples, {seqs.n_tokens} "
                 f"tokens, {data.n_features} features, {seqs.n_tags} classes... done."
             )
+        outside = int(((seqs.tags < 1) | (seqs.tags > model.n_tags)).sum())
+        if outside:
+            settings.note(
+                f"Note: {outside} of {seqs.n_tokens} tokens have targets outside the model's "
+                f"tags 1..{model.n_tags} (0: none given); the figures count them as errors"
+            )
         tags = model.predict(X, seqs.starts, beam=settings.beam)
         lines = [str(t) for t in tags.tolist()]
         return lines, lambda out: report_sequences(seqs, tags, out)
