@@ -218,3 +218,9 @@ def test_figures_a_test_file_cannot_give(cli, samples, tmp_path):
     assert (
         run.returncode == 0 and "has no qid: its 500 lines were ranked as one query" in run.stderr
     )
+    tagger = ["-c", "10", "-e", "1", samples / "ewt60.hmm.train", model]
+    assert cli("learn", "-v", "0", *tagger).returncode == 0
+    run = cli("classify", samples / "toy.rank.test", model, tmp_path / "p")
+    assert run.returncode == 0 and "tokens have targets outside the model's tags" in run.stderr
+    run = cli("classify", samples / "ewt30.hmm.test", model, tmp_path / "p")
+    assert run.returncode == 0 and "outside the model's tags" not in run.stderr
