@@ -1,6 +1,7 @@
 # make demo: set up .venv, install, train and classify on data/samples/.
 # make test: set up .venv with the test extras, check the code with ruff (lint and format),
-# run the whole suite.
+# run the whole suite (two pytest workers, a test file each at a time: its module fixtures
+# are made once).
 # make warm: compile (numba) and cache the kernels of every command, as a first run would.
 PYTHON ?= python3
 VENV := .venv
@@ -77,7 +78,7 @@ warm: $(VENV)/.installed
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -q
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 bench: $(VENV)/.installed-test
 	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
