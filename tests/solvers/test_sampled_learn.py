@@ -215,7 +215,8 @@ def test_defaults_are_documented_and_shared():
 
     from cpsvm.cli.sampled import command
 
-    ctx = click.Context(command, info_name="sampled_learn")
+    # (with the command's settings: click keeps the first help option it makes)
+    ctx = click.Context(command, info_name="sampled_learn", **command.context_settings)
     shown = {p.name: p.default for p in command.get_params(ctx)}
     library = SampledParams(C=1.0)
     for name in ("epsilon", "algorithm", "sample_size", "patience", "max_idle", "seed"):
