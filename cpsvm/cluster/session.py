@@ -87,6 +87,7 @@ class Session:
                 # The workers' spill space in a directory of our own, removed on close
                 # (Dask's default, dask-scratch-space, stays behind in the temp dir).
                 self.scratch = tempfile.mkdtemp(prefix="cpsvm-dask-")
+                environ = dict(os.environ)
                 self.cluster = LocalCluster(
                     local_directory=self.scratch,
                     n_workers=value,
@@ -95,6 +96,11 @@ class Session:
                     dashboard_address=None,
                     silence_logs=logging.CRITICAL,
                 )
+                # The nannies set their workers' thread variables (OMP_NUM_THREADS, ...)
+                # in this process's environment too: the caller's is restored.
+                for key in set(os.environ) - set(environ):
+                    del os.environ[key]
+                os.environ.update(environ)
             self.client = Client(self.cluster)
         else:
             # Dask's connect timeout (distributed.comm.timeouts.connect, 30 s unless

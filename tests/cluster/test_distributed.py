@@ -554,3 +554,17 @@ def test_cluster_refusals_come_before_connecting(sets, tmp_path, args, message):
         "learn", "-c", "1", *args, "--scheduler", "tcp://127.0.0.1:9", sets / "binary.svm", model
     )
     assert r.returncode == 2 and message in r.stderr and not model.exists(), r.stderr
+
+
+def test_a_local_cluster_leaves_the_callers_environment_as_it_was():
+    """Dask's nannies put their workers' thread settings into the starting process's
+    environment; the session restores the caller's."""
+    from cpsvm.cluster.session import Session
+
+    before = dict(os.environ)
+    session = Session("local:1")
+    try:
+        assert session.n_workers == 1
+        assert dict(os.environ) == before
+    finally:
+        session.close()

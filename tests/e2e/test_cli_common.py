@@ -37,8 +37,8 @@ HEAVY = (
 
 def clean_env(**extra):
     """The user's environment without the settings under test (the Makefile sets
-    OPENBLAS_NUM_THREADS for pytest itself; a Dask nanny started in the test process, by
-    tests/cluster, sets OMP_NUM_THREADS and MKL_NUM_THREADS too)."""
+    OPENBLAS_NUM_THREADS for pytest itself; a Dask LocalCluster started in the test process,
+    as tests/cluster's fixture does, sets OMP_NUM_THREADS and MKL_NUM_THREADS too)."""
     under_test = (
         "OPENBLAS_NUM_THREADS",
         "OMP_NUM_THREADS",
