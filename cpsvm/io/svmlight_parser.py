@@ -5,12 +5,16 @@ Line grammar (SVMlight V6): ``<target> [qid:<n>] [sid:<n>] [cost:<f>] <index>:<v
 [# comment]``, indices strictly increasing and 1-based (0-based on request); blank lines
 and lines starting with ``#`` are skipped. :func:`parse_block` stops at an error (a status
 code, :data:`MESSAGES` says what it means) or before a line that does not fit in the
-arrays (the ``NEED_*`` codes: the caller makes room and resumes there). Numbers with more
-digits than the exact fast path covers are handed back by position (kinds ``SLOW_*``) for
-the caller to convert exactly. The reader that drives it is :mod:`cpsvm.io.svmlight`.
+arrays (the ``NEED_*`` codes: the caller makes room and resumes there). Numbers are
+converted exactly here (Clinger's fast path, else Eisel-Lemire's for up to 19 significant
+digits); the rest (more digits, subnormals, overflow, an undecided product) are handed
+back by position (kinds ``SLOW_*``) for the caller to convert exactly. The reader that
+drives it is :mod:`cpsvm.io.svmlight`.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numba import njit
@@ -44,6 +48,99 @@ _FAST_MANTISSA_MAX = 2**53
 _INT64_MAX = 2**63 - 1
 
 _SPACE, _TAB, _CR, _NL, _HASH, _COLON = 32, 9, 13, 10, 35, 58
+
+# Numbers of 17 to 19 significant digits (the repr of most floats) beyond Clinger's fast
+# path: converted exactly here rather than by the slow path.
+_SMALLEST_POWER = -342
+_LARGEST_POWER = 308
+
+
+def _powers_of_five():
+    """(high, low) 64-bit halves of 5^q normalised to 128 bits, q in [-342, 308] (for
+    q < 0 a reciprocal rounded up), the table of the Eisel-Lemire algorithm."""
+    table = []
+    for q in range(_SMALLEST_POWER, 0):
+        power5 = 5**-q
+        z = power5.bit_length()  # 2^z > power5 (not a power of two)
+        if q >= -27:
+            c = 2 ** (z + 127) // power5 + 1
+        else:
+            c = 2 ** (2 * z + 2 * 64) // power5 + 1
+            c >>= max(0, c.bit_length() - 128)
+        table.append(c)
+    for q in range(0, _LARGEST_POWER + 1):
+        power5 = 5**q
+        bits = power5.bit_length()
+        table.append(power5 << (128 - bits) if bits < 128 else power5 >> (bits - 128))
+    out = np.empty((len(table), 2), np.uint64)
+    for k, c in enumerate(table):
+        out[k, 0] = c >> 64
+        out[k, 1] = c & ((1 << 64) - 1)
+    return out
+
+
+_POW5_128 = _powers_of_five()
+_M32 = np.uint64(0xFFFFFFFF)
+_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+@njit(cache=True, inline="always")
+def _mul128(a, b):
+    a_lo, a_hi = a & _M32, a >> np.uint64(32)
+    b_lo, b_hi = b & _M32, b >> np.uint64(32)
+    p0 = a_lo * b_lo
+    p1 = a_lo * b_hi
+    p2 = a_hi * b_lo
+    p3 = a_hi * b_hi
+    mid = (p0 >> np.uint64(32)) + (p1 & _M32) + (p2 & _M32)
+    lo = (mid << np.uint64(32)) | (p0 & _M32)
+    hi = p3 + (p1 >> np.uint64(32)) + (p2 >> np.uint64(32)) + (mid >> np.uint64(32))
+    return hi, lo
+
+
+@njit(cache=True)
+def _eisel_lemire(w, q):
+    """w·10^q (w a nonzero uint64 of at most 19 digits) correctly rounded to float64, and
+    whether it was decided (False: subnormal, overflow or a product too close to call: the
+    caller converts the token exactly another way). Lemire, "Number parsing at a gigabyte
+    per second" (2021): the 128-bit product of w and a truncated power of five."""
+    if q < -342 or q > 308:
+        return 0.0, False
+    lz = 0
+    top = np.uint64(1) << np.uint64(63)
+    while (w & top) == np.uint64(0):
+        w = w << np.uint64(1)
+        lz += 1
+    index = q - _SMALLEST_POWER
+    hi, lo = _mul128(w, _POW5_128[index, 0])
+    mask = _ONES >> np.uint64(55)  # 64 - (52 + 3) bits below the ones kept
+    if (hi & mask) == mask:
+        hi2, _ = _mul128(w, _POW5_128[index, 1])
+        lo = lo + hi2
+        if hi2 > lo:
+            hi = hi + np.uint64(1)
+    if lo == _ONES and (q < -27 or q > 55):
+        return 0.0, False  # the product may be off by one in the last place: undecided
+    upperbit = int(hi >> np.uint64(63))
+    mantissa = hi >> np.uint64(upperbit + 64 - 52 - 3)
+    power2 = (((152170 + 65536) * q) >> 16) + 63 + upperbit - lz + 1023
+    if power2 <= 0:
+        return 0.0, False  # subnormal
+    if (
+        lo <= np.uint64(1)
+        and -4 <= q <= 23
+        and (mantissa & np.uint64(3)) == np.uint64(1)
+        and (mantissa << np.uint64(upperbit + 64 - 52 - 3)) == hi
+    ):
+        mantissa = mantissa & ~np.uint64(1)  # exactly halfway: ties to even
+    mantissa = mantissa + (mantissa & np.uint64(1))
+    mantissa = mantissa >> np.uint64(1)
+    if mantissa >= (np.uint64(2) << np.uint64(52)):
+        mantissa = np.uint64(1) << np.uint64(52)
+        power2 += 1
+    if power2 >= 0x7FF:
+        return 0.0, False  # overflow to infinity
+    return math.ldexp(float(mantissa), power2 - 1023 - 52), True
 
 
 @njit(cache=True)
@@ -152,7 +249,10 @@ def _parse_float(buf, pos, end):
         return 0.0, 1
     e10 = exponent - frac_digits
     if mantissa > np.uint64(_FAST_MANTISSA_MAX) or e10 < -22 or e10 > 22:
-        return 0.0, 1
+        value, decided = _eisel_lemire(mantissa, e10)
+        if not decided:
+            return 0.0, 1
+        return (-value if neg else value), 0
     value = float(mantissa)
     if e10 >= 0:
         value = value * _POW10[e10]

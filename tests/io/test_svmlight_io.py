@@ -434,3 +434,26 @@ def test_long_bad_token_is_shortened(tmp_path):
     with pytest.raises(InputError) as err:
         read_svmlight(f)
     assert len(str(err.value)) < 250 and "xxxx" in str(err.value)
+
+
+def test_long_mantissas_are_exact_beside_pythons_float():
+    """Values of 17 to 19 significant digits (the repr of most floats, what Python writers
+    produce) take the parser's Eisel-Lemire path: each equals Python's float of its text,
+    halfway cases (ties to even) and extreme exponents included."""
+    rng = np.random.default_rng(5)
+    values = rng.standard_normal(20000) * 10.0 ** rng.integers(-300, 300, 20000)
+    texts = [repr(float(v)) for v in values]
+    mantissas = rng.integers(10**16, 10**18, 5000, dtype=np.int64)
+    texts += [f"{m}e{q}" for m, q in zip(mantissas.tolist(), rng.integers(-340, 290, 5000))]
+    texts += [
+        "9007199254740993",  # integers beyond 2^53 halfway between two doubles
+        "9007199254740995",
+        "97132493882994390e-1",
+        "2.2250738585072014e-308",  # the range's ends
+        "1.7976931348623157e308",
+        "4.9406564584124654e-324",
+        "1234567890123456789e-19",
+    ]
+    raw = "".join(f"1 1:{t}\n" for t in texts).encode()
+    parsed = parse_svmlight_bytes(raw, "long").X.toarray().ravel()
+    assert parsed.tolist() == [float(t) for t in texts]
