@@ -59,13 +59,18 @@ class ClusterInfo:
     method: int = 1  # ocas_learn's -m
 
 
-def choose_kind(data: ShardedData, requested: str) -> str:
-    """binary or multiclass from the shards' labels (as problems.choose_problem)."""
+def refuse_problem(requested: str):
+    """The problems a cluster trains: binary, multiclass or auto."""
     if requested not in ("auto", "binary", "multiclass"):
         raise OptionError(
             f"--problem {requested} cannot run on a cluster (--scheduler): "
             "binary, multiclass or auto"
         )
+
+
+def choose_kind(data: ShardedData, requested: str) -> str:
+    """binary or multiclass from the shards' labels (as problems.choose_problem)."""
+    refuse_problem(requested)
     if data.n_examples == 0:
         raise InputError(
             "expected at least one example, found none", source=data.summaries[0]["source"]
@@ -213,11 +218,7 @@ def train_ocas(data: ShardedData, params, *, callback=None, should_stop=None):
 def refuse_struct_options(params, basis_method) -> int:
     """What cp_learn --scheduler cannot train, refused before any data is read (the
     command calls it before starting the cluster); the -w it runs."""
-    if params.problem not in ("auto", "binary", "multiclass"):
-        raise OptionError(
-            f"--problem {params.problem} cannot run on a cluster (--scheduler): "
-            "binary, multiclass or auto"
-        )
+    refuse_problem(params.problem)
     if not params.kernel.is_linear or basis_method != 0:
         raise OptionError("--scheduler trains linear models only (-t 0, --t 0)")
     algorithm = params.algorithm if params.algorithm is not None else 9

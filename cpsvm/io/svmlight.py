@@ -315,7 +315,7 @@ def parse_svmlight_stream(
     width = int(indices.max()) + 1 if nnz else 0
     if n_features is not None:
         if width > n_features:
-            where = int(np.searchsorted(indptr, int(np.argmax(indices)), "right")) - 1
+            where = _row_of(indptr, int(np.argmax(indices)))
             raise InputError(
                 f"expected feature indices below the given dimension "
                 f"{n_features}, found {width - (1 if zero_based else 0)}",
@@ -361,6 +361,11 @@ def _start_of_text(block, name, line) -> int:
 VALUE_LIMIT = 1e150
 
 
+def _row_of(indptr, position: int) -> int:
+    """The CSR row holding stored entry ``position``."""
+    return int(np.searchsorted(indptr, position, "right")) - 1
+
+
 # Dense weight vectors of the file's width a learner holds at least (the weights, the
 # best point, a cut, a direction): a width they cannot fit is refused before training.
 WEIGHT_VECTORS = 4
@@ -380,7 +385,7 @@ def read_examples(source, *, training=True, **options) -> Dataset:
             f"feature index {X.shape[1]} (dense weight vectors of that length; cpsvm does "
             "not remap sparse or hashed indices yet)",
             source=dataset.source,
-            line=dataset.line_of(int(np.searchsorted(X.indptr, widest, "right")) - 1),
+            line=dataset.line_of(_row_of(X.indptr, widest)),
         )
     return dataset
 
@@ -396,7 +401,7 @@ def check_magnitudes(dataset: Dataset):
         if not len(values) or -VALUE_LIMIT <= values.min() and values.max() <= VALUE_LIMIT:
             continue
         at = int(np.flatnonzero(np.abs(values) > VALUE_LIMIT)[0])
-        row = at if per_row else int(np.searchsorted(X.indptr, at, "right")) - 1
+        row = at if per_row else _row_of(X.indptr, at)
         raise InputError(
             f"expected a {what} of magnitude at most {VALUE_LIMIT:g} (larger ones overflow "
             f"the products training and classifying compute), got {values[at]:g}",
@@ -429,7 +434,7 @@ def _convert_slow(block, slow, name, row0, data, y, cost, indptr, line_no, n_row
         if len(bad):  # e.g. 1e999: well formed but overflows
             kind, slot, start, end = (int(v) for v in part[bad[0]])
             if kind == SLOW_DATA:
-                row = int(np.searchsorted(indptr[: n_rows + 1], slot, "right")) - 1
+                row = _row_of(indptr[: n_rows + 1], slot)
             else:
                 row = slot + row0 if kind == SLOW_COST else slot
             raise InputError(
