@@ -34,6 +34,7 @@ from .scaffold import (
     trace_option,
     train_and_save,
 )
+from .selection import check_model_file, select_c_cold, selection_options, wanted
 
 # numpy, the reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
 APPROXIMATIONS = ("nystrom", "rff", "none")  # cpsvm.solvers.asset.APPROXIMATIONS
@@ -77,8 +78,14 @@ def _checked_combinations(command):
 
     @functools.wraps(command)
     def checked(*args, **kwargs):
-        if (kwargs["C"] is None) == (kwargs["lam"] is None):
+        if kwargs["c_path"] is not None:
+            if kwargs["lam"] is not None:
+                raise OptionError("--c-path sets C: it cannot be used with -l (lambda)")
+            kwargs["C"] = kwargs["C"] or 1.0  # (each fold's fits set their own)
+        elif (kwargs["C"] is None) == (kwargs["lam"] is None):
             raise OptionError("expected exactly one of -c (C) and -l (lambda)")
+        if kwargs["cv_folds"] is not None and kwargs["lam"] is not None:
+            raise OptionError("--cv cross-validates at -c: give -c, not -l (lambda)")
         kernel_type = kwargs["kernel_type"]
         if kwargs["approx"] == "rff" and kernel_type != 2:
             raise OptionError(f"--approx rff needs the RBF kernel (-t 2), got -t {kernel_type}")
@@ -312,8 +319,9 @@ class AssetMonitor:
 )
 @verbosity_option(default=1, help=ASSET_VERBOSITY)
 @version_option("Lee & Wright's ASSET, with SVMlight's -c, -z, -w and kernel flags")
+@selection_options("folds stratified by class; -z r: not stratified")
 @click.argument("example_file", type=FilePath())
-@click.argument("model_file", type=FilePath())
+@click.argument("model_file", type=FilePath(), required=False)
 def command(
     C,
     lam,
@@ -340,6 +348,8 @@ def command(
     gd_epsilon,
     margin_bounds,
     verbosity,
+    cv_folds,
+    c_path,
     example_file,
     model_file,
 ):
@@ -377,6 +387,7 @@ def command(
     )
     if method == "gd" and validation_file is not None:
         raise OptionError("--method gd takes no --validate")
+    check_model_file(model_file, cv_folds, c_path)
     validate_options(params)
     data = read_examples(example_file)
     if validation_file is not None:
@@ -384,6 +395,10 @@ def command(
     report = report_stream(model_file)
     if verbosity >= 1:
         print(reading_line(data), file=report)
+    if wanted(cv_folds, c_path):
+        params.C = select_c_cold(data, params, train, cv_folds, c_path, seed, verbosity, report)
+        if model_file is None:
+            return
     if method == "gd":
         monitor = GDMonitor(verbosity, trace_path)
     else:

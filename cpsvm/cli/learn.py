@@ -45,6 +45,7 @@ from .scaffold import (
     trace_option,
     train_and_save,
 )
+from .selection import check_model_file, refuse, select_c, selection_options, wanted
 
 # The reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
 
@@ -83,7 +84,7 @@ def problem_options(command):
 
 
 def _c_help() -> str:
-    return "Trade-off C (required, except with --baseline). " + " ".join(
+    return "Trade-off C (required, except with --baseline or --c-path). " + " ".join(
         e.c_help for e in entries() if e.c_help
     )
 
@@ -129,11 +130,12 @@ def _problem_help() -> str:
 
 
 def _c_unless_baseline(ctx, param, value):
-    """-c is required, except with --baseline (given on the command line, it is processed
-    before a missing -c)."""
+    """-c is required, except with --baseline or --c-path (given on the command line,
+    they are processed before a missing -c)."""
     if (
         value is None
         and not ctx.params.get(_param_name("--baseline"))
+        and ctx.params.get("c_path") is None
         and not ctx.resilient_parsing
     ):
         raise click.MissingParameter(ctx=ctx, param=param)
@@ -232,8 +234,12 @@ def _c_unless_baseline(ctx, param, value):
 )
 @version_option("SVM-struct V3.10, SVM-perf V3.00, SVM-multiclass V2.20 and SVM-hmm V3.10")
 @margin_bounds_option("Binary problems with a linear model (-w 2, 3, 9); default 0.")
+@selection_options(
+    "folds of whole units: a query (rank), a sentence (hmm), a tree (cfg); stratified by "
+    "class for binary and multiclass"
+)
 @click.argument("example_file", type=FilePath())
-@click.argument("model_file", type=FilePath())
+@click.argument("model_file", type=FilePath(), required=False)
 def command(
     C,
     epsilon,
@@ -257,6 +263,8 @@ def command(
     slack_norm,
     kernel_cache_mb,
     margin_bounds,
+    cv_folds,
+    c_path,
     example_file,
     model_file,
     **flags,
@@ -304,6 +312,13 @@ def command(
         time_limit=time_limit,
         margin_bounds=margin_bounds,
     )
+    check_model_file(model_file, cv_folds, c_path)
+    refuse(
+        cv_folds,
+        c_path,
+        ("--baseline" in given, "--baseline"),
+        (scheduler is not None, "--scheduler"),
+    )
     if "--baseline" in given:
         if scheduler is not None:
             raise OptionError("--baseline cannot be used with --scheduler")
@@ -325,6 +340,10 @@ def command(
     _read_example_options(entry, params.options, given)
     if verbosity >= 1:
         print(reading_line(data, entry.examples(data) if entry.examples else None), file=report)
+    if wanted(cv_folds, c_path):
+        params.C = _selected_c(data, entry, params, cv_folds, c_path, seed, verbosity, report)
+        if model_file is None:
+            return
     monitor = TrainingMonitor(verbosity, trace_path, "cp_learn")
     info, cpu = train_and_save(train, data, params, model_file, monitor)
     if verbosity >= 1:
@@ -332,6 +351,30 @@ def command(
     if verbosity >= 2:
         print(peak_rss_line(), file=report)
     finish("cp_learn", info.result, model_file, verbosity, notes=info.notes)
+
+
+def _selected_c(data, entry, params, cv_folds, c_path, seed, verbosity, report):
+    """--cv/--c-path: the C to train at, each fold's path warm along the values."""
+    from ..selection.path import Fit
+    from ..solvers.one_slack import StructPath
+
+    if entry.cv_measure is None:
+        raise OptionError(f"--cv and --c-path: the {entry.name} problem has no measure to judge by")
+    loss_id = entry.loss_of(params.loss_id)
+
+    def make_path(part):
+        path = StructPath(part, params)
+
+        def fit(C):
+            model, info = path.fit(C)
+            return Fit(model, info.result.iterations, info.result.cuts_added)
+
+        return fit
+
+    C, _ = select_c(
+        data, entry, params.C, cv_folds, c_path, seed, make_path, verbosity, report, loss_id
+    )
+    return C
 
 
 def _check_for_any(given: dict) -> dict:

@@ -35,6 +35,7 @@ from .scaffold import (
     trace_option,
     train_and_save,
 )
+from .selection import check_model_file, refuse, select_c, selection_options, wanted
 
 # numpy, the reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
 
@@ -155,8 +156,9 @@ def read_costs(path):
 @verbosity_option(1, LEARNER_VERBOSITY)
 @version_option("libocas's svmocas and msvmocas")
 @margin_bounds_option("Binary problems (-m 1); default 0.")
+@selection_options("folds stratified by class")
 @click.argument("example_file", type=FilePath())
-@click.argument("model_file", type=FilePath())
+@click.argument("model_file", type=FilePath(), required=False)
 def command(
     C,
     cost_file,
@@ -177,6 +179,8 @@ def command(
     scheduler,
     verbosity,
     margin_bounds,
+    cv_folds,
+    c_path,
     example_file,
     model_file,
 ):
@@ -207,6 +211,13 @@ def command(
     )
     params.margin_bounds = margin_bounds
     validate_options(params)
+    check_model_file(model_file, cv_folds, c_path)
+    refuse(
+        cv_folds,
+        c_path,
+        (scheduler is not None, "--scheduler"),
+        (cost_file is not None, "-C (per-example C_i; cost: factors in the file are kept)"),
+    )
     if scheduler is not None:  # the examples stay on a Dask cluster (cpsvm/cluster)
         from ..cluster.command import ClusterInputs
 
@@ -232,9 +243,14 @@ def command(
                 f"{len(params.example_costs)}",
                 source=source_name(cost_file),
             )
+    report = report_stream(model_file)
+    if wanted(cv_folds, c_path):
+        params.C = _selected_c(data, params, cv_folds, c_path, seed, verbosity, report)
+        if model_file is None:
+            return
+        C = params.C
     if scheduler is None:  # (a cluster runs -m 0 or 1, and 1 by default)
         params.method = resolve_method(data, params)
-    report = report_stream(model_file)
     if verbosity >= 1:
         density = 100.0 * data.X.nnz / max(1, data.n_examples * data.n_features)
         print(
@@ -297,6 +313,30 @@ def command(
     if verbosity >= 2:
         print(peak_rss_line(), file=report)
     finish("ocas_learn", r, model_file, verbosity, warn=False, best=True)
+
+
+def _selected_c(data, params, cv_folds, c_path, seed, verbosity, report):
+    """--cv/--c-path: the C to train at, each fold's path warm along the values."""
+    import numpy as np
+
+    from ..problems import choose_entry
+    from ..selection.path import Fit
+    from ..solvers.ocas import OcasPath
+
+    entry = choose_entry(data, params.problem)
+    n_classes = int(np.max(data.y)) if entry.name == "multiclass" else None
+
+    def make_path(part):
+        path = OcasPath(part, params, n_classes)
+
+        def fit(C):
+            model, info = path.fit(C)
+            return Fit(model, info.result.iterations, getattr(info.result, "cuts_added", 0))
+
+        return fit
+
+    C, _ = select_c(data, entry, params.C, cv_folds, c_path, seed, make_path, verbosity, report)
+    return C
 
 
 def _converged_reason(r, params):

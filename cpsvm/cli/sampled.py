@@ -35,6 +35,7 @@ from .scaffold import (
     trace_option,
     train_and_save,
 )
+from .selection import check_model_file, select_c_cold, selection_options, wanted
 
 # The reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
 ALGORITHMS = ("const", "linear")  # cpsvm.solvers.sampled.ALGORITHMS, without importing it
@@ -48,8 +49,9 @@ class SampledMonitor(TrainingMonitor):
 
 @click.command("sampled_learn", context_settings=CONTEXT_SETTINGS)
 @c_option(
-    "Trade-off C (required), SVMperf's convention as cp_learn: C_light = C*100/n.",
-    required=True,
+    "Trade-off C (required, except with --c-path), SVMperf's convention as cp_learn: "
+    "C_light = C*100/n.",
+    default=None,
 )
 @click.option(
     "-e",
@@ -103,8 +105,9 @@ class SampledMonitor(TrainingMonitor):
 @trace_option("iteration (primal, dual, gap, ..., kernel_evaluations)")
 @verbosity_option(1, LEARNER_VERBOSITY)
 @version_option("SVM-perf V3.00's command line (Yu & Joachims' sampled cuts)")
+@selection_options("folds stratified by class")
 @click.argument("example_file", type=FilePath())
-@click.argument("model_file", type=FilePath())
+@click.argument("model_file", type=FilePath(), required=False)
 def command(
     C,
     epsilon,
@@ -119,6 +122,8 @@ def command(
     threads,
     trace_path,
     verbosity,
+    cv_folds,
+    c_path,
     example_file,
     model_file,
 ):
@@ -133,6 +138,10 @@ def command(
             f"Warning: -r is the constant of the polynomial and sigmoid kernels, unused "
             f"with -t {kernel.kind}; the sample size is --r (now {sample_size})"
         )
+    if C is None:
+        if c_path is None:
+            raise click.UsageError("Missing option '-c'.")
+        C = 1.0  # (each fold's fits set their own)
     params = SampledParams(
         C=C,
         epsilon=epsilon,
@@ -146,11 +155,16 @@ def command(
         seed=seed,
         time_limit=time_limit,
     )
+    check_model_file(model_file, cv_folds, c_path)
     validate_options(params)
     data = read_examples(example_file)
     report = report_stream(model_file)
     if verbosity >= 1:
         print(reading_line(data), file=report)
+    if wanted(cv_folds, c_path):
+        params.C = select_c_cold(data, params, train, cv_folds, c_path, seed, verbosity, report)
+        if model_file is None:
+            return
     monitor = SampledMonitor(verbosity, trace_path, "sampled_learn")
     info, cpu = train_and_save(train, data, params, model_file, monitor)
     if verbosity >= 1:

@@ -147,6 +147,11 @@ class ProblemEntry:
       ``c_of_sum(C, n)`` -> the -c of the C of ½|w|² + C·Σ ξ_i (the scikit-learn
       estimators'); ``classify``: cp_classify's handler of its models;
       ``baseline(dataset, options)`` -> a model made without training (cfg's PCFG).
+    Model selection (``--cv``, ``--c-path``: cpsvm.selection):
+      ``cv_measure(model, dataset, loss_id)`` -> the figures a held-out fold is judged
+      by, [(name, value, +1 if higher is better else -1)], the one to choose by first;
+      ``cv_units(dataset)`` -> (each example's unit id or None: one unit an example,
+      each example's class to stratify by or None).
     """
 
     name: str
@@ -180,6 +185,8 @@ class ProblemEntry:
     c_of_sum: Callable | None = None
     classify: Any = None
     baseline: Callable | None = None
+    cv_measure: Callable | None = None
+    cv_units: Callable | None = None
 
     def option(self, flag: str) -> ProblemOption | None:
         return next((o for o in self.options if o.flag == flag), None)

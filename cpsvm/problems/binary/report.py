@@ -148,3 +148,39 @@ def multivariate_scale_line(C: float, loss_id: int, class_counts, primal: float)
             f" pos-neg pair differences, C_pairs = 100*C/(P*N) = {c_pairs:.6g}"
         )
     return what
+
+
+def cv_figures(model, data, loss_id=2, k_fraction=0.0):
+    """A held-out fold's figures (cpsvm.selection): the error rate, precision and recall
+    in percent, led by the SVMperf measure the model was trained for (-l other than 2);
+    real targets: the root mean squared error."""
+    import numpy as np
+
+    from ...measures import trained_measure
+    from ...models import fit_columns
+
+    decision = model.decision_function(fit_columns(data.X, model.n_features))
+    y = data.y
+    if np.any((y != 0) & (np.abs(y) != 1)):
+        return [("RMSE", float(np.sqrt(np.mean((decision - y) ** 2))), -1)]
+    positive, predicted = y > 0, decision > 0
+    tp = int(np.count_nonzero(positive & predicted))
+    precision = 100.0 * tp / max(1, int(np.count_nonzero(predicted)))
+    recall = 100.0 * tp / max(1, int(np.count_nonzero(positive)))
+    figures = [
+        ("error", 100.0 * float(np.mean(positive != predicted)), -1),
+        ("precision", precision, 1),
+        ("recall", recall, 1),
+    ]
+    if loss_id not in (None, 2):
+        name, value, _ = trained_measure(loss_id, y, decision, k_fraction)
+        figures.insert(0, (name, value, -1 if loss_id == 0 else 1))
+    return figures
+
+
+def cv_classes(data):
+    """Folds stratified by the ±1 target (real targets: not stratified)."""
+    import numpy as np
+
+    y = data.y
+    return None, (np.sign(y) if np.all(np.abs(y) == 1) else None)

@@ -69,3 +69,18 @@ def report_multiclass(y, predicted, out):
         f"{total - correct} incorrect, {total} total)",
         file=out,
     )
+
+
+def cv_figures(model, data, loss_id=None):
+    """A held-out fold's error rate in percent (cpsvm.selection)."""
+    import numpy as np
+
+    from ...models import fit_columns
+
+    scores = model.decision_function(fit_columns(data.X, model.n_features))
+    return [("error", 100.0 * float(np.mean(np.argmax(scores, axis=1) + 1 != data.y)), -1)]
+
+
+def cv_classes(data):
+    """Folds stratified by class."""
+    return None, data.y
