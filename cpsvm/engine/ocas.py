@@ -322,6 +322,12 @@ class OcasOracle(LinearCutOracle):
         self.pool_size, self.max_evaluations = 5, 3
         self._pool = []  # structured: recent argmax labellings (the line model)
 
+    def start_at(self, w):
+        """Take ``w`` as the best point so far (a warm start: binary and multiclass)."""
+        w = np.array(w, dtype=np.float64)
+        out = self.outputs(w)
+        self.w_best, self.out_best, self.primal = w, out, self.objective(w, out)
+
     def set_C(self, C):
         """Go on at another C (a path over C): the cuts, Σ costs_i·δΨ_i, do not depend
         on C; the best point so far stays, its objective is re-evaluated at the new C."""

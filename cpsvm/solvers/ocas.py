@@ -299,6 +299,10 @@ class OcasPath:
             oracle = OcasOracle(self.problem, self.unit_costs, C, method, params.cut_lambda)
             working_set = CutWorkingSet([C])
             self._ocas = oracle, working_set
+            if self._dcd is not None and method == 1:
+                # from where the path's coordinate descent ended: OCAS's first line
+                # search then starts at that point rather than at 0
+                oracle.start_at(self._dcd[1].w.reshape(-1))
         else:
             oracle, working_set = self._ocas
             oracle.set_C(C)
