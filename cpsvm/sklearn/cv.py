@@ -65,16 +65,33 @@ class _PathCV:
         values = _values_of(self.Cs)
         if not isinstance(self.refit, (bool, np.bool_)):
             raise ValueError(f"expected refit True or False, got {self.refit!r}")
+        from sklearn.utils.validation import _check_sample_weight, _num_samples
+
+        n_given = _num_samples(X)
         X, target, cost = self._labelled(X, y, sample_weight)
         labels = self.classes_[np.where(target > 0, 1, 0) if len(self.classes_) == 2
                                else target.astype(np.intp) - 1]  # fmt: skip
-        folds = list(check_cv(self.cv, labels, classifier=True).split(X, labels))
+        # The folds split the rows as given; the rows of weight 0 (dropped by
+        # _labelled) are then left out of their fold.
+        given_labels = np.asarray(y).reshape(n_given)
+        position = np.arange(n_given)
+        if sample_weight is not None:
+            weights = _check_sample_weight(sample_weight, position, dtype=np.float64)
+            position = np.full(n_given, -1)
+            kept = np.flatnonzero(weights > 0)
+            position[kept] = np.arange(len(kept))
+        splitter = check_cv(self.cv, given_labels, classifier=True)
+        folds = [
+            (position[train][position[train] >= 0], position[test][position[test] >= 0])
+            for train, test in splitter.split(np.zeros((n_given, 1)), given_labels)
+        ]
         scorer = check_scoring(self._base(**self._base_params()), scoring=self.scoring)
-        scores = np.empty((len(folds), len(values)))
+        scores = np.full((len(folds), len(values)), np.nan)
         seconds = np.empty((len(folds), len(values)))
         fold_models = []
         for f, (train, test) in enumerate(folds):
             fit = self._path(X[train], target[train], None if cost is None else cost[train])
+            weights = {} if cost is None else {"sample_weight": cost[test]}
             models = []
             for j, C in enumerate(values):
                 started = time.perf_counter()
@@ -82,7 +99,8 @@ class _PathCV:
                 seconds[f, j] = time.perf_counter() - started
                 estimator = self._estimator_of(model, C, X.shape[1])
                 estimator.n_iter_ = getattr(info.result, "iterations", 0)
-                scores[f, j] = scorer(estimator, X[test], labels[test])
+                if len(test):
+                    scores[f, j] = scorer(estimator, X[test], labels[test], **weights)
                 models.append(estimator)
             fold_models.append(models)
         self._results(values, scores, seconds)
@@ -148,10 +166,11 @@ class OCASClassifierCV(_PathCV, OCASClassifier):
     (trained in increasing order); cv None (5-fold stratified), an int, a splitter or
     an iterable of splits (scikit-learn's check_cv); scoring None (accuracy) or a
     scikit-learn scorer name or callable, applied to each fold's OCASClassifier on its
-    held-out part (unweighted); refit True: the final model is OCASClassifier(C=C_)
-    trained on all the data (the same model file), False: the average of the folds'
-    weights at C_ (LogisticRegressionCV's rule). Every other parameter is
-    OCASClassifier's; sample_weight is each example's cost factor in every fold.
+    held-out part (with sample_weight, when given, as the scorer's); refit True: the
+    final model is OCASClassifier(C=C_) trained on all the data (the same model file),
+    False: the average of the folds' weights at C_ (LogisticRegressionCV's rule).
+    Every other parameter is OCASClassifier's; sample_weight is each example's cost
+    factor in every fold.
 
     Attributes: C_ (the best C: the best mean score, ties to the smaller C), Cs_ (the
     values, increasing), cv_results_ (GridSearchCV's keys: param_C, params,
