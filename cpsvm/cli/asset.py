@@ -23,9 +23,11 @@ from .common import (
 )
 from .scaffold import (
     c_option,
+    draw_trace,
     finish,
     kernel_options,
     margin_bounds_option,
+    plot_option,
     reading_line,
     report_stream,
     seed_option,
@@ -93,12 +95,14 @@ def _checked_combinations(command):
 
 
 class AssetMonitor:
-    """Engine callback: the tqdm bar (iterations, with ETA), -v 2 lines, --trace rows."""
+    """Engine callback: the tqdm bar (iterations, with ETA), -v 2 lines, --trace rows
+    (and with ``keep_rows``, --plot's, in ``rows``)."""
 
     COLUMNS = ("epoch", "iteration", "objective", "validation_error", "seconds", "sample_objective")
 
-    def __init__(self, verbosity, trace_path, total_iterations):
+    def __init__(self, verbosity, trace_path, total_iterations, keep_rows=False):
         self.verbosity = verbosity
+        self.rows = [] if keep_rows else None
         self.bar = progress(
             total_iterations, verbosity if verbosity < 2 else 0, "asset_learn", "it"
         )
@@ -128,6 +132,8 @@ class AssetMonitor:
                 )
                 + f", {check.seconds:.3f}s"
             )
+        if self.rows is not None:
+            self.rows.append({c: getattr(check, c) for c in self.COLUMNS})
         if self.trace:
             self.trace.write(
                 f"{check.epoch!r}\t{check.iteration}\t{check.objective!r}\t"
@@ -274,6 +280,7 @@ class AssetMonitor:
     "check: epoch, iteration, objective estimate, validation error, seconds, the stopping "
     "rule's objective"
 )
+@plot_option()
 @click.option(
     "--method",
     type=click.Choice(["sgd", "gd"]),
@@ -334,6 +341,7 @@ def command(
     seed,
     threads,
     trace_path,
+    plot_path,
     method,
     loss,
     huber_h,
@@ -384,25 +392,30 @@ def command(
     report = report_stream(model_file)
     if verbosity >= 1:
         print(reading_line(data), file=report)
+    keep_rows = plot_path is not None
     if method == "gd":
-        monitor = GDMonitor(verbosity, trace_path)
+        monitor = GDMonitor(verbosity, trace_path, keep_rows)
     else:
-        monitor = AssetMonitor(verbosity, trace_path, epochs * -(-data.n_examples // batch))
+        total = epochs * -(-data.n_examples // batch)
+        monitor = AssetMonitor(verbosity, trace_path, total, keep_rows)
     info, cpu = train_and_save(train, data, params, model_file, monitor)
     if verbosity >= 1:
         statistics = _print_gd_statistics if method == "gd" else _print_statistics
         statistics(info, params, cpu, report)
+    draw_trace(plot_path, monitor, f"asset_learn {example_file}: training trace")
     notes = () if method == "gd" else info.notes
     finish("asset_learn", info.result, model_file, verbosity, notes=notes, warn=False)
 
 
 class GDMonitor:
-    """--method gd's callback: -v 2 lines and --trace rows, one per step taken."""
+    """--method gd's callback: -v 2 lines and --trace rows (and with ``keep_rows``,
+    --plot's, in ``rows``), one per step taken."""
 
     COLUMNS = ("iteration", "objective", "step")
 
-    def __init__(self, verbosity, trace_path):
+    def __init__(self, verbosity, trace_path, keep_rows=False):
         self.verbosity = verbosity
+        self.rows = [] if keep_rows else None
         self.trace = open(trace_path, "w", encoding="utf-8") if trace_path else None
         if self.trace:
             self.trace.write("\t".join(self.COLUMNS) + "\n")
@@ -410,6 +423,8 @@ class GDMonitor:
     def __call__(self, iteration, objective, step):
         if self.verbosity >= 2:
             note(f"Iteration {iteration}: objective {objective:.10g}, step {step:g}")
+        if self.rows is not None:
+            self.rows.append({"iteration": iteration, "objective": objective, "step": step})
         if self.trace:
             self.trace.write(f"{iteration}\t{objective!r}\t{step!r}\n")
             self.trace.flush()

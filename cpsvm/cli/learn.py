@@ -30,12 +30,14 @@ from .scaffold import (
     LEARNER_VERBOSITY,
     TrainingMonitor,
     c_option,
+    draw_trace,
     finish,
     kernel_options,
     margin_bounds_option,
     max_idle_option,
     max_iterations_option,
     peak_rss_line,
+    plot_option,
     print_struct_statistics,
     reading_line,
     report_stream,
@@ -201,6 +203,7 @@ def _c_unless_baseline(ctx, param, value):
 @seed_option("Seed for the random basis (--t 1).")
 @threads_option()
 @trace_option("iteration (primal, dual, gap, ...)")
+@plot_option()
 @scheduler_option()
 @verbosity_option(1, LEARNER_VERBOSITY)
 @click.option(
@@ -251,6 +254,7 @@ def command(
     seed,
     threads,
     trace_path,
+    plot_path,
     scheduler,
     verbosity,
     qp_verbosity,
@@ -307,13 +311,15 @@ def command(
     if "--baseline" in given:
         if scheduler is not None:
             raise OptionError("--baseline cannot be used with --scheduler")
+        if plot_path is not None:
+            raise OptionError("--baseline trains nothing: it has no trace for --plot")
         return _learn_baseline(entry, given, example_file, model_file, verbosity)
     validate_options(params)
     if scheduler is not None:  # the examples stay on a Dask cluster (cpsvm/cluster)
         from ..cluster.command import learn_on_cluster
 
         return learn_on_cluster(
-            params, given, scheduler, example_file, model_file, verbosity, trace_path
+            params, given, scheduler, example_file, model_file, verbosity, trace_path, plot_path
         )
     data, entry = _read_examples(example_file, entry, given)
     report = report_stream(model_file)
@@ -325,12 +331,13 @@ def command(
     _read_example_options(entry, params.options, given)
     if verbosity >= 1:
         print(reading_line(data, entry.examples(data) if entry.examples else None), file=report)
-    monitor = TrainingMonitor(verbosity, trace_path, "cp_learn")
+    monitor = TrainingMonitor(verbosity, trace_path, "cp_learn", keep_rows=plot_path is not None)
     info, cpu = train_and_save(train, data, params, model_file, monitor)
     if verbosity >= 1:
         print_struct_statistics(info, params, cpu, report)
     if verbosity >= 2:
         print(peak_rss_line(), file=report)
+    draw_trace(plot_path, monitor, f"cp_learn {example_file}: training trace")
     finish("cp_learn", info.result, model_file, verbosity, notes=info.notes)
 
 

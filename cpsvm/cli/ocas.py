@@ -23,10 +23,12 @@ from .scaffold import (
     LEARNER_VERBOSITY,
     TrainingMonitor,
     c_option,
+    draw_trace,
     finish,
     margin_bounds_option,
     max_iterations_option,
     peak_rss_line,
+    plot_option,
     report_stream,
     seed_option,
     stop_reason,
@@ -151,6 +153,7 @@ def read_costs(path):
 )
 @seed_option("Seed of dual coordinate descent's pass orders (-m 2); OCAS is deterministic.")
 @trace_option("iteration (Q_P, Q_D, gap, ...)")
+@plot_option()
 @scheduler_option()
 @verbosity_option(1, LEARNER_VERBOSITY)
 @version_option("libocas's svmocas and msvmocas")
@@ -174,6 +177,7 @@ def command(
     problem,
     seed,
     trace_path,
+    plot_path,
     scheduler,
     verbosity,
     margin_bounds,
@@ -252,7 +256,7 @@ def command(
         )
 
     monitor = getattr(data, "Monitor", TrainingMonitor)(
-        verbosity, trace_path, "ocas_learn", style="ocas"
+        verbosity, trace_path, "ocas_learn", style="ocas", keep_rows=plot_path is not None
     )
     info, _ = train_and_save(train, data, params, model_file, monitor)
     r = info.result
@@ -296,6 +300,7 @@ def command(
         data.report()
     if verbosity >= 2:
         print(peak_rss_line(), file=report)
+    draw_trace(plot_path, monitor, f"ocas_learn {example_file}: training trace")
     finish("ocas_learn", r, model_file, verbosity, warn=False, best=True)
 
 

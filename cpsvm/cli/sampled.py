@@ -21,10 +21,12 @@ from .scaffold import (
     LEARNER_VERBOSITY,
     TrainingMonitor,
     c_option,
+    draw_trace,
     finish,
     kernel_options,
     max_idle_option,
     max_iterations_option,
+    plot_option,
     reading_line,
     report_stream,
     runtime_line,
@@ -101,6 +103,7 @@ class SampledMonitor(TrainingMonitor):
 @seed_option("Seed of the draws: the same seed gives the same model file.")
 @threads_option()
 @trace_option("iteration (primal, dual, gap, ..., kernel_evaluations)")
+@plot_option()
 @verbosity_option(1, LEARNER_VERBOSITY)
 @version_option("SVM-perf V3.00's command line (Yu & Joachims' sampled cuts)")
 @click.argument("example_file", type=FilePath())
@@ -118,6 +121,7 @@ def command(
     seed,
     threads,
     trace_path,
+    plot_path,
     verbosity,
     example_file,
     model_file,
@@ -151,10 +155,13 @@ def command(
     report = report_stream(model_file)
     if verbosity >= 1:
         print(reading_line(data), file=report)
-    monitor = SampledMonitor(verbosity, trace_path, "sampled_learn")
+    monitor = SampledMonitor(
+        verbosity, trace_path, "sampled_learn", keep_rows=plot_path is not None
+    )
     info, cpu = train_and_save(train, data, params, model_file, monitor)
     if verbosity >= 1:
         _print_statistics(info, params, cpu, report)
+    draw_trace(plot_path, monitor, f"sampled_learn {example_file}: training trace")
     finish("sampled_learn", info.result, model_file, verbosity, notes=info.notes)
 
 
