@@ -341,7 +341,7 @@ def command(
     seed,
     threads,
     trace_path,
-    plot_path,
+    plot_file,
     method,
     loss,
     huber_h,
@@ -392,7 +392,7 @@ def command(
     report = report_stream(model_file)
     if verbosity >= 1:
         print(reading_line(data), file=report)
-    keep_rows = plot_path is not None
+    keep_rows = plot_file is not None
     if method == "gd":
         monitor = GDMonitor(verbosity, trace_path, keep_rows)
     else:
@@ -402,7 +402,7 @@ def command(
     if verbosity >= 1:
         statistics = _print_gd_statistics if method == "gd" else _print_statistics
         statistics(info, params, cpu, report)
-    draw_trace(plot_path, monitor, f"asset_learn {example_file}: training trace")
+    draw_trace(plot_file, monitor, f"asset_learn {example_file}: training trace")
     notes = () if method == "gd" else info.notes
     finish("asset_learn", info.result, model_file, verbosity, notes=notes, warn=False)
 

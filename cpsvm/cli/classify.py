@@ -93,7 +93,7 @@ def command(
     beam,
     perf_measures,
     max_length,
-    plot_path,
+    plot_file,
     example_file,
     model_file,
     output_file,
@@ -148,7 +148,7 @@ def command(
         handlers,
         perf_measures=perf_measures,
         max_length=max_length is not None,
-        plot=plot_path is not None,
+        plot=plot_file is not None,
     )
     read = getattr(handlers[0], "read", None)
     if read is not None:
@@ -176,8 +176,8 @@ def command(
         note(f"Runtime (without IO) in cpu-seconds: {runtime:.2f}")
     if verbosity >= 1:
         report_figures(report)
-    if plot_path is not None:
-        draw[0](plot_path, f"{model_file} on {example_file}")
+    if plot_file is not None:
+        draw[0](plot_file, f"{model_file} on {example_file}")
 
 
 # The settings of cp_classify that only some handlers take, and how a refusal names them.

@@ -158,7 +158,7 @@ def plot_file_option(what: str):
 
     return click.option(
         "--plot",
-        "plot_path",
+        "plot_file",
         type=click.Path(dir_okay=False),
         metavar="FILE",
         default=None,

@@ -254,7 +254,7 @@ def command(
     seed,
     threads,
     trace_path,
-    plot_path,
+    plot_file,
     scheduler,
     verbosity,
     qp_verbosity,
@@ -311,7 +311,7 @@ def command(
     if "--baseline" in given:
         if scheduler is not None:
             raise OptionError("--baseline cannot be used with --scheduler")
-        if plot_path is not None:
+        if plot_file is not None:
             raise OptionError("--baseline trains nothing: it has no trace for --plot")
         return _learn_baseline(entry, given, example_file, model_file, verbosity)
     validate_options(params)
@@ -319,7 +319,7 @@ def command(
         from ..cluster.command import learn_on_cluster
 
         return learn_on_cluster(
-            params, given, scheduler, example_file, model_file, verbosity, trace_path, plot_path
+            params, given, scheduler, example_file, model_file, verbosity, trace_path, plot_file
         )
     data, entry = _read_examples(example_file, entry, given)
     report = report_stream(model_file)
@@ -331,13 +331,13 @@ def command(
     _read_example_options(entry, params.options, given)
     if verbosity >= 1:
         print(reading_line(data, entry.examples(data) if entry.examples else None), file=report)
-    monitor = TrainingMonitor(verbosity, trace_path, "cp_learn", keep_rows=plot_path is not None)
+    monitor = TrainingMonitor(verbosity, trace_path, "cp_learn", keep_rows=plot_file is not None)
     info, cpu = train_and_save(train, data, params, model_file, monitor)
     if verbosity >= 1:
         print_struct_statistics(info, params, cpu, report)
     if verbosity >= 2:
         print(peak_rss_line(), file=report)
-    draw_trace(plot_path, monitor, f"cp_learn {example_file}: training trace")
+    draw_trace(plot_file, monitor, f"cp_learn {example_file}: training trace")
     finish("cp_learn", info.result, model_file, verbosity, notes=info.notes)
 
 

@@ -177,7 +177,7 @@ def command(
     problem,
     seed,
     trace_path,
-    plot_path,
+    plot_file,
     scheduler,
     verbosity,
     margin_bounds,
@@ -256,7 +256,7 @@ def command(
         )
 
     monitor = getattr(data, "Monitor", TrainingMonitor)(
-        verbosity, trace_path, "ocas_learn", style="ocas", keep_rows=plot_path is not None
+        verbosity, trace_path, "ocas_learn", style="ocas", keep_rows=plot_file is not None
     )
     info, _ = train_and_save(train, data, params, model_file, monitor)
     r = info.result
@@ -300,7 +300,7 @@ def command(
         data.report()
     if verbosity >= 2:
         print(peak_rss_line(), file=report)
-    draw_trace(plot_path, monitor, f"ocas_learn {example_file}: training trace")
+    draw_trace(plot_file, monitor, f"ocas_learn {example_file}: training trace")
     finish("ocas_learn", r, model_file, verbosity, warn=False, best=True)
 
 

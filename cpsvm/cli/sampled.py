@@ -121,7 +121,7 @@ def command(
     seed,
     threads,
     trace_path,
-    plot_path,
+    plot_file,
     verbosity,
     example_file,
     model_file,
@@ -156,12 +156,12 @@ def command(
     if verbosity >= 1:
         print(reading_line(data), file=report)
     monitor = SampledMonitor(
-        verbosity, trace_path, "sampled_learn", keep_rows=plot_path is not None
+        verbosity, trace_path, "sampled_learn", keep_rows=plot_file is not None
     )
     info, cpu = train_and_save(train, data, params, model_file, monitor)
     if verbosity >= 1:
         _print_statistics(info, params, cpu, report)
-    draw_trace(plot_path, monitor, f"sampled_learn {example_file}: training trace")
+    draw_trace(plot_file, monitor, f"sampled_learn {example_file}: training trace")
     finish("sampled_learn", info.result, model_file, verbosity, notes=info.notes)
 
 

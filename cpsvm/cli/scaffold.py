@@ -348,14 +348,14 @@ class TrainingMonitor:
             self.trace.close()
 
 
-def draw_trace(plot_path, monitor, title: str) -> None:
+def draw_trace(plot_file, monitor, title: str) -> None:
     """--plot of a run without a C path: the monitor's rows (kept in memory, with or
     without --trace) as the training trace; nothing when --plot was not given."""
-    if plot_path is None:
+    if plot_file is None:
         return
     from ..plotting import plot_trace
 
-    plot_trace(monitor.rows, plot_path, title)
+    plot_trace(monitor.rows, plot_file, title)
 
 
 def report_stream(model_file):

@@ -162,7 +162,7 @@ def refuse_margin_bounds(margin_bounds):
 
 
 def learn_on_cluster(
-    params, given, scheduler, example_file, model_file, verbosity, trace_path, plot_path=None
+    params, given, scheduler, example_file, model_file, verbosity, trace_path, plot_file=None
 ):
     """cp_learn --scheduler: the command's flow with the data on the cluster; ``given``
     the problem's own options as the command line gave them."""
@@ -181,7 +181,7 @@ def learn_on_cluster(
         report = report_stream(model_file)
         if verbosity >= 1:
             print(reading_line(shape), file=report)
-        monitor = ClusterMonitor(verbosity, trace_path, "cp_learn", keep_rows=plot_path is not None)
+        monitor = ClusterMonitor(verbosity, trace_path, "cp_learn", keep_rows=plot_file is not None)
         info, cpu = train_and_save(
             lambda _, p, **kw: train_struct(data, p, **kw), shape, params, model_file, monitor
         )
@@ -192,5 +192,5 @@ def learn_on_cluster(
         report_cluster(info, data, model_file, report)
     if verbosity >= 2:
         print(peak_rss_line(), file=report)
-    draw_trace(plot_path, monitor, f"cp_learn {example_file}: training trace")
+    draw_trace(plot_file, monitor, f"cp_learn {example_file}: training trace")
     finish("cp_learn", info.result, model_file, verbosity, notes=info.notes)
