@@ -23,9 +23,11 @@ from .common import (
 )
 from .scaffold import (
     c_option,
+    draw_trace,
     finish,
     kernel_options,
     margin_bounds_option,
+    plot_option,
     reading_line,
     report_stream,
     seed_option,
@@ -34,7 +36,13 @@ from .scaffold import (
     trace_option,
     train_and_save,
 )
-from .selection import check_model_file, select_c_cold, selection_options, wanted
+from .selection import (
+    check_model_file,
+    path_picture,
+    select_c_cold,
+    selection_options,
+    wanted,
+)
 
 # numpy, the reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
 APPROXIMATIONS = ("nystrom", "rff", "none")  # cpsvm.solvers.asset.APPROXIMATIONS
@@ -100,12 +108,14 @@ def _checked_combinations(command):
 
 
 class AssetMonitor:
-    """Engine callback: the tqdm bar (iterations, with ETA), -v 2 lines, --trace rows."""
+    """Engine callback: the tqdm bar (iterations, with ETA), -v 2 lines, --trace rows
+    (and with ``keep_rows``, --plot's, in ``rows``)."""
 
     COLUMNS = ("epoch", "iteration", "objective", "validation_error", "seconds", "sample_objective")
 
-    def __init__(self, verbosity, trace_path, total_iterations):
+    def __init__(self, verbosity, trace_path, total_iterations, keep_rows=False):
         self.verbosity = verbosity
+        self.rows = [] if keep_rows else None
         self.bar = progress(
             total_iterations, verbosity if verbosity < 2 else 0, "asset_learn", "it"
         )
@@ -135,6 +145,8 @@ class AssetMonitor:
                 )
                 + f", {check.seconds:.3f}s"
             )
+        if self.rows is not None:
+            self.rows.append({c: getattr(check, c) for c in self.COLUMNS})
         if self.trace:
             self.trace.write(
                 f"{check.epoch!r}\t{check.iteration}\t{check.objective!r}\t"
@@ -281,6 +293,7 @@ class AssetMonitor:
     "check: epoch, iteration, objective estimate, validation error, seconds, the stopping "
     "rule's objective"
 )
+@plot_option()
 @click.option(
     "--method",
     type=click.Choice(["sgd", "gd"]),
@@ -342,6 +355,7 @@ def command(
     seed,
     threads,
     trace_path,
+    plot_file,
     method,
     loss,
     huber_h,
@@ -396,28 +410,37 @@ def command(
     if verbosity >= 1:
         print(reading_line(data), file=report)
     if wanted(cv_folds, c_path):
-        params.C = select_c_cold(data, params, train, cv_folds, c_path, seed, verbosity, report)
+        picture = path_picture(plot_file, c_path, model_file)
+        params.C = select_c_cold(
+            data, params, train, cv_folds, c_path, seed, verbosity, report, picture, "asset_learn"
+        )
         if model_file is None:
             return
+        plot_file = None if picture is not None else plot_file
+    keep_rows = plot_file is not None
     if method == "gd":
-        monitor = GDMonitor(verbosity, trace_path)
+        monitor = GDMonitor(verbosity, trace_path, keep_rows)
     else:
-        monitor = AssetMonitor(verbosity, trace_path, epochs * -(-data.n_examples // batch))
+        total = epochs * -(-data.n_examples // batch)
+        monitor = AssetMonitor(verbosity, trace_path, total, keep_rows)
     info, cpu = train_and_save(train, data, params, model_file, monitor)
     if verbosity >= 1:
         statistics = _print_gd_statistics if method == "gd" else _print_statistics
         statistics(info, params, cpu, report)
+    draw_trace(plot_file, monitor, f"asset_learn {example_file}: training trace")
     notes = () if method == "gd" else info.notes
     finish("asset_learn", info.result, model_file, verbosity, notes=notes, warn=False)
 
 
 class GDMonitor:
-    """--method gd's callback: -v 2 lines and --trace rows, one per step taken."""
+    """--method gd's callback: -v 2 lines and --trace rows (and with ``keep_rows``,
+    --plot's, in ``rows``), one per step taken."""
 
     COLUMNS = ("iteration", "objective", "step")
 
-    def __init__(self, verbosity, trace_path):
+    def __init__(self, verbosity, trace_path, keep_rows=False):
         self.verbosity = verbosity
+        self.rows = [] if keep_rows else None
         self.trace = open(trace_path, "w", encoding="utf-8") if trace_path else None
         if self.trace:
             self.trace.write("\t".join(self.COLUMNS) + "\n")
@@ -425,6 +448,8 @@ class GDMonitor:
     def __call__(self, iteration, objective, step):
         if self.verbosity >= 2:
             note(f"Iteration {iteration}: objective {objective:.10g}, step {step:g}")
+        if self.rows is not None:
+            self.rows.append({"iteration": iteration, "objective": objective, "step": step})
         if self.trace:
             self.trace.write(f"{iteration}\t{objective!r}\t{step!r}\n")
             self.trace.flush()

@@ -30,12 +30,14 @@ from .scaffold import (
     LEARNER_VERBOSITY,
     TrainingMonitor,
     c_option,
+    draw_trace,
     finish,
     kernel_options,
     margin_bounds_option,
     max_idle_option,
     max_iterations_option,
     peak_rss_line,
+    plot_option,
     print_struct_statistics,
     reading_line,
     report_stream,
@@ -45,7 +47,14 @@ from .scaffold import (
     trace_option,
     train_and_save,
 )
-from .selection import check_model_file, refuse, select_c, selection_options, wanted
+from .selection import (
+    check_model_file,
+    path_picture,
+    refuse,
+    select_c,
+    selection_options,
+    wanted,
+)
 
 # The reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
 
@@ -203,6 +212,7 @@ def _c_unless_baseline(ctx, param, value):
 @seed_option("Seed for the random basis (--t 1).")
 @threads_option()
 @trace_option("iteration (primal, dual, gap, ...)")
+@plot_option()
 @scheduler_option()
 @verbosity_option(1, LEARNER_VERBOSITY)
 @click.option(
@@ -257,6 +267,7 @@ def command(
     seed,
     threads,
     trace_path,
+    plot_file,
     scheduler,
     verbosity,
     qp_verbosity,
@@ -322,13 +333,15 @@ def command(
     if "--baseline" in given:
         if scheduler is not None:
             raise OptionError("--baseline cannot be used with --scheduler")
+        if plot_file is not None:
+            raise OptionError("--baseline trains nothing: it has no trace for --plot")
         return _learn_baseline(entry, given, example_file, model_file, verbosity)
     validate_options(params)
     if scheduler is not None:  # the examples stay on a Dask cluster (cpsvm/cluster)
         from ..cluster.command import learn_on_cluster
 
         return learn_on_cluster(
-            params, given, scheduler, example_file, model_file, verbosity, trace_path
+            params, given, scheduler, example_file, model_file, verbosity, trace_path, plot_file
         )
     data, entry = _read_examples(example_file, entry, given)
     report = report_stream(model_file)
@@ -341,19 +354,24 @@ def command(
     if verbosity >= 1:
         print(reading_line(data, entry.examples(data) if entry.examples else None), file=report)
     if wanted(cv_folds, c_path):
-        params.C = _selected_c(data, entry, params, cv_folds, c_path, seed, verbosity, report)
+        picture = path_picture(plot_file, c_path, model_file)
+        params.C = _selected_c(
+            data, entry, params, cv_folds, c_path, seed, verbosity, report, picture
+        )
         if model_file is None:
             return
-    monitor = TrainingMonitor(verbosity, trace_path, "cp_learn")
+        plot_file = None if picture is not None else plot_file
+    monitor = TrainingMonitor(verbosity, trace_path, "cp_learn", keep_rows=plot_file is not None)
     info, cpu = train_and_save(train, data, params, model_file, monitor)
     if verbosity >= 1:
         print_struct_statistics(info, params, cpu, report)
     if verbosity >= 2:
         print(peak_rss_line(), file=report)
+    draw_trace(plot_file, monitor, f"cp_learn {example_file}: training trace")
     finish("cp_learn", info.result, model_file, verbosity, notes=info.notes)
 
 
-def _selected_c(data, entry, params, cv_folds, c_path, seed, verbosity, report):
+def _selected_c(data, entry, params, cv_folds, c_path, seed, verbosity, report, plot_file):
     """--cv/--c-path: the C to train at, each fold's path warm along the values."""
     from ..selection.path import Fit
     from ..solvers.one_slack import StructPath
@@ -371,10 +389,10 @@ def _selected_c(data, entry, params, cv_folds, c_path, seed, verbosity, report):
 
         return fit
 
-    C, _ = select_c(
-        data, entry, params.C, cv_folds, c_path, seed, make_path, verbosity, report, loss_id
-    )
-    return C
+    return select_c(
+        data, entry, params.C, cv_folds, c_path, seed, make_path, verbosity, report,
+        loss_id=loss_id, plot_file=plot_file, prog="cp_learn",
+    )  # fmt: skip
 
 
 def _check_for_any(given: dict) -> dict:

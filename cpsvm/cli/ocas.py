@@ -23,10 +23,12 @@ from .scaffold import (
     LEARNER_VERBOSITY,
     TrainingMonitor,
     c_option,
+    draw_trace,
     finish,
     margin_bounds_option,
     max_iterations_option,
     peak_rss_line,
+    plot_option,
     report_stream,
     seed_option,
     stop_reason,
@@ -35,7 +37,14 @@ from .scaffold import (
     trace_option,
     train_and_save,
 )
-from .selection import check_model_file, refuse, select_c, selection_options, wanted
+from .selection import (
+    check_model_file,
+    path_picture,
+    refuse,
+    select_c,
+    selection_options,
+    wanted,
+)
 
 # numpy, the reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
 
@@ -152,6 +161,7 @@ def read_costs(path):
 )
 @seed_option("Seed of dual coordinate descent's pass orders (-m 2); OCAS is deterministic.")
 @trace_option("iteration (Q_P, Q_D, gap, ...)")
+@plot_option()
 @scheduler_option()
 @verbosity_option(1, LEARNER_VERBOSITY)
 @version_option("libocas's svmocas and msvmocas")
@@ -176,6 +186,7 @@ def command(
     problem,
     seed,
     trace_path,
+    plot_file,
     scheduler,
     verbosity,
     margin_bounds,
@@ -245,10 +256,12 @@ def command(
             )
     report = report_stream(model_file)
     if wanted(cv_folds, c_path):
-        params.C = _selected_c(data, params, cv_folds, c_path, seed, verbosity, report)
+        picture = path_picture(plot_file, c_path, model_file)
+        params.C = _selected_c(data, params, cv_folds, c_path, seed, verbosity, report, picture)
         if model_file is None:
             return
         C = params.C
+        plot_file = None if picture is not None else plot_file
     if scheduler is None:  # (a cluster runs -m 0 or 1, and 1 by default)
         params.method = resolve_method(data, params)
     if verbosity >= 1:
@@ -268,7 +281,7 @@ def command(
         )
 
     monitor = getattr(data, "Monitor", TrainingMonitor)(
-        verbosity, trace_path, "ocas_learn", style="ocas"
+        verbosity, trace_path, "ocas_learn", style="ocas", keep_rows=plot_file is not None
     )
     info, _ = train_and_save(train, data, params, model_file, monitor)
     r = info.result
@@ -312,10 +325,11 @@ def command(
         data.report()
     if verbosity >= 2:
         print(peak_rss_line(), file=report)
+    draw_trace(plot_file, monitor, f"ocas_learn {example_file}: training trace")
     finish("ocas_learn", r, model_file, verbosity, warn=False, best=True)
 
 
-def _selected_c(data, params, cv_folds, c_path, seed, verbosity, report):
+def _selected_c(data, params, cv_folds, c_path, seed, verbosity, report, plot_file):
     """--cv/--c-path: the C to train at, each fold's path warm along the values."""
     import numpy as np
 
@@ -335,8 +349,10 @@ def _selected_c(data, params, cv_folds, c_path, seed, verbosity, report):
 
         return fit
 
-    C, _ = select_c(data, entry, params.C, cv_folds, c_path, seed, make_path, verbosity, report)
-    return C
+    return select_c(
+        data, entry, params.C, cv_folds, c_path, seed, make_path, verbosity, report,
+        plot_file=plot_file, prog="ocas_learn",
+    )  # fmt: skip
 
 
 def _converged_reason(r, params):

@@ -21,10 +21,12 @@ from .scaffold import (
     LEARNER_VERBOSITY,
     TrainingMonitor,
     c_option,
+    draw_trace,
     finish,
     kernel_options,
     max_idle_option,
     max_iterations_option,
+    plot_option,
     reading_line,
     report_stream,
     runtime_line,
@@ -35,7 +37,13 @@ from .scaffold import (
     trace_option,
     train_and_save,
 )
-from .selection import check_model_file, select_c_cold, selection_options, wanted
+from .selection import (
+    check_model_file,
+    path_picture,
+    select_c_cold,
+    selection_options,
+    wanted,
+)
 
 # The reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
 ALGORITHMS = ("const", "linear")  # cpsvm.solvers.sampled.ALGORITHMS, without importing it
@@ -103,6 +111,7 @@ class SampledMonitor(TrainingMonitor):
 @seed_option("Seed of the draws: the same seed gives the same model file.")
 @threads_option()
 @trace_option("iteration (primal, dual, gap, ..., kernel_evaluations)")
+@plot_option()
 @verbosity_option(1, LEARNER_VERBOSITY)
 @version_option("SVM-perf V3.00's command line (Yu & Joachims' sampled cuts)")
 @selection_options("folds stratified by class")
@@ -121,6 +130,7 @@ def command(
     seed,
     threads,
     trace_path,
+    plot_file,
     verbosity,
     cv_folds,
     c_path,
@@ -162,13 +172,20 @@ def command(
     if verbosity >= 1:
         print(reading_line(data), file=report)
     if wanted(cv_folds, c_path):
-        params.C = select_c_cold(data, params, train, cv_folds, c_path, seed, verbosity, report)
+        picture = path_picture(plot_file, c_path, model_file)
+        params.C = select_c_cold(
+            data, params, train, cv_folds, c_path, seed, verbosity, report, picture, "sampled_learn"
+        )
         if model_file is None:
             return
-    monitor = SampledMonitor(verbosity, trace_path, "sampled_learn")
+        plot_file = None if picture is not None else plot_file
+    monitor = SampledMonitor(
+        verbosity, trace_path, "sampled_learn", keep_rows=plot_file is not None
+    )
     info, cpu = train_and_save(train, data, params, model_file, monitor)
     if verbosity >= 1:
         _print_statistics(info, params, cpu, report)
+    draw_trace(plot_file, monitor, f"sampled_learn {example_file}: training trace")
     finish("sampled_learn", info.result, model_file, verbosity, notes=info.notes)
 
 

@@ -64,9 +64,19 @@ def refuse(cv_folds, c_path, *reasons):
             raise OptionError(f"--cv and --c-path cannot be used with {what}")
 
 
-def select_c(data, entry, C, cv_folds, c_path, seed, make_path, verbosity, out, loss_id=None):
-    """Cross-validate at -c (``--cv``) or along ``--c-path``; print the figures to ``out``
-    and return the C to train the model at (the best one on a path, else -c)."""
+def path_picture(plot_file, c_path, model_file):
+    """The --plot file the cross-validation draws — the C path, or with --cv alone and no
+    model file its one point — or None: the training trace gets it."""
+    return plot_file if c_path is not None or model_file is None else None
+
+
+def select_c(
+    data, entry, C, cv_folds, c_path, seed, make_path, verbosity, out, *, loss_id=None,
+    plot_file=None, prog="",
+):  # fmt: skip
+    """Cross-validate at -c (``--cv``) or along ``--c-path``; print the figures to ``out``,
+    draw the path to ``plot_file`` if given, and return the C to train the model at (the
+    best one on a path, else -c)."""
     from ..selection.folds import assign_folds
     from ..selection.grid import parse_values
     from ..selection.path import best_point, cross_validate
@@ -103,7 +113,15 @@ def select_c(data, entry, C, cv_folds, c_path, seed, make_path, verbosity, out, 
             f"{_shown(name, best.sd())} at C = {best.C:g}",
             file=out,
         )
-    return best.C, points
+    if plot_file is not None:
+        from ..plotting import plot_path
+
+        name = best.names()[0]
+        rows = [{"C": p.C, "mean": p.mean(), "sd": p.sd()} for p in points]
+        unit = "" if name.startswith(_PLAIN) else " (%)"
+        title = f"{prog} {data.source}: {k}-fold cross-validation"
+        plot_path(rows, plot_file, name + unit, title, chosen=best.C)
+    return best.C
 
 
 def _shown(name, value) -> str:
@@ -140,7 +158,7 @@ def _print_path(points, out):
         print(row + f" {p.seconds:>9.2f} {p.iterations:>10} {p.cuts:>7}", file=out)
 
 
-def select_c_cold(data, params, train, cv_folds, c_path, seed, verbosity, out):
+def select_c_cold(data, params, train, cv_folds, c_path, seed, verbosity, out, plot_file, prog):
     """select_c for a binary learner without warm starts (sampled_learn, asset_learn):
     each value of each fold trained by ``train(dataset, params)`` from scratch."""
     import dataclasses
@@ -157,5 +175,7 @@ def select_c_cold(data, params, train, cv_folds, c_path, seed, verbosity, out):
         return fit
 
     entry = problem_entry("binary")
-    C, _ = select_c(data, entry, params.C, cv_folds, c_path, seed, make_path, verbosity, out)
-    return C
+    return select_c(
+        data, entry, params.C, cv_folds, c_path, seed, make_path, verbosity, out,
+        plot_file=plot_file, prog=prog,
+    )  # fmt: skip

@@ -19,6 +19,7 @@ import click
 from ..cli.common import validate_options
 from ..cli.scaffold import (
     TrainingMonitor,
+    draw_trace,
     finish,
     peak_rss_line,
     print_struct_statistics,
@@ -160,7 +161,9 @@ def refuse_margin_bounds(margin_bounds):
         raise OptionError("--margin-bounds 1 cannot be used with --scheduler")
 
 
-def learn_on_cluster(params, given, scheduler, example_file, model_file, verbosity, trace_path):
+def learn_on_cluster(
+    params, given, scheduler, example_file, model_file, verbosity, trace_path, plot_file=None
+):
     """cp_learn --scheduler: the command's flow with the data on the cluster; ``given``
     the problem's own options as the command line gave them."""
     from ..problems import problem_entry, resolve_problem
@@ -178,7 +181,7 @@ def learn_on_cluster(params, given, scheduler, example_file, model_file, verbosi
         report = report_stream(model_file)
         if verbosity >= 1:
             print(reading_line(shape), file=report)
-        monitor = ClusterMonitor(verbosity, trace_path, "cp_learn")
+        monitor = ClusterMonitor(verbosity, trace_path, "cp_learn", keep_rows=plot_file is not None)
         info, cpu = train_and_save(
             lambda _, p, **kw: train_struct(data, p, **kw), shape, params, model_file, monitor
         )
@@ -189,4 +192,5 @@ def learn_on_cluster(params, given, scheduler, example_file, model_file, verbosi
         report_cluster(info, data, model_file, report)
     if verbosity >= 2:
         print(peak_rss_line(), file=report)
+    draw_trace(plot_file, monitor, f"cp_learn {example_file}: training trace")
     finish("cp_learn", info.result, model_file, verbosity, notes=info.notes)

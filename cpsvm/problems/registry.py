@@ -145,7 +145,10 @@ class ProblemEntry:
       ``work_lines(info)`` and ``scale_lines(info, params)`` -> lines of the learners'
       statistics (after the counters; last: the objective in its own convention);
       ``c_of_sum(C, n)`` -> the -c of the C of ½|w|² + C·Σ ξ_i (the scikit-learn
-      estimators'); ``classify``: cp_classify's handler of its models;
+      estimators'); ``classify``: cp_classify's handler of its models (``model_kinds``,
+      ``settings`` the cp_classify settings it takes, ``load``, ``describe``,
+      ``classify(model, data, X, settings)`` -> (lines, report) or, with "plot" in its
+      settings, (lines, report, draw): ``draw(path, title)`` the --plot picture);
       ``baseline(dataset, options)`` -> a model made without training (cfg's PCFG).
     Model selection (``--cv``, ``--c-path``: cpsvm.selection):
       ``cv_measure(model, dataset, loss_id)`` -> the figures a held-out fold is judged

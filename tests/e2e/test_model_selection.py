@@ -87,3 +87,12 @@ def test_sampled_and_asset_cross_validate():
         r = run_cli(module, "--cv", 2, "--c-path", "1,10", *args, A9A)
         assert r.returncode == 0, (module, r.stderr)
         assert re.search(r"Best C: (1|10) \(error", r.stdout)
+
+
+def test_plot_draws_the_path_with_the_chosen_C(tmp_path):
+    picture = tmp_path / "path.svg"
+    r = run_cli("ocas", "--cv", 3, "--c-path", "0.01:100:5", "--plot", picture, A9A)
+    assert r.returncode == 0, r.stderr
+    best = re.search(r"Best C: (\S+) ", r.stdout).group(1)
+    texts = re.findall(r"<text[^>]*>([^<]*)<", picture.read_text())
+    assert "error (%)" in texts and f"chosen C = {best}" in texts

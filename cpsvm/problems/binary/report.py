@@ -7,14 +7,16 @@ by ``-h``."""
 from __future__ import annotations
 
 from ...conventions import PERF_LOSS_NAMES
+from ...errors import OptionError
 
 
 class BinaryModels:
     """cp_classify's handler of SVMlight/SVMperf models (linear or kernel) and of
-    asset_learn's random-feature models: one decision value a line, accuracy and P/R."""
+    asset_learn's random-feature models: one decision value a line, accuracy and P/R;
+    --plot, the ROC and precision-recall curves."""
 
     model_kinds = ("svmlight", "rff")
-    settings = ("pred_format", "perf_measures")
+    settings = ("pred_format", "perf_measures", "plot")
 
     @staticmethod
     def load(model):
@@ -40,7 +42,14 @@ class BinaryModels:
             if report_binary(data.y, decision, out, regression):
                 report_perf(model, data.y, decision, out, settings.perf_measures)
 
-        return lines, report
+        def draw(path, title):
+            if regression:
+                raise OptionError("--plot draws a classifier's scores, not a regression model's")
+            from ...plotting import plot_scores
+
+            plot_scores("binary", path, title, y=data.y, scores=decision)
+
+        return lines, report, draw
 
 
 def decision_line(d: float, pred_format: int) -> str:

@@ -10,10 +10,10 @@ class RankingModels:
     one score a document line, per query the fraction of swapped pairs (SVMrank's loss),
     NDCG@10 and average precision, averaged. It takes a linear SVMlight model when the
     model is a ranking function or the test file holds queries with graded targets
-    (:meth:`claims`)."""
+    (:meth:`claims`). --plot: the queries' NDCG@10."""
 
     model_kinds = ("svmlight",)
-    settings = ()
+    settings = ("plot",)
 
     @staticmethod
     def claims(model, data) -> bool:
@@ -55,7 +55,15 @@ class RankingModels:
             )
         scores = model.decision_function(X)
         lines = [f"{v:.8f}" for v in scores]
-        return lines, lambda out: report_ranking(data.y, scores, starts, out)
+
+        def draw(path, title):
+            from ...plotting import plot_scores
+            from .problem import NDCG_AT, query_metrics
+
+            ndcg = query_metrics(scores, data.y, starts, at=NDCG_AT)[:, 2]
+            plot_scores("ranking", path, title, ndcg=ndcg, at=NDCG_AT)
+
+        return lines, lambda out: report_ranking(data.y, scores, starts, out), draw
 
 
 def report_ranking(y, scores, starts, out):
