@@ -38,6 +38,7 @@ from .scaffold import (
     train_and_save,
 )
 from .selection import (
+    c_unless_path,
     check_model_file,
     path_picture,
     select_c_cold,
@@ -60,6 +61,7 @@ class SampledMonitor(TrainingMonitor):
     "Trade-off C (required, except with --c-path), SVMperf's convention as cp_learn: "
     "C_light = C*100/n.",
     default=None,
+    callback=c_unless_path,
 )
 @click.option(
     "-e",
@@ -149,9 +151,7 @@ def command(
             f"with -t {kernel.kind}; the sample size is --r (now {sample_size})"
         )
     if C is None:
-        if c_path is None:
-            raise click.UsageError("Missing option '-c'.")
-        C = 1.0  # (each fold's fits set their own)
+        C = 1.0  # --c-path: each fold's fits set their own
     params = SampledParams(
         C=C,
         epsilon=epsilon,

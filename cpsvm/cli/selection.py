@@ -44,6 +44,14 @@ def selection_options(units: str):
     return decorate
 
 
+def c_unless_path(ctx, param, value):
+    """-c's callback where it is required except with --c-path (given on the command
+    line, --c-path is processed before a missing -c)."""
+    if value is None and ctx.params.get("c_path") is None and not ctx.resilient_parsing:
+        raise click.MissingParameter(ctx=ctx, param=param)
+    return value
+
+
 def wanted(cv_folds, c_path) -> bool:
     return cv_folds is not None or c_path is not None
 
