@@ -270,8 +270,11 @@ def _fold(top, children, combine):
         node, kids = stack.pop()
         if kids is None:
             kids = children(node)
+            if not kids:
+                values.append(combine(node, kids))
+                continue
             stack.append((node, kids))
-            stack.extend((kid, None) for kid in reversed(kids))
+            stack.extend([(kid, None) for kid in reversed(kids)])
         else:
             at = len(values) - len(kids)
             results = values[at:]
@@ -297,30 +300,33 @@ def n_words(tree: Tree) -> int:
     return sum(1 for p in tree.preterminals() if p.label != NONE_TAG)
 
 
+def _cleaned(tree, strip, drop):
+    """:func:`strip_functions` (if ``strip``) and then :func:`drop_none` (if ``drop``) in
+    one walk: a copy, None if nothing is left."""
+
+    def clean(node, kids):
+        if node.is_preterminal:
+            if drop and node.label == NONE_TAG:
+                return None
+            return Tree(node.label, word=node.word, line=node.line)
+        if drop:
+            kids = [k for k in kids if k is not None]
+            if not kids:
+                return None
+        return Tree(base_label(node.label) if strip else node.label, kids, line=node.line)
+
+    return _fold(tree, lambda node: node.children, clean)
+
+
 def strip_functions(tree: Tree) -> Tree:
     """A copy with function tags and indices removed from the phrase labels."""
-
-    def strip(node, kids):
-        if node.is_preterminal:
-            return Tree(node.label, word=node.word, line=node.line)
-        return Tree(base_label(node.label), kids, line=node.line)
-
-    return _fold(tree, lambda node: node.children, strip)
+    return _cleaned(tree, True, False)
 
 
 def drop_none(tree: Tree):
     """A copy without -NONE- elements and the constituents they leave empty (None if
     nothing is left)."""
-
-    def drop(node, kids):
-        if node.is_preterminal:
-            return (
-                None if node.label == NONE_TAG else Tree(node.label, word=node.word, line=node.line)
-            )
-        kids = [k for k in kids if k is not None]
-        return Tree(node.label, kids, line=node.line) if kids else None
-
-    return _fold(tree, lambda node: node.children, drop)
+    return _cleaned(tree, False, True)
 
 
 def _chain(node):
@@ -404,12 +410,9 @@ def preprocess(tree: Tree, options: TreeOptions):
             top = top.children[0]
         else:  # a root with several children: they hang from one unlabelled node
             top = Tree(ROOT_LABEL, top.children, line=top.line)
-    if options.strip_functions:
-        top = strip_functions(top)
-    if options.drop_none:
-        top = drop_none(top)
-        if top is None:
-            return None
+    top = _cleaned(top, options.strip_functions, options.drop_none)
+    if top is None:
+        return None
     top = bound_unaries(top, options.unary)
     return binarise(top, options.markov)
 
