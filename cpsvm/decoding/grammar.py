@@ -723,7 +723,7 @@ def check_charts(grammar, lengths, sentences, *, augmented=False, where=None, n_
     threads = n_threads or numba.get_num_threads()
     largest = np.cumsum(np.sort(need)[::-1][:threads])
     fitting = int(np.searchsorted(largest, limit, side="right"))
-    return n_threads if fitting >= threads else max(fitting, 1)
+    return n_threads if fitting >= len(largest) else max(fitting, 1)
 
 
 def _chart_refused(grammar, n, s, augmented, where, while_parsing=False):

@@ -28,8 +28,8 @@ def right_branching(depth):
 
 
 def unary_chain(depth):
-    """( (S-SBJ (NP (S (NP ... (NN w) (-NONE- *T*-1)))))): a unary chain of depth labels with function
-    tags over a word and a -NONE- element."""
+    """( (S-SBJ (NP (S (NP ... (NN w) (-NONE- *T*-1)))))): a unary chain of depth
+    labels with function tags over a word and a -NONE- element."""
     labels = ["S-SBJ", "NP"] * (depth // 2)
     return (
         "( "
