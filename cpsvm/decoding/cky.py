@@ -25,6 +25,11 @@ for each in it): the bracket loss's part that depends on ŷ (:mod:`cpsvm.problem
 ``kbest`` 2 keeps the two best derivations of each (span, symbol, layer), so the root
 yields the two best trees.
 
+Memory: :func:`chart_bytes` is what a sentence's chart takes at first;
+:func:`check_charts` refuses a sentence whose chart cannot fit before anything is
+allocated (and lowers the thread count when only the charts parsed at once would not
+fit), :func:`chart_refused` says so, naming the sentence.
+
 A tree comes out as its nodes in preorder, (symbol, start, end) each — the POS tags
 included, the root not — and its feature indices: its rules' (root rule first), each
 followed by the span features of the node it builds.
@@ -54,6 +59,66 @@ def chart_bytes(n, n_sym, n_kinds, n_base, augmented):
     per_span = 4 * n_sym + 8 * max(n_kinds, 1) + 16 + INITIAL_ENTRIES * ENTRY_BYTES
     gold = (n + 1) * (n + 1) * max(n_base, 1) if augmented else 0
     return spans * per_span + gold
+
+
+def run_kernel(kernel, *args):
+    """``kernel(*args)``, a MemoryError raised in it (numba wraps one in a SystemError)
+    raised as such."""
+    try:
+        kernel(*args)
+    except SystemError as e:
+        if isinstance(e.__cause__, MemoryError):
+            raise e.__cause__ from None
+        raise
+
+
+def check_charts(g, lengths, sentences, *, augmented=False, where=None, n_threads=None):
+    """The thread count to parse sentences of ``lengths`` (of indices ``sentences``)
+    with a grammar of arrays ``g`` (:meth:`cpsvm.decoding.grammar.Grammar.arrays`):
+    ``n_threads`` (None: the caller's), or fewer when the charts of the longest
+    sentences parsed at once would not fit in memory together. InputError naming the
+    sentence whose chart alone would not (``where`` as
+    :func:`cpsvm.decoding.grammar.cky`'s)."""
+    from ..memory import physical_memory
+
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if not len(lengths):
+        return n_threads
+    need = np.array(
+        [
+            float(chart_bytes(int(n), g["n_sym"], len(g["kinds"]), g["n_base"], augmented))
+            for n in lengths
+        ]
+    )
+    limit = physical_memory()
+    worst = int(np.argmax(need))
+    if need[worst] > limit:
+        chart_refused(g, int(lengths[worst]), int(sentences[worst]), augmented, where)
+    import numba
+
+    threads = n_threads or numba.get_num_threads()
+    largest = np.cumsum(np.sort(need)[::-1][:threads])
+    fitting = int(np.searchsorted(largest, limit, side="right"))
+    return n_threads if fitting >= len(largest) else max(fitting, 1)
+
+
+def chart_refused(g, n, s, augmented, where, while_parsing=False):
+    """InputError: the chart of sentence s (n words) does not fit in memory (or, with
+    ``while_parsing``, outgrew it)."""
+    from ..errors import InputError
+    from ..memory import format_bytes, physical_memory
+
+    need = format_bytes(chart_bytes(n, g["n_sym"], len(g["kinds"]), g["n_base"], augmented))
+    source, line = where(s) if where is not None else (None, None)
+    what = f"a sentence of {n} words" if source is not None else f"sentence {s + 1} ({n} words)"
+    memory = format_bytes(physical_memory())
+    if while_parsing:
+        said = f"ran out of memory in CKY (its chart needs {need}, and more as it fills)"
+    else:
+        said = f"would need a CKY chart of {need}, more than this machine's memory ({memory})"
+    raise InputError(
+        f"{what} {said}; --max-length leaves longer sentences out", source=source, line=line
+    )
 
 
 @njit(cache=True)

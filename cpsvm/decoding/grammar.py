@@ -573,11 +573,11 @@ def cky(
     where : sentence s -> (file, line) for the messages (None: "sentence s+1").
 
     A sentence whose chart cannot fit in memory is an InputError naming it, before
-    anything is allocated (:func:`check_charts`; fewer threads run when only the
-    charts parsed at once would not fit), or, should its chart outgrow memory while
-    parsing, after: never a missing parse."""
+    anything is allocated (:func:`cpsvm.decoding.cky.check_charts`; fewer threads run
+    when only the charts parsed at once would not fit), or, should its chart outgrow
+    memory while parsing, after: never a missing parse."""
     from ..engine.threads import thread_count
-    from .cky import cky_all
+    from .cky import chart_refused, check_charts, cky_all, run_kernel
 
     g = grammar.arrays()
     bin_score, chain_score, root_score, w = grammar.scores(w)
@@ -589,7 +589,7 @@ def cky(
     sentences = np.ascontiguousarray(sentences, dtype=np.int64)
     lengths = np.diff(starts)[sentences]
     n_threads = check_charts(
-        grammar, lengths, sentences, augmented=loss_weight != 0.0, where=where, n_threads=n_threads
+        g, lengths, sentences, augmented=loss_weight != 0.0, where=where, n_threads=n_threads
     )
     bound = max(grammar.unary, 1)
     caps = np.maximum(2 * lengths - 1, 1) * (bound + 1) + 1
@@ -611,7 +611,7 @@ def cky(
     out_done = np.zeros(m, dtype=np.int8)
     try:
         with thread_count(n_threads):
-            _run_cky_all(
+            run_kernel(
                 cky_all,
                 np.ascontiguousarray(tag_ids, dtype=np.int64),
                 starts,
@@ -663,7 +663,7 @@ def cky(
     if not out_done.all():
         undone = np.flatnonzero(out_done == 0)
         q = int(undone[np.argmax(lengths[undone])])
-        _chart_refused(grammar, int(lengths[q]), int(sentences[q]), loss_weight != 0.0, where, True)
+        chart_refused(g, int(lengths[q]), int(sentences[q]), loss_weight != 0.0, where, True)
     results = []
     for q in range(m):
         found = []
@@ -683,67 +683,6 @@ def cky(
             )
         results.append(found)
     return results
-
-
-def _run_cky_all(kernel, *args):
-    """``kernel(*args)``, a MemoryError raised in it (numba wraps one in a SystemError)
-    raised as such."""
-    try:
-        kernel(*args)
-    except SystemError as e:
-        if isinstance(e.__cause__, MemoryError):
-            raise e.__cause__ from None
-        raise
-
-
-def check_charts(grammar, lengths, sentences, *, augmented=False, where=None, n_threads=None):
-    """The thread count to parse sentences of ``lengths`` (of indices ``sentences``)
-    with: ``n_threads`` (None: the caller's), or fewer when the charts of the longest
-    sentences parsed at once would not fit in memory together. InputError naming the
-    sentence whose chart alone would not (``where`` as :func:`cky`'s)."""
-    from ..memory import physical_memory
-    from .cky import chart_bytes
-
-    lengths = np.asarray(lengths, dtype=np.int64)
-    if not len(lengths):
-        return n_threads
-    g = grammar.arrays()
-    need = np.array(
-        [
-            float(chart_bytes(int(n), g["n_sym"], len(g["kinds"]), g["n_base"], augmented))
-            for n in lengths
-        ]
-    )
-    limit = physical_memory()
-    worst = int(np.argmax(need))
-    if need[worst] > limit:
-        _chart_refused(grammar, int(lengths[worst]), int(sentences[worst]), augmented, where)
-    import numba
-
-    threads = n_threads or numba.get_num_threads()
-    largest = np.cumsum(np.sort(need)[::-1][:threads])
-    fitting = int(np.searchsorted(largest, limit, side="right"))
-    return n_threads if fitting >= len(largest) else max(fitting, 1)
-
-
-def _chart_refused(grammar, n, s, augmented, where, while_parsing=False):
-    """InputError: the chart of sentence s (n words) does not fit in memory."""
-    from ..errors import InputError
-    from ..memory import format_bytes, physical_memory
-    from .cky import chart_bytes
-
-    g = grammar.arrays()
-    need = format_bytes(chart_bytes(n, g["n_sym"], len(g["kinds"]), g["n_base"], augmented))
-    source, line = where(s) if where is not None else (None, None)
-    what = f"a sentence of {n} words" if source is not None else f"sentence {s + 1} ({n} words)"
-    memory = format_bytes(physical_memory())
-    if while_parsing:
-        said = f"ran out of memory in CKY (its chart needs {need}, and more as it fills)"
-    else:
-        said = f"would need a CKY chart of {need}, more than this machine's memory ({memory})"
-    raise InputError(
-        f"{what} {said}; --max-length leaves longer sentences out", source=source, line=line
-    )
 
 
 def pcfg_weights(grammar: Grammar, parses) -> np.ndarray:

@@ -9,8 +9,7 @@ import pytest
 
 import cpsvm.decoding.cky as cky_kernels
 import cpsvm.memory
-from cpsvm.decoding.cky import chart_bytes
-from cpsvm.decoding.grammar import check_charts
+from cpsvm.decoding.cky import chart_bytes, check_charts
 from cpsvm.errors import InputError
 from cpsvm.io.trees import parse_trees
 from cpsvm.problems.cfg.problem import LOSS_BRACKETS, LOSS_ZERO_ONE, CfgProblem
@@ -58,10 +57,10 @@ def test_the_charts_parsed_at_once_run_on_fewer_threads(problem, monkeypatch):
     sizes = [chart_bytes(n, g["n_sym"], len(g["kinds"]), g["n_base"], False) for n in (61, 5)]
     monkeypatch.setattr(cpsvm.memory, "physical_memory", lambda: sizes[0] + sizes[1] - 1)
     lengths, sentences = np.array([61, 5, 61]), np.arange(3)
-    assert check_charts(problem.grammar, lengths, sentences, n_threads=4) == 1
-    assert check_charts(problem.grammar, lengths[1:2], sentences[1:2], n_threads=4) == 4
+    assert check_charts(g, lengths, sentences, n_threads=4) == 1
+    assert check_charts(g, lengths[1:2], sentences[1:2], n_threads=4) == 4
     monkeypatch.setattr(cpsvm.memory, "physical_memory", lambda: 2 * sizes[0] + 1)
-    assert check_charts(problem.grammar, lengths, sentences, n_threads=4) == 2
+    assert check_charts(g, lengths, sentences, n_threads=4) == 2
 
 
 def _raises_memory_error(*args):
