@@ -36,7 +36,7 @@ class ParsingModels:
         if settings.verbosity >= 2:
             skipped = f", {data.n_skipped} longer skipped" if data.n_skipped else ""
             settings.note(f"Reading test examples... {data.n_examples} sentences{skipped}... done.")
-        predicted, parsed = model.parse(data.trees)
+        predicted, parsed = model.parse(data.trees, source=data.source)
         lines = [format_tree(t) for t in predicted]
         return lines, lambda out: report_parses(data.trees, predicted, parsed, model, out)
 
