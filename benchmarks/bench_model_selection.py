@@ -156,6 +156,9 @@ class Group:
     wall = Timed.wall
     cpu = Timed.cpu
 
+    def shown(self) -> str:
+        return f"{self.members[0].shown()} ... (each C)"
+
 
 def rounds(items, repeats):
     for r in range(repeats):
@@ -165,7 +168,7 @@ def rounds(items, repeats):
 
 
 def ratio(a, b) -> str:
-    return f"{a / b:.3f}" if b > 0 else "-"
+    return f"{a / b:.3f}" if a >= 0 and b > 0 else "-"  # a difference may be noise
 
 
 def path_table(text):
@@ -226,6 +229,8 @@ def part_a9a(a, tmp):
         items.append(ll)
     else:
         print("LIBLINEAR_TRAIN is unset (the path of LIBLINEAR's train): LIBLINEAR skipped")
+    for item in items:
+        print(f"  {item.name}: {item.shown()}")
     rounds(items, a.repeats)
     print(f"  after: {load()}")
 
@@ -251,19 +256,19 @@ def part_a9a(a, tmp):
         per_c = ", ".join(f"{c:g}: {m.wall:.2f}" for c, m in zip(values, ll.members))
         print(f"LIBLINEAR: wall seconds per C (min over rounds) {per_c}")
 
-    table = [(f"path: {path.shown()}", path.wall, path.cpu, None, None, "")]
+    table = [("path", path.wall, path.cpu, None, None, "")]
     if sk is not None:
-        table.append((f"grid search, whole process (max_iter {a.sklearn_max_iter})", sk.wall,
+        table.append(("grid search, whole process", sk.wall,
                       sk.cpu, None, None, ""))  # fmt: skip
         table.append(("path vs grid search (whole processes)", path.wall, path.cpu, sk.wall,
                       sk.cpu, "<=0.1"))  # fmt: skip
         table.append(("path vs grid search's fit only (wall)", path.wall, path.cpu,
                       min(fit_seconds, sk.wall), None, "<=0.1"))  # fmt: skip
-    table.append((f"one run: {one.shown()}", one.wall, one.cpu, None, None, ""))
+    table.append((f"one run at C = {values[-1]:g}", one.wall, one.cpu, None, None, ""))
     table.append(("path vs one run at the largest C", path.wall, path.cpu, one.wall, one.cpu,
                   "<=3"))  # fmt: skip
     if ll is not None:
-        table.append((f"LIBLINEAR {ll.name} (sum)", ll.wall, ll.cpu, None, None, ""))
+        table.append(("LIBLINEAR, sum over C", ll.wall, ll.cpu, None, None, ""))
         table.append(("path vs LIBLINEAR", path.wall, path.cpu, ll.wall, ll.cpu, "<=0.3"))
     print_table("a9a: seconds (min over rounds) and ratios", table)
     if best is not None:
@@ -290,6 +295,8 @@ def struct_part(a, tmp, name, data, values_text, extra):
                           for c in values])  # fmt: skip
     # Everything but the training: reading, folds, one iteration per fold, scoring.
     idle = Timed("-# 1", [*learn, "--cv", FOLDS, "-c", repr(values[0]), "-#", "1", data])
+    for item in (path, cold, idle):
+        print(f"  {item.name}: {item.shown()}")
     rounds([path, cold, idle], a.repeats)
     print(f"  after: {load()}")
     rows, best = path_table(path.stdout)
@@ -299,23 +306,15 @@ def struct_part(a, tmp, name, data, values_text, extra):
         found = re.search(r"Cross-validated (\S+): (\S+)", m.stdout)
         print(f"  cold -c {c:g}: {found.group(1)} {found.group(2)}, wall {m.wall:.2f} s, "
               f"CPU {m.cpu:.2f} s")  # fmt: skip
-    table = [
-        (f"path: {path.shown()}", path.wall, path.cpu, None, None, ""),
-        (
-            f"cold: {cold.members[-1].shown()} ... (sum over C)",
-            cold.wall,
-            cold.cpu,
-            None,
-            None,
-            "",
-        ),  # fmt: skip
-        ("path vs cold (whole processes)", path.wall, path.cpu, cold.wall, cold.cpu, "<=0.5"),
-        (f"no training: {idle.shown()}", idle.wall, idle.cpu, None, None, ""),
-    ]
     path_train = (path.wall - idle.wall, path.cpu - idle.cpu)
     cold_train = (cold.wall - len(values) * idle.wall, cold.cpu - len(values) * idle.cpu)
-    table.append(("path vs cold, each minus the no-training process", *path_train, *cold_train,
-                  "<=0.5"))  # fmt: skip
+    table = [
+        ("path", path.wall, path.cpu, None, None, ""),
+        ("cold runs, sum over C", cold.wall, cold.cpu, None, None, ""),
+        ("path vs cold (whole processes)", path.wall, path.cpu, cold.wall, cold.cpu, "<=0.5"),
+        ("no training (-# 1)", idle.wall, idle.cpu, None, None, ""),
+        ("path vs cold, minus no-training", *path_train, *cold_train, "<=0.5"),
+    ]
     print_table(f"{name}: seconds (min over rounds) and ratios", table)
     if best is not None:
         print(f"  best C on the path: {best[0]:g} ({best[1]})")
