@@ -41,12 +41,18 @@ does everything but train: ``--cv 5 -c C -# 1``, one iteration per fold).
   when absent),
   --rank-cs (default 0.01:100:5; svm_rank_learn's C).
 
+--in-process FOLDS: also the training alone, in this process, on the first FOLDS folds:
+the warm path (OcasPath, StructPath) against a fresh one per C, CPU seconds, iterations,
+primal and dual of each (where the time goes when a whole-process ratio hides it behind
+start-up: each cold process pays reading and imports, ~1.2 CPU s here).
+
 numba's cache is warmed (one short run of each command) before anything is timed.
 
 Usage: OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_model_selection.py
        [--parts a9a,dna,hmm,rank] [--repeats 3] [--a9a-cs 1e-3:1e3:13]
        [--sklearn-max-iter 1000] [--dna-cs 1:1e5:6] [--hmm-cs 1,10,100,1000]
-       [--hmm-sentences 1000] [--rank-cs 0.01:100:5] [--ewt FILE] [--out DIR]
+       [--hmm-sentences 1000] [--rank-cs 0.01:100:5] [--ewt FILE] [--in-process 1]
+       [--no-warm]
 """
 
 from __future__ import annotations
@@ -135,7 +141,12 @@ class Timed:
         return min(self.cpus)
 
     def shown(self) -> str:
-        return " ".join(a if " " not in a else repr(a) for a in self.argv)
+        def one(a):
+            if "\n" in a:
+                return "<SKLEARN script of this file>"
+            return a if " " not in a else repr(a)
+
+        return " ".join(one(a) for a in self.argv)
 
 
 class Group:
@@ -182,7 +193,7 @@ def path_table(text):
                 rows.append((float(f[0]), f[1], float(f[-3]), int(f[-2]), int(f[-1])))
             except ValueError:
                 continue
-    best = re.search(r"Best C: (\S+) \((\S+) (\S+)", text)
+    best = re.search(r"Best C: (\S+) \((.+?) (\S+) \+-", text)
     return rows, (float(best.group(1)), best.group(3)) if best else None
 
 
@@ -303,7 +314,7 @@ def struct_part(a, tmp, name, data, values_text, extra):
     print("  path's table (last round):")
     print("  " + "\n  ".join(path.stdout.splitlines()[2 : len(rows) + 4]))
     for c, m in zip(values, cold.members):
-        found = re.search(r"Cross-validated (\S+): (\S+)", m.stdout)
+        found = re.search(r"Cross-validated (.+?): (\S+) \+-", m.stdout)
         print(f"  cold -c {c:g}: {found.group(1)} {found.group(2)}, wall {m.wall:.2f} s, "
               f"CPU {m.cpu:.2f} s")  # fmt: skip
     path_train = (path.wall - idle.wall, path.cpu - idle.cpu)
@@ -319,6 +330,49 @@ def struct_part(a, tmp, name, data, values_text, extra):
     if best is not None:
         print(f"  best C on the path: {best[0]:g} ({best[1]})")
     print(f"  path's own training seconds (table): {sum(r[2] for r in rows):.2f}")
+
+
+def in_process(name, data_file, values_text, epsilon, n_folds):
+    """The training alone, in this process (CPU seconds, time.process_time): on the first
+    ``n_folds`` folds, the warm path (OcasPath for a9a, StructPath for cp_learn's sets)
+    against a fresh one per C; iterations, primal and dual of each, a gap to judge the
+    stopping by."""
+    import numpy as np
+
+    from cpsvm.io.svmlight import read_svmlight
+    from cpsvm.problems import choose_entry
+    from cpsvm.selection.folds import assign_folds
+    from cpsvm.solvers.ocas import OcasParams, OcasPath
+    from cpsvm.solvers.one_slack import StructParams, StructPath
+
+    values = parse_values(values_text)
+    data = read_svmlight(str(data_file))
+    entry = choose_entry(data, "auto", sequences=name != "a9a")
+    units, strata = entry.cv_units(data)
+    folds = assign_folds(FOLDS, data.n_examples, units, strata, 0)
+    if name == "a9a":
+        start = lambda part: OcasPath(part, OcasParams())  # noqa: E731
+    else:
+        start = lambda part: StructPath(part, StructParams(C=1.0, epsilon=epsilon))  # noqa: E731
+    print(f"\n{name} in process, training only, {n_folds} of {FOLDS} folds (CPU seconds):")
+    print(f"  {'C':>9} {'warm s':>8} {'it':>5} {'primal':>13} {'dual':>13} "
+          f"{'cold s':>8} {'it':>5} {'primal':>13} {'dual':>13}")  # fmt: skip
+    total = [0.0, 0.0]
+    for f in range(n_folds):
+        part = data.subset(np.flatnonzero(folds != f))
+        warm = start(part)
+        for C in values:
+            figures = []
+            for path in (warm, start(part)):
+                started = time.process_time()
+                _, info = path.fit(C)
+                r = info.result
+                figures.append((time.process_time() - started, r.iterations, r.primal, r.dual))
+            total[0] += figures[0][0]
+            total[1] += figures[1][0]
+            print(f"  {C:>9.4g} " + " ".join(
+                f"{t:>8.3f} {it:>5} {p:>13.6g} {d:>13.6g}" for t, it, p, d in figures))  # fmt: skip
+    print(f"  sum: warm {total[0]:.2f} s, cold {total[1]:.2f} s, ratio {ratio(*total)}")
 
 
 def ewt_file(a, tmp):
@@ -384,6 +438,8 @@ def main(argv=None):
     ap.add_argument("--rank-cs", default="0.01:100:5")
     ap.add_argument("--ewt", default=None, help="an SVM-hmm file of EWT's training split")
     ap.add_argument("--no-warm", action="store_true")
+    ap.add_argument("--in-process", type=int, default=0, metavar="FOLDS",
+                    help="also time the training alone in this process on FOLDS folds")  # fmt: skip
     a = ap.parse_args(argv)
     parts = a.parts.split(",")
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -392,14 +448,24 @@ def main(argv=None):
         tmp = Path(d)
         if not a.no_warm:
             warm(tmp)
+        k = a.in_process
         if "a9a" in parts:
             part_a9a(a, tmp)
+            if k:
+                in_process("a9a", SHARED / "a9a", a.a9a_cs, None, k)
         if "dna" in parts:
             struct_part(a, tmp, "dna", SHARED / "dna.scale", a.dna_cs, [])
+            if k:
+                in_process("dna", SHARED / "dna.scale", a.dna_cs, None, k)
         if "hmm" in parts:
-            struct_part(a, tmp, "hmm", ewt_file(a, tmp), a.hmm_cs, ["-e", a.hmm_e])
+            ewt = ewt_file(a, tmp)
+            struct_part(a, tmp, "hmm", ewt, a.hmm_cs, ["-e", a.hmm_e])
+            if k:
+                in_process("hmm", ewt, a.hmm_cs, float(a.hmm_e), k)
         if "rank" in parts:
             struct_part(a, tmp, "rank", rank_file(tmp), a.rank_cs, [])
+            if k:
+                in_process("rank", rank_file(tmp), a.rank_cs, None, k)
     print(f"\ndone ({load()})")
 
 
