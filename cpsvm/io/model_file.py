@@ -87,6 +87,7 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
     """SVMlight V5/V6 (and SVMperf) models, and SVMmulticlass V2 ones (same layout)."""
     import numpy as np
 
+    from ..columns import distinct_columns, worth_renumbering
     from ..kernels import Kernel
     from ..models import KernelModel, MulticlassModel, fit_columns
     from .svmlight import parse_svmlight_bytes
@@ -101,13 +102,6 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
     if n_sv < 0 or dim < 0:
         raise InputError(
             "expected non-negative counts in the header", source=name, line=first_sv_line - 2
-        )
-    if header["kernel type"] == 0:  # a linear model becomes one dense weight vector
-        check_fits(
-            8.0 * dim,
-            f"the header's highest feature index {dim}",
-            source=name,
-            line=[label for label, _ in fields].index("highest feature index") + 2,
         )
     svs = parse_svmlight_bytes(
         body, name, first_line=first_sv_line, keep_comments=True, allow_empty=True
@@ -126,7 +120,16 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
             source=name,
             line=first_sv_line,
         )
-    sv_matrix = fit_columns(svs.X, dim)
+    # Huge or hashed indices: the weights held in the support vectors' distinct columns.
+    renumber = bool(svs.X.nnz) and worth_renumbering(dim, svs.X.indices)
+    if header["kernel type"] == 0 and not renumber:  # one dense weight vector
+        check_fits(
+            8.0 * dim,
+            f"the header's highest feature index {dim}",
+            source=name,
+            line=[label for label, _ in fields].index("highest feature index") + 2,
+        )
+    sv_matrix = svs.X if renumber else fit_columns(svs.X, dim)
     if float32_features:
         sv_matrix.data = sv_matrix.data.astype(np.float32).astype(np.float64)
     try:
@@ -152,17 +155,25 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
             )
         k = header["number of classes"]
         d = header["number of base features"]
-        w = np.asarray(sv_matrix.T @ svs.y).ravel()
-        if k < 1 or d < 0 or len(w) < k * d:
+        if k < 1 or d < 0 or dim < k * d:
             raise InputError(
                 f"expected {k} classes x {d} features to fit in the highest feature index {dim}",
                 source=name,
                 line=2,
             )
+        if renumber:
+            W, ids = _class_weights(sv_matrix, svs.y, k, d)
+            return MulticlassModel(
+                W=W, n_train=n_train, loss_id=header["loss function"], feature_ids=ids
+            )
+        w = np.asarray(sv_matrix.T @ svs.y).ravel()
         return MulticlassModel(
             W=w[: k * d].reshape(k, d).copy(), n_train=n_train, loss_id=header["loss function"]
         )
     loss_id, k_fraction = _read_trained_for(lines[8], name)
+    ids = None
+    if renumber:
+        sv_matrix, ids = distinct_columns(sv_matrix, always=True)
     model = KernelModel(
         support_vectors=sv_matrix,
         coef=svs.y,
@@ -172,6 +183,7 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
         sv_comments=svs.comments,
         loss_id=loss_id,
         k_fraction=k_fraction,
+        feature_ids=ids,
     )
     if not kernel.is_linear:
         return model
@@ -179,8 +191,26 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
     if n_sv == 1 and svs.comments and svs.comments[0].strip() == RANKING_COMMENT.strip():
         from ..models import RankingModel
 
-        return RankingModel(linear.w, linear.b, n_train=linear.n_train)
+        return RankingModel(linear.w, linear.b, n_train=linear.n_train, feature_ids=ids)
     return linear
+
+
+def _class_weights(sv_matrix, coef, k, d):
+    """(W in the distinct base features, their 0-based indices) of a multiclass model's
+    support vectors, whose index (y-1)·d + j holds class y's weight of feature j."""
+    import numpy as np
+
+    from ..columns import distinct_values
+
+    entries = sv_matrix.tocoo()
+    index = np.asarray(entries.col, dtype=np.int64)
+    values = entries.data * np.asarray(coef)[entries.row]
+    inside = index < k * d
+    index, values = index[inside], values[inside]
+    ids, columns = distinct_values(index % d if d else index)
+    W = np.zeros((k, len(ids)))
+    np.add.at(W, (index // max(d, 1), columns), values)
+    return W, ids
 
 
 def _read_svmlight(raw, name, float32_features):
@@ -274,17 +304,23 @@ def _format_user_problem(model) -> list:
     ]
 
 
+def _original_indices(model, columns):
+    """The 0-based feature indices of a model's columns (its feature_ids, if renumbered)."""
+    ids = getattr(model, "feature_ids", None)
+    return columns if ids is None else ids[columns]
+
+
 def _format_linear(model, comment="") -> list:
     import numpy as np
 
     from ..kernels import Kernel
+    from ..models import highest_index
 
     lines = [SVMLIGHT_VERSION] + kernel_header(
-        Kernel(), model.n_features, model.n_train, 1, model.b, _trained_for(model)
+        Kernel(), highest_index(model), model.n_train, 1, model.b, _trained_for(model)
     )
-    lines.append(
-        sv_line(1.0, *nonzero_entries(np.asarray(model.w, dtype=np.float64)), comment=comment)
-    )
+    columns, weights = nonzero_entries(np.asarray(model.w, dtype=np.float64))
+    lines.append(sv_line(1.0, _original_indices(model, columns), weights, comment=comment))
     return lines
 
 
@@ -297,15 +333,16 @@ def _format_ranking(model) -> list:
 def _format_kernel(model) -> list:
     import scipy.sparse as sp
 
+    from ..models import highest_index
     from .svmlight import format_rows
 
     sv = sp.csr_matrix(model.support_vectors)
     sv.sort_indices()
     lines = [SVMLIGHT_VERSION] + kernel_header(
-        model.kernel, model.n_features, model.n_train, sv.shape[0], model.b, _trained_for(model)
+        model.kernel, highest_index(model), model.n_train, sv.shape[0], model.b, _trained_for(model)
     )
     comments = model.sv_comments or [""] * sv.shape[0]
-    features = format_rows(sv.indptr, sv.indices, sv.data)
+    features = format_rows(sv.indptr, _original_indices(model, sv.indices), sv.data)
     for coef, text, comment in zip(model.coef, features, comments):
         lines.append(sv_line(coef, text=text, comment=comment))
     return lines
@@ -315,8 +352,15 @@ def _format_multiclass(model) -> list:
     import numpy as np
 
     from ..kernels import Kernel
+    from ..models import highest_index
 
-    k, d = model.W.shape
+    k = model.W.shape[0]
+    d = highest_index(model)
+    if k * d + 1 >= 2**63:
+        raise InputError(
+            f"expected {k} classes x the highest feature index {d} below 2^63, the largest "
+            "index of SVMmulticlass's joint feature space"
+        )
     lines = [
         MULTICLASS_VERSION,
         f"{k} # number of classes",
@@ -325,7 +369,12 @@ def _format_multiclass(model) -> list:
     ]
     # SVMmulticlass sizes its joint feature space k·d + 1.
     lines += kernel_header(Kernel(), k * d + 1, model.n_train, 1, 0.0)
-    lines.append(sv_line(1.0, *nonzero_entries(np.ravel(model.W)), prefix="qid:0"))
+    if model.feature_ids is None:
+        entries = nonzero_entries(np.ravel(model.W))
+    else:  # class y's weight of feature j at (y-1)·d + j, j its original index
+        classes, columns = np.nonzero(model.W)
+        entries = (classes * d + model.feature_ids[columns], model.W[classes, columns])
+    lines.append(sv_line(1.0, *entries, prefix="qid:0"))
     return lines
 
 
