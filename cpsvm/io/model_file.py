@@ -379,26 +379,51 @@ def _format_multiclass(model) -> list:
 
 
 RFF_VERSION = "cpsvm rff model V1"
+# V2: trained on renumbered columns (huge or hashed indices): one more header line, the
+# features' original indices, and omega values for those features only.
+RFF_IDS_VERSION = "cpsvm rff model V2"
 _RFF_FIELDS = KERNEL_FIELDS[:8] + [
     ("number of random features", int),
     ("task", str),
     ("threshold b", float),
 ]
+_RFF_IDS_FIELDS = _RFF_FIELDS + [("feature indices", str)]
 _RFF_TASKS = ("classification", "regression")
+
+
+def _rff_feature_ids(text, dim, name, line):
+    """The 0-based feature indices of a V2 model's line of 1-based ones (increasing,
+    1..dim)."""
+    import numpy as np
+
+    try:
+        ids = np.array(text.split(), dtype=np.int64) - 1
+    except (ValueError, OverflowError):
+        ids = None
+    if ids is None or np.any(ids < 0) or np.any(ids >= dim) or np.any(np.diff(ids) <= 0):
+        raise InputError(
+            f"expected the feature indices, increasing in 1..{dim}, got {text[:40]!r}",
+            source=name,
+            line=line,
+        )
+    return ids
 
 
 def _read_rff(raw, name, float32_features):
     """asset_learn's random Fourier feature models (see man asset_learn, MODEL FILES):
-    SVMlight's header with the number of features D and the task, then one line per
-    feature: coef_j nu_j omega_j (a value for each input feature 1..highest index)."""
+    SVMlight's header with the number of features D and the task (V2: and the original
+    indices of the features), then one line per feature: coef_j nu_j omega_j (a value
+    for each input feature 1..highest index; V2: for each listed feature)."""
     import numpy as np
 
     from ..models import RandomFeaturesModel
 
-    n_fields = len(_RFF_FIELDS)
+    with_ids = raw.startswith(RFF_IDS_VERSION.encode())
+    fields = _RFF_IDS_FIELDS if with_ids else _RFF_FIELDS
+    n_fields = len(fields)
     lines = raw.split(b"\n", n_fields + 1)
-    header = read_header(lines, _RFF_FIELDS, name)
-    field_line = {label: k + 2 for k, (label, _) in enumerate(_RFF_FIELDS)}
+    header = read_header(lines, fields, name)
+    field_line = {label: k + 2 for k, (label, _) in enumerate(fields)}
     if header["kernel type"] != 2:
         raise InputError(
             f"expected kernel type 2 (RBF), got {header['kernel type']}",
@@ -420,17 +445,22 @@ def _read_rff(raw, name, float32_features):
             source=name,
             line=field_line["task"],
         )
+    ids, width = None, dim
+    if with_ids:
+        label = "feature indices"
+        ids = _rff_feature_ids(header[label], dim, name, field_line[label])
+        width = len(ids)
     first = n_fields + 2
     rows = body_rows(lines, n_fields, n_random, "random features", name)
-    values = np.empty((n_random, dim + 2))
+    values = np.empty((n_random, width + 2))
     for j, row in enumerate(rows):
         try:
             numbers = np.array(row.split(), dtype=np.float64)
         except ValueError:
             numbers = np.zeros(0)
-        if numbers.shape != (dim + 2,) or not np.all(np.isfinite(numbers)):
+        if numbers.shape != (width + 2,) or not np.all(np.isfinite(numbers)):
             raise InputError(
-                f"expected {dim + 2} finite numbers (coef, nu and one omega "
+                f"expected {width + 2} finite numbers (coef, nu and one omega "
                 f"value per feature), got {row[:40]!r}",
                 source=name,
                 line=first + j,
@@ -444,17 +474,20 @@ def _read_rff(raw, name, float32_features):
         gamma=gamma,
         n_train=header["number of training documents"],
         task=task,
+        feature_ids=ids,
     )
 
 
 def _format_rff(model) -> list:
     from ..kernels import RBF, Kernel
+    from ..models import highest_index
 
     header = kernel_header(
-        Kernel(RBF, gamma=model.gamma), model.n_features, model.n_train, 0, model.b
+        Kernel(RBF, gamma=model.gamma), highest_index(model), model.n_train, 0, model.b
     )[:8]
+    ids = model.feature_ids
     lines = (
-        [RFF_VERSION]
+        [RFF_VERSION if ids is None else RFF_IDS_VERSION]
         + header
         + [
             f"{model.n_components} # number of random features",
@@ -465,6 +498,11 @@ def _format_rff(model) -> list:
             "input feature)",
         ]
     )
+    if ids is not None:
+        lines.append(
+            " ".join(str(i) for i in (ids + 1).tolist())
+            + " # feature indices: the features of the omega values"
+        )
     for j in range(model.n_components):
         lines.append(
             " ".join(
@@ -509,7 +547,9 @@ MODEL_KINDS = [
         _read_user_problem,
         {"UserProblemModel": _format_user_problem},
     ),
-    ModelKind("rff", (RFF_VERSION,), _read_rff, {"RandomFeaturesModel": _format_rff}),
+    ModelKind(
+        "rff", (RFF_VERSION, RFF_IDS_VERSION), _read_rff, {"RandomFeaturesModel": _format_rff}
+    ),
     ModelKind("hmm", ("SVM-HMM Version V3.",), read_hmm, {"SequenceModel": format_hmm}),
     ModelKind("cfg", (CFG_VERSION, CFG_SPANS_VERSION), read_cfg, {"CfgModel": format_cfg}),
 ]
