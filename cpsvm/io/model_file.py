@@ -16,17 +16,23 @@ size_psi, the training data's number of features and examples, then w as one lin
 ``index:value`` pairs (see man cp_learn). asset_learn's random Fourier feature models
 are the kind ``cpsvm rff model V1``: SVMlight's first header lines, the number of random
 features, the task and b, then one line per feature, ``coef nu omega_1 ... omega_d``
-(see man asset_learn). Parsing models (``cp_learn --problem cfg``) are the kind
-``cpsvm cfg model V1``: the preprocessing (JSON), svm or pcfg weights, the fallback
-label, the numbers of training sentences and rules, then one rule a line with its weight
-(see man cp_learn, PARSING); ``cpsvm cfg model V2`` adds Ψ's span templates and the
-weights of the span features, one a line after the rules (V1 is still written for a
-model of rules only, such as the PCFG baseline, and read).
+(see man asset_learn); ``cpsvm rff model V2`` adds a header line listing the original
+indices of the features of a model trained on renumbered columns. Parsing models
+(``cp_learn --problem cfg``) are the kind ``cpsvm cfg model V1``: the preprocessing
+(JSON), svm or pcfg weights, the fallback label, the numbers of training sentences and
+rules, then one rule a line with its weight (see man cp_learn, PARSING);
+``cpsvm cfg model V2`` adds Ψ's span templates and the weights of the span features, one
+a line after the rules (V1 is still written for a model of rules only, such as the PCFG
+baseline, and read).
 
 Every kind is one entry of ``MODEL_KINDS`` (version line, reader, a writer per model
 class): reading dispatches on the first line, writing on the model's class. The SVMhmm
 and cfg kinds' readers and writers are :mod:`cpsvm.io.structured_models`, the text pieces
 all kinds share :mod:`cpsvm.io.model_text`.
+
+A model trained on renumbered columns (huge or hashed indices, :mod:`cpsvm.columns`) is
+written with the original indices (its ``feature_ids``); a model file whose highest
+feature index is far beyond the features its weights use is read in those features.
 
 Numbers are written with ``repr`` so that write → read is exact; writes are atomic.
 """
