@@ -101,7 +101,9 @@ def read_hmm(raw, name, float32_features):
         X = X.copy()
         X.data = X.data.astype(np.float32).astype(np.float64)
     if X.nnz and worth_renumbering(layout.size_psi, X.indices):  # huge or hashed indices
-        return _hmm_in_distinct_features(X, svs.y, layout, header["loss function"])
+        return _hmm_in_distinct_features(
+            X, svs.y, layout, header["loss function"], name, field_line
+        )
     check_fits(
         8.0 * layout.size_psi,
         f"the header's {layout.n_tags} tags x {layout.n_features} emission features "
@@ -123,9 +125,11 @@ def _emission_features(index, layout):
     return rest // f, rest % f
 
 
-def _hmm_in_distinct_features(X, coef, layout, loss_id):
+def _hmm_in_distinct_features(X, coef, layout, loss_id, name, field_line):
     """A SequenceModel in the distinct emission features of the weights X holds (SVMhmm's
-    indices of ``layout``), with their original indices as feature_ids."""
+    indices of ``layout``), with their original indices as feature_ids. A weight in the
+    block SVMhmm leaves unused (before the emissions) means the header's number of
+    emission features is not the one the weights were written with: refused."""
     import numpy as np
 
     from ..columns import distinct_values
@@ -137,6 +141,16 @@ def _hmm_in_distinct_features(X, coef, layout, loss_id):
     values = entries.data * np.asarray(coef)[entries.row]
     feature = index > layout.size_trans
     block, original = _emission_features(index[feature], layout)
+    unused = np.flatnonzero((block == 0) & (values[feature] != 0))
+    if len(unused):
+        raise InputError(
+            f"expected no weight at indices {layout.size_trans + 2}.."
+            f"{layout.emission_start} (unused by SVM-hmm), found index "
+            f"{int(index[feature][unused[0]]) + 1}: the weights do not match the header's "
+            f"{layout.n_features} emission features",
+            source=name,
+            line=field_line["number of emission features"],
+        )
     ids, columns = distinct_values(original)
     compact = HmmLayout(len(ids), layout.n_tags, layout.trans_order, layout.emit_order)
     w = np.zeros(compact.size_psi)
