@@ -35,9 +35,22 @@ def worth_renumbering(width: int, indices) -> bool:
         return False
     if width > REMAP_RATIO * nnz:  # distinct <= nnz: no need to count them
         return True
-    seen = np.zeros(width, np.bool_)  # width <= 2·nnz: a mask as large as the data
-    seen[indices] = True
-    return width > REMAP_RATIO * int(np.count_nonzero(seen))
+    return width > REMAP_RATIO * _count_distinct(indices, width)
+
+
+@njit(cache=True)
+def _count_distinct(indices, width):
+    """The number of distinct values in ``indices`` (all in 0..width-1): a byte a column,
+    no more than the data (width <= 2·nnz here), and no temporary index array (numpy's
+    mask[indices] converted int32 indices to int64 first: 8 bytes a non-zero)."""
+    seen = np.zeros(width, np.bool_)
+    count = 0
+    for i in range(len(indices)):
+        j = indices[i]
+        if not seen[j]:
+            seen[j] = True
+            count += 1
+    return count
 
 
 @njit(cache=True)
