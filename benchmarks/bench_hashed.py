@@ -67,7 +67,8 @@ def generate(n, nnz, seed, hashed_path, compact_path):
 
 
 def measured(argv):
-    """(peak RSS in MB, wall seconds, stdout) of one whole process, by /usr/bin/time -v."""
+    """(peak RSS in MB, wall seconds, cpu seconds, stdout) of one whole process, by
+    /usr/bin/time -v (cpu: user + system, the figure to compare on a loaded machine)."""
     done = subprocess.run(
         ["/usr/bin/time", "-v", *map(str, argv)], capture_output=True, text=True, check=False
     )
@@ -76,7 +77,11 @@ def measured(argv):
     rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr).group(1))
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", done.stderr)
     seconds = sum(float(p) * 60**k for k, p in enumerate(reversed(wall.group(1).split(":"))))
-    return rss / 1024, seconds, done.stdout
+    cpu = sum(
+        float(re.search(rf"{what} time \(seconds\): (\S+)", done.stderr).group(1))
+        for what in ("User", "System")
+    )
+    return rss / 1024, seconds, cpu, done.stdout
 
 
 def main():
@@ -103,30 +108,38 @@ def main():
             for kind, path in files.items():
                 model = args.dir / f"{stem}.{kind}.{learner}.model"
                 program, *options = commands[learner]
-                rss, wall, out = measured([BIN / program, *options, path, model])
-                figures[kind].append((rss, wall))
+                rss, wall, cpu, out = measured([BIN / program, *options, path, model])
+                figures[kind].append((rss, wall, cpu))
                 objective[kind] = OBJECTIVE[learner].search(out).group(1)
         print(f"{commands[learner][0]} -c {args.C}:")
         for kind in files:
             rss = statistics.median(f[0] for f in figures[kind])
             wall = statistics.median(f[1] for f in figures[kind])
+            cpu = statistics.median(f[2] for f in figures[kind])
             print(
-                f"  {kind:8s} peak RSS {rss:8.1f} MB  wall {wall:7.2f} s  objective "
-                f"{objective[kind]}"
+                f"  {kind:8s} peak RSS {rss:8.1f} MB  wall {wall:7.2f} s  cpu {cpu:7.2f} s  "
+                f"objective {objective[kind]}"
             )
-        ratios = [(h[0] / c[0], h[1] / c[1]) for h, c in zip(figures["hashed"], figures["compact"])]
+        ratios = [
+            (h[0] / c[0], h[1] / c[1], h[2] / c[2])
+            for h, c in zip(figures["hashed"], figures["compact"])
+        ]
         print(
             f"  hashed/compact: peak RSS {statistics.median(r[0] for r in ratios):.3f}x "
-            f"(goal <= 1.5), wall {statistics.median(r[1] for r in ratios):.3f}x; objectives "
+            f"(goal <= 1.5), wall {statistics.median(r[1] for r in ratios):.3f}x, cpu "
+            f"{statistics.median(r[2] for r in ratios):.3f}x; objectives "
             f"{'equal' if objective['hashed'] == objective['compact'] else 'DIFFER'}"
         )
         predictions = {}
         for kind, path in files.items():
             model = args.dir / f"{stem}.{kind}.{learner}.model"
             out = args.dir / f"{stem}.{kind}.{learner}.pred"
-            rss, wall, _ = measured([BIN / "cp_classify", "-v", "0", path, model, out])
+            rss, wall, cpu, _ = measured([BIN / "cp_classify", "-v", "0", path, model, out])
             predictions[kind] = out.read_bytes()
-            print(f"  cp_classify {kind:8s} peak RSS {rss:8.1f} MB  wall {wall:7.2f} s")
+            print(
+                f"  cp_classify {kind:8s} peak RSS {rss:8.1f} MB  wall {wall:7.2f} s  "
+                f"cpu {cpu:7.2f} s"
+            )
         same = predictions["hashed"] == predictions["compact"]
         print(
             f"  predictions hashed file + hashed model vs compact + compact: "
