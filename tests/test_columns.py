@@ -92,3 +92,18 @@ def test_a_kernel_model_sees_every_test_feature():
     assert np.array_equal(plain.decision_function(X), renumbered.decision_function(X))
     Xu, Su = union_columns(X, compact, ids)
     assert Xu.shape[1] == Su.shape[1] == len(np.union1d(ids, X.indices))
+
+
+def test_a_dataset_renumbered_and_back():
+    from cpsvm.data import Dataset
+
+    X = csr([[(HUGE[0], 1.0), (HUGE[3], 2.0)], [(HUGE[1], 3.0)]], HUGE[3] + 1)
+    data = Dataset(X, np.array([1.0, -1.0]), line_numbers=np.array([1, 2]))
+    renumbered = data.with_distinct_columns()
+    assert renumbered.n_features == 3 and renumbered.feature_ids.tolist() == HUGE[:2] + HUGE[3:]
+    assert renumbered.subset([1]).feature_ids is renumbered.feature_ids
+    back = renumbered.with_original_columns()  # a user's problem sees the file's indices
+    assert back.feature_ids is None and (back.X != X).nnz == 0
+    test = Dataset(csr([[(HUGE[1], 5.0), (HUGE[2], 7.0)]], HUGE[3] + 1), np.array([1.0]))
+    mapped = test.onto_columns_of(renumbered)  # e.g. a --validate or --f file
+    assert mapped.X.toarray().tolist() == [[0.0, 5.0, 0.0]]
