@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,6 +22,9 @@ class Dataset:
     cost : float64 array (n,) of SVMlight ``cost:`` factors (1 where absent) or None.
     sid : int64 array (n,) of SVMlight ``sid:`` slack ids (0 where absent) or None.
     source : name of the file the data came from (for messages).
+    feature_ids : int64 array (d,) or None: when the file's columns were renumbered to
+        its distinct features (huge or hashed indices, :mod:`cpsvm.columns`), column j
+        is the file's 0-based feature ``feature_ids[j]``; None when columns are indices.
     """
 
     X: sp.csr_matrix
@@ -32,6 +35,7 @@ class Dataset:
     sid: np.ndarray | None = None
     source: str = "<memory>"
     line_numbers: np.ndarray | None = field(default=None, repr=False)
+    feature_ids: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_examples(self) -> int:
@@ -74,20 +78,12 @@ class Dataset:
         features above the model's highest index; returns the dataset and the number of
         non-zeros dropped.
         """
-        d = self.X.shape[1]
-        if d == n_features:
+        from .columns import onto_columns
+
+        if self.X.shape[1] == n_features:
             return self, 0
-        if d < n_features:
-            X = sp.csr_matrix(
-                (self.X.data, self.X.indices, self.X.indptr), shape=(self.X.shape[0], n_features)
-            )
-            dropped = 0
-        else:
-            X = self.X[:, :n_features].tocsr()
-            dropped = self.X.nnz - X.nnz
-        return Dataset(
-            X, self.y, self.qid, self.comments, self.cost, self.sid, self.source, self.line_numbers
-        ), int(dropped)
+        X, dropped = onto_columns(self.X, n_features)
+        return replace(self, X=X), int(dropped)
 
     def subset(self, rows) -> Dataset:
         """Examples ``rows`` (slice or index array), with all per-example fields."""
@@ -108,7 +104,34 @@ class Dataset:
             take(self.sid),
             self.source,
             take(self.line_numbers),
+            self.feature_ids,
         )
+
+    def with_distinct_columns(self) -> Dataset:
+        """The dataset renumbered to its distinct columns (``feature_ids`` set) when
+        that saves much memory (:func:`cpsvm.columns.distinct_columns`), else itself."""
+        from .columns import distinct_columns
+
+        if self.feature_ids is not None:
+            return self
+        X, ids = distinct_columns(self.X)
+        return self if ids is None else replace(self, X=X, feature_ids=ids)
+
+    def with_original_columns(self) -> Dataset:
+        """The dataset with its file's own feature indices as columns again."""
+        from .columns import original_columns
+
+        if self.feature_ids is None:
+            return self
+        return replace(self, X=original_columns(self.X, self.feature_ids), feature_ids=None)
+
+    def onto_columns_of(self, reference) -> Dataset:
+        """These examples in the columns of ``reference`` (a dataset or a model: its
+        n_features and feature_ids), features it does not have dropped."""
+        from .columns import onto_columns
+
+        X, _ = onto_columns(self.X, reference.n_features, reference.feature_ids)
+        return replace(self, X=X, feature_ids=reference.feature_ids)
 
 
 @dataclass
@@ -131,6 +154,7 @@ class SequenceDataset:
     comments: list | None = None
     source: str = "<memory>"
     line_numbers: np.ndarray | None = field(default=None, repr=False)
+    feature_ids: np.ndarray | None = field(default=None, repr=False)  # as Dataset's
 
     @property
     def n_sequences(self) -> int:
@@ -235,6 +259,7 @@ class SequenceDataset:
             comments=ds.comments,
             source=name,
             line_numbers=ds.line_numbers,
+            feature_ids=ds.feature_ids,
         )
 
     def to_dataset(self) -> Dataset:
@@ -246,6 +271,7 @@ class SequenceDataset:
             self.comments,
             source=self.source,
             line_numbers=self.line_numbers,
+            feature_ids=self.feature_ids,
         )
 
 

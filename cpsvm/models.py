@@ -3,6 +3,11 @@
 Decision values follow SVMlight: ``f(x) = w·x - b`` (linear) and
 ``f(x) = sum_i coef_i k(sv_i, x) - b`` (kernel), with ``coef_i = alpha_i y_i``.
 Test features beyond the model's dimension are ignored, as ``svm_classify`` ignores them.
+
+A model trained on renumbered columns (huge or hashed feature indices,
+:mod:`cpsvm.columns`) holds its weights in those columns and their original 0-based
+indices in ``feature_ids`` (None: the columns are the indices); it takes examples in the
+original indices, and its file holds the original indices.
 """
 
 from __future__ import annotations
@@ -18,14 +23,22 @@ from .kernels import Kernel
 _KERNEL_BLOCK_ROWS = 2048
 
 
-def fit_columns(X, n_features: int):
-    """X with exactly ``n_features`` columns: extra ones dropped, missing ones zero."""
-    X = sp.csr_matrix(X)
-    if X.shape[1] == n_features:
-        return X
-    if X.shape[1] > n_features:
-        return X[:, :n_features].tocsr()
-    return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
+def fit_columns(X, n_features: int, feature_ids=None):
+    """X in a model's columns: with ``feature_ids`` (the model's original indices) each
+    column renumbered to its position there, else exactly ``n_features`` columns; the
+    features the model does not have dropped, missing ones zero."""
+    from .columns import onto_columns
+
+    return onto_columns(X, n_features, feature_ids)[0]
+
+
+def highest_index(model) -> int:
+    """The largest original feature index of a model, 1-based (its file's "highest
+    feature index"): n_features unless its columns were renumbered."""
+    ids = getattr(model, "feature_ids", None)
+    if ids is None:
+        return model.n_features
+    return int(ids[-1]) + 1 if len(ids) else 0
 
 
 @dataclass
@@ -37,6 +50,7 @@ class LinearModel:
     n_train: int = 0
     loss_id: int | None = None  # SVMperf's -l it was trained for; None: the error rate
     k_fraction: float = 0.0  # its --p (Prec@k, Rec@k)
+    feature_ids: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_features(self) -> int:
@@ -45,7 +59,7 @@ class LinearModel:
     def decision_function(self, X, progress=None, single_precision=False) -> np.ndarray:
         """``progress`` and ``single_precision`` are KernelModel's; a linear model takes
         them so that callers need not ask which one they hold (w·x is one product)."""
-        out = fit_columns(X, self.n_features) @ self.w - self.b
+        out = fit_columns(X, self.n_features, self.feature_ids) @ self.w - self.b
         if progress is not None:
             progress(X.shape[0])
         return out
@@ -77,6 +91,7 @@ class KernelModel:
     sv_comments: list | None = field(default=None, repr=False)
     loss_id: int | None = None  # as LinearModel's (a Nyström basis, cp_learn --t 1)
     k_fraction: float = 0.0
+    feature_ids: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_features(self) -> int:
@@ -88,13 +103,17 @@ class KernelModel:
         ``single_precision``: feature values rounded to 32-bit floats and inner products
         formed as SVMlight forms them (see :mod:`cpsvm.kernel_rows`).
         """
+        from .columns import union_columns
         from .kernel_rows import kernel_times
 
-        X = fit_columns(X, self.n_features)
+        if self.feature_ids is None:
+            X, support_vectors = fit_columns(X, self.n_features), self.support_vectors
+        else:  # every test feature kept: an RBF kernel's |x - sv|² sees them all
+            X, support_vectors = union_columns(X, self.support_vectors, self.feature_ids)
         out = kernel_times(
             self.kernel,
             X,
-            self.support_vectors,
+            support_vectors,
             self.coef,
             single_precision=single_precision,
             block_rows=_KERNEL_BLOCK_ROWS,
@@ -112,7 +131,12 @@ class KernelModel:
             raise ValueError("only a linear-kernel model has a weight vector")
         w = np.asarray(self.support_vectors.T @ self.coef).ravel()
         return LinearModel(
-            w=w, b=self.b, n_train=self.n_train, loss_id=self.loss_id, k_fraction=self.k_fraction
+            w=w,
+            b=self.b,
+            n_train=self.n_train,
+            loss_id=self.loss_id,
+            k_fraction=self.k_fraction,
+            feature_ids=self.feature_ids,
         )
 
 
@@ -132,6 +156,7 @@ class RandomFeaturesModel:
     gamma: float
     n_train: int = 0
     task: str = "classification"
+    feature_ids: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_features(self) -> int:
@@ -144,7 +169,7 @@ class RandomFeaturesModel:
     def decision_function(self, X, progress=None, single_precision=False) -> np.ndarray:
         """Decision values in row blocks (``progress(n_done)`` after each);
         ``single_precision`` is KernelModel's, accepted for a uniform call."""
-        X = fit_columns(X, self.n_features)
+        X = fit_columns(X, self.n_features, self.feature_ids)
         out = np.empty(X.shape[0])
         for lo in range(0, X.shape[0], _KERNEL_BLOCK_ROWS):
             hi = min(lo + _KERNEL_BLOCK_ROWS, X.shape[0])
@@ -171,6 +196,7 @@ class MulticlassModel:
     W: np.ndarray
     n_train: int = 0
     loss_id: int = 0
+    feature_ids: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_classes(self) -> int:
@@ -182,7 +208,7 @@ class MulticlassModel:
 
     def decision_function(self, X) -> np.ndarray:
         """Scores, shape (n, k)."""
-        return np.asarray(fit_columns(X, self.n_features) @ self.W.T)
+        return np.asarray(fit_columns(X, self.n_features, self.feature_ids) @ self.W.T)
 
     def predict(self, X) -> np.ndarray:
         # argmax takes the first of tied classes, as svm_multiclass_classify does.
@@ -227,6 +253,7 @@ class SequenceModel:
     emit_order: int = 0
     loss_id: int = 1
     n_train: int = 0
+    feature_ids: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_layout(cls, w, layout, *, loss_id: int = 1, n_train: int = 0):
@@ -252,6 +279,8 @@ class SequenceModel:
         from .decoding.viterbi import emission_scores, viterbi
 
         layout = self.layout
+        if self.feature_ids is not None:
+            X = fit_columns(X, self.n_features, self.feature_ids)
         E = emission_scores(self.w, X, layout)
         return viterbi(E, self.w, starts, layout, beam=beam, n_threads=n_threads)
 

@@ -404,8 +404,11 @@ def command(
     check_model_file(model_file, cv_folds, c_path)
     validate_options(params)
     data = read_examples(example_file)
-    if validation_file is not None:
-        params.validation = read_examples(validation_file)
+    if validation_file is not None:  # in the training data's columns
+        validation = read_examples(validation_file, training=False)
+        if data.feature_ids is not None:
+            validation = validation.onto_columns_of(data)
+        params.validation = validation
     report = report_stream(model_file)
     if verbosity >= 1:
         print(reading_line(data), file=report)

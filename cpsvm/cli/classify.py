@@ -217,13 +217,15 @@ def _features(data, model, full_precision, verbosity):
     if not full_precision:
         X = X.copy()
         X.data = X.data.astype(np.float32).astype(np.float64)
-    n_features = model.n_features
-    if n_features and X.shape[1] > n_features and verbosity >= 1:
-        ignored = X.nnz - X[:, :n_features].nnz
+    from ..models import highest_index
+
+    highest = highest_index(model)  # the model maps the file's indices to its columns
+    if highest and X.shape[1] > highest and verbosity >= 1:
+        ignored = int(np.count_nonzero(X.indices >= highest))
         if ignored:
             note(
                 f"Note: {ignored} feature values above the model's highest feature index "
-                f"({n_features}) ignored"
+                f"({highest}) ignored"
             )
     return X
 

@@ -350,7 +350,11 @@ def command(
         chosen = entry.auto_note(data) if entry.auto_note else None
         if chosen and verbosity >= 1:
             print(f"Problem chosen from the file: {entry.name}: {chosen}", file=report)
-    _read_example_options(entry, params.options, given)
+    if entry.name == "user":  # a user's Ψ is over the file's own feature indices
+        from ..io.svmlight import check_width
+
+        data = check_width(data.with_original_columns())
+    _read_example_options(entry, params.options, given, data)
     if verbosity >= 1:
         print(reading_line(data, entry.examples(data) if entry.examples else None), file=report)
     if wanted(cv_folds, c_path):
@@ -435,13 +439,15 @@ def _read_examples(example_file, entry, given):
     return read_examples(example_file), entry
 
 
-def _read_example_options(entry, options, given):
-    """The options that name a file of examples (SVMperf's --f), read."""
+def _read_example_options(entry, options, given, data):
+    """The options that name a file of examples (SVMperf's --f), read into the columns of
+    the training data ``data``."""
     for option in entry.options:
         if option.kind == "examples" and option.flag in given:
             from ..io.svmlight import read_examples
 
-            options[option.name] = read_examples(given[option.flag])
+            examples = read_examples(given[option.flag], training=False)
+            options[option.name] = examples.onto_columns_of(data)
 
 
 def _learn_baseline(entry, given, example_file, model_file, verbosity):

@@ -387,6 +387,9 @@ def train_and_save(train, data, params, model_file, monitor):
     finally:
         monitor.close()
     cpu = time.process_time() - started
+    feature_ids = getattr(data, "feature_ids", None)
+    if feature_ids is not None:  # trained on renumbered columns: the file's indices
+        model.feature_ids = feature_ids
     write_model(model_file, model)
     return info, cpu
 

@@ -16,17 +16,23 @@ size_psi, the training data's number of features and examples, then w as one lin
 ``index:value`` pairs (see man cp_learn). asset_learn's random Fourier feature models
 are the kind ``cpsvm rff model V1``: SVMlight's first header lines, the number of random
 features, the task and b, then one line per feature, ``coef nu omega_1 ... omega_d``
-(see man asset_learn). Parsing models (``cp_learn --problem cfg``) are the kind
-``cpsvm cfg model V1``: the preprocessing (JSON), svm or pcfg weights, the fallback
-label, the numbers of training sentences and rules, then one rule a line with its weight
-(see man cp_learn, PARSING); ``cpsvm cfg model V2`` adds Ψ's span templates and the
-weights of the span features, one a line after the rules (V1 is still written for a
-model of rules only, such as the PCFG baseline, and read).
+(see man asset_learn); ``cpsvm rff model V2`` adds a header line listing the original
+indices of the features of a model trained on renumbered columns. Parsing models
+(``cp_learn --problem cfg``) are the kind ``cpsvm cfg model V1``: the preprocessing
+(JSON), svm or pcfg weights, the fallback label, the numbers of training sentences and
+rules, then one rule a line with its weight (see man cp_learn, PARSING);
+``cpsvm cfg model V2`` adds Ψ's span templates and the weights of the span features, one
+a line after the rules (V1 is still written for a model of rules only, such as the PCFG
+baseline, and read).
 
 Every kind is one entry of ``MODEL_KINDS`` (version line, reader, a writer per model
 class): reading dispatches on the first line, writing on the model's class. The SVMhmm
 and cfg kinds' readers and writers are :mod:`cpsvm.io.structured_models`, the text pieces
 all kinds share :mod:`cpsvm.io.model_text`.
+
+A model trained on renumbered columns (huge or hashed indices, :mod:`cpsvm.columns`) is
+written with the original indices (its ``feature_ids``); a model file whose highest
+feature index is far beyond the features its weights use is read in those features.
 
 Numbers are written with ``repr`` so that write → read is exact; writes are atomic.
 """
@@ -87,6 +93,7 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
     """SVMlight V5/V6 (and SVMperf) models, and SVMmulticlass V2 ones (same layout)."""
     import numpy as np
 
+    from ..columns import distinct_columns, worth_renumbering
     from ..kernels import Kernel
     from ..models import KernelModel, MulticlassModel, fit_columns
     from .svmlight import parse_svmlight_bytes
@@ -101,13 +108,6 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
     if n_sv < 0 or dim < 0:
         raise InputError(
             "expected non-negative counts in the header", source=name, line=first_sv_line - 2
-        )
-    if header["kernel type"] == 0:  # a linear model becomes one dense weight vector
-        check_fits(
-            8.0 * dim,
-            f"the header's highest feature index {dim}",
-            source=name,
-            line=[label for label, _ in fields].index("highest feature index") + 2,
         )
     svs = parse_svmlight_bytes(
         body, name, first_line=first_sv_line, keep_comments=True, allow_empty=True
@@ -126,7 +126,16 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
             source=name,
             line=first_sv_line,
         )
-    sv_matrix = fit_columns(svs.X, dim)
+    # Huge or hashed indices: the weights held in the support vectors' distinct columns.
+    renumber = bool(svs.X.nnz) and worth_renumbering(dim, svs.X.indices)
+    if header["kernel type"] == 0 and not renumber:  # one dense weight vector
+        check_fits(
+            8.0 * dim,
+            f"the header's highest feature index {dim}",
+            source=name,
+            line=[label for label, _ in fields].index("highest feature index") + 2,
+        )
+    sv_matrix = svs.X if renumber else fit_columns(svs.X, dim)
     if float32_features:
         sv_matrix.data = sv_matrix.data.astype(np.float32).astype(np.float64)
     try:
@@ -152,17 +161,25 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
             )
         k = header["number of classes"]
         d = header["number of base features"]
-        w = np.asarray(sv_matrix.T @ svs.y).ravel()
-        if k < 1 or d < 0 or len(w) < k * d:
+        if k < 1 or d < 0 or dim < k * d:
             raise InputError(
                 f"expected {k} classes x {d} features to fit in the highest feature index {dim}",
                 source=name,
                 line=2,
             )
+        if renumber:
+            W, ids = _class_weights(sv_matrix, svs.y, k, d)
+            return MulticlassModel(
+                W=W, n_train=n_train, loss_id=header["loss function"], feature_ids=ids
+            )
+        w = np.asarray(sv_matrix.T @ svs.y).ravel()
         return MulticlassModel(
             W=w[: k * d].reshape(k, d).copy(), n_train=n_train, loss_id=header["loss function"]
         )
     loss_id, k_fraction = _read_trained_for(lines[8], name)
+    ids = None
+    if renumber:
+        sv_matrix, ids = distinct_columns(sv_matrix, always=True)
     model = KernelModel(
         support_vectors=sv_matrix,
         coef=svs.y,
@@ -172,6 +189,7 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
         sv_comments=svs.comments,
         loss_id=loss_id,
         k_fraction=k_fraction,
+        feature_ids=ids,
     )
     if not kernel.is_linear:
         return model
@@ -179,8 +197,26 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
     if n_sv == 1 and svs.comments and svs.comments[0].strip() == RANKING_COMMENT.strip():
         from ..models import RankingModel
 
-        return RankingModel(linear.w, linear.b, n_train=linear.n_train)
+        return RankingModel(linear.w, linear.b, n_train=linear.n_train, feature_ids=ids)
     return linear
+
+
+def _class_weights(sv_matrix, coef, k, d):
+    """(W in the distinct base features, their 0-based indices) of a multiclass model's
+    support vectors, whose index (y-1)·d + j holds class y's weight of feature j."""
+    import numpy as np
+
+    from ..columns import distinct_values
+
+    entries = sv_matrix.tocoo()
+    index = np.asarray(entries.col, dtype=np.int64)
+    values = entries.data * np.asarray(coef)[entries.row]
+    inside = index < k * d
+    index, values = index[inside], values[inside]
+    ids, columns = distinct_values(index % d if d else index)
+    W = np.zeros((k, len(ids)))
+    np.add.at(W, (index // max(d, 1), columns), values)
+    return W, ids
 
 
 def _read_svmlight(raw, name, float32_features):
@@ -274,17 +310,23 @@ def _format_user_problem(model) -> list:
     ]
 
 
+def _original_indices(model, columns):
+    """The 0-based feature indices of a model's columns (its feature_ids, if renumbered)."""
+    ids = getattr(model, "feature_ids", None)
+    return columns if ids is None else ids[columns]
+
+
 def _format_linear(model, comment="") -> list:
     import numpy as np
 
     from ..kernels import Kernel
+    from ..models import highest_index
 
     lines = [SVMLIGHT_VERSION] + kernel_header(
-        Kernel(), model.n_features, model.n_train, 1, model.b, _trained_for(model)
+        Kernel(), highest_index(model), model.n_train, 1, model.b, _trained_for(model)
     )
-    lines.append(
-        sv_line(1.0, *nonzero_entries(np.asarray(model.w, dtype=np.float64)), comment=comment)
-    )
+    columns, weights = nonzero_entries(np.asarray(model.w, dtype=np.float64))
+    lines.append(sv_line(1.0, _original_indices(model, columns), weights, comment=comment))
     return lines
 
 
@@ -297,15 +339,16 @@ def _format_ranking(model) -> list:
 def _format_kernel(model) -> list:
     import scipy.sparse as sp
 
+    from ..models import highest_index
     from .svmlight import format_rows
 
     sv = sp.csr_matrix(model.support_vectors)
     sv.sort_indices()
     lines = [SVMLIGHT_VERSION] + kernel_header(
-        model.kernel, model.n_features, model.n_train, sv.shape[0], model.b, _trained_for(model)
+        model.kernel, highest_index(model), model.n_train, sv.shape[0], model.b, _trained_for(model)
     )
     comments = model.sv_comments or [""] * sv.shape[0]
-    features = format_rows(sv.indptr, sv.indices, sv.data)
+    features = format_rows(sv.indptr, _original_indices(model, sv.indices), sv.data)
     for coef, text, comment in zip(model.coef, features, comments):
         lines.append(sv_line(coef, text=text, comment=comment))
     return lines
@@ -315,8 +358,15 @@ def _format_multiclass(model) -> list:
     import numpy as np
 
     from ..kernels import Kernel
+    from ..models import highest_index
 
-    k, d = model.W.shape
+    k = model.W.shape[0]
+    d = highest_index(model)
+    if k * d + 1 >= 2**63:
+        raise InputError(
+            f"expected {k} classes x the highest feature index {d} below 2^63, the largest "
+            "index of SVMmulticlass's joint feature space"
+        )
     lines = [
         MULTICLASS_VERSION,
         f"{k} # number of classes",
@@ -325,31 +375,61 @@ def _format_multiclass(model) -> list:
     ]
     # SVMmulticlass sizes its joint feature space k·d + 1.
     lines += kernel_header(Kernel(), k * d + 1, model.n_train, 1, 0.0)
-    lines.append(sv_line(1.0, *nonzero_entries(np.ravel(model.W)), prefix="qid:0"))
+    if model.feature_ids is None:
+        entries = nonzero_entries(np.ravel(model.W))
+    else:  # class y's weight of feature j at (y-1)·d + j, j its original index
+        classes, columns = np.nonzero(model.W)
+        entries = (classes * d + model.feature_ids[columns], model.W[classes, columns])
+    lines.append(sv_line(1.0, *entries, prefix="qid:0"))
     return lines
 
 
 RFF_VERSION = "cpsvm rff model V1"
+# V2: trained on renumbered columns (huge or hashed indices): one more header line, the
+# features' original indices, and omega values for those features only.
+RFF_IDS_VERSION = "cpsvm rff model V2"
 _RFF_FIELDS = KERNEL_FIELDS[:8] + [
     ("number of random features", int),
     ("task", str),
     ("threshold b", float),
 ]
+_RFF_IDS_FIELDS = _RFF_FIELDS + [("feature indices", str)]
 _RFF_TASKS = ("classification", "regression")
+
+
+def _rff_feature_ids(text, dim, name, line):
+    """The 0-based feature indices of a V2 model's line of 1-based ones (increasing,
+    1..dim)."""
+    import numpy as np
+
+    try:
+        ids = np.array(text.split(), dtype=np.int64) - 1
+    except (ValueError, OverflowError):
+        ids = None
+    if ids is None or np.any(ids < 0) or np.any(ids >= dim) or np.any(np.diff(ids) <= 0):
+        raise InputError(
+            f"expected the feature indices, increasing in 1..{dim}, got {text[:40]!r}",
+            source=name,
+            line=line,
+        )
+    return ids
 
 
 def _read_rff(raw, name, float32_features):
     """asset_learn's random Fourier feature models (see man asset_learn, MODEL FILES):
-    SVMlight's header with the number of features D and the task, then one line per
-    feature: coef_j nu_j omega_j (a value for each input feature 1..highest index)."""
+    SVMlight's header with the number of features D and the task (V2: and the original
+    indices of the features), then one line per feature: coef_j nu_j omega_j (a value
+    for each input feature 1..highest index; V2: for each listed feature)."""
     import numpy as np
 
     from ..models import RandomFeaturesModel
 
-    n_fields = len(_RFF_FIELDS)
+    with_ids = raw.startswith(RFF_IDS_VERSION.encode())
+    fields = _RFF_IDS_FIELDS if with_ids else _RFF_FIELDS
+    n_fields = len(fields)
     lines = raw.split(b"\n", n_fields + 1)
-    header = read_header(lines, _RFF_FIELDS, name)
-    field_line = {label: k + 2 for k, (label, _) in enumerate(_RFF_FIELDS)}
+    header = read_header(lines, fields, name)
+    field_line = {label: k + 2 for k, (label, _) in enumerate(fields)}
     if header["kernel type"] != 2:
         raise InputError(
             f"expected kernel type 2 (RBF), got {header['kernel type']}",
@@ -371,17 +451,22 @@ def _read_rff(raw, name, float32_features):
             source=name,
             line=field_line["task"],
         )
+    ids, width = None, dim
+    if with_ids:
+        label = "feature indices"
+        ids = _rff_feature_ids(header[label], dim, name, field_line[label])
+        width = len(ids)
     first = n_fields + 2
     rows = body_rows(lines, n_fields, n_random, "random features", name)
-    values = np.empty((n_random, dim + 2))
+    values = np.empty((n_random, width + 2))
     for j, row in enumerate(rows):
         try:
             numbers = np.array(row.split(), dtype=np.float64)
         except ValueError:
             numbers = np.zeros(0)
-        if numbers.shape != (dim + 2,) or not np.all(np.isfinite(numbers)):
+        if numbers.shape != (width + 2,) or not np.all(np.isfinite(numbers)):
             raise InputError(
-                f"expected {dim + 2} finite numbers (coef, nu and one omega "
+                f"expected {width + 2} finite numbers (coef, nu and one omega "
                 f"value per feature), got {row[:40]!r}",
                 source=name,
                 line=first + j,
@@ -395,17 +480,20 @@ def _read_rff(raw, name, float32_features):
         gamma=gamma,
         n_train=header["number of training documents"],
         task=task,
+        feature_ids=ids,
     )
 
 
 def _format_rff(model) -> list:
     from ..kernels import RBF, Kernel
+    from ..models import highest_index
 
     header = kernel_header(
-        Kernel(RBF, gamma=model.gamma), model.n_features, model.n_train, 0, model.b
+        Kernel(RBF, gamma=model.gamma), highest_index(model), model.n_train, 0, model.b
     )[:8]
+    ids = model.feature_ids
     lines = (
-        [RFF_VERSION]
+        [RFF_VERSION if ids is None else RFF_IDS_VERSION]
         + header
         + [
             f"{model.n_components} # number of random features",
@@ -416,6 +504,11 @@ def _format_rff(model) -> list:
             "input feature)",
         ]
     )
+    if ids is not None:
+        lines.append(
+            " ".join(str(i) for i in (ids + 1).tolist())
+            + " # feature indices: the features of the omega values"
+        )
     for j in range(model.n_components):
         lines.append(
             " ".join(
@@ -460,7 +553,9 @@ MODEL_KINDS = [
         _read_user_problem,
         {"UserProblemModel": _format_user_problem},
     ),
-    ModelKind("rff", (RFF_VERSION,), _read_rff, {"RandomFeaturesModel": _format_rff}),
+    ModelKind(
+        "rff", (RFF_VERSION, RFF_IDS_VERSION), _read_rff, {"RandomFeaturesModel": _format_rff}
+    ),
     ModelKind("hmm", ("SVM-HMM Version V3.",), read_hmm, {"SequenceModel": format_hmm}),
     ModelKind("cfg", (CFG_VERSION, CFG_SPANS_VERSION), read_cfg, {"CfgModel": format_cfg}),
 ]

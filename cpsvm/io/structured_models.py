@@ -37,6 +37,7 @@ def read_hmm(raw, name, float32_features):
     linear model; several are summed alpha-weighted). w[j] is feature j+1."""
     import numpy as np
 
+    from ..columns import worth_renumbering
     from ..decoding.viterbi import HmmLayout
     from ..models import SequenceModel
     from .svmlight import parse_svmlight_bytes
@@ -77,13 +78,6 @@ def read_hmm(raw, name, float32_features):
             source=name,
             line=field_line["number of support vectors plus 1"],
         )
-    check_fits(
-        8.0 * layout.size_psi,
-        f"the header's {layout.n_tags} tags x {layout.n_features} emission features "
-        f"(orders {layout.trans_order}/{layout.emit_order})",
-        source=name,
-        line=field_line["number of emission features"],
-    )
     first = n_fields + 2
     body = lines[n_fields + 1] if len(lines) > n_fields + 1 else b""
     svs = parse_svmlight_bytes(body, name, first_line=first, allow_empty=True)
@@ -106,10 +100,65 @@ def read_hmm(raw, name, float32_features):
     if float32_features:  # svm_hmm_classify keeps the weights read as 32-bit floats
         X = X.copy()
         X.data = X.data.astype(np.float32).astype(np.float64)
+    if X.nnz and worth_renumbering(layout.size_psi, X.indices):  # huge or hashed indices
+        return _hmm_in_distinct_features(
+            X, svs.y, layout, header["loss function"], name, field_line
+        )
+    check_fits(
+        8.0 * layout.size_psi,
+        f"the header's {layout.n_tags} tags x {layout.n_features} emission features "
+        f"(orders {layout.trans_order}/{layout.emit_order})",
+        source=name,
+        line=field_line["number of emission features"],
+    )
     w = np.zeros(layout.size_psi)
     if n_sv:
         w[: X.shape[1]] = np.asarray(X.T @ svs.y).ravel()
     return SequenceModel.from_layout(w, layout, loss_id=header["loss function"])
+
+
+def _emission_features(index, layout):
+    """(block, feature) of w's indices past the transitions: block 0 the F indices
+    before the emissions, block 1 + s the emission state s (see HmmLayout)."""
+    rest = index - (layout.size_trans + 1)
+    f = max(layout.n_features, 1)
+    return rest // f, rest % f
+
+
+def _hmm_in_distinct_features(X, coef, layout, loss_id, name, field_line):
+    """A SequenceModel in the distinct emission features of the weights X holds (SVMhmm's
+    indices of ``layout``), with their original indices as feature_ids. A weight in the
+    block SVMhmm leaves unused (before the emissions) means the header's number of
+    emission features is not the one the weights were written with: refused."""
+    import numpy as np
+
+    from ..columns import distinct_values
+    from ..decoding.viterbi import HmmLayout
+    from ..models import SequenceModel
+
+    entries = X.tocoo()
+    index = np.asarray(entries.col, dtype=np.int64)
+    values = entries.data * np.asarray(coef)[entries.row]
+    feature = index > layout.size_trans
+    block, original = _emission_features(index[feature], layout)
+    unused = np.flatnonzero((block == 0) & (values[feature] != 0))
+    if len(unused):
+        raise InputError(
+            f"expected no weight at indices {layout.size_trans + 2}.."
+            f"{layout.emission_start} (unused by SVM-hmm), found index "
+            f"{int(index[feature][unused[0]]) + 1}: the weights do not match the header's "
+            f"{layout.n_features} emission features",
+            source=name,
+            line=field_line["number of emission features"],
+        )
+    ids, columns = distinct_values(original)
+    compact = HmmLayout(len(ids), layout.n_tags, layout.trans_order, layout.emit_order)
+    w = np.zeros(compact.size_psi)
+    np.add.at(w, index[~feature], values[~feature])
+    np.add.at(w, compact.size_trans + 1 + block * len(ids) + columns, values[feature])
+    model = SequenceModel.from_layout(w, compact, loss_id=loss_id)
+    model.feature_ids = ids
+    return model
 
 
 def format_hmm(model) -> list:
@@ -121,6 +170,9 @@ def format_hmm(model) -> list:
     w = np.asarray(model.w, dtype=np.float64)
     if len(w) != layout.size_psi:
         raise ValueError(f"expected w of length {layout.size_psi}, got {len(w)}")
+    entries = nonzero_entries(w)
+    if model.feature_ids is not None:  # renumbered columns: the original indices
+        entries, layout = _original_hmm_entries(entries, layout, model.feature_ids)
     header = kernel_header(Kernel(), layout.highest_feature_index, 0, 1, 0.0)
     return (
         [HMM_VERSION]
@@ -133,8 +185,22 @@ def format_hmm(model) -> list:
             f"{model.loss_id} # loss function ",
         ]
         + header[8:]
-        + [sv_line(1.0, *nonzero_entries(w))]
+        + [sv_line(1.0, *entries)]
     )
+
+
+def _original_hmm_entries(entries, layout, feature_ids):
+    """((indices, values) of w in SVMhmm's layout of the original features, that layout)
+    for the nonzero ``entries`` of a w in the renumbered features of ``layout``."""
+    from dataclasses import replace
+
+    index, values = entries
+    original = replace(layout, n_features=int(feature_ids[-1]) + 1 if len(feature_ids) else 0)
+    index = index.copy()
+    feature = index > layout.size_trans
+    block, column = _emission_features(index[feature], layout)
+    index[feature] = original.size_trans + 1 + block * original.n_features + feature_ids[column]
+    return (index, values), original
 
 
 CFG_VERSION = "cpsvm cfg model V1"  # rules only

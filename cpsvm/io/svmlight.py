@@ -373,17 +373,30 @@ WEIGHT_VECTORS = 4
 
 def read_examples(source, *, training=True, **options) -> Dataset:
     """:func:`read_svmlight` for the commands: also refuses, with its line, a number whose
-    products would overflow (beyond VALUE_LIMIT) and, for ``training``, a feature index
-    whose dense weight vectors would not fit in memory."""
+    products would overflow (beyond VALUE_LIMIT). For ``training``, a file whose largest
+    feature index is far beyond its distinct features (hashed features) is renumbered to
+    them (:meth:`Dataset.with_distinct_columns`), and a width whose dense weight vectors
+    would still not fit in memory is refused."""
     dataset = read_svmlight(source, **options)
     check_magnitudes(dataset)
-    if training and dataset.X.nnz:
-        X = dataset.X
-        widest = int(np.argmax(X.indices))
+    if training:
+        dataset = check_width(dataset.with_distinct_columns())
+    return dataset
+
+
+def check_width(dataset: Dataset) -> Dataset:
+    """The dataset, unless the dense weight vectors of its width would not fit in memory
+    (InputError naming the line of its widest feature)."""
+    X = dataset.X
+    if X.nnz:
+        widest = int(np.argmax(X.indices))  # renumbering keeps the order of the columns
+        if dataset.feature_ids is None:
+            what = f"feature index {X.shape[1]} (dense weight vectors of that length)"
+        else:
+            what = f"{X.shape[1]} distinct features (dense weight vectors of that length)"
         check_fits(
             8.0 * WEIGHT_VECTORS * X.shape[1],
-            f"feature index {X.shape[1]} (dense weight vectors of that length; cpsvm does "
-            "not remap sparse or hashed indices yet)",
+            what,
             source=dataset.source,
             line=dataset.line_of(_row_of(X.indptr, widest)),
         )

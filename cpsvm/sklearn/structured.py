@@ -306,7 +306,6 @@ class StructuredSVM(_Classifier):
 
     def _predict_dataset(self, data):
         from ..data import SequenceDataset
-        from ..models import fit_columns
 
         model = self.model_
         if isinstance(model, SequenceModel):
@@ -316,7 +315,7 @@ class StructuredSVM(_Classifier):
                 else SequenceDataset.from_dataset(data, for_training=False)
             )
             return model.predict(
-                fit_columns(seqs.X, model.n_features),
+                _model_columns(seqs.X, model),
                 seqs.starts,
                 beam=self.beam,
                 n_threads=_n_threads(self.n_jobs),
@@ -326,7 +325,7 @@ class StructuredSVM(_Classifier):
 
             return np.asarray(predict_user_problem(model, data))
         if isinstance(model, (LinearModel, MulticlassModel, KernelModel)):
-            return model.predict(fit_columns(data.X, model.n_features))
+            return model.predict(_model_columns(data.X, model))
         if isinstance(model, CfgModel):
             return model.parse(
                 data.trees, n_threads=_n_threads(self.n_jobs), source=getattr(data, "source", None)
@@ -514,3 +513,11 @@ class RankSVM(_Estimator):
         if isinstance(model, LinearModel):  # svm_rank_learn's models are plain linear
             return cls()._loaded(RankingModel(model.w, model.b, model.n_train), model.n_features)
         return None
+
+
+def _model_columns(X, model):
+    """X cut to the model's features; a model with feature_ids (trained on renumbered
+    columns) takes the file's own indices and maps them itself."""
+    from ..models import fit_columns
+
+    return X if model.feature_ids is not None else fit_columns(X, model.n_features)

@@ -1,11 +1,12 @@
 """Files built to break the readers: each is refused with one line naming the file and
 the line, before anything too large is allocated (issue 30)."""
 
+import numpy as np
 import pytest
 
 from cpsvm.errors import InputError
 from cpsvm.io.model_file import read_model
-from cpsvm.io.svmlight import VALUE_LIMIT, parse_svmlight_bytes, read_examples
+from cpsvm.io.svmlight import VALUE_LIMIT, WEIGHT_VECTORS, parse_svmlight_bytes, read_examples
 from cpsvm.io.trees import parse_trees
 from cpsvm.memory import physical_memory
 from cpsvm.problems.labels import check_multiclass_labels
@@ -34,12 +35,18 @@ def test_values_whose_products_overflow(tmp_path, value):
     assert parse_svmlight_bytes(f"1 1:{VALUE_LIMIT}\n".encode(), "m").X[0, 0] == VALUE_LIMIT
 
 
-def test_a_feature_index_whose_weights_cannot_fit(tmp_path):
+def test_a_feature_index_whose_weights_cannot_fit(tmp_path, monkeypatch):
     width = physical_memory() // 8 + 1  # one dense vector of it alone fills the memory
     path = tmp_path / "wide.svm"
     path.write_text(f"1 1:1\n-1 2:1 {width}:0.5\n")
-    refused(lambda: read_examples(path), f"feature index {width}", "would need", line=2)
+    data = read_examples(path)  # renumbered to its 3 distinct features: it fits
+    assert data.n_features == 3 and data.feature_ids.tolist() == [0, 1, width - 1]
     assert read_examples(path, training=False).n_features == width  # classifying: fine
+    # Refused only when even the distinct features' weight vectors would not fit.
+    monkeypatch.setattr("cpsvm.memory.physical_memory", lambda: 8 * WEIGHT_VECTORS * 3 - 1)
+    refused(lambda: read_examples(path), "3 distinct features", "would need", line=2)
+    path.write_text("1 1:1\n-1 2:1 3:0.5\n")
+    refused(lambda: read_examples(path), "feature index 3", "would need", line=2)
 
 
 @pytest.mark.parametrize("label", ["1e19", "1e308", "1000000000000"])
@@ -88,14 +95,18 @@ def test_model_files_cut_short_or_oversized(tmp_path, samples, cli, args, train)
         message = refused(lambda: read_model(cut), "truncated model file?")
         assert message.startswith(f"{cut}:")
     lines = raw.split(b"\n")
-    # the header count that sizes the weights: SVM-hmm's emission features, else the
-    # highest feature index
+    # the header count that sizes the weights: SVM-hmm's emission features (refused),
+    # else the highest feature index: read in the support vectors' distinct columns
     hmm = lines[0].startswith(b"SVM-HMM")
-    for label in [b"# number of emission features" if hmm else b"# highest feature index"]:
-        at = next(k for k, line in enumerate(lines) if label in line)
-        huge = lines.copy()
-        huge[at] = b"1000000000000 " + label
-        cut.write_bytes(b"\n".join(huge))
-        refused(
-            lambda: read_model(cut), "would need", "more than this machine's memory", line=at + 1
-        )
+    label = b"# number of emission features" if hmm else b"# highest feature index"
+    at = next(k for k, line in enumerate(lines) if label in line)
+    huge = lines.copy()
+    huge[at] = b"1000000000000 " + label
+    cut.write_bytes(b"\n".join(huge))
+    if hmm:  # its weights then fall in the block SVMhmm leaves unused
+        refused(lambda: read_model(cut), "unused by SVM-hmm", "emission features", line=at + 1)
+    else:
+        model, original = read_model(cut), read_model(tmp_path / "m")
+        assert model.feature_ids is not None and model.n_features < 1000
+        X = parse_svmlight_bytes(b"1 1:1 2:0.5 5:1 7:2 30:1\n", "x").X
+        assert np.allclose(model.decision_function(X), original.decision_function(X))
