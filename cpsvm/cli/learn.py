@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import click
 
-from ..cluster.command import scheduler_option
+from ..cluster.command import check_worker_timeout, scheduler_option
 from ..errors import OptionError
 from ..problems import entries, entry_of, resolve_problem
 from .common import (
@@ -252,6 +252,7 @@ def command(
     threads,
     trace_path,
     scheduler,
+    worker_timeout,
     verbosity,
     qp_verbosity,
     slack_norm,
@@ -309,11 +310,19 @@ def command(
             raise OptionError("--baseline cannot be used with --scheduler")
         return _learn_baseline(entry, given, example_file, model_file, verbosity)
     validate_options(params)
+    worker_timeout = check_worker_timeout(scheduler, worker_timeout)
     if scheduler is not None:  # the examples stay on a Dask cluster (cpsvm/cluster)
         from ..cluster.command import learn_on_cluster
 
         return learn_on_cluster(
-            params, given, scheduler, example_file, model_file, verbosity, trace_path
+            params,
+            given,
+            scheduler,
+            example_file,
+            model_file,
+            verbosity,
+            trace_path,
+            worker_timeout,
         )
     data, entry = _read_examples(example_file, entry, given)
     report = report_stream(model_file)

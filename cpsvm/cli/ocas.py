@@ -6,7 +6,7 @@ import math
 
 import click
 
-from ..cluster.command import scheduler_option
+from ..cluster.command import check_worker_timeout, scheduler_option
 from ..errors import InputError
 from .common import (
     CONTEXT_SETTINGS,
@@ -175,6 +175,7 @@ def command(
     seed,
     trace_path,
     scheduler,
+    worker_timeout,
     verbosity,
     margin_bounds,
     example_file,
@@ -207,6 +208,7 @@ def command(
     )
     params.margin_bounds = margin_bounds
     validate_options(params)
+    worker_timeout = check_worker_timeout(scheduler, worker_timeout)
     if scheduler is not None:  # the examples stay on a Dask cluster (cpsvm/cluster)
         from ..cluster.command import ClusterInputs
 
@@ -218,6 +220,7 @@ def command(
             cost_file=cost_file,
             margin_bounds=margin_bounds,
             verbosity=verbosity,
+            worker_timeout=worker_timeout,
         )
         train = data.train
     else:

@@ -32,3 +32,5 @@ This ``__init__`` imports nothing: the learners import :func:`.command.scheduler
 at start-up (click only), and the rest of the package, Dask with it, loads when
 ``--scheduler`` is given.
 """
+
+WORKER_TIMEOUT = 60.0  # seconds a run waits while the cluster has no worker (--worker-timeout)

@@ -77,9 +77,15 @@ class ClusterCutOracle(LinearCutOracle):
         self._version = 0
         self.seconds = {"output": 0.0, "line_search": 0.0, "cut": 0.0}
         self.line_search_rounds = 0
+        self.separations = 0  # completed calls of separate
+        self.w_last = None
+
+    def model_weights(self):
+        """The iterate so far (the w of the last call), None before the first cut."""
+        return self.w_last if self.separations else None
 
     def separate(self, alpha, threshold=None):
-        w = self.weights(alpha)
+        w = self.w_last = self.weights(alpha)
         self._version += 1
         future = self.rounds.ship(w)
         t0 = time.perf_counter()
@@ -90,6 +96,7 @@ class ClusterCutOracle(LinearCutOracle):
         acc_g = sum(r[0] for r in results)
         acc_s = sum(r[1] for r in results)
         self.seconds["cut"] += time.perf_counter() - t0
+        self.separations += 1
         return exact_scalar(acc_s), fold_value(acc_g)
 
 
@@ -139,6 +146,11 @@ class ClusterOcasOracle(LinearCutOracle):
         self.line_search_rounds = 0
         self.line_searches = 0
         self.iteration_log = []  # per separate(): rounds, compute, communication
+        self.separations = 0  # completed calls of separate
+
+    def model_weights(self):
+        """The best point so far, None before the first."""
+        return self.w_best if self.separations else None
 
     # Bounds of the per-row terms (global quantities only, so the grids do not depend
     # on the sharding); 4x for the rounding of the products.
@@ -179,6 +191,7 @@ class ClusterOcasOracle(LinearCutOracle):
             result = self._step(w_t, kt, wt_future, t0)
         after = self.rounds.snapshot()
         self.iteration_log.append(tuple(b - a for a, b in zip(before, after)))
+        self.separations += 1
         return result
 
     def _at(self, w_t, kt, wt_future, t0):
@@ -382,7 +395,7 @@ class ClusterOcasOracle(LinearCutOracle):
             client.submit(count_errors, s, self._kb or ("w", -1), wb, pure=False)
             for s in self.data.shards
         ]
-        return sum(client.gather(futures)) / max(1, self.data.n_examples)
+        return sum(self.data.session.gather(futures)) / max(1, self.data.n_examples)
 
 
 def _spread(values, m):

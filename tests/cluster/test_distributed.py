@@ -6,6 +6,7 @@ once); the promises about Dask run on one LocalCluster of 2 worker processes sha
 the module (the worker-killing test last, as it leaves a restarted worker behind).
 """
 
+import contextlib
 import functools
 import gzip
 import math
@@ -72,8 +73,25 @@ class InProcessClient:
 
 
 class InProcessSession:
+    """What the cluster code needs of a Session, in-process."""
+
     client = InProcessClient()
     n_workers = 1
+
+    def gather(self, futures):
+        return self.client.gather(futures)
+
+    def run(self, fn, *args):
+        return self.client.submit(fn, *args).result()
+
+    def scatter(self, x):
+        return self.client.scatter(x)
+
+    def workers(self):
+        return self.client.scheduler_info()["workers"]
+
+    def _lost_guard(self):
+        return contextlib.nullcontext()
 
     def close(self):
         pass
