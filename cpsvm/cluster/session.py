@@ -183,7 +183,7 @@ class Session:
 
         connector = threading.Thread(target=connect, name="cpsvm-connect", daemon=True)
         connector.start()
-        connector.join(seconds + 5.0)
+        connector.join(seconds + 2.0)  # Client(timeout=) can wait on a mute listener
         error = reached.get("error")
         if "client" in reached:
             self.client = reached["client"]

@@ -43,6 +43,23 @@ _SCAN = 1 << 16  # bytes read at a time when looking for a line end
 
 
 @dataclass(frozen=True)
+class Replay:
+    """How the workers formed the outputs at OCAS's best point w_b, for a worker that
+    lost them: X·``anchor``, then for each (w_t, step) of ``moves`` the move
+    out + step·(X·w_t − out), the same operations as :func:`.tasks.ocas_move`. So a
+    shard read again elsewhere has the same bits as the one lost, and the iterate does
+    not depend on which worker computed what (X·w_b itself would differ in the last
+    bits)."""
+
+    anchor: np.ndarray
+    moves: tuple = ()
+
+    @property
+    def nbytes(self) -> int:
+        return self.anchor.nbytes + sum(w.nbytes for w, _ in self.moves)
+
+
+@dataclass(frozen=True)
 class ShardSpec:
     """``path`` whole (``end`` None) or its bytes [start, end) widened to whole lines."""
 
@@ -59,14 +76,43 @@ def is_pattern(source: str) -> bool:
     return any(c in source for c in "*?[")
 
 
+def _worker_name() -> str:
+    """'the Dask worker at ADDRESS' where a task runs ('the Dask workers' elsewhere)."""
+    try:
+        from distributed import get_worker
+
+        return f"the Dask worker at {get_worker().address}"
+    except (ImportError, ValueError):
+        return "the Dask workers"
+
+
+def check_visible(path: str) -> None:
+    """A file the workers must read: if this worker cannot, say so (the command's
+    machine may see a file its workers do not)."""
+    if os.access(path, os.R_OK) and os.path.isfile(path):
+        return
+    why = "no such file there" if not os.path.exists(path) else "not a readable file there"
+    raise InputError(
+        f"{_worker_name()} cannot read it ({why}); the workers read the examples "
+        "themselves, so the file must be visible to every worker under this path",
+        source=path,
+    )
+
+
 def plan_shards(source: str, parts: int) -> list[ShardSpec]:
     """The shards of ``source``: every file a glob matches (sorted by name), or ``parts``
     byte ranges of one uncompressed file (one shard if it is compressed or small)."""
     if is_pattern(source):
         paths = sorted(p for p in glob.glob(source) if os.path.isfile(p))
         if not paths:
-            raise InputError("no file matches this pattern", source=source)
+            raise InputError(
+                f"no file matches this pattern where {_worker_name()} looks (the workers "
+                "read the examples themselves, so the files must be visible to every "
+                "worker under this path)",
+                source=source,
+            )
         return [ShardSpec(p) for p in paths]
+    check_visible(source)
     with InputStream(source) as f:  # a missing or unreadable file fails here
         size = f.size if f.compression is None else None
     if size is None or parts <= 1 or size < parts:
@@ -140,6 +186,7 @@ def read_shard(spec: ShardSpec):
     :func:`global_line`)."""
     from ..io.svmlight import BLOCK_SIZE, parse_svmlight_stream, read_svmlight
 
+    check_visible(spec.path)
     if spec.whole:
         return read_svmlight(spec.path, allow_empty=True)
     try:
@@ -214,25 +261,36 @@ class Shard:
         return self.state["classes"]
 
     def outputs(self, key, w):
-        """x_i·w (n,) or every class's score (n, k), cached under ``key``."""
+        """x_i·w (n,) or every class's score (n, k), cached under ``key``; ``w`` a
+        vector or the :class:`Replay` that formed the outputs."""
         cache = self.state.setdefault("out", {})
         if key not in cache:
             if w is None:
                 raise StateLost(key)
-            if self.n_classes:
-                out = np.empty((self.n, self.n_classes))
-                # W (d, k) in the layout of Crammer-Singer's Ψ (x_j of class c at j·k + c);
-                # the row kernel sums each row in its stored order (no block threads).
-                W = np.ascontiguousarray(w.reshape(self.d, self.n_classes))
-                rows_times(self.indptr, self.indices, self.data, 0, self.n, W, out)
+            if isinstance(w, Replay):
+                out = self.product(w.anchor)
+                for w_t, step in w.moves:
+                    out = out + step * (self.product(w_t) - out)
+                cache[key] = out
             else:
-                # SciPy's CSR product sums each row in stored order, as a plain loop
-                # would (the same bits), and measured faster than one in numba.
-                out = self.X @ w[: self.width]
-                if self.bias != 0.0:
-                    out += self.bias * w[self.d]
-            cache[key] = out
+                cache[key] = self.product(w)
         return cache[key]
+
+    def product(self, w):
+        """x_i·w (n,) or every class's score (n, k)."""
+        if self.n_classes:
+            out = np.empty((self.n, self.n_classes))
+            # W (d, k) in the layout of Crammer-Singer's Ψ (x_j of class c at j·k + c);
+            # the row kernel sums each row in its stored order (no block threads).
+            W = np.ascontiguousarray(w.reshape(self.d, self.n_classes))
+            rows_times(self.indptr, self.indices, self.data, 0, self.n, W, out)
+            return out
+        # SciPy's CSR product sums each row in stored order, as a plain loop would (the
+        # same bits), and measured faster than one in numba.
+        out = self.X @ w[: self.width]
+        if self.bias != 0.0:
+            out += self.bias * w[self.d]
+        return out
 
     def keep_outputs(self, *keys):
         cache = self.state.setdefault("out", {})
