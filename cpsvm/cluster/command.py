@@ -83,7 +83,7 @@ def open_data(scheduler, example_file, parts=None, worker_timeout=WORKER_TIMEOUT
     import functools
 
     from .session import Session, ShardedData
-    from .shards import global_line, plan_shards, read_shard
+    from .shards import global_line, group_shards, plan_shards, read_group, read_shard
 
     session = Session(scheduler, worker_timeout=worker_timeout)
     # The workers resolve a relative path in their own directory: made absolute here,
@@ -93,11 +93,15 @@ def open_data(scheduler, example_file, parts=None, worker_timeout=WORKER_TIMEOUT
         count = parts or _shard_count(session)
         # Planned where the shards will be read: the client need not see the files.
         specs = session.run(plan_shards, example_file, count)
-        data = ShardedData(
-            session,
-            [functools.partial(read_shard, s) for s in specs],
-            [functools.partial(global_line, s) for s in specs],
-        )
+        if len(specs) > count:  # shard files (byte ranges are one per worker)
+            loaders = [functools.partial(read_group, g) for g in group_shards(specs, count)]
+            data = ShardedData(session, loaders)
+        else:
+            data = ShardedData(
+                session,
+                [functools.partial(read_shard, s) for s in specs],
+                [functools.partial(global_line, s) for s in specs],
+            )
     except BaseException:
         session.close()
         raise
@@ -173,8 +177,9 @@ class ClusterInputs:
 def report_cluster(info, data, model_file, out=None):
     out = out or (sys.stderr if model_file == "-" else sys.stdout)
     iterations = max(1, info.result.iterations)
+    files = f" ({data.n_files} files)" if data.n_files != len(data.loaded) else ""
     print(
-        f"Cluster: {len(data.loaded)} shards; {info.rounds} rounds "
+        f"Cluster: {len(data.loaded)} shards{files}; {info.rounds} rounds "
         f"({info.rounds / iterations:.1f} per iteration"
         + (
             f", line search {info.line_search_rounds / max(1, info.line_searches):.2f} per search"

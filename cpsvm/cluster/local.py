@@ -15,9 +15,13 @@ as OMP_NUM_THREADS), its semaphores.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
+import threading
 import warnings
+
+CLOSE_LIMIT = 20.0  # seconds
 
 
 def main(argv=None) -> int:
@@ -48,7 +52,12 @@ def main(argv=None) -> int:
         print(cluster.scheduler_address, flush=True)
         sys.stdin.read()
     finally:
-        cluster.close(timeout=10)
+        # A busy cluster can take long to close: past CLOSE_LIMIT seconds, this
+        # process's group (its nannies, workers and resource tracker) is killed.
+        watchdog = threading.Timer(CLOSE_LIMIT, os.killpg, (os.getpgrp(), signal.SIGKILL))
+        watchdog.daemon = True
+        watchdog.start()
+        cluster.close(timeout=CLOSE_LIMIT / 2)
     return 0
 
 

@@ -19,13 +19,14 @@ import numpy as np
 
 from ..errors import InputError, OptionError, Terminated
 from . import WORKER_TIMEOUT
+from .local import CLOSE_LIMIT
 from .shards import load_shard, prepare_shard, shard_size, summarize_shard
 
 SHIP_INLINE = 1 << 16  # vectors up to this size travel inside the tasks, larger ones
 # are scattered to every worker first
 PLACEMENT_CHECK = 2.0  # seconds between checks that the shards' workers are alive
 POLL = 1.0  # seconds between checks of the cluster while a round waits
-CLOSE_TIMEOUT = 10.0  # seconds for the client and a local cluster to close
+CLOSE_TIMEOUT = 10.0  # seconds for the client to close
 START_TIMEOUT = 60.0  # seconds a local cluster may take to start, when it must then close
 DASK_MISSING = "--scheduler needs Dask: pip install cpsvm[dask]"
 
@@ -315,7 +316,7 @@ def _end_local_cluster(helper):
             pass
     try:
         # It may still be starting (a Ctrl-C from the first moment): start, then close.
-        helper.wait(timeout=START_TIMEOUT + CLOSE_TIMEOUT)
+        helper.wait(timeout=START_TIMEOUT + CLOSE_LIMIT + 5.0)
     except BaseException as e:
         try:
             os.killpg(helper.pid, signal.SIGKILL)
@@ -383,6 +384,7 @@ class ShardedData:
             [client.submit(summarize_shard, f, pure=False) for f in self.loaded]
         )
         s = self.summaries
+        self.n_files = sum(x["files"] for x in s)
         self.n_examples = sum(x["n"] for x in s)
         self.n_features = max(x["width"] for x in s)
         self.nnz = sum(x["nnz"] for x in s)
@@ -405,8 +407,8 @@ class ShardedData:
     def first_bad(self, key):
         for i, x in enumerate(self.summaries):
             if x[key] is not None:
-                line, value = x[key]
-                return x["source"], self.global_line(i, line), value
+                line, value, source = x[key]
+                return source, self.global_line(i, line), value
         return None
 
     def prepare(self, d, bias=0.0, n_classes=0):

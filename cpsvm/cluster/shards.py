@@ -25,6 +25,7 @@ import glob
 import math
 import os
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -66,6 +67,7 @@ class ShardSpec:
     path: str
     start: int = 0
     end: int | None = None
+    size: int = 0  # the file's bytes (compressed ones: as stored), to balance groups
 
     @property
     def whole(self) -> bool:
@@ -111,7 +113,7 @@ def plan_shards(source: str, parts: int) -> list[ShardSpec]:
                 "worker under this path)",
                 source=source,
             )
-        return [ShardSpec(p) for p in paths]
+        return [ShardSpec(p, size=os.path.getsize(p)) for p in paths]
     check_visible(source)
     with InputStream(source) as f:  # a missing or unreadable file fails here
         size = f.size if f.compression is None else None
@@ -119,6 +121,22 @@ def plan_shards(source: str, parts: int) -> list[ShardSpec]:
         return [ShardSpec(source)]
     cuts = [size * k // parts for k in range(parts + 1)]
     return [ShardSpec(source, a, b) for a, b in zip(cuts, cuts[1:])]
+
+
+def group_shards(specs: list[ShardSpec], groups: int) -> list[list[ShardSpec]]:
+    """Many shard files in ``groups`` groups (one per worker, so that a round is not a
+    task per file), balanced by bytes: the largest file first to the lightest group;
+    each group in the files' order. The model does not depend on the grouping (exact
+    sums)."""
+    if len(specs) <= groups:
+        return [[s] for s in specs]
+    load = [0] * groups
+    members = [[] for _ in range(groups)]
+    for i in sorted(range(len(specs)), key=lambda i: -specs[i].size):
+        g = min(range(groups), key=lambda g: (load[g], g))
+        load[g] += specs[i].size
+        members[g].append(i)
+    return [[specs[i] for i in sorted(m)] for m in members if m]
 
 
 def _line_start(f, pos: int, size: int) -> int:
@@ -219,10 +237,48 @@ def read_shard(spec: ShardSpec):
 # -- a shard on its worker ----------------------------------------------------------------
 
 
+def read_group(specs):
+    """The examples of a group of shards, as one Dataset per shard."""
+    return [read_shard(s) for s in specs]
+
+
+def _joined(parts):
+    """One Dataset's fields from several (a group of shard files): the rows one after
+    the other, the width the widest; each row's file (``sources``, ``part_of``)."""
+    import scipy.sparse as sp
+
+    width = max(p.X.shape[1] for p in parts)
+    X = sp.vstack(
+        [
+            sp.csr_matrix((p.X.data, p.X.indices, p.X.indptr), shape=(p.X.shape[0], width))
+            for p in parts
+        ],
+        format="csr",
+    )
+    if all(p.cost is None for p in parts):
+        cost = None
+    else:
+        cost = np.concatenate(
+            [np.ones(p.n_examples) if p.cost is None else np.asarray(p.cost, float) for p in parts]
+        )
+    lines = None
+    if all(p.line_numbers is not None for p in parts):
+        lines = np.concatenate([p.line_numbers for p in parts])
+    part_of = np.repeat(np.arange(len(parts)), [p.n_examples for p in parts])
+    y = np.concatenate([np.asarray(p.y, dtype=np.float64) for p in parts])
+    return X, y, cost, lines, [p.source for p in parts], part_of
+
+
 class Shard:
-    """One shard's examples on its worker, plus the run's cached state."""
+    """One shard's examples on its worker (one Dataset, or a group's list of them),
+    plus the run's cached state."""
 
     def __init__(self, data, index):
+        if isinstance(data, list):
+            X, y, cost, lines, self.sources, self.part_of = _joined(data)
+            data = SimpleNamespace(X=X, y=y, cost=cost, line_numbers=lines, source=self.sources[0])
+        else:
+            self.sources, self.part_of = [data.source], None
         X = self.X = data.X
         self.indptr, self.indices, self.data = X.indptr, X.indices, X.data
         self.width = X.shape[1]
@@ -312,20 +368,20 @@ def summarize_shard(shard):
     y = shard.y
     not_pm1 = np.flatnonzero(np.abs(y) != 1)
     not_class = np.flatnonzero((y != np.round(y)) | (y < 1))
-    first = lambda rows: (
-        None
-        if not len(rows)
-        else (  # noqa: E731
-            shard.lines[rows[0]] if shard.lines is not None else None,
-            float(y[rows[0]]),
-        )
-    )
+
+    def where(rows, values):
+        """(line, value, file) of the first of ``rows``, None if none."""
+        if not len(rows):
+            return None
+        i = rows[0]
+        line = shard.lines[i] if shard.lines is not None else None
+        part = shard.part_of[i] if shard.part_of is not None else 0
+        return line, float(values[i]), shard.sources[part]
+
     bad_cost = None
     if shard.factors is not None:
         f = np.asarray(shard.factors, dtype=np.float64)
-        bad = np.flatnonzero(~((f > 0) & np.isfinite(f)))
-        if len(bad):
-            bad_cost = (shard.lines[bad[0]] if shard.lines is not None else None, float(f[bad[0]]))
+        bad_cost = where(np.flatnonzero(~((f > 0) & np.isfinite(f))), f)
     return dict(
         n=shard.n,
         width=shard.width,
@@ -333,14 +389,15 @@ def summarize_shard(shard):
         col_max=X_max,
         row_norm=float(abs_rows.max()) if shard.n else 0.0,
         max_factor=float(np.max(shard.factors)) if shard.factors is not None and shard.n else 1.0,
-        not_pm1=first(not_pm1),
-        not_class=first(not_class),
+        not_pm1=where(not_pm1, y),
+        not_class=where(not_class, y),
         n_pos=int(np.count_nonzero(y == 1)),
         n_neg=int(np.count_nonzero(y == -1)),
         y_min=float(y.min()) if shard.n else math.inf,
         y_max=float(y.max()) if shard.n else -math.inf,
         bad_cost=bad_cost,
         source=shard.source,
+        files=len(shard.sources),
     )
 
 

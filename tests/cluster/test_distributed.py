@@ -23,7 +23,7 @@ from conftest import ROOT, run_cli
 
 from cpsvm.cluster import numerics, oracles, shards, tasks
 from cpsvm.cluster.session import Session, ShardedData
-from cpsvm.cluster.shards import global_line, plan_shards, read_shard
+from cpsvm.cluster.shards import global_line, group_shards, plan_shards, read_group, read_shard
 from cpsvm.cluster.solver import train_ocas, train_struct
 from cpsvm.data import Dataset
 from cpsvm.engine.ocas import binary_line_search, class_line_search
@@ -108,8 +108,11 @@ def sharded(X, y, cuts, session=None):
     return ShardedData(session or InProcessSession(), loaders)
 
 
-def file_shards(path, parts, session=None):
+def file_shards(path, parts, session=None, groups=None):
     specs = plan_shards(str(path), parts)
+    if groups:
+        loaders = [functools.partial(read_group, g) for g in group_shards(specs, groups)]
+        return ShardedData(session or InProcessSession(), loaders)
     return ShardedData(
         session or InProcessSession(),
         [functools.partial(read_shard, s) for s in specs],
@@ -268,15 +271,17 @@ def sets(tmp_path_factory):
     ],
 )
 def test_same_model_for_any_sharding(sets, tmp_path, kind, name):
-    """1, 2 and 3 byte ranges (and, binary, a glob of three files, one gzip) give
-    byte-identical models; the objective is the single-machine solver's to its stopping
-    tolerance."""
+    """1, 2 and 3 byte ranges (and, binary, a glob of three files, one gzip, as three
+    shards and grouped in two) give byte-identical models; the objective is the
+    single-machine solver's to its stopping tolerance."""
     source = sets / f"{name}.svm"
     models, objectives = set(), []
-    for parts in (1, 2, 3, "glob") if name == "binary" else (1, 2, 3):
-        data = (
-            file_shards(sets / "part-*.svm*", 1) if parts == "glob" else file_shards(source, parts)
-        )
+    for parts in (1, 2, 3, "glob", "grouped") if name == "binary" else (1, 2, 3):
+        if parts in ("glob", "grouped"):
+            data = file_shards(sets / "part-*.svm*", 1, groups=2 if parts == "grouped" else None)
+            assert data.n_files == 3 and len(data.loaded) == (2 if parts == "grouped" else 3)
+        else:
+            data = file_shards(source, parts)
         if kind == "ocas":
             model, info = train_ocas(data, OcasParams(C=1.0))
         else:
@@ -395,7 +400,7 @@ def test_cli_same_model_on_one_and_two_workers_and_shards(cluster, sets, tmp_pat
     assert abs(objective(out["two"]) - objective(local.stdout)) <= 0.01 * objective(local.stdout)
     header = (tmp_path / "t.tsv").read_text().splitlines()[0].split("\t")
     assert "communication_seconds" in header and "rounds" in header
-    assert "Cluster: 3 shards" in out["glob"]
+    assert "Cluster: 2 shards (3 files)" in out["glob"]  # grouped, one per worker
 
 
 def test_cli_cp_learn_multiclass_on_cluster(cluster, sets, tmp_path):
