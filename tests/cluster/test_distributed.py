@@ -447,6 +447,8 @@ def test_cli_errors_one_line_no_model(cluster, sets, tmp_path):
         r = run_cli("ocas", "--scheduler", address, source, model)
         assert r.returncode == 1 and not model.exists()
         assert len(r.stderr.strip().splitlines()) == 1 and str(source) in r.stderr
+        # the workers read it, not the command: the message says whose view failed
+        assert re.search(r"the Dask worker at tcp://\S+ (cannot read it|looks)", r.stderr)
     # an unreachable scheduler
     env = dict(os.environ, PYTHONPATH=str(ROOT), DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="1s")
     r = subprocess.run(
@@ -593,6 +595,16 @@ def test_cluster_refusals_come_before_connecting(sets, tmp_path, args, message):
         "learn", "-c", "1", *args, "--scheduler", "tcp://127.0.0.1:9", sets / "binary.svm", model
     )
     assert r.returncode == 2 and message in r.stderr and not model.exists(), r.stderr
+
+
+@pytest.mark.parametrize("command", ["ocas", "learn"])
+def test_worker_timeout_needs_a_scheduler(command, sets, tmp_path):
+    r = run_cli(command, "-c", "1", "--worker-timeout", "5", sets / "binary.svm", tmp_path / "m")
+    assert r.returncode == 2 and not (tmp_path / "m").exists()
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert "--worker-timeout needs --scheduler" in r.stderr
+    r = run_cli(command, "-c", "1", "--worker-timeout", "0", sets / "binary.svm", tmp_path / "m")
+    assert r.returncode == 2 and "--worker-timeout" in r.stderr
 
 
 def test_a_local_cluster_leaves_the_callers_environment_as_it_was():
