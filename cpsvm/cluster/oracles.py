@@ -18,9 +18,13 @@ usually costs two round trips: the outputs, the move (:meth:`.session.Rounds.cha
 
 Faults. Worker state (outputs, breakpoints, the last cut's coefficients) is a cache:
 a task that lands on a worker that lost the shard (Dask recomputes the shard from its
-loader) and misses the outputs it needs raises StateLost; the client then ships w_b
-(otherwise it never travels: the workers move their outputs themselves) and repeats the
-round, which recomputes the outputs from w_b and w_t, and training continues.
+loader) and misses the outputs it needs raises StateLost; the client then ships the
+:class:`.shards.Replay` of w_b's outputs (how the workers formed them: X·anchor, then
+the moves since; otherwise nothing of w_b travels, the workers move their outputs
+themselves) and repeats the round, which forms them again with the same bits. So the
+iterate does not depend on which worker computed what. Every REPLAY_MAX moves (fewer
+when their w_t would pass REPLAY_BYTES) the move forms the outputs from w_b itself,
+the same in every run, so that a replay stays short.
 """
 
 from __future__ import annotations

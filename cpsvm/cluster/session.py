@@ -1,6 +1,12 @@
 """The client's side of the cluster: a Dask session, the training set as shards on its
 workers, and the rounds that run one task per shard.
 
+Every wait on the cluster is bounded (:meth:`Session.gather`): no worker for the
+worker timeout, the scheduler gone, or a task whose workers kept dying end the run
+with :class:`ClusterLost`. A local:N cluster runs in a process of its own session
+(:mod:`.local`); while a session is open, SIGTERM unwinds the command (Terminated) so
+that the session closes.
+
 Dask is imported only when a :class:`Session` starts (``--scheduler``); without it the
 command says how to install it.
 """

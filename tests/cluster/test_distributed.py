@@ -22,7 +22,7 @@ import scipy.sparse as sp
 from conftest import ROOT, run_cli
 
 from cpsvm.cluster import numerics, oracles, shards, tasks
-from cpsvm.cluster.session import Session, ShardedData
+from cpsvm.cluster.session import ClusterLost, Session, ShardedData
 from cpsvm.cluster.shards import global_line, group_shards, plan_shards, read_group, read_shard
 from cpsvm.cluster.solver import train_ocas, train_struct
 from cpsvm.data import Dataset
@@ -342,6 +342,55 @@ def test_gather_chained_with_the_move(sets, tmp_path, monkeypatch, name):
         else:
             assert info.rounds <= 2 * info.result.iterations
     assert 0 in moves and max(moves) > 0  # replays from an anchor alone and after moves
+
+
+# -- a lost cluster (in-process) ---------------------------------------------------------
+
+
+class LosingSession(InProcessSession):
+    """Loses the cluster at its ``after``-th wait."""
+
+    def __init__(self, after):
+        self.waits, self.after = 0, after
+
+    def gather(self, futures):
+        self.waits += 1
+        if self.waits >= self.after:
+            raise ClusterLost("lost the Dask scheduler at tcp://10.0.0.1:8786")
+        return super().gather(futures)
+
+
+@pytest.mark.parametrize("algorithm", ["ocas", 3, 9])
+def test_a_lost_cluster_carries_the_model_so_far(sets, tmp_path, algorithm):
+    """Lost mid-run, the run's error carries the model reached so far (OCAS: its best
+    point), which the command writes and names in its one line; lost while the shards
+    load, there is none."""
+    from cpsvm.cluster.command import lost_cluster
+    from cpsvm.io.model_file import read_model
+
+    def train(session):
+        data = file_shards(sets / "binary.svm", 2, session)
+        if algorithm == "ocas":
+            return train_ocas(data, OcasParams(C=1.0))
+        return train_struct(data, StructParams(C=10.0, algorithm=algorithm))
+
+    with pytest.raises(ClusterLost) as lost:
+        train(LosingSession(12))
+    assert lost.value.model is not None and lost.value.iterations >= 1
+    path = tmp_path / "so-far.model"
+    error = lost_cluster(lost.value, str(path), best=algorithm != 3)
+    so_far = "the best model so far" if algorithm != 3 else "the model so far"
+    assert str(error) == (
+        f"lost the Dask scheduler at tcp://10.0.0.1:8786 after iteration "
+        f"{lost.value.iterations}; {so_far} was written to {path}"
+    )
+    assert read_model(str(path)).n_train == 600
+    with pytest.raises(ClusterLost) as lost:
+        train(LosingSession(2))
+    assert lost.value.model is None
+    assert str(lost.value).endswith("; no model was written")
+    assert lost_cluster(lost.value, str(tmp_path / "none.model"), True) is lost.value
+    assert not (tmp_path / "none.model").exists()
 
 
 # -- on a real LocalCluster --------------------------------------------------------------
