@@ -27,7 +27,7 @@ def main():
     ap.add_argument("--files", type=int, default=300)
     ap.add_argument("--lines", type=int, default=30000)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--iterations", type=int, default=20)
+    ap.add_argument("--iterations", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=1)
     args = ap.parse_args()
 
