@@ -118,7 +118,12 @@ class Session:
         self.scratch = None
         self.worker_timeout = float(worker_timeout)
         self.address = value if kind == "address" else None
-        self._previous_term = signal.signal(signal.SIGTERM, _terminate)
+        # (Python sets handlers from the main thread only; a session started elsewhere,
+        # from a library caller's thread, leaves SIGTERM alone.)
+        self._handles_term = threading.current_thread() is threading.main_thread()
+        if self._handles_term:
+            self._previous_term = signal.signal(signal.SIGTERM, _terminate)
+        self._open = True
         # Dask logs what goes wrong on the cluster as tracebacks (a reconnect to a lost
         # scheduler, say); the command says it in one line.
         self._log_levels = _quiet_logs()
@@ -296,9 +301,11 @@ class Session:
                 shutil.rmtree(self.scratch, ignore_errors=True)
                 self.scratch = None
         finally:
-            if self._previous_term is not None:
-                signal.signal(signal.SIGTERM, self._previous_term)
-                self._previous_term = None
+            if self._open:
+                self._open = False
+                if self._handles_term:
+                    previous = self._previous_term
+                    signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
                 for logger, level in self._log_levels:
                     logger.setLevel(level)
 
