@@ -3,7 +3,8 @@
 ``python -m cpsvm.cluster.local N DIRECTORY`` starts N single-threaded worker processes
 (their spill space in DIRECTORY), prints the scheduler's address on stdout, and keeps
 the cluster until its stdin ends: when the command closes it, or when the command dies
-in any way (even SIGKILL), the cluster is closed and every process of it ends.
+in any way (even SIGKILL), the cluster is closed, every process of it ends and
+DIRECTORY is removed.
 
 The command starts this process in a session of its own (:class:`.session.Session`): a
 Ctrl-C at the terminal reaches the command alone, which takes it from the first moment
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -58,6 +60,8 @@ def main(argv=None) -> int:
         watchdog.daemon = True
         watchdog.start()
         cluster.close(timeout=CLOSE_LIMIT / 2)
+        # The command removes it too, unless it was killed.
+        shutil.rmtree(directory, ignore_errors=True)
     return 0
 
 

@@ -182,11 +182,12 @@ def _alive(group):
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_signals_leave_nothing_behind(train_file, tmp_path):
     """Ctrl-C while --scheduler local:2 starts its cluster stops the command: exit 130,
-    one line. SIGTERM mid-run: exit 143, one line, no leaked
-    semaphore warning. Either way the local cluster's processes and its scratch
-    directory are gone when the command ends."""
+    one line. SIGTERM mid-run: exit 143, one line, no leaked semaphore warning. Either
+    way the local cluster's processes and its scratch directory are gone when the
+    command ends; after a SIGKILL of the command, soon after (the cluster's process
+    sees its stdin end)."""
     scratch = set(os.listdir(os.environ.get("TMPDIR", "/tmp")))
-    for sig, wait in ((signal.SIGINT, 0.5), (signal.SIGTERM, None)):
+    for sig, wait in ((signal.SIGINT, 0.5), (signal.SIGTERM, None), (signal.SIGKILL, None)):
         model = tmp_path / "m"
         proc = start(
             "-m",
@@ -219,8 +220,13 @@ def test_signals_leave_nothing_behind(train_file, tmp_path):
         lines = err.strip().splitlines()
         if sig == signal.SIGINT:
             assert proc.returncode == 130 and lines[-1] == "ocas_learn: interrupted", err
-        else:
+        elif sig == signal.SIGTERM:
             assert proc.returncode == 143 and lines[-1] == "ocas_learn: terminated (SIGTERM)"
+        else:  # the cluster sees its stdin end, and ends on its own
+            assert proc.returncode == -signal.SIGKILL
+            deadline = time.monotonic() + 60
+            while _alive(group) and time.monotonic() < deadline:
+                time.sleep(0.2)
         assert "Traceback" not in err and "leaked" not in err
         assert group is not None and not _alive(group)
     left = set(os.listdir(os.environ.get("TMPDIR", "/tmp"))) - scratch
