@@ -114,6 +114,7 @@ class Session:
         except ImportError:
             raise OptionError(DASK_MISSING) from None
         self.helper = None
+        self.cluster = None
         self.client = None
         self.scratch = None
         self.worker_timeout = float(worker_timeout)
@@ -137,21 +138,25 @@ class Session:
             raise
 
     def _start_local(self, n):
-        """A LocalCluster of n worker processes, run by a process of its own in a
-        session of its own (:mod:`.local`): a Ctrl-C at the terminal reaches this
-        process only, which takes it from the first moment; the cluster ends when
-        :meth:`close` closes that process's stdin, or when this process dies."""
+        """A local cluster: the scheduler here (a LocalCluster without workers: a round
+        trip stays in this process), its n single-threaded workers run by a process
+        of their own in a session of their own (:mod:`.local`): a Ctrl-C at the
+        terminal reaches this process only, which takes it from the first moment; the
+        workers end when :meth:`close` closes that process's stdin, or when this
+        process dies."""
         import subprocess
         import sys
+        import warnings
 
-        from distributed import Client
+        import dask
+        from distributed import Client, LocalCluster
 
         import cpsvm
 
         # The workers' spill space in a directory of our own, removed on close (Dask's
         # default, dask-scratch-space, stays behind in the temp dir).
         self.scratch = tempfile.mkdtemp(prefix="cpsvm-dask-")
-        log = os.path.join(self.scratch, "cluster.log")
+        log = os.path.join(self.scratch, "workers.log")
         env = dict(os.environ)
         root = os.path.dirname(os.path.dirname(os.path.abspath(cpsvm.__file__)))
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
@@ -164,12 +169,30 @@ class Session:
                 start_new_session=True,
                 env=env,
             )
-        address = self.helper.stdout.readline().decode().strip()
-        if not address.startswith("tcp://"):
+        # Stealing would copy a shard (and its cache) to an idle worker; with one task
+        # per shard and round there is nothing to balance.
+        with (
+            dask.config.set({"distributed.scheduler.work-stealing": False}),
+            warnings.catch_warnings(),
+        ):
+            warnings.simplefilter("ignore")  # e.g. "port 8787 in use": not ours to say
+            self.cluster = LocalCluster(
+                n_workers=0,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.CRITICAL,
+            )
+        address = self.cluster.scheduler_address
+        try:
+            self.helper.stdin.write(f"{address}\n".encode())
+            self.helper.stdin.flush()
+        except OSError:  # it ended already: its log says why
+            pass
+        if self.helper.stdout.readline().strip() != b"ready":
             with open(log, "rb") as f:
                 lines = f.read().decode(errors="replace").strip().splitlines()
             raise InputError(
-                f"the local Dask cluster (--scheduler local:{n}) did not start"
+                f"the local Dask cluster's workers (--scheduler local:{n}) did not start"
                 + (f": {lines[-1]}" if lines else "")
             )
         self.client = Client(address, set_as_default=False)
@@ -295,8 +318,14 @@ class Session:
                     pass
                 self.client = None
             if self.helper is not None:
-                _end_local_cluster(self.helper)
+                _end_local_workers(self.helper)
                 self.helper = None
+            if self.cluster is not None:
+                try:
+                    self.cluster.close(timeout=CLOSE_TIMEOUT)
+                except Exception:
+                    pass
+                self.cluster = None
             if self.scratch is not None:
                 shutil.rmtree(self.scratch, ignore_errors=True)
                 self.scratch = None
@@ -316,8 +345,8 @@ class Session:
         self.close()
 
 
-def _end_local_cluster(helper):
-    """Close the local cluster's stdin (it then closes the cluster and exits) and wait;
+def _end_local_workers(helper):
+    """Close the local workers' process's stdin (it then closes them and exits) and wait;
     its whole process group is killed if it does not end in time, or if a second
     Ctrl-C cuts the wait short."""
     import subprocess
@@ -328,7 +357,7 @@ def _end_local_cluster(helper):
         except OSError:
             pass
     try:
-        # It may still be starting (a Ctrl-C from the first moment): start, then close.
+        # They may still be starting (a Ctrl-C from the first moment): start, then close.
         helper.wait(timeout=START_TIMEOUT + CLOSE_LIMIT + 5.0)
     except BaseException as e:
         try:
