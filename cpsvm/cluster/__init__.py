@@ -24,7 +24,7 @@ The modules, from the bottom up:
     shards      planning, grouping and reading the shards; a shard on its worker
                 (Shard) and the replay of its lost outputs (Replay)
     tasks       what the workers run each round, one task per shard
-    local       the process that runs a local:N cluster in a session of its own
+    local       the process that runs local:N's workers in a session of their own
     session     the Dask session (bounded waits: ClusterLost), the sharded training
                 set, the rounds (client side)
     oracles     ClusterCutOracle and ClusterOcasOracle for the engine's 1-slack loop

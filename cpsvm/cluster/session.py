@@ -3,8 +3,8 @@ workers, and the rounds that run one task per shard.
 
 Every wait on the cluster is bounded (:meth:`Session.gather`): no worker for the
 worker timeout, the scheduler gone, or a task whose workers kept dying end the run
-with :class:`ClusterLost`. A local:N cluster runs in a process of its own session
-(:mod:`.local`); while a session is open, SIGTERM unwinds the command (Terminated) so
+with :class:`ClusterLost`. A local:N cluster's workers run in a process of their own
+session (:mod:`.local`), its scheduler here; while a session is open, SIGTERM unwinds the command (Terminated) so
 that the session closes.
 
 Dask is imported only when a :class:`Session` starts (``--scheduler``); without it the
@@ -97,8 +97,8 @@ def _lost_errors():
 
 
 class Session:
-    """A dask.distributed client on an existing scheduler (``ADDRESS``) or on a
-    LocalCluster of N single-threaded worker processes (``local:N``).
+    """A dask.distributed client on an existing scheduler (``ADDRESS``) or on a local
+    cluster of N single-threaded worker processes (``local:N``).
 
     Every wait on the cluster goes through :meth:`gather`, which gives up (ClusterLost)
     when the scheduler is gone or no worker has been seen for ``worker_timeout``
