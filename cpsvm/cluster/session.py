@@ -4,8 +4,8 @@ workers, and the rounds that run one task per shard.
 Every wait on the cluster is bounded (:meth:`Session.gather`): no worker for the
 worker timeout, the scheduler gone, or a task whose workers kept dying end the run
 with :class:`ClusterLost`. A local:N cluster's workers run in a process of their own
-session (:mod:`.local`), its scheduler here; while a session is open, SIGTERM unwinds the command (Terminated) so
-that the session closes.
+session (:mod:`.local`), its scheduler here; while a session is open, SIGTERM unwinds
+the command (Terminated) so that the session closes.
 
 Dask is imported only when a :class:`Session` starts (``--scheduler``); without it the
 command says how to install it.
