@@ -16,7 +16,7 @@ $(BIN)/python:
 
 # Stamps re-install when pyproject.toml changes.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e .
+	$(BIN)/python -m pip install -q -e '.[plot]'
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
@@ -46,6 +46,9 @@ demo: $(VENV)/.installed
 	@echo "== RBF kernel by ASSET (Nystrom, s = 200): asset_learn on data/samples/a9a3k.train, cp_classify on a9a2k.test"
 	$(BIN)/asset_learn -v 0 -c 1000 -t 2 -g 0.001 --k 200 data/samples/a9a3k.train $(DEMO)/asset.model
 	$(BIN)/cp_classify -v 1 data/samples/a9a2k.test $(DEMO)/asset.model $(DEMO)/asset.predictions
+	@echo "== choosing C: ocas_learn --cv 5 along 7 values of C (warm path) on data/samples/a9a3k.train, the path drawn to $(DEMO)/a9a.cv.png, cp_classify on a9a2k.test"
+	$(BIN)/ocas_learn --cv 5 --c-path 1e-3:1e3:7 --plot $(DEMO)/a9a.cv.png data/samples/a9a3k.train $(DEMO)/a9a.cv.model | sed -n '/^Cross-validation/,/^Best C/p'
+	$(BIN)/cp_classify -v 1 data/samples/a9a2k.test $(DEMO)/a9a.cv.model $(DEMO)/a9a.cv.predictions
 
 # One small run of each command path: numba compiles a kernel on its first use and caches
 # it beside the source (or in $$NUMBA_CACHE_DIR); later runs load it.

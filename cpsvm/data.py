@@ -276,6 +276,10 @@ class TreeDataset:
     def checked_cost(self):
         return None
 
+    def subset(self, rows) -> TreeDataset:
+        """Trees ``rows`` (an index array)."""
+        return TreeDataset([self.trees[i] for i in rows], self.source, 0)
+
     @classmethod
     def read(cls, source, max_length: int = 0) -> TreeDataset:
         """The trees of a file, only those of at most ``max_length`` words (-NONE-

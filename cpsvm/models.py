@@ -279,15 +279,22 @@ class CfgModel:
     def n_features(self) -> int:
         return 0
 
-    def parse(self, trees, n_threads=None):
+    def parse(self, trees, n_threads=None, source=None):
         """Predicted trees (root bracket included, preprocessing undone, and, as they are
         evaluated, without function tags and -NONE- elements, which a model may have
         kept) for the sentences of ``trees`` (their POS tags and words), and per sentence
-        whether the grammar parsed it."""
+        whether the grammar parsed it. ``source``: the trees' file, which the refusal of
+        a sentence too long for memory names."""
         from .decoding.grammar import parse_sentences
         from .io.trees import drop_none, strip_functions
 
         predicted, parsed = parse_sentences(
-            self.grammar, self.w, self.options, trees, fallback=self.fallback, n_threads=n_threads
+            self.grammar,
+            self.w,
+            self.options,
+            trees,
+            fallback=self.fallback,
+            n_threads=n_threads,
+            source=source,
         )
         return [drop_none(strip_functions(t)) or t for t in predicted], parsed

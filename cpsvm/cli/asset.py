@@ -23,9 +23,11 @@ from .common import (
 )
 from .scaffold import (
     c_option,
+    draw_trace,
     finish,
     kernel_options,
     margin_bounds_option,
+    plot_option,
     reading_line,
     report_stream,
     seed_option,
@@ -33,6 +35,13 @@ from .scaffold import (
     threads_option,
     trace_option,
     train_and_save,
+)
+from .selection import (
+    check_model_file,
+    path_picture,
+    select_c_cold,
+    selection_options,
+    wanted,
 )
 
 # numpy, the reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
@@ -77,8 +86,14 @@ def _checked_combinations(command):
 
     @functools.wraps(command)
     def checked(*args, **kwargs):
-        if (kwargs["C"] is None) == (kwargs["lam"] is None):
+        if kwargs["c_path"] is not None:
+            if kwargs["lam"] is not None:
+                raise OptionError("--c-path sets C: it cannot be used with -l (lambda)")
+            kwargs["C"] = kwargs["C"] or 1.0  # (each fold's fits set their own)
+        elif (kwargs["C"] is None) == (kwargs["lam"] is None):
             raise OptionError("expected exactly one of -c (C) and -l (lambda)")
+        if kwargs["cv_folds"] is not None and kwargs["lam"] is not None:
+            raise OptionError("--cv cross-validates at -c: give -c, not -l (lambda)")
         kernel_type = kwargs["kernel_type"]
         if kwargs["approx"] == "rff" and kernel_type != 2:
             raise OptionError(f"--approx rff needs the RBF kernel (-t 2), got -t {kernel_type}")
@@ -93,12 +108,14 @@ def _checked_combinations(command):
 
 
 class AssetMonitor:
-    """Engine callback: the tqdm bar (iterations, with ETA), -v 2 lines, --trace rows."""
+    """Engine callback: the tqdm bar (iterations, with ETA), -v 2 lines, --trace rows
+    (and with ``keep_rows``, --plot's, in ``rows``)."""
 
     COLUMNS = ("epoch", "iteration", "objective", "validation_error", "seconds", "sample_objective")
 
-    def __init__(self, verbosity, trace_path, total_iterations):
+    def __init__(self, verbosity, trace_path, total_iterations, keep_rows=False):
         self.verbosity = verbosity
+        self.rows = [] if keep_rows else None
         self.bar = progress(
             total_iterations, verbosity if verbosity < 2 else 0, "asset_learn", "it"
         )
@@ -128,6 +145,8 @@ class AssetMonitor:
                 )
                 + f", {check.seconds:.3f}s"
             )
+        if self.rows is not None:
+            self.rows.append({c: getattr(check, c) for c in self.COLUMNS})
         if self.trace:
             self.trace.write(
                 f"{check.epoch!r}\t{check.iteration}\t{check.objective!r}\t"
@@ -274,6 +293,7 @@ class AssetMonitor:
     "check: epoch, iteration, objective estimate, validation error, seconds, the stopping "
     "rule's objective"
 )
+@plot_option()
 @click.option(
     "--method",
     type=click.Choice(["sgd", "gd"]),
@@ -312,8 +332,9 @@ class AssetMonitor:
 )
 @verbosity_option(default=1, help=ASSET_VERBOSITY)
 @version_option("Lee & Wright's ASSET, with SVMlight's -c, -z, -w and kernel flags")
+@selection_options("folds stratified by class; -z r: not stratified")
 @click.argument("example_file", type=FilePath())
-@click.argument("model_file", type=FilePath())
+@click.argument("model_file", type=FilePath(), required=False)
 def command(
     C,
     lam,
@@ -334,12 +355,15 @@ def command(
     seed,
     threads,
     trace_path,
+    plot_file,
     method,
     loss,
     huber_h,
     gd_epsilon,
     margin_bounds,
     verbosity,
+    cv_folds,
+    c_path,
     example_file,
     model_file,
 ):
@@ -377,6 +401,7 @@ def command(
     )
     if method == "gd" and validation_file is not None:
         raise OptionError("--method gd takes no --validate")
+    check_model_file(model_file, cv_folds, c_path)
     validate_options(params)
     data = read_examples(example_file)
     if validation_file is not None:
@@ -384,25 +409,38 @@ def command(
     report = report_stream(model_file)
     if verbosity >= 1:
         print(reading_line(data), file=report)
+    if wanted(cv_folds, c_path):
+        picture = path_picture(plot_file, c_path, model_file)
+        params.C = select_c_cold(
+            data, params, train, cv_folds, c_path, seed, verbosity, report, picture, "asset_learn"
+        )
+        if model_file is None:
+            return
+        plot_file = None if picture is not None else plot_file
+    keep_rows = plot_file is not None
     if method == "gd":
-        monitor = GDMonitor(verbosity, trace_path)
+        monitor = GDMonitor(verbosity, trace_path, keep_rows)
     else:
-        monitor = AssetMonitor(verbosity, trace_path, epochs * -(-data.n_examples // batch))
+        total = epochs * -(-data.n_examples // batch)
+        monitor = AssetMonitor(verbosity, trace_path, total, keep_rows)
     info, cpu = train_and_save(train, data, params, model_file, monitor)
     if verbosity >= 1:
         statistics = _print_gd_statistics if method == "gd" else _print_statistics
         statistics(info, params, cpu, report)
+    draw_trace(plot_file, monitor, f"asset_learn {example_file}: training trace")
     notes = () if method == "gd" else info.notes
     finish("asset_learn", info.result, model_file, verbosity, notes=notes, warn=False)
 
 
 class GDMonitor:
-    """--method gd's callback: -v 2 lines and --trace rows, one per step taken."""
+    """--method gd's callback: -v 2 lines and --trace rows (and with ``keep_rows``,
+    --plot's, in ``rows``), one per step taken."""
 
     COLUMNS = ("iteration", "objective", "step")
 
-    def __init__(self, verbosity, trace_path):
+    def __init__(self, verbosity, trace_path, keep_rows=False):
         self.verbosity = verbosity
+        self.rows = [] if keep_rows else None
         self.trace = open(trace_path, "w", encoding="utf-8") if trace_path else None
         if self.trace:
             self.trace.write("\t".join(self.COLUMNS) + "\n")
@@ -410,6 +448,8 @@ class GDMonitor:
     def __call__(self, iteration, objective, step):
         if self.verbosity >= 2:
             note(f"Iteration {iteration}: objective {objective:.10g}, step {step:g}")
+        if self.rows is not None:
+            self.rows.append({"iteration": iteration, "objective": objective, "step": step})
         if self.trace:
             self.trace.write(f"{iteration}\t{objective!r}\t{step!r}\n")
             self.trace.flush()

@@ -12,6 +12,7 @@ from .common import (
     CONTEXT_SETTINGS,
     FilePath,
     note,
+    plot_file_option,
     progress,
     run,
     verbosity_option,
@@ -71,6 +72,11 @@ CLASSIFY_VERBOSITY = (
     help="cfg: parse only the sentences of at most N words (-NONE- elements not counted); "
     "0 = all (default).",
 )
+@plot_file_option(
+    "the scores: ROC and precision-recall curves (their areas in the legends) for binary "
+    "models, the confusion matrix for multiclass ones, per-query NDCG@10 for ranking "
+    "functions"
+)
 @version_option("SVM-light V6.20's svm_classify (and svm_multiclass_classify V2.20)")
 @click.argument("example_file", type=FilePath())
 @click.argument("model_file", type=FilePath())
@@ -87,6 +93,7 @@ def command(
     beam,
     perf_measures,
     max_length,
+    plot_file,
     example_file,
     model_file,
     output_file,
@@ -137,7 +144,12 @@ def command(
     # First: a file that is no model is refused before numpy, scipy or numba load.
     model = read_model(model_file, float32_features=not full_precision)
     handlers = _handlers_of(model_kind_of(model).name)
-    _refuse_settings(handlers, perf_measures=perf_measures, max_length=max_length is not None)
+    _refuse_settings(
+        handlers,
+        perf_measures=perf_measures,
+        max_length=max_length is not None,
+        plot=plot_file is not None,
+    )
     read = getattr(handlers[0], "read", None)
     if read is not None:
         data = read(example_file, settings)
@@ -152,7 +164,8 @@ def command(
     X = None if read is not None else _features(data, model, full_precision, verbosity)
 
     started = time.process_time()
-    lines, report_figures = handler.classify(model, data, X, settings)
+    # A handler that can draw its scores (--plot) returns how, third.
+    lines, report_figures, *draw = handler.classify(model, data, X, settings)
     runtime = time.process_time() - started
 
     from ..io.atomic import atomic_output
@@ -163,10 +176,16 @@ def command(
         note(f"Runtime (without IO) in cpu-seconds: {runtime:.2f}")
     if verbosity >= 1:
         report_figures(report)
+    if plot_file is not None:
+        draw[0](plot_file, f"{model_file} on {example_file}")
 
 
 # The settings of cp_classify that only some handlers take, and how a refusal names them.
-_SETTING_FLAGS = {"perf_measures": "--perf-measures", "max_length": "--max-length"}
+_SETTING_FLAGS = {
+    "perf_measures": "--perf-measures",
+    "max_length": "--max-length",
+    "plot": "--plot",
+}
 
 
 def _handlers_of(kind: str) -> list:

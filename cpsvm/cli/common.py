@@ -146,6 +146,31 @@ def verbosity_option(default: int, help: str):
     )
 
 
+def plot_file_option(what: str):
+    """--plot FILE (every command): draw ``what`` in FILE, .png or .svg by its name. The
+    name and matplotlib's presence are checked as the option is read, before anything is
+    trained or classified; matplotlib is imported only when the picture is drawn."""
+
+    def check(ctx, param, value):
+        if value is None or ctx.resilient_parsing:
+            return value
+        from ..plotting import check_plot_path
+
+        check_plot_path(value)
+        return value
+
+    return click.option(
+        "--plot",
+        "plot_file",
+        type=click.Path(dir_okay=False),
+        metavar="FILE",
+        default=None,
+        callback=check,
+        help=f"Draw {what} in FILE: .png or .svg, by its name (needs matplotlib: "
+        "pip install 'cpsvm[plot]').",
+    )
+
+
 def version_option(follows: str):
     """--version: ``<prog> (cpsvm <version>)`` and the tool whose command line it follows."""
 

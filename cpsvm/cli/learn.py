@@ -30,12 +30,14 @@ from .scaffold import (
     LEARNER_VERBOSITY,
     TrainingMonitor,
     c_option,
+    draw_trace,
     finish,
     kernel_options,
     margin_bounds_option,
     max_idle_option,
     max_iterations_option,
     peak_rss_line,
+    plot_option,
     print_struct_statistics,
     reading_line,
     report_stream,
@@ -44,6 +46,14 @@ from .scaffold import (
     time_limit_option,
     trace_option,
     train_and_save,
+)
+from .selection import (
+    check_model_file,
+    path_picture,
+    refuse,
+    select_c,
+    selection_options,
+    wanted,
 )
 
 # The reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
@@ -83,7 +93,7 @@ def problem_options(command):
 
 
 def _c_help() -> str:
-    return "Trade-off C (required, except with --baseline). " + " ".join(
+    return "Trade-off C (required, except with --baseline or --c-path). " + " ".join(
         e.c_help for e in entries() if e.c_help
     )
 
@@ -129,11 +139,12 @@ def _problem_help() -> str:
 
 
 def _c_unless_baseline(ctx, param, value):
-    """-c is required, except with --baseline (given on the command line, it is processed
-    before a missing -c)."""
+    """-c is required, except with --baseline or --c-path (given on the command line,
+    they are processed before a missing -c)."""
     if (
         value is None
         and not ctx.params.get(_param_name("--baseline"))
+        and ctx.params.get("c_path") is None
         and not ctx.resilient_parsing
     ):
         raise click.MissingParameter(ctx=ctx, param=param)
@@ -201,6 +212,7 @@ def _c_unless_baseline(ctx, param, value):
 @seed_option("Seed for the random basis (--t 1).")
 @threads_option()
 @trace_option("iteration (primal, dual, gap, ...)")
+@plot_option()
 @scheduler_option()
 @verbosity_option(1, LEARNER_VERBOSITY)
 @click.option(
@@ -232,8 +244,12 @@ def _c_unless_baseline(ctx, param, value):
 )
 @version_option("SVM-struct V3.10, SVM-perf V3.00, SVM-multiclass V2.20 and SVM-hmm V3.10")
 @margin_bounds_option("Binary problems with a linear model (-w 2, 3, 9); default 0.")
+@selection_options(
+    "folds of whole units: a query (rank), a sentence (hmm), a tree (cfg); stratified by "
+    "class for binary and multiclass"
+)
 @click.argument("example_file", type=FilePath())
-@click.argument("model_file", type=FilePath())
+@click.argument("model_file", type=FilePath(), required=False)
 def command(
     C,
     epsilon,
@@ -251,6 +267,7 @@ def command(
     seed,
     threads,
     trace_path,
+    plot_file,
     scheduler,
     worker_timeout,
     verbosity,
@@ -258,6 +275,8 @@ def command(
     slack_norm,
     kernel_cache_mb,
     margin_bounds,
+    cv_folds,
+    c_path,
     example_file,
     model_file,
     **flags,
@@ -305,9 +324,18 @@ def command(
         time_limit=time_limit,
         margin_bounds=margin_bounds,
     )
+    check_model_file(model_file, cv_folds, c_path)
+    refuse(
+        cv_folds,
+        c_path,
+        ("--baseline" in given, "--baseline"),
+        (scheduler is not None, "--scheduler"),
+    )
     if "--baseline" in given:
         if scheduler is not None:
             raise OptionError("--baseline cannot be used with --scheduler")
+        if plot_file is not None:
+            raise OptionError("--baseline trains nothing: it has no trace for --plot")
         return _learn_baseline(entry, given, example_file, model_file, verbosity)
     validate_options(params)
     worker_timeout = check_worker_timeout(scheduler, worker_timeout)
@@ -322,6 +350,7 @@ def command(
             model_file,
             verbosity,
             trace_path,
+            plot_file,
             worker_timeout,
         )
     data, entry = _read_examples(example_file, entry, given)
@@ -334,13 +363,46 @@ def command(
     _read_example_options(entry, params.options, given)
     if verbosity >= 1:
         print(reading_line(data, entry.examples(data) if entry.examples else None), file=report)
-    monitor = TrainingMonitor(verbosity, trace_path, "cp_learn")
+    if wanted(cv_folds, c_path):
+        picture = path_picture(plot_file, c_path, model_file)
+        params.C = _selected_c(
+            data, entry, params, cv_folds, c_path, seed, verbosity, report, picture
+        )
+        if model_file is None:
+            return
+        plot_file = None if picture is not None else plot_file
+    monitor = TrainingMonitor(verbosity, trace_path, "cp_learn", keep_rows=plot_file is not None)
     info, cpu = train_and_save(train, data, params, model_file, monitor)
     if verbosity >= 1:
         print_struct_statistics(info, params, cpu, report)
     if verbosity >= 2:
         print(peak_rss_line(), file=report)
+    draw_trace(plot_file, monitor, f"cp_learn {example_file}: training trace")
     finish("cp_learn", info.result, model_file, verbosity, notes=info.notes)
+
+
+def _selected_c(data, entry, params, cv_folds, c_path, seed, verbosity, report, plot_file):
+    """--cv/--c-path: the C to train at, each fold's path warm along the values."""
+    from ..selection.path import Fit
+    from ..solvers.one_slack import StructPath
+
+    if entry.cv_measure is None:
+        raise OptionError(f"--cv and --c-path: the {entry.name} problem has no measure to judge by")
+    loss_id = entry.loss_of(params.loss_id)
+
+    def make_path(part):
+        path = StructPath(part, params)
+
+        def fit(C):
+            model, info = path.fit(C)
+            return Fit(model, info.result.iterations, info.result.cuts_added)
+
+        return fit
+
+    return select_c(
+        data, entry, params.C, cv_folds, c_path, seed, make_path, verbosity, report,
+        loss_id=loss_id, plot_file=plot_file, prog="cp_learn",
+    )  # fmt: skip
 
 
 def _check_for_any(given: dict) -> dict:

@@ -23,10 +23,12 @@ from .scaffold import (
     LEARNER_VERBOSITY,
     TrainingMonitor,
     c_option,
+    draw_trace,
     finish,
     margin_bounds_option,
     max_iterations_option,
     peak_rss_line,
+    plot_option,
     report_stream,
     seed_option,
     stop_reason,
@@ -34,6 +36,14 @@ from .scaffold import (
     time_limit_option,
     trace_option,
     train_and_save,
+)
+from .selection import (
+    check_model_file,
+    path_picture,
+    refuse,
+    select_c,
+    selection_options,
+    wanted,
 )
 
 # numpy, the reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
@@ -151,12 +161,14 @@ def read_costs(path):
 )
 @seed_option("Seed of dual coordinate descent's pass orders (-m 2); OCAS is deterministic.")
 @trace_option("iteration (Q_P, Q_D, gap, ...)")
+@plot_option()
 @scheduler_option()
 @verbosity_option(1, LEARNER_VERBOSITY)
 @version_option("libocas's svmocas and msvmocas")
 @margin_bounds_option("Binary problems (-m 1); default 0.")
+@selection_options("folds stratified by class")
 @click.argument("example_file", type=FilePath())
-@click.argument("model_file", type=FilePath())
+@click.argument("model_file", type=FilePath(), required=False)
 def command(
     C,
     cost_file,
@@ -174,10 +186,13 @@ def command(
     problem,
     seed,
     trace_path,
+    plot_file,
     scheduler,
     worker_timeout,
     verbosity,
     margin_bounds,
+    cv_folds,
+    c_path,
     example_file,
     model_file,
 ):
@@ -209,6 +224,13 @@ def command(
     params.margin_bounds = margin_bounds
     validate_options(params)
     worker_timeout = check_worker_timeout(scheduler, worker_timeout)
+    check_model_file(model_file, cv_folds, c_path)
+    refuse(
+        cv_folds,
+        c_path,
+        (scheduler is not None, "--scheduler"),
+        (cost_file is not None, "-C (per-example C_i; cost: factors in the file are kept)"),
+    )
     if scheduler is not None:  # the examples stay on a Dask cluster (cpsvm/cluster)
         from ..cluster.command import ClusterInputs
 
@@ -235,9 +257,16 @@ def command(
                 f"{len(params.example_costs)}",
                 source=source_name(cost_file),
             )
+    report = report_stream(model_file)
+    if wanted(cv_folds, c_path):
+        picture = path_picture(plot_file, c_path, model_file)
+        params.C = _selected_c(data, params, cv_folds, c_path, seed, verbosity, report, picture)
+        if model_file is None:
+            return
+        C = params.C
+        plot_file = None if picture is not None else plot_file
     if scheduler is None:  # (a cluster runs -m 0 or 1, and 1 by default)
         params.method = resolve_method(data, params)
-    report = report_stream(model_file)
     if verbosity >= 1:
         density = 100.0 * data.X.nnz / max(1, data.n_examples * data.n_features)
         print(
@@ -255,7 +284,7 @@ def command(
         )
 
     monitor = getattr(data, "Monitor", TrainingMonitor)(
-        verbosity, trace_path, "ocas_learn", style="ocas"
+        verbosity, trace_path, "ocas_learn", style="ocas", keep_rows=plot_file is not None
     )
     info, _ = train_and_save(train, data, params, model_file, monitor)
     r = info.result
@@ -299,7 +328,34 @@ def command(
         data.report()
     if verbosity >= 2:
         print(peak_rss_line(), file=report)
+    draw_trace(plot_file, monitor, f"ocas_learn {example_file}: training trace")
     finish("ocas_learn", r, model_file, verbosity, warn=False, best=True)
+
+
+def _selected_c(data, params, cv_folds, c_path, seed, verbosity, report, plot_file):
+    """--cv/--c-path: the C to train at, each fold's path warm along the values."""
+    import numpy as np
+
+    from ..problems import choose_entry
+    from ..selection.path import Fit
+    from ..solvers.ocas import OcasPath
+
+    entry = choose_entry(data, params.problem)
+    n_classes = int(np.max(data.y)) if entry.name == "multiclass" else None
+
+    def make_path(part):
+        path = OcasPath(part, params, n_classes)
+
+        def fit(C):
+            model, info = path.fit(C)
+            return Fit(model, info.result.iterations, getattr(info.result, "cuts_added", 0))
+
+        return fit
+
+    return select_c(
+        data, entry, params.C, cv_folds, c_path, seed, make_path, verbosity, report,
+        plot_file=plot_file, prog="ocas_learn",
+    )  # fmt: skip
 
 
 def _converged_reason(r, params):

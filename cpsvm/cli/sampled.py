@@ -21,10 +21,12 @@ from .scaffold import (
     LEARNER_VERBOSITY,
     TrainingMonitor,
     c_option,
+    draw_trace,
     finish,
     kernel_options,
     max_idle_option,
     max_iterations_option,
+    plot_option,
     reading_line,
     report_stream,
     runtime_line,
@@ -34,6 +36,14 @@ from .scaffold import (
     time_limit_option,
     trace_option,
     train_and_save,
+)
+from .selection import (
+    c_unless_path,
+    check_model_file,
+    path_picture,
+    select_c_cold,
+    selection_options,
+    wanted,
 )
 
 # The reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
@@ -48,8 +58,10 @@ class SampledMonitor(TrainingMonitor):
 
 @click.command("sampled_learn", context_settings=CONTEXT_SETTINGS)
 @c_option(
-    "Trade-off C (required), SVMperf's convention as cp_learn: C_light = C*100/n.",
-    required=True,
+    "Trade-off C (required, except with --c-path), SVMperf's convention as cp_learn: "
+    "C_light = C*100/n.",
+    default=None,
+    callback=c_unless_path,
 )
 @click.option(
     "-e",
@@ -101,10 +113,12 @@ class SampledMonitor(TrainingMonitor):
 @seed_option("Seed of the draws: the same seed gives the same model file.")
 @threads_option()
 @trace_option("iteration (primal, dual, gap, ..., kernel_evaluations)")
+@plot_option()
 @verbosity_option(1, LEARNER_VERBOSITY)
 @version_option("SVM-perf V3.00's command line (Yu & Joachims' sampled cuts)")
+@selection_options("folds stratified by class")
 @click.argument("example_file", type=FilePath())
-@click.argument("model_file", type=FilePath())
+@click.argument("model_file", type=FilePath(), required=False)
 def command(
     C,
     epsilon,
@@ -118,7 +132,10 @@ def command(
     seed,
     threads,
     trace_path,
+    plot_file,
     verbosity,
+    cv_folds,
+    c_path,
     example_file,
     model_file,
 ):
@@ -133,6 +150,8 @@ def command(
             f"Warning: -r is the constant of the polynomial and sigmoid kernels, unused "
             f"with -t {kernel.kind}; the sample size is --r (now {sample_size})"
         )
+    if C is None:
+        C = 1.0  # --c-path: each fold's fits set their own
     params = SampledParams(
         C=C,
         epsilon=epsilon,
@@ -146,15 +165,27 @@ def command(
         seed=seed,
         time_limit=time_limit,
     )
+    check_model_file(model_file, cv_folds, c_path)
     validate_options(params)
     data = read_examples(example_file)
     report = report_stream(model_file)
     if verbosity >= 1:
         print(reading_line(data), file=report)
-    monitor = SampledMonitor(verbosity, trace_path, "sampled_learn")
+    if wanted(cv_folds, c_path):
+        picture = path_picture(plot_file, c_path, model_file)
+        params.C = select_c_cold(
+            data, params, train, cv_folds, c_path, seed, verbosity, report, picture, "sampled_learn"
+        )
+        if model_file is None:
+            return
+        plot_file = None if picture is not None else plot_file
+    monitor = SampledMonitor(
+        verbosity, trace_path, "sampled_learn", keep_rows=plot_file is not None
+    )
     info, cpu = train_and_save(train, data, params, model_file, monitor)
     if verbosity >= 1:
         _print_statistics(info, params, cpu, report)
+    draw_trace(plot_file, monitor, f"sampled_learn {example_file}: training trace")
     finish("sampled_learn", info.result, model_file, verbosity, notes=info.notes)
 
 

@@ -1,7 +1,7 @@
 """The learners' scaffold: what cp_learn, ocas_learn, sampled_learn and asset_learn share.
 
-Option factories (one definition of -c, --seed, --trace, -#, the time limit, the kernel
-flags, --threads and --margin-bounds, each command passing its own wording where the
+Option factories (one definition of -c, --seed, --trace, --plot, -#, the time limit, the
+kernel flags, --threads and --margin-bounds, each command passing its own wording where the
 tools it follows differ), the one table of stop reasons, training with progress, trace
 and Ctrl-C handling, and the one ending: the statistics, the notes, the warning of a run
 that did not converge and exit 130 after an interrupt (the model reached so far is
@@ -17,7 +17,15 @@ import sys
 import click
 
 from ..errors import InputError, OptionError
-from .common import EXIT_INTERRUPTED, Checked, IntChoice, note, positive, progress
+from .common import (
+    EXIT_INTERRUPTED,
+    Checked,
+    IntChoice,
+    note,
+    plot_file_option,
+    positive,
+    progress,
+)
 
 LEARNER_VERBOSITY = (
     "Verbosity 0..3: 0 silent but errors; 1 statistics (and a progress "
@@ -47,6 +55,16 @@ def trace_option(columns: str):
         type=click.Path(dir_okay=False),
         default=None,
         help=f"Write one TSV row per {columns}.",
+    )
+
+
+def plot_option():
+    """--plot FILE on the learners: the training trace (kept in memory, --trace or not);
+    with --c-path, the C path."""
+    return plot_file_option(
+        "the training trace (the objectives and the duality gap against iterations and "
+        "against seconds, as --trace writes them) or, with --c-path, the C path (the "
+        "cross-validated measure against C)"
     )
 
 
@@ -246,7 +264,8 @@ class TrainingMonitor:
     """Engine callback, by verbosity: 1 a tqdm line on stderr (on a terminal); 2 one line
     per iteration on stderr instead (SVMstruct's ``Iter`` lines, or svmocas's with
     ``style="ocas"``); 3 also the iteration's time and, when the engine reports them,
-    the QP's and the oracle's. With --trace, a TSV row per iteration (every COLUMN).
+    the QP's and the oracle's. With --trace, a TSV row per iteration (every COLUMN);
+    ``keep_rows`` (--plot) keeps them in ``rows`` too, as dicts by COLUMN.
     """
 
     COLUMNS = (
@@ -260,8 +279,11 @@ class TrainingMonitor:
         "seconds",
     )
 
-    def __init__(self, verbosity: int, trace_path=None, desc="training", style="struct"):
+    def __init__(
+        self, verbosity: int, trace_path=None, desc="training", style="struct", keep_rows=False
+    ):
         self.verbosity = verbosity
+        self.rows = [] if keep_rows else None
         self.style = style
         # At -v 2 the iteration lines replace the bar (both on stderr would interleave).
         self.bar = progress(None, verbosity if verbosity < 2 else 0, desc, "iter")
@@ -279,14 +301,14 @@ class TrainingMonitor:
         )
         if self.verbosity >= 2:
             note(self.line(p))
-        if self.trace:
-            self.trace.write(
-                "\t".join(
-                    repr(getattr(p, c)) if isinstance(getattr(p, c), float) else str(getattr(p, c))
-                    for c in self.COLUMNS
+        if self.trace or self.rows is not None:
+            values = [getattr(p, c) for c in self.COLUMNS]
+            if self.rows is not None:
+                self.rows.append(dict(zip(self.COLUMNS, values)))
+            if self.trace:
+                self.trace.write(
+                    "\t".join(repr(v) if isinstance(v, float) else str(v) for v in values) + "\n"
                 )
-                + "\n"
-            )
 
     def line(self, p) -> str:
         """The -v 2 line of an iteration (with -v 3's timing)."""
@@ -324,6 +346,16 @@ class TrainingMonitor:
         self.bar.close()
         if self.trace:
             self.trace.close()
+
+
+def draw_trace(plot_file, monitor, title: str) -> None:
+    """--plot of a run without a C path: the monitor's rows (kept in memory, with or
+    without --trace) as the training trace; nothing when --plot was not given."""
+    if plot_file is None:
+        return
+    from ..plotting import plot_trace
+
+    plot_trace(monitor.rows, plot_file, title)
 
 
 def report_stream(model_file):

@@ -19,6 +19,7 @@ import click
 from ..cli.common import validate_options
 from ..cli.scaffold import (
     TrainingMonitor,
+    draw_trace,
     finish,
     peak_rss_line,
     print_struct_statistics,
@@ -207,6 +208,7 @@ def learn_on_cluster(
     model_file,
     verbosity,
     trace_path,
+    plot_file=None,
     worker_timeout=WORKER_TIMEOUT,
 ):
     """cp_learn --scheduler: the command's flow with the data on the cluster; ``given``
@@ -234,7 +236,7 @@ def learn_on_cluster(
         report = report_stream(model_file)
         if verbosity >= 1:
             print(reading_line(shape), file=report)
-        monitor = ClusterMonitor(verbosity, trace_path, "cp_learn")
+        monitor = ClusterMonitor(verbosity, trace_path, "cp_learn", keep_rows=plot_file is not None)
         info, cpu = train_and_save(train, shape, params, model_file, monitor)
     finally:
         data.session.close()
@@ -243,4 +245,5 @@ def learn_on_cluster(
         report_cluster(info, data, model_file, report)
     if verbosity >= 2:
         print(peak_rss_line(), file=report)
+    draw_trace(plot_file, monitor, f"cp_learn {example_file}: training trace")
     finish("cp_learn", info.result, model_file, verbosity, notes=info.notes)

@@ -25,6 +25,11 @@ for each in it): the bracket loss's part that depends on ŷ (:mod:`cpsvm.problem
 ``kbest`` 2 keeps the two best derivations of each (span, symbol, layer), so the root
 yields the two best trees.
 
+Memory: :func:`chart_bytes` is what a sentence's chart takes at first;
+:func:`check_charts` refuses a sentence whose chart cannot fit before anything is
+allocated (and lowers the thread count when only the charts parsed at once would not
+fit), :func:`chart_refused` says so, naming the sentence.
+
 A tree comes out as its nodes in preorder, (symbol, start, end) each — the POS tags
 included, the root not — and its feature indices: its rules' (root rule first), each
 followed by the span features of the node it builds.
@@ -36,6 +41,91 @@ import numpy as np
 from numba import njit, prange
 
 NEG = -np.inf
+
+# The chart of a sentence of n words has a cell per span (n(n+1)/2 of them) and, per
+# cell, a slot per symbol (int32) and the span features' columns (int64 per template);
+# its entries (a symbol with a derivation over a span: 104 bytes) start at
+# INITIAL_ENTRIES a span and double when full; slots are int32, so at most MAX_ENTRIES.
+INITIAL_ENTRIES = 4
+ENTRY_BYTES = 8 + 4 * 8 + 4 * 8 + 2 * 8 + 2 * 8
+MAX_ENTRIES = 2**31 - 1
+
+
+def chart_bytes(n, n_sym, n_kinds, n_base, augmented):
+    """Bytes the CKY of one sentence of ``n`` words allocates at least (:func:`_cky_one`,
+    and the gold brackets of :func:`cky_all` when ``augmented``): what it needs before
+    its entries outgrow their first allocation."""
+    spans = n * (n + 1) // 2
+    per_span = 4 * n_sym + 8 * max(n_kinds, 1) + 16 + INITIAL_ENTRIES * ENTRY_BYTES
+    gold = (n + 1) * (n + 1) * max(n_base, 1) if augmented else 0
+    return spans * per_span + gold
+
+
+def run_kernel(kernel, *args):
+    """``kernel(*args)``, a MemoryError raised in it (numba wraps one in a SystemError)
+    raised as such."""
+    try:
+        kernel(*args)
+    except SystemError as e:
+        if isinstance(e.__cause__, MemoryError):
+            raise e.__cause__ from None
+        raise
+
+
+def check_charts(g, lengths, sentences, *, augmented=False, where=None, n_threads=None):
+    """The thread count to parse sentences of ``lengths`` (of indices ``sentences``)
+    with a grammar of arrays ``g`` (:meth:`cpsvm.decoding.grammar.Grammar.arrays`):
+    ``n_threads`` (None: the caller's), or fewer when the charts of the longest
+    sentences parsed at once would not fit in memory together. InputError naming the
+    sentence whose chart alone would not (``where`` as
+    :func:`cpsvm.decoding.grammar.cky`'s)."""
+    from ..memory import physical_memory
+
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if not len(lengths):
+        return n_threads
+    need = np.array(
+        [
+            float(chart_bytes(int(n), g["n_sym"], len(g["kinds"]), g["n_base"], augmented))
+            for n in lengths
+        ]
+    )
+    limit = physical_memory()
+    worst = int(np.argmax(need))
+    if need[worst] > limit:
+        chart_refused(g, int(lengths[worst]), int(sentences[worst]), augmented, where)
+    import numba
+
+    threads = n_threads or numba.get_num_threads()
+    largest = np.cumsum(np.sort(need)[::-1][:threads])
+    fitting = int(np.searchsorted(largest, limit, side="right"))
+    return n_threads if fitting >= len(largest) else max(fitting, 1)
+
+
+def chart_refused(g, n, s, augmented, where, while_parsing=False):
+    """InputError: the chart of sentence s (n words) does not fit in memory (or, with
+    ``while_parsing``, outgrew it)."""
+    from ..errors import InputError
+    from ..memory import format_bytes, physical_memory
+
+    need = format_bytes(chart_bytes(n, g["n_sym"], len(g["kinds"]), g["n_base"], augmented))
+    source, line = where(s) if where is not None else (None, None)
+    what = f"a sentence of {n} words" if source is not None else f"sentence {s + 1} ({n} words)"
+    memory = format_bytes(physical_memory())
+    if while_parsing:
+        said = f"ran out of memory in CKY (its chart needs {need}, and more as it fills)"
+    else:
+        said = f"would need a CKY chart of {need}, more than this machine's memory ({memory})"
+    raise InputError(
+        f"{what} {said}; --max-length leaves longer sentences out", source=source, line=line
+    )
+
+
+@njit(cache=True)
+def _span(i, j, n):
+    """The index of the span of words i..j−1 (0 <= i < j <= n) among a sentence's
+    n(n+1)/2: by start, then by end."""
+    return i * (2 * n - i + 1) // 2 + j - i - 1
 
 
 @njit(cache=True)
@@ -89,14 +179,14 @@ def span_value(ctx, i, j, kind, n_tags, n_words):
 
 @njit(cache=True)
 def _span_columns(ctx, kinds, offsets, n_tags, n_words):
-    """Each span's columns (sp = i·n + j − 1, one per template) of the span weights."""
+    """Each span's columns (by :func:`_span`, one per template) of the span weights."""
     n = ctx.shape[0]
     n_kinds = len(kinds)
-    cols = np.zeros((max(n * n, 1), max(n_kinds, 1)), dtype=np.int64)
+    cols = np.zeros((max(n * (n + 1) // 2, 1), max(n_kinds, 1)), dtype=np.int64)
     for i in range(n):
         for j in range(i + 1, n + 1):
             for k in range(n_kinds):
-                cols[i * n + j - 1, k] = offsets[k] + span_value(
+                cols[_span(i, j, n), k] = offsets[k] + span_value(
                     ctx, i, j, kinds[k], n_tags, n_words
                 )
     return cols
@@ -224,13 +314,13 @@ def _cky_one(
     for t in range(n):
         if tags[t] < 0:
             return
-    n_span = n * n
+    n_span = n * (n + 1) // 2
     n_kinds = len(kinds)
     cols = _span_columns(ctx, kinds, offsets, n_tags, n_words)
     slot = np.full(n_span * n_sym, -1, dtype=np.int32)
     lo = np.zeros(n_span, dtype=np.int64)
     hi = np.zeros(n_span, dtype=np.int64)
-    capacity = 16 * n_span + 16
+    capacity = INITIAL_ENTRIES * n_span + 16
     e_sym = np.empty(capacity, dtype=np.int64)
     e_sc = np.empty((capacity, 4))
     e_bp = np.empty((capacity, 4), dtype=np.int64)
@@ -248,7 +338,7 @@ def _cky_one(
     for length in range(1, n + 1):
         for i in range(n - length + 1):
             j = i + length
-            sp = i * n + j - 1
+            sp = _span(i, j, n)
             n0 = 0
             n1 = 0
             if length == 1:
@@ -260,8 +350,8 @@ def _cky_one(
                 n0 = 1
             else:
                 for k in range(i + 1, j):
-                    ls = i * n + k - 1
-                    rs = k * n + j - 1
+                    ls = _span(i, k, n)
+                    rs = _span(k, j, n)
                     for e in range(lo[ls], hi[ls]):
                         bsym = e_sym[e]
                         l0 = e_tsc[e, 0]
@@ -321,7 +411,9 @@ def _cky_one(
                     if pass_ == 1 and in0[a]:
                         continue
                     if used == capacity:
-                        capacity *= 2
+                        if capacity >= MAX_ENTRIES:
+                            raise MemoryError("CKY chart entries beyond int32 slots")
+                        capacity = min(2 * capacity, MAX_ENTRIES)
                         e_sym = _grow1(e_sym, capacity)
                         e_sc = _grow2(e_sc, capacity)
                         e_bp = _grow2i(e_bp, capacity)
@@ -367,7 +459,7 @@ def _cky_one(
                 s1[a, 1] = NEG
                 in1[a] = False
     # the root: the two best (entry, rank) over the whole span
-    top = n - 1
+    top = _span(0, n, n)
     best_e = np.full(2, -1, dtype=np.int64)
     best_r = np.zeros(2, dtype=np.int64)
     best_v = np.full(2, NEG)
@@ -417,7 +509,7 @@ def _cky_one(
             i = stack_i[depth]
             j = stack_j[depth]
             code = e_bp[e, q]
-            sp = i * n + j - 1
+            sp = _span(i, j, n)
             if q >= 2:  # a chain over the layer-0 item of the same span
                 c = code // 2
                 for p in range(chain_sym_ptr[c], chain_sym_ptr[c + 1]):
@@ -441,7 +533,7 @@ def _cky_one(
                         )
                         - fat
                     )
-                stack_e[depth] = slot[(i * n + j - 1) * n_sym + chain_bottom[c]]
+                stack_e[depth] = slot[sp * n_sym + chain_bottom[c]]
                 stack_q[depth] = code % 2
                 stack_i[depth] = i
                 stack_j[depth] = j
@@ -465,8 +557,8 @@ def _cky_one(
                 )
                 - fat
             )
-            left = slot[(i * n + k - 1) * n_sym + _left_of(bin_ptr, rule)]
-            right = slot[(k * n + j - 1) * n_sym + bin_right[rule]]
+            left = slot[_span(i, k, n) * n_sym + _left_of(bin_ptr, rule)]
+            right = slot[_span(k, j, n) * n_sym + bin_right[rule]]
             stack_e[depth] = right
             stack_q[depth] = e_top[right, rr]
             stack_i[depth] = k
@@ -561,7 +653,12 @@ def cky_all(
     caps,
     out_fbase,
     fcaps,
+    out_done,
 ):
+    """:func:`_cky_one` of each sentence of ``sentences``, in parallel. ``out_done[q]``
+    is set to 1 once sentence q is parsed: an exception in a worker thread (an
+    allocation that failed) may not reach the caller under every threading layer
+    (workqueue drops it), and a sentence left at 0 tells it."""
     for q in prange(len(sentences)):
         s = sentences[q]
         a, b = starts[s], starts[s + 1]
@@ -613,3 +710,4 @@ def cky_all(
             out_fbase[q],
             fcaps[q],
         )
+        out_done[q] = 1

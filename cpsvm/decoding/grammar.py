@@ -475,6 +475,7 @@ class Grammar:
         if root is None or root not in self.roots:
             return None
         feats.append(nb + nu + self.roots[root])
+        widths = _widths(top)
         stack = [(top, 0)]
         while stack:
             node, start = stack.pop()
@@ -484,8 +485,7 @@ class Grammar:
             if node.is_preterminal:
                 nodes.append((a, start, start + 1))
                 continue
-            width = _width(node)
-            nodes.append((a, start, start + width))
+            nodes.append((a, start, start + widths[id(node)]))
             kids = [self.index.get(c.label) for c in node.children]
             if None in kids:
                 return None
@@ -494,7 +494,7 @@ class Grammar:
                 if k is None:
                     return None
                 feats.append(k)
-                left = _width(node.children[0])
+                left = widths[id(node.children[0])]
                 stack.append((node.children[1], start + left))
                 stack.append((node.children[0], start))
             else:
@@ -510,27 +510,39 @@ class Grammar:
     def build_tree(self, nodes, words) -> Tree:
         """Rebuild from preorder (symbol, start, end): a node's children follow it and
         tile its span; a one-word node with nothing below it is a preterminal."""
-        pos = 0
+        rows = np.asarray(nodes, dtype=np.int64).tolist()
+        top = None
+        open_nodes = []  # (node, end) of the nodes whose span is not yet tiled
+        for pos, (a, i, j) in enumerate(rows):
+            after = rows[pos + 1] if pos + 1 < len(rows) else None
+            leaf = after is None or not (after[1] >= i and after[2] <= j)
+            node = Tree(self.symbols[a], word=words[i]) if leaf else Tree(self.symbols[a])
+            if open_nodes:
+                open_nodes[-1][0].children.append(node)
+            else:
+                top = node
+            if not leaf:
+                open_nodes.append((node, j))
+                continue
+            while open_nodes and open_nodes[-1][1] <= j:
+                open_nodes.pop()
+        return top
 
-        def build():
-            nonlocal pos
-            a, i, j = (int(v) for v in nodes[pos])
-            pos += 1
-            leaf = pos >= len(nodes) or not (nodes[pos][1] >= i and nodes[pos][2] <= j)
-            if leaf:
-                return Tree(self.symbols[a], word=words[i])
-            kids, covered = [], i
-            while covered < j:
-                child_end = int(nodes[pos][2])
-                kids.append(build())
-                covered = child_end
-            return Tree(self.symbols[a], kids)
 
-        return build()
-
-
-def _width(node: Tree) -> int:
-    return 1 if node.is_preterminal else sum(_width(c) for c in node.children)
+def _widths(top: Tree) -> dict:
+    """The words under each node of a tree, by the node's id (a walk, no recursion)."""
+    widths = {}
+    stack = [(top, False)]
+    while stack:
+        node, left = stack.pop()
+        if node.is_preterminal:
+            widths[id(node)] = 1
+        elif not left:
+            stack.append((node, True))
+            stack.extend((child, False) for child in node.children)
+        else:
+            widths[id(node)] = sum(widths[id(child)] for child in node.children)
+    return widths
 
 
 # -- parsing ------------------------------------------------------------------------------
@@ -548,6 +560,7 @@ def cky(
     gold=None,
     ctx=None,
     n_threads=None,
+    where=None,
 ):
     """The best (kbest 1) or two best (2) parses of the selected sentences: a list per
     sentence of up to kbest (Parse, score), best first (empty: no parse).
@@ -556,9 +569,15 @@ def cky(
     lacks), sentence s being ``tag_ids[starts[s]:starts[s+1]]``; ctx : what the span
     templates read of each token (:meth:`Grammar.context`; by default of the tags,
     every word unknown). loss_weight, gold: the bracket loss's augmentation, gold a
-    pair (triples (start, end, base) int64 (m, 3), their starts per sentence)."""
+    pair (triples (start, end, base) int64 (m, 3), their starts per sentence).
+    where : sentence s -> (file, line) for the messages (None: "sentence s+1").
+
+    A sentence whose chart cannot fit in memory is an InputError naming it, before
+    anything is allocated (:func:`cpsvm.decoding.cky.check_charts`; fewer threads run
+    when only the charts parsed at once would not fit), or, should its chart outgrow
+    memory while parsing, after: never a missing parse."""
     from ..engine.threads import thread_count
-    from .cky import cky_all
+    from .cky import chart_refused, check_charts, cky_all, run_kernel
 
     g = grammar.arrays()
     bin_score, chain_score, root_score, w = grammar.scores(w)
@@ -569,6 +588,9 @@ def cky(
         sentences = np.arange(len(starts) - 1, dtype=np.int64)
     sentences = np.ascontiguousarray(sentences, dtype=np.int64)
     lengths = np.diff(starts)[sentences]
+    n_threads = check_charts(
+        g, lengths, sentences, augmented=loss_weight != 0.0, where=where, n_threads=n_threads
+    )
     bound = max(grammar.unary, 1)
     caps = np.maximum(2 * lengths - 1, 1) * (bound + 1) + 1
     out_base = np.concatenate(([0], np.cumsum(caps * kbest)[:-1])).astype(np.int64)
@@ -586,52 +608,62 @@ def cky(
         triples, gstarts = np.zeros((0, 3), np.int64), np.zeros(len(starts), np.int64)
     else:
         triples, gstarts = gold
-    with thread_count(n_threads):
-        cky_all(
-            np.ascontiguousarray(tag_ids, dtype=np.int64),
-            starts,
-            sentences,
-            g["n_sym"],
-            g["bin_ptr"],
-            g["bin_parent"],
-            g["bin_right"],
-            bin_score,
-            g["bin_feat"],
-            g["chain_ptr"],
-            g["chain_top"],
-            g["chain_bottom"],
-            chain_score,
-            g["chain_sym_ptr"],
-            g["chain_syms"],
-            g["chain_feat_ptr"],
-            g["chain_feats"],
-            root_score,
-            g["root_feat"],
-            int(kbest),
-            float(loss_weight),
-            triples,
-            gstarts,
-            g["n_base"],
-            g["base_ptr"],
-            g["base_idx"],
-            ctx,
-            g["sym_row"],
-            g["span_feat"],
-            w,
-            g["kinds"],
-            g["offsets"],
-            g["n_tags"],
-            g["n_words"],
-            out_nodes,
-            out_feats,
-            out_nn,
-            out_nf,
-            out_score,
-            out_base,
-            caps.astype(np.int64),
-            out_fbase,
-            fcaps.astype(np.int64),
-        )
+    out_done = np.zeros(m, dtype=np.int8)
+    try:
+        with thread_count(n_threads):
+            run_kernel(
+                cky_all,
+                np.ascontiguousarray(tag_ids, dtype=np.int64),
+                starts,
+                sentences,
+                g["n_sym"],
+                g["bin_ptr"],
+                g["bin_parent"],
+                g["bin_right"],
+                bin_score,
+                g["bin_feat"],
+                g["chain_ptr"],
+                g["chain_top"],
+                g["chain_bottom"],
+                chain_score,
+                g["chain_sym_ptr"],
+                g["chain_syms"],
+                g["chain_feat_ptr"],
+                g["chain_feats"],
+                root_score,
+                g["root_feat"],
+                int(kbest),
+                float(loss_weight),
+                triples,
+                gstarts,
+                g["n_base"],
+                g["base_ptr"],
+                g["base_idx"],
+                ctx,
+                g["sym_row"],
+                g["span_feat"],
+                w,
+                g["kinds"],
+                g["offsets"],
+                g["n_tags"],
+                g["n_words"],
+                out_nodes,
+                out_feats,
+                out_nn,
+                out_nf,
+                out_score,
+                out_base,
+                caps.astype(np.int64),
+                out_fbase,
+                fcaps.astype(np.int64),
+                out_done,
+            )
+    except MemoryError:
+        pass  # out_done tells which sentences were not parsed
+    if not out_done.all():
+        undone = np.flatnonzero(out_done == 0)
+        q = int(undone[np.argmax(lengths[undone])])
+        chart_refused(g, int(lengths[q]), int(sentences[q]), loss_weight != 0.0, where, True)
     results = []
     for q in range(m):
         found = []
@@ -671,10 +703,14 @@ def pcfg_weights(grammar: Grammar, parses) -> np.ndarray:
     return w
 
 
-def parse_sentences(grammar: Grammar, w, options: TreeOptions, trees, fallback="S", n_threads=None):
+def parse_sentences(
+    grammar: Grammar, w, options: TreeOptions, trees, fallback="S", n_threads=None, source=None
+):
     """Each tree's sentence (its POS tags, -NONE- dropped as training did) parsed: the
     predicted tree with its root bracket, binarisation and joined chains undone, and
-    whether the grammar parsed it (else a flat ``fallback`` node over the tags)."""
+    whether the grammar parsed it (else, a tag the grammar does not know, a flat
+    ``fallback`` node over the tags). A sentence too long for CKY's chart to fit in
+    memory is an InputError naming ``source`` and the tree's line."""
     sentences = []
     for tree in trees:
         leaves = [p for p in tree.preterminals() if not (options.drop_none and p.label == "-NONE-")]
@@ -691,7 +727,16 @@ def parse_sentences(grammar: Grammar, w, options: TreeOptions, trees, fallback="
     )
     starts = np.concatenate(([0], np.cumsum([len(s) for s in sentences]))).astype(np.int64)
     ctx = grammar.context(tag_ids, [p.word for leaves in sentences for p in leaves])
-    found = cky(grammar, w, tag_ids, starts, kbest=1, ctx=ctx, n_threads=n_threads)
+    found = cky(
+        grammar,
+        w,
+        tag_ids,
+        starts,
+        kbest=1,
+        ctx=ctx,
+        n_threads=n_threads,
+        where=lambda s: (source, getattr(trees[s], "line", None)),
+    )
     out, parsed = [], []
     for leaves, parses in zip(sentences, found):
         words = [p.word for p in leaves]

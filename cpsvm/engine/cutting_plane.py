@@ -123,8 +123,11 @@ def one_slack(
 def _one_slack(oracle, params, callback, should_stop, working_set):
     started = time.perf_counter()
     ws = working_set if working_set is not None else CutWorkingSet([params.C])
-    alpha = np.zeros(0)
-    xi_ws, dual, best_primal, xi_exact = 0.0, 0.0, math.inf, math.inf
+    # A working set that holds cuts (a path over C) starts the run from its alpha, whose
+    # dual value D(α) = h·α − ½αᵀGα is already a lower bound at this C.
+    alpha = np.array(ws.alpha, dtype=np.float64)
+    dual = float(ws.h @ alpha) - _objective(ws, alpha) if ws.size else 0.0
+    xi_ws, best_primal, xi_exact = _xi(ws, alpha), math.inf, math.inf
     violation = math.inf
     t_qp = t_oracle = 0.0
     cuts_added, iteration, status = 0, 0, "max_iterations"

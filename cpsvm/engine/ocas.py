@@ -322,6 +322,27 @@ class OcasOracle(LinearCutOracle):
         self.pool_size, self.max_evaluations = 5, 3
         self._pool = []  # structured: recent argmax labellings (the line model)
 
+    def start_at(self, w):
+        """Take ``w`` as the best point so far (a warm start: binary and multiclass)."""
+        w = np.array(w, dtype=np.float64)
+        out = self.outputs(w)
+        self.w_best, self.out_best, self.primal = w, out, self.objective(w, out)
+
+    def set_C(self, C):
+        """Go on at another C (a path over C): the cuts, Σ costs_i·δΨ_i, do not depend
+        on C; the best point so far stays, its objective is re-evaluated at the new C."""
+        self.C = float(C)
+        self._C_costs = self.C * self.costs
+        if self.out_best is None:
+            return
+        if self.structured:
+            head = slice(0, getattr(self.problem, "n_weights_at", len(self.w_best)))
+            _, slack = self._argmax_at(self.out_best, self.w_best[head])
+            w = self.w_best
+            self.primal = 0.5 * float(w @ w) + self.C * float(self.costs @ slack)
+        else:
+            self.primal = self.objective(self.w_best, self.out_best)
+
     def outputs(self, w):
         """⟨w, x_i⟩ for binary (n,), every class's score for multiclass (n, k)."""
         return self.problem.scores(w)

@@ -105,6 +105,19 @@ class CutWorkingSet:
     def bounds(self):
         return _readonly(self._bounds)
 
+    def set_bounds(self, bounds):
+        """New bounds on the groups' alpha sums (a path over C): each group's alpha is
+        scaled by new/old bound, so the next solve starts feasible and warm."""
+        bounds = np.array(bounds, dtype=np.float64).reshape(-1)
+        if bounds.shape != self._bounds.shape or not np.all(np.isfinite(bounds) & (bounds >= 0)):
+            raise ValueError(f"expected {self._bounds.shape[0]} finite bounds >= 0")
+        n = self._size
+        old = self._bounds[self._groups[:n]]
+        ratio = np.divide(bounds[self._groups[:n]], old, out=np.zeros(n), where=old > 0)
+        self._alpha[:n] *= ratio
+        self._bounds = bounds
+        self.last_result = None
+
     def add(self, h_new, g_cross, g_self, group=0):
         """Append a cut; return its index.
 

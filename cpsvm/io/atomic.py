@@ -20,8 +20,9 @@ _MAX_SYMLINKS = 40  # as the kernel's ELOOP limit
 
 
 @contextlib.contextmanager
-def atomic_output(path):
-    """Text stream for ``path`` that replaces it only when the block succeeds.
+def atomic_output(path, binary: bool = False):
+    """Text stream (``binary``: byte stream) for ``path`` that replaces it only when the
+    block succeeds.
 
     ``"-"`` writes to standard output directly, as does any path that is not a regular
     file (see the module docstring). A symbolic link to a regular file keeps being a link:
@@ -30,7 +31,7 @@ def atomic_output(path):
     full device, /proc/version) names ``path``.
     """
     try:
-        with _output(path) as f:
+        with _output(path, binary) as f:
             yield f
     except OSError as e:
         if e.filename is None and path != "-":
@@ -39,15 +40,18 @@ def atomic_output(path):
 
 
 @contextlib.contextmanager
-def _output(path):
+def _output(path, binary):
+    text = {} if binary else {"encoding": "utf-8", "newline": "\n"}
+    mode = "wb" if binary else "w"
     if path == "-":
-        yield sys.stdout
-        sys.stdout.flush()
+        stdout = sys.stdout.buffer if binary else sys.stdout
+        yield stdout
+        stdout.flush()
         return
     path = os.fspath(path)
     target = _replaceable_target(path)
     if target is None:
-        with open(path, "w", encoding="utf-8", newline="\n") as f:
+        with open(path, mode, **text) as f:
             yield f
         return
     try:
@@ -61,11 +65,11 @@ def _output(path):
     if fd is None:
         # A writable file in a directory where no file can be created: written in place,
         # as SVMlight would, rather than not at all.
-        with open(target, "w", encoding="utf-8", newline="\n") as f:
+        with open(target, mode, **text) as f:
             yield f
         return
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+        with os.fdopen(fd, mode, **text) as f:
             yield f
         os.replace(tmp, target)
     except BaseException:

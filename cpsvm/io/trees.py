@@ -78,15 +78,25 @@ class Tree:
         return [p.word for p in self.preterminals()]
 
     def copy(self) -> Tree:
-        return Tree(self.label, [c.copy() for c in self.children], self.word, self.line)
+        return _fold(
+            self,
+            lambda node: node.children,
+            lambda node, kids: Tree(node.label, kids, node.word, node.line),
+        )
 
     def __eq__(self, other):
-        return (
-            isinstance(other, Tree)
-            and self.label == other.label
-            and self.word == other.word
-            and self.children == other.children
-        )
+        pairs = [(self, other)]
+        while pairs:  # a walk of both trees, not a recursion: trees may nest thousands deep
+            a, b = pairs.pop()
+            if not (
+                isinstance(b, Tree)
+                and a.label == b.label
+                and a.word == b.word
+                and len(a.children) == len(b.children)
+            ):
+                return False
+            pairs.extend(zip(a.children, b.children))
+        return True
 
     def __repr__(self):
         return format_tree(self)
@@ -121,17 +131,10 @@ class TreeOptions:
 _TOKEN = re.compile(rb"\(|\)|[^\s()]+|\n")
 
 
-# The tree functions recurse (a level a call); binarising nests a node's children one
-# level each. These bounds keep every walk within Python's recursion limit (a tree of
-# both, 300 deep over a node of 300 children, was measured to train and parse).
-MAX_TREE_DEPTH = 250
-MAX_CHILDREN = 250
-
-
 def parse_trees(raw: bytes, name: str = "<memory>", first_line: int = 1) -> list:
     """The trees of ``raw`` (bytes or str); InputError naming ``name`` and the line.
-    Trees deeper than MAX_TREE_DEPTH or nodes of more than MAX_CHILDREN children are
-    refused."""
+    Any depth and any number of children: no function of this module recurses (the
+    length of a sentence is bounded by what CKY's chart needs, checked where it parses)."""
     if isinstance(raw, str):
         raw = raw.encode("utf-8")
     trees = []
@@ -142,25 +145,11 @@ def parse_trees(raw: bytes, name: str = "<memory>", first_line: int = 1) -> list
         if tok == b"\n":
             line += 1
         elif tok == b"(":
-            if len(stack) >= MAX_TREE_DEPTH:
-                raise InputError(
-                    f"expected trees nested at most {MAX_TREE_DEPTH} levels deep, found deeper",
-                    source=name,
-                    line=line,
-                )
             stack.append([None, [], line, []])
         elif tok == b")":
             if not stack:
                 raise InputError("expected '(' to open a tree, got ')'", source=name, line=line)
             label, children, start, atoms = stack.pop()
-            if len(children) > MAX_CHILDREN:
-                raise InputError(
-                    f"expected at most {MAX_CHILDREN} subtrees under one node, found "
-                    f"{len(children)} (a flat sentence that long nests as deep once "
-                    "binarised)",
-                    source=name,
-                    line=start,
-                )
             node = _close(label, children, atoms, start, name, line)
             if stack:
                 stack[-1][1].append(node)
@@ -253,20 +242,45 @@ def format_tree(tree: Tree) -> str:
     """One line: ``(S (NP (DT the) (NN dog)) (VP (VBZ barks)))``; the root bracket
     without a label as ``( ... )``."""
     parts = []
-
-    def walk(node):
-        if node.is_preterminal:
-            parts.append(f"({node.label} {node.word})")
-            return
-        parts.append(f"({node.label} " if node.label else "( ")
-        for k, child in enumerate(node.children):
-            if k:
-                parts.append(" ")
-            walk(child)
-        parts.append(")")
-
-    walk(tree)
+    stack = [tree]  # nodes still to write and the text between them, last first
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            parts.append(item)
+        elif item.is_preterminal:
+            parts.append(f"({item.label} {item.word})")
+        else:
+            parts.append(f"({item.label} " if item.label else "( ")
+            stack.append(")")
+            for k in range(len(item.children) - 1, -1, -1):
+                stack.append(item.children[k])
+                if k:
+                    stack.append(" ")
     return "".join(parts)
+
+
+def _fold(top, children, combine):
+    """``combine(node, results)`` of every node bottom-up, ``results`` those of the nodes
+    ``children(node)`` gives (a list; empty at the bottom): the value at ``top``. A
+    walk with its own stack, so that trees of any depth stay within Python's
+    recursion limit."""
+    values = []
+    stack = [(top, None)]
+    while stack:
+        node, kids = stack.pop()
+        if kids is None:
+            kids = children(node)
+            if not kids:
+                values.append(combine(node, kids))
+                continue
+            stack.append((node, kids))
+            stack.extend([(kid, None) for kid in reversed(kids)])
+        else:
+            at = len(values) - len(kids)
+            results = values[at:]
+            del values[at:]
+            values.append(combine(node, results))
+    return values[0]
 
 
 # -- preprocessing -----------------------------------------------------------------------
@@ -286,20 +300,33 @@ def n_words(tree: Tree) -> int:
     return sum(1 for p in tree.preterminals() if p.label != NONE_TAG)
 
 
+def _cleaned(tree, strip, drop):
+    """:func:`strip_functions` (if ``strip``) and then :func:`drop_none` (if ``drop``) in
+    one walk: a copy, None if nothing is left."""
+
+    def clean(node, kids):
+        if node.is_preterminal:
+            if drop and node.label == NONE_TAG:
+                return None
+            return Tree(node.label, word=node.word, line=node.line)
+        if drop:
+            kids = [k for k in kids if k is not None]
+            if not kids:
+                return None
+        return Tree(base_label(node.label) if strip else node.label, kids, line=node.line)
+
+    return _fold(tree, lambda node: node.children, clean)
+
+
 def strip_functions(tree: Tree) -> Tree:
     """A copy with function tags and indices removed from the phrase labels."""
-    if tree.is_preterminal:
-        return Tree(tree.label, word=tree.word, line=tree.line)
-    return Tree(base_label(tree.label), [strip_functions(c) for c in tree.children], line=tree.line)
+    return _cleaned(tree, True, False)
 
 
 def drop_none(tree: Tree):
     """A copy without -NONE- elements and the constituents they leave empty (None if
     nothing is left)."""
-    if tree.is_preterminal:
-        return None if tree.label == NONE_TAG else Tree(tree.label, word=tree.word, line=tree.line)
-    kids = [k for k in (drop_none(c) for c in tree.children) if k is not None]
-    return Tree(tree.label, kids, line=tree.line) if kids else None
+    return _cleaned(tree, False, True)
 
 
 def _chain(node):
@@ -314,6 +341,17 @@ def _chain(node):
 def bound_unaries(tree: Tree, unary: int) -> Tree:
     """Unary chains joined (``unary`` 0) or kept up to ``unary`` rules (module
     docstring). Chains over a POS tag keep one node above the tag when joined."""
+
+    def below_chain(top):
+        below = _chain(top)[1]
+        return [] if below.is_preterminal else below.children
+
+    return _fold(tree, below_chain, lambda top, kids: _bound_chain(top, kids, unary))
+
+
+def _bound_chain(tree, kids, unary):
+    """The chain starting at ``tree`` bounded, over ``kids`` (its bottom's children,
+    bounded already)."""
     labels, below = _chain(tree)
     if below.is_preterminal:
         bottom = Tree(below.label, word=below.word, line=below.line)
@@ -329,7 +367,6 @@ def bound_unaries(tree: Tree, unary: int) -> Tree:
         for label in reversed(labels):
             node = Tree(label, [node], line=tree.line)
         return node
-    kids = [bound_unaries(c, unary) for c in below.children]
     labels = labels + [below.label]  # len(labels) - 1 unary rules
     if unary == 0:
         labels = [CHAIN_JOIN.join(labels)]
@@ -343,18 +380,20 @@ def bound_unaries(tree: Tree, unary: int) -> Tree:
 
 def binarise(tree: Tree, markov: int = 1) -> Tree:
     """Right-factored binarisation with horizontal Markov order ``markov`` (< 0: all)."""
+    return _fold(tree, lambda node: node.children, lambda node, kids: _binarise(node, kids, markov))
+
+
+def _binarise(tree, kids, markov):
+    """``tree`` over ``kids`` (its children binarised), binarised."""
     if tree.is_preterminal:
         return tree
-    kids = [binarise(c, markov) for c in tree.children]
     if len(kids) <= 2:
         return Tree(tree.label, kids, line=tree.line)
     base = tree.label
     right = kids[-1]
     # intermediate nodes from the right: the one over kids[j:] has seen kids[:j]
     for j in range(len(kids) - 2, 0, -1):
-        seen = [k.label for k in kids[:j]]
-        if markov >= 0:
-            seen = seen[len(seen) - markov :] if markov else []
+        seen = [k.label for k in kids[max(j - markov, 0) if markov >= 0 else 0 : j]]
         label = (
             f"{INTERMEDIATE}{base}|" + "_".join(seen) if markov != 0 else f"{INTERMEDIATE}{base}"
         )
@@ -371,23 +410,24 @@ def preprocess(tree: Tree, options: TreeOptions):
             top = top.children[0]
         else:  # a root with several children: they hang from one unlabelled node
             top = Tree(ROOT_LABEL, top.children, line=top.line)
-    if options.strip_functions:
-        top = strip_functions(top)
-    if options.drop_none:
-        top = drop_none(top)
-        if top is None:
-            return None
+    top = _cleaned(top, options.strip_functions, options.drop_none)
+    if top is None:
+        return None
     top = bound_unaries(top, options.unary)
     return binarise(top, options.markov)
 
 
 def debinarise(tree: Tree) -> Tree:
     """Undo :func:`binarise` and the joining of unary chains (a new tree)."""
+    return _fold(tree, lambda node: node.children, _debinarise)
+
+
+def _debinarise(tree, flats):
+    """``tree`` over ``flats`` (its children debinarised), debinarised."""
     if tree.is_preterminal:
         return Tree(tree.label, word=tree.word, line=tree.line)
     kids = []
-    for child in tree.children:
-        flat = debinarise(child)
+    for flat in flats:
         if not flat.is_preterminal and flat.label.startswith(INTERMEDIATE):
             kids.extend(flat.children)
         else:
@@ -418,24 +458,21 @@ def brackets(tree: Tree) -> dict:
     preterminals not brackets, brackets covering no word dropped, function tags
     stripped, ADVP and PRT the same label."""
     out = {}
-
-    def walk(node, start, is_root):
+    is_root = not tree.is_preterminal and tree.label == ROOT_LABEL
+    end = 0  # words counted so far, left to right
+    stack = [(tree, None)]  # (node, None) to enter, (node, its start) to leave
+    while stack:
+        node, start = stack.pop()
         if node.is_preterminal:
-            keep = node.label not in PUNCTUATION and node.label != NONE_TAG
-            return start + (1 if keep else 0)
-        end = start
-        for child in node.children:
-            end = walk(child, end, False)
-        if not is_root and end > start:
+            end += node.label not in PUNCTUATION and node.label != NONE_TAG
+        elif start is None:
+            stack.append((node, end))
+            stack.extend((child, None) for child in reversed(node.children))
+        elif end > start and not (node is tree and is_root):
             label = base_label(node.label)
             label = EQUAL_LABELS.get(label, label)
             key = (label, start, end)
             out[key] = out.get(key, 0) + 1
-        return end
-
-    top = tree
-    is_root = not top.is_preterminal and top.label == ROOT_LABEL
-    walk(top, 0, is_root)
     return out
 
 

@@ -145,8 +145,16 @@ class ProblemEntry:
       ``work_lines(info)`` and ``scale_lines(info, params)`` -> lines of the learners'
       statistics (after the counters; last: the objective in its own convention);
       ``c_of_sum(C, n)`` -> the -c of the C of ½|w|² + C·Σ ξ_i (the scikit-learn
-      estimators'); ``classify``: cp_classify's handler of its models;
+      estimators'); ``classify``: cp_classify's handler of its models (``model_kinds``,
+      ``settings`` the cp_classify settings it takes, ``load``, ``describe``,
+      ``classify(model, data, X, settings)`` -> (lines, report) or, with "plot" in its
+      settings, (lines, report, draw): ``draw(path, title)`` the --plot picture);
       ``baseline(dataset, options)`` -> a model made without training (cfg's PCFG).
+    Model selection (``--cv``, ``--c-path``: cpsvm.selection):
+      ``cv_measure(model, dataset, loss_id)`` -> the figures a held-out fold is judged
+      by, [(name, value, +1 if higher is better else -1)], the one to choose by first;
+      ``cv_units(dataset)`` -> (each example's unit id or None: one unit an example,
+      each example's class to stratify by or None).
     """
 
     name: str
@@ -180,6 +188,8 @@ class ProblemEntry:
     c_of_sum: Callable | None = None
     classify: Any = None
     baseline: Callable | None = None
+    cv_measure: Callable | None = None
+    cv_units: Callable | None = None
 
     def option(self, flag: str) -> ProblemOption | None:
         return next((o for o in self.options if o.flag == flag), None)

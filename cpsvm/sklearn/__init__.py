@@ -17,6 +17,11 @@ StructuredSVM       cp_learn         any problem: binary, multiclass, hmm (lists
                                      sentences), a registered instance, your own
 RankSVM             cp_learn         ranking (SVMrank): linear, pairs within
                     --problem rank   each query (fit(X, y, groups=qid))
+OCASClassifierCV    ocas_learn       OCASClassifier, C chosen by cross-validation
+                    --cv --c-path    along a warm path over C (LogisticRegressionCV's
+                                     pattern: Cs, cv, scoring, refit; C_, cv_results_)
+CuttingPlaneSVCCV   cp_learn         the same for CuttingPlaneSVC (linear)
+                    --cv --c-path
 =================== ================ ==========================================
 
 ``C`` is scikit-learn's: the C of ½|w|² + C·Σ_i loss_i (hinge; Crammer-Singer's for
@@ -41,7 +46,8 @@ portable form.
 
 One module per learner, as cpsvm/solvers: ``ocas`` (OCASClassifier), ``cutting_plane``
 (CuttingPlaneSVC), ``structured`` (StructuredSVM, RankSVM: cp_learn's other problems),
-``sampled`` (SampledCutSVC), ``asset`` (ASSETClassifier, ASSETRegressor); ``_base`` holds
+``sampled`` (SampledCutSVC), ``asset`` (ASSETClassifier, ASSETRegressor), ``cv``
+(OCASClassifierCV, CuttingPlaneSVCCV: the searches over C); ``_base`` holds
 what they share (input checks, parameter conversions, the model file).
 """
 
@@ -53,6 +59,7 @@ from ._base import svmlight_kernel as svmlight_kernel
 from .asset import ASSETClassifier, ASSETRegressor
 from .cutting_plane import PERF_LOSSES as PERF_LOSSES
 from .cutting_plane import CuttingPlaneSVC
+from .cv import CuttingPlaneSVCCV, OCASClassifierCV
 from .ocas import OCASClassifier
 from .sampled import SampledCutSVC
 from .structured import RankSVM, StructuredSVM
@@ -60,6 +67,8 @@ from .structured import RankSVM, StructuredSVM
 __all__ = [
     "OCASClassifier",
     "CuttingPlaneSVC",
+    "OCASClassifierCV",
+    "CuttingPlaneSVCCV",
     "SampledCutSVC",
     "ASSETClassifier",
     "ASSETRegressor",

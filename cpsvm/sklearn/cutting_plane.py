@@ -37,14 +37,14 @@ PERF_LOSSES = {
 _PERF_LOSS_OF_ID = {v: k for k, v in PERF_LOSSES.items()}
 
 
-def _struct_params(estimator, kind, n, **more):
+def _struct_params(estimator, kind, n, C=None, **more):
     """cp_learn's StructParams of an estimator's parameters (CuttingPlaneSVC and
-    StructuredSVM): its C converted to cp_learn's -c for the problem ``kind`` over n
-    examples."""
+    StructuredSVM): its C (or ``C``) converted to cp_learn's -c for the problem ``kind``
+    over n examples."""
     from ..problems import entry_of
     from ..solvers.one_slack import StructParams
 
-    command_c = entry_of(kind).c_of_sum(_given_c(estimator), n)
+    command_c = entry_of(kind).c_of_sum(_given_c(estimator) if C is None else C, n)
     rescaling = _RESCALING.get(estimator.rescaling)
     if rescaling is None:
         raise ValueError(f"expected rescaling 'margin' or 'slack', got {estimator.rescaling!r}")
@@ -147,11 +147,18 @@ class CuttingPlaneSVC(_Classifier):
         _store(self, locals())
 
     def fit(self, X, y, sample_weight=None):
+        X, target, cost = self._labelled(X, y, sample_weight)
+        params = self._cp_params(X, sample_weight is not None, _given_c(self))
+        return _fit_struct(self, Dataset(X, target, cost=cost), params)
+
+    def _cp_params(self, X, weighted, C):
+        """cp_learn's StructParams of the estimator's parameters at scikit-learn's ``C``
+        for the training examples X (after _labelled: binary or multiclass by
+        classes_); ``weighted``: a sample_weight was given."""
         _check_choice("approximation", self.approximation, ("exact", "nystrom"))
         loss_id = self._loss_id()
-        X, target, cost = self._labelled(X, y, sample_weight)
         kind = "binary" if len(self.classes_) == 2 else "multiclass"
-        if loss_id != 2 and (kind != "binary" or sample_weight is not None):
+        if loss_id != 2 and (kind != "binary" or weighted):
             raise ValueError(
                 f"loss={self.loss!r} is a binary loss over the whole label "
                 "vector: two classes, no sample_weight"
@@ -170,15 +177,15 @@ class CuttingPlaneSVC(_Classifier):
             "basis_size": self.n_components,
             "k_fraction": float(self.k_fraction),
         }
-        params = _struct_params(
+        return _struct_params(
             self,
             kind,
             X.shape[0],
+            C=C,
             kernel=svmlight_kernel(self.kernel, self.gamma, self.degree, self.coef0, X),
             loss_id=loss_id if kind == "binary" else None,
             options=options if kind == "binary" else {},
         )
-        return _fit_struct(self, Dataset(X, target, cost=cost), params)
 
     def _loss_id(self) -> int:
         """cp_learn's -l of ``loss`` (a name of PERF_LOSSES or the number itself)."""

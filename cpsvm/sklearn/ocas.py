@@ -65,13 +65,23 @@ class OCASClassifier(_Classifier):
         _store(self, locals())
 
     def fit(self, X, y, sample_weight=None):
-        from ..solvers.ocas import OcasParams, train
+        from ..solvers.ocas import train
+
+        X, target, cost = self._labelled(X, y, sample_weight)
+        params = self._ocas_params(self.C)
+        monitor = _monitor(self.verbose, self._command, "ocas")
+        _train(self, train, Dataset(X, target, cost=cost), params, monitor)
+        return self
+
+    def _ocas_params(self, C):
+        """ocas_learn's OcasParams of the estimator's parameters at ``C`` (after
+        _labelled: the problem is binary or multiclass by classes_)."""
+        from ..solvers.ocas import OcasParams
 
         if self.method is not None:
             _check_choice("method", self.method, tuple(_METHODS))
-        X, target, cost = self._labelled(X, y, sample_weight)
-        params = OcasParams(
-            C=self.C,
+        return OcasParams(
+            C=C,
             bias=float(self.intercept_scaling) if self.fit_intercept else 0.0,
             method=None if self.method is None else _METHODS[self.method],
             seed=_seed(self.random_state),
@@ -85,9 +95,6 @@ class OCASClassifier(_Classifier):
             problem="binary" if len(self.classes_) == 2 else "multiclass",
             n_threads=_n_threads(self.n_jobs),
         )
-        monitor = _monitor(self.verbose, self._command, "ocas")
-        _train(self, train, Dataset(X, target, cost=cost), params, monitor)
-        return self
 
     @classmethod
     def _from_model(cls, model):

@@ -328,7 +328,9 @@ class StructuredSVM(_Classifier):
         if isinstance(model, (LinearModel, MulticlassModel, KernelModel)):
             return model.predict(fit_columns(data.X, model.n_features))
         if isinstance(model, CfgModel):
-            return model.parse(data.trees, n_threads=_n_threads(self.n_jobs))[0]
+            return model.parse(
+                data.trees, n_threads=_n_threads(self.n_jobs), source=getattr(data, "source", None)
+            )[0]
         return model.predict(data)
 
     def score(self, X, y, sample_weight=None):

@@ -17,6 +17,7 @@ passes, benchmarks/bench_liblinear.py); OCAS when QPBound or the margin bounds a
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -184,8 +185,21 @@ def _train_ocas(problem, costs, params, method, callback, should_stop):
     else:
         oracle_class = OcasOracle
     oracle = oracle_class(problem, costs, 1.0, method, params.cut_lambda)
-    engine_params = CuttingPlaneParams(
-        C=1.0,
+    result = one_slack(
+        oracle,
+        _engine_params(params, 1.0),
+        callback=callback,
+        should_stop=should_stop,
+        working_set=CutWorkingSet([1.0]),
+    )
+    seconds = dict(oracle.seconds, qp=result.seconds_qp, outputs=oracle.out_best)
+    return oracle.w_best, result, seconds
+
+
+def _engine_params(params, C):
+    """The engine's settings of an OCAS run (-m 0/1) whose working set is bounded by C."""
+    return CuttingPlaneParams(
+        C=C,
         epsilon=-math.inf,
         max_iterations=params.max_iterations,
         max_idle=params.buffer_size,
@@ -195,31 +209,136 @@ def _train_ocas(problem, costs, params, method, callback, should_stop):
         qp_bound=params.qp_bound,
         max_cuts=params.buffer_size,
     )
-    result = one_slack(
-        oracle,
-        engine_params,
-        callback=callback,
-        should_stop=should_stop,
-        working_set=CutWorkingSet([1.0]),
-    )
-    seconds = dict(oracle.seconds, qp=result.seconds_qp, outputs=oracle.out_best)
-    return oracle.w_best, result, seconds
 
 
-def _train_dcd(kind, X, y, costs, params, callback, should_stop):
-    """Dual coordinate descent on F itself (its P is F, its gap F's)."""
-    from ..engine.dcd import DcdParams, linear_svm_dcd
+def _dcd_params(params):
+    from ..engine.dcd import DcdParams
 
-    dcd_params = DcdParams(
+    return DcdParams(
         tol_rel=params.tol_rel,
         tol_abs=params.tol_abs,
         max_iterations=params.max_iterations,
         time_limit=params.time_limit,
         seed=params.seed,
     )
+
+
+def _train_dcd(kind, X, y, costs, params, callback, should_stop):
+    """Dual coordinate descent on F itself (its P is F, its gap F's)."""
+    from ..engine.dcd import linear_svm_dcd
+
     w, result = linear_svm_dcd(
-        X, y, costs, multiclass=kind != "binary", bias=params.bias, params=dcd_params,
+        X, y, costs, multiclass=kind != "binary", bias=params.bias, params=_dcd_params(params),
         callback=callback, should_stop=should_stop,
     )  # fmt: skip
     seconds = dict(passes=result.seconds_total - result.seconds_check, gap=result.seconds_check)
     return w, result, seconds
+
+
+class OcasPath:
+    """Trainings of one dataset at increasing C, each started from the last one's end
+    (a path over C, ``--c-path``): OCAS (-m 0/1) keeps its cuts, which are sums of
+    cost_i·δΨ_i and do not depend on C, and its best point; dual coordinate descent
+    starts from :func:`~cpsvm.engine.dcd.path_start`. Each C's method is the one a cold
+    run at that C would use, so a binary path may go from DCD to OCAS as C grows. The
+    costs are C times the examples' ``cost:`` factors (a -C file has no path)."""
+
+    def __init__(self, dataset: Dataset, params: OcasParams, n_classes: int | None = None):
+        params.validate()
+        if params.example_costs is not None:
+            raise InputError("a path over C takes no per-example C_i (-C)")
+        self.dataset, self.params = dataset, params
+        self.kind = choose_problem(dataset, params.problem)
+        if self.kind != "binary" and params.bias != 0:
+            raise InputError("a bias (-b) is supported for binary problems only")
+        factors = dataset.checked_cost()
+        self.factors = np.ones(dataset.n_examples) if factors is None else factors
+        self.X, self.y, self.unit_costs, self.position = merged_examples(
+            dataset.X, dataset.y, self.factors
+        )
+        if self.kind == "binary":
+            self.problem = BinaryProblem(
+                self.X, self.y, bias=params.bias, loss_scale=1.0, psi_scale=0.5
+            )
+        else:
+            self.problem = MulticlassProblem(self.X, self.y, n_classes=n_classes, loss_scale=1.0)
+        self._ocas = None  # (oracle, working set) of the last OCAS run
+        self._dcd = None  # (C, DcdResult) of the last DCD run
+
+    def fit(self, C: float, *, callback=None, should_stop=None):
+        """(model, OcasInfo) at ``C``, warm from the previous fit."""
+        params = dataclasses.replace(self.params, C=C)
+        with thread_count(params.n_threads):
+            method = params.method
+            if method is None:
+                method = choose_method(self.kind, self.dataset.X, C * self.factors, params)
+            started = time.perf_counter()
+            if method == 2:
+                w, result, seconds = self._fit_dcd(C, params, callback, should_stop)
+                outputs = self.problem.scores(w)
+            else:
+                w, result, seconds = self._fit_ocas(C, params, method, callback, should_stop)
+                outputs = seconds.pop("outputs")
+            seconds["total"] = time.perf_counter() - started
+        n = self.dataset.n_examples
+        outputs = outputs[self.position]
+        if self.kind == "binary":
+            predicted = np.sign(outputs)
+        else:
+            predicted = np.argmax(outputs, axis=1) + 1
+        error = float(np.mean(predicted != self.dataset.y))
+        model = self.problem.to_model(w, n_train=n)
+        return model, OcasInfo(self.kind, n, result, seconds, error, method)
+
+    def _fit_ocas(self, C, params, method, callback, should_stop):
+        bounds = MARGIN_BOUNDS_DEFAULT if params.margin_bounds is None else params.margin_bounds
+        if bounds:  # its pruning is tied to one C: a cold run
+            return _train_ocas(self.problem, C * self.unit_costs, params, method, callback,
+                               should_stop)  # fmt: skip
+        if self._ocas is None or self._ocas[0].method != method:
+            oracle = OcasOracle(self.problem, self.unit_costs, C, method, params.cut_lambda)
+            working_set = CutWorkingSet([C])
+            self._ocas = oracle, working_set
+            if self._dcd is not None and method == 1:
+                # from where the path's coordinate descent ended: OCAS's first line
+                # search then starts at that point rather than at 0
+                oracle.start_at(self._dcd[1].w.reshape(-1))
+        else:
+            oracle, working_set = self._ocas
+            oracle.set_C(C)
+            working_set.set_bounds([C])
+        result = one_slack(
+            oracle,
+            _engine_params(params, C),
+            callback=callback,
+            should_stop=should_stop,
+            working_set=working_set,
+        )
+        seconds = dict(oracle.seconds, qp=result.seconds_qp, outputs=oracle.out_best.copy())
+        return oracle.w_best.copy(), result, seconds
+
+    def _fit_dcd(self, C, params, callback, should_stop):
+        from ..engine.dcd import binary_hinge_dcd, crammer_singer_dcd, path_start
+
+        multiclass = self.kind != "binary"
+        start = {}
+        if self._dcd is not None:
+            alpha, w = path_start(self._dcd[1], C / self._dcd[0], multiclass)
+            start = dict(alpha=alpha, **({"W": w} if multiclass else {"w": w}))
+        run = dict(
+            bias=params.bias,
+            params=_dcd_params(params),
+            callback=callback,
+            should_stop=should_stop,
+            **start,
+        )
+        costs = C * self.unit_costs
+        if multiclass:
+            result = crammer_singer_dcd(
+                self.X, self.y, costs, n_classes=self.problem.n_classes, **run
+            )
+        else:
+            result = binary_hinge_dcd(self.X, self.y, costs, **run)
+        self._dcd = C, result
+        seconds = dict(passes=result.seconds_total - result.seconds_check, gap=result.seconds_check)
+        return result.w.reshape(-1), result, seconds

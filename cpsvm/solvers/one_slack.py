@@ -124,168 +124,218 @@ def train(dataset: Dataset, params: StructParams, *, callback=None, should_stop=
 
 
 def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop=None):
-    params.validate()
-    entry = choose_entry(dataset, params.problem, sequences=True)
-    loss_id, options, notes = params.checked(entry)
-    kernel = params.kernel
-    nonlinear = not kernel.is_linear
-    if nonlinear and not entry.kernels:
-        raise OptionError("kernels (-t 1..3) are supported for binary problems only")
-    # A loss over the whole label vector (SVMperf's multivariate ones): one example.
-    decomposes = entry.decomposes is None or entry.decomposes(loss_id)
-    basis_method = options.get("basis_method", 0)
-    n = dataset.n_examples
-    problem = None
-    if entry.build is not None:
-        # Examples that are groups of lines (sentences, queries, trees) or a user's.
-        problem = entry.build(dataset, loss_id, options)
-        n = problem.n_examples
-    bias = options.get("bias")
-    if bias is None:
-        bias = float(kernel.is_linear)
-    algorithm = params.algorithm
-    linear = not nonlinear or basis_method == 1  # trained linearly (also Nyström's basis)
-    margin = params.rescaling == MARGIN_RESCALING
-    coordinate_descent = entry.coordinate_descent and linear and margin and decomposes
-    if algorithm == 5 and not coordinate_descent:
-        raise OptionError(
-            "-w 5 (dual coordinate descent) trains binary (error rate, -l 2) and multiclass "
-            "problems, linear (-t 0 or --t 1), with margin rescaling (-o 2)"
-        )
-    if algorithm == 5 and params.margin_bounds:
-        raise OptionError("--margin-bounds 1 prunes cuts: it cannot be used with -w 5")
-    if algorithm in (None, 9):
-        # -w 9 needs a linear model, margin rescaled, of a problem with the line search.
-        line_search = entry.line_search and margin and linear
-        if algorithm is None and coordinate_descent and not params.margin_bounds:
-            algorithm = 5  # decided on the examples, once they are built (below)
-        else:
-            algorithm = 9 if line_search else entry.default_algorithm
-    elif algorithm == 1:
-        algorithm = 0  # n-slack with shrinking: the same optimum as plain n-slack
-    # A problem whose loss is a count may scale -e to it (rank: svm_rank_learn's -e is
-    # relative to the average number of pairs per query).
-    epsilon = entry.epsilon if params.epsilon is None else params.epsilon
-    epsilon *= getattr(problem, "epsilon_scale", 1.0)
-    engine_params = CuttingPlaneParams(
-        C=params.C,
-        epsilon=epsilon,
-        max_iterations=params.max_iterations,
-        max_idle=params.max_idle,
-        time_limit=params.time_limit,
-        use_cache=algorithm == 4,
-    )
+    return StructPath(dataset, params).fit(params.C, callback=callback, should_stop=should_stop)
 
-    if nonlinear and basis_method == 0:
-        if algorithm != 3:
-            notes.append(f"-w {algorithm} with a kernel: using -w 3 (1-slack dual)")
-            algorithm = 3
-            engine_params.use_cache = False
+
+class StructPath:
+    """cp_learn's training of one dataset, set up once (problem, features, algorithm) and
+    run at one C or along increasing C values (``--c-path``), each run started from the
+    last one's end where the algorithm allows: the 1-slack working sets (-w 3, 4, 9)
+    keep their cuts, which do not depend on C, -w 5 starts from the last dual point
+    (:func:`~cpsvm.engine.dcd.path_start`); -w 0, 2, margin bounds and exact kernels
+    start cold."""
+
+    def __init__(self, dataset: Dataset, params: StructParams):
+        params.validate()
+        self.dataset, self.params = dataset, params
+        self.entry = entry = choose_entry(dataset, params.problem, sequences=True)
+        self.loss_id, options, self.notes = params.checked(entry)
+        notes = self.notes
+        kernel = params.kernel
+        self.nonlinear = nonlinear = not kernel.is_linear
+        if nonlinear and not entry.kernels:
+            raise OptionError("kernels (-t 1..3) are supported for binary problems only")
+        # A loss over the whole label vector (SVMperf's multivariate ones): one example.
+        self.decomposes = decomposes = entry.decomposes is None or entry.decomposes(self.loss_id)
+        self.basis_method = basis_method = options.get("basis_method", 0)
+        n = dataset.n_examples
+        problem = None
+        if entry.build is not None:
+            # Examples that are groups of lines (sentences, queries, trees) or a user's.
+            problem = entry.build(dataset, self.loss_id, options)
+            n = problem.n_examples
+        self.n = n
+        bias = options.get("bias")
+        if bias is None:
+            bias = float(kernel.is_linear)
+        algorithm = params.algorithm
+        linear = not nonlinear or basis_method == 1  # trained linearly (also Nyström's basis)
+        margin = params.rescaling == MARGIN_RESCALING
+        coordinate_descent = entry.coordinate_descent and linear and margin and decomposes
+        if algorithm == 5 and not coordinate_descent:
+            raise OptionError(
+                "-w 5 (dual coordinate descent) trains binary (error rate, -l 2) and "
+                "multiclass problems, linear (-t 0 or --t 1), with margin rescaling (-o 2)"
+            )
+        if algorithm == 5 and params.margin_bounds:
+            raise OptionError("--margin-bounds 1 prunes cuts: it cannot be used with -w 5")
+        if algorithm in (None, 9):
+            # -w 9 needs a linear model, margin rescaled, of a problem with the line search.
+            line_search = entry.line_search and margin and linear
+            if algorithm is None and coordinate_descent and not params.margin_bounds:
+                algorithm = 5  # decided on the examples, once they are built (below)
+            else:
+                algorithm = 9 if line_search else entry.default_algorithm
+        elif algorithm == 1:
+            algorithm = 0  # n-slack with shrinking: the same optimum as plain n-slack
+        # A problem whose loss is a count may scale -e to it (rank: svm_rank_learn's -e
+        # is relative to the average number of pairs per query).
+        epsilon = entry.epsilon if params.epsilon is None else params.epsilon
+        self.epsilon = epsilon * getattr(problem, "epsilon_scale", 1.0)
+        self.nystrom = None
+        if nonlinear and basis_method == 0:
+            if algorithm != 3:
+                notes.append(f"-w {algorithm} with a kernel: using -w 3 (1-slack dual)")
+                algorithm = 3
+            self.algorithm, self.problem = algorithm, None
+            return
+        # Each example's cost: factor (SVMlight's, 1 if none) and, for -w 9, its weight
+        # cost_i/n in the 1-slack risk. A user's problem gets them when its examples are
+        # the file's lines.
+        cost_factors = dataset.checked_cost()
+        if (
+            cost_factors is not None
+            and problem is not None
+            and problem.n_examples != dataset.n_examples
+        ):
+            notes.append(
+                f"cost: factors ignored: the problem has {problem.n_examples} "
+                f"examples, the file {dataset.n_examples} lines"
+            )
+            cost_factors = None
+        if cost_factors is not None and not decomposes:
+            notes.append(
+                f"cost: factors ignored: the loss -l {self.loss_id} counts every example "
+                "once, as SVMperf's"
+            )
+            cost_factors = None
+        costs = (np.ones(n) if cost_factors is None else cost_factors) / n
+        if problem is None:
+            X, y = dataset.X, dataset.y
+            if nonlinear:
+                from ..approx import NystromMap
+
+                nystrom = NystromMap(kernel, _basis(dataset, options, params.seed))
+                if nystrom.n_dropped:
+                    notes.append(
+                        f"basis kernel matrix is singular: {nystrom.n_dropped} of "
+                        f"{nystrom.basis.shape[0]} directions dropped"
+                    )
+                X = nystrom.transform(dataset.X)
+                self.nystrom = nystrom
+            if not decomposes:
+                costs = np.ones(1)
+            elif algorithm in (5, 9):
+                X, y, costs, _ = merged_examples(X, y, costs)
+            problem = entry.build_on(X, y, self.loss_id, options, bias)
+        if not decomposes and params.margin_bounds:
+            notes.append(f"--margin-bounds 1 ignored: -l {self.loss_id} has no per-example hinge")
+        self.algorithm, self.problem = algorithm, problem
+        self.costs, self.cost_factors = costs, cost_factors
+        self._warm = None  # (algorithm, state) of the last run that can go on
+
+    def fit(self, C: float, *, callback=None, should_stop=None):
+        """The model and TrainInfo at ``C``, warm from the previous fit where the
+        algorithm allows."""
+        params = dataclasses.replace(self.params, C=C)
+        algorithm, notes = self.algorithm, list(self.notes)
+        engine_params = CuttingPlaneParams(
+            C=C,
+            epsilon=self.epsilon,
+            max_iterations=params.max_iterations,
+            max_idle=params.max_idle,
+            time_limit=params.time_limit,
+            use_cache=algorithm == 4,
+        )
+        if self.problem is None:
+            return self._fit_kernel(params, engine_params, notes, callback, should_stop)
+        problem, costs = self.problem, self.costs
+        if algorithm == 5 and params.algorithm is None:
+            algorithm = fastest_algorithm(problem, costs, C)
+        engine_params.use_cache = algorithm == 4
+        # The per-example hinge of the binary problem is what the margin bounds prune.
+        bounds = hasattr(problem, "margin_bounds") and (
+            MARGIN_BOUNDS_DEFAULT.get(algorithm, False)
+            if params.margin_bounds is None
+            else params.margin_bounds
+        )
+        if bounds and algorithm in (2, 3):
+            problem.margin_bounds = True
+        warm = self._warm[1] if self._warm is not None and self._warm[0] == algorithm else None
+        if algorithm == 5:
+            w, result, state = _coordinate_descent(
+                problem, costs, params, self.epsilon, callback, should_stop, warm
+            )
+        else:
+            w, result, state = _cutting_planes(
+                problem, costs, self.cost_factors, params, engine_params, algorithm, bounds,
+                callback, should_stop, None if bounds else warm,
+            )  # fmt: skip
+        self._warm = None if state is None or bounds else (algorithm, state)
+        n, loss_id = self.n, self.loss_id
+        if self.nystrom is not None:
+            model = KernelModel(
+                self.nystrom.basis, self.nystrom.expansion_coef(w), 0.0, params.kernel, n_train=n
+            )
+            if not self.decomposes:
+                problem.record_loss(model)
+        else:
+            model = problem.to_model(w, n_train=n, loss_id=loss_id)
+        info = TrainInfo(
+            self.entry.name,
+            algorithm,
+            n,
+            result,
+            float(np.linalg.norm(w)),
+            int(np.count_nonzero(result.alpha)),
+            notes,
+            loss_id=loss_id,
+            epsilon=self.epsilon,
+        )
+        if not self.decomposes:
+            info.class_counts = (problem.n_positive, problem.n_negative)
+        return model, info
+
+    def _fit_kernel(self, params, engine_params, notes, callback, should_stop):
+        """An exact kernel expansion (-t 1..3 without --t 1), trained cold."""
+        dataset, n = self.dataset, self.n
+        engine_params.use_cache = False
         oracle = KernelCutOracle(
-            dataset.X, dataset.y, kernel, params.rescaling, costs=dataset.checked_cost()
+            dataset.X, dataset.y, params.kernel, params.rescaling, costs=dataset.checked_cost()
         )
         result = one_slack(oracle, engine_params, callback=callback, should_stop=should_stop)
         coef = oracle.expansion(result.alpha)
         support = np.flatnonzero(coef)
-        model = KernelModel(dataset.X[support], coef[support], 0.0, kernel, n_train=n)
+        model = KernelModel(dataset.X[support], coef[support], 0.0, params.kernel, n_train=n)
         norm_w = math.sqrt(max(0.0, float(coef @ oracle.scores(result.alpha))))
         return model, TrainInfo(
-            entry.name,
-            algorithm,
+            self.entry.name,
+            self.algorithm,
             n,
             result,
             norm_w,
             int(np.count_nonzero(result.alpha)),
             notes,
             oracle.kernel_evaluations,
-            loss_id=loss_id,
-            epsilon=epsilon,
+            loss_id=self.loss_id,
+            epsilon=self.epsilon,
         )
-
-    nystrom = None
-    # Each example's cost: factor (SVMlight's, 1 if none) and, for -w 9, its weight
-    # cost_i/n in the 1-slack risk. A user's problem gets them when its examples are
-    # the file's lines.
-    cost_factors = dataset.checked_cost()
-    if (
-        cost_factors is not None
-        and problem is not None
-        and problem.n_examples != dataset.n_examples
-    ):
-        notes.append(
-            f"cost: factors ignored: the problem has {problem.n_examples} "
-            f"examples, the file {dataset.n_examples} lines"
-        )
-        cost_factors = None
-    if cost_factors is not None and not decomposes:
-        notes.append(
-            f"cost: factors ignored: the loss -l {loss_id} counts every example once, as SVMperf's"
-        )
-        cost_factors = None
-    costs = (np.ones(n) if cost_factors is None else cost_factors) / n
-    if problem is None:
-        X, y = dataset.X, dataset.y
-        if nonlinear:
-            from ..approx import NystromMap
-
-            nystrom = NystromMap(kernel, _basis(dataset, options, params.seed))
-            if nystrom.n_dropped:
-                notes.append(
-                    f"basis kernel matrix is singular: {nystrom.n_dropped} of "
-                    f"{nystrom.basis.shape[0]} directions dropped"
-                )
-            X = nystrom.transform(dataset.X)
-        if not decomposes:
-            costs = np.ones(1)
-        elif algorithm in (5, 9):
-            X, y, costs, _ = merged_examples(X, y, costs)
-        problem = entry.build_on(X, y, loss_id, options, bias)
-    if algorithm == 5 and params.algorithm is None:
-        algorithm = fastest_algorithm(problem, costs, params.C)
-    if not decomposes and params.margin_bounds:
-        notes.append(f"--margin-bounds 1 ignored: -l {loss_id} has no per-example hinge")
-    # The per-example hinge of the binary problem is what the margin bounds prune.
-    bounds = hasattr(problem, "margin_bounds") and (
-        MARGIN_BOUNDS_DEFAULT.get(algorithm, False)
-        if params.margin_bounds is None
-        else params.margin_bounds
-    )
-    if bounds and algorithm in (2, 3):
-        problem.margin_bounds = True
-    if algorithm == 5:
-        w, result = _coordinate_descent(problem, costs, params, epsilon, callback, should_stop)
-    else:
-        w, result = _cutting_planes(
-            problem, costs, cost_factors, params, engine_params, algorithm, bounds, callback,
-            should_stop,
-        )  # fmt: skip
-    if nystrom is not None:
-        model = KernelModel(nystrom.basis, nystrom.expansion_coef(w), 0.0, kernel, n_train=n)
-        if not decomposes:
-            problem.record_loss(model)
-    else:
-        model = problem.to_model(w, n_train=n, loss_id=loss_id)
-    info = TrainInfo(
-        entry.name,
-        algorithm,
-        n,
-        result,
-        float(np.linalg.norm(w)),
-        int(np.count_nonzero(result.alpha)),
-        notes,
-        loss_id=loss_id,
-        epsilon=epsilon,
-    )
-    if not decomposes:
-        info.class_counts = (problem.n_positive, problem.n_negative)
-    return model, info
 
 
 def _cutting_planes(
-    problem, costs, cost_factors, params, engine_params, algorithm, bounds, callback, should_stop
-):
-    """(w, engine result) of the cutting-plane algorithms (-w 0, 2, 3, 4, 9)."""
-    if algorithm == 9:
+    problem, costs, cost_factors, params, engine_params, algorithm, bounds, callback, should_stop,
+    warm=None,
+):  # fmt: skip
+    """(w, engine result, state to go on from at another C or None) of the cutting-plane
+    algorithms (-w 0, 2, 3, 4, 9); ``warm``: such a state (-w 3, 4, 9)."""
+    if warm is not None:
+        oracle, working_set = warm
+        working_set.set_bounds([params.C])
+        if algorithm == 9:
+            oracle.set_C(params.C)
+            engine_params.tol_abs = params.C * engine_params.epsilon
+            engine_params.epsilon = -math.inf
+    elif algorithm == 9:
         # OCAS in the problem's scale: F(w) = ½|w|² + C·(1/n)·Σ ξ_i is the 1-slack primal;
         # a duality gap of C·ε gives the 1-slack ε guarantee.
         if bounds:
@@ -300,7 +350,15 @@ def _cutting_planes(
         oracle = LinearCutOracle(
             problem, params.rescaling, params.cache_size if algorithm == 4 else 0, cost_factors
         )
-    if algorithm == 0:
+    if warm is not None:
+        result = one_slack(
+            oracle,
+            engine_params,
+            callback=callback,
+            should_stop=should_stop,
+            working_set=working_set,
+        )
+    elif algorithm == 0:
         result = n_slack(
             oracle,
             problem.n_examples,
@@ -324,9 +382,10 @@ def _cutting_planes(
         )
     w = oracle.weights(result.alpha)
     if algorithm == 9:
-        w = oracle.w_best
+        w = oracle.w_best.copy()  # (moved in place by a later run of a path)
         result = dataclasses.replace(result, xi=(result.primal - 0.5 * float(w @ w)) / params.C)
-    return w, result
+    state = (oracle, working_set) if algorithm in (3, 4, 9) else None
+    return w, result, state
 
 
 def _hinge_scale(problem):
@@ -348,11 +407,12 @@ def fastest_algorithm(problem, costs, C) -> int:
     return 5 if float(np.mean(plain_costs * squared_norms(problem.X))) <= DCD_CONDITION else 9
 
 
-def _coordinate_descent(problem, costs, params, epsilon, callback, should_stop):
+def _coordinate_descent(problem, costs, params, epsilon, callback, should_stop, warm=None):
     """-w 5: F(w) = ½|w|² + C·Σ_i c_i·ξ_i(w) by dual coordinate descent. With ξ_i =
     max(0, L − m·margin_i), w = r·v for r = L/m makes ξ_i = L·(the plain hinge of v), so F =
-    r²·P(v) at C_i = C·c_i·m²/L; the run stops at a duality gap of C·ε (as -w 9)."""
-    from ..engine.dcd import DcdParams, linear_svm_dcd
+    r²·P(v) at C_i = C·c_i·m²/L; the run stops at a duality gap of C·ε (as -w 9).
+    Returns (w, result, (C, DcdResult) to start another C from); ``warm``: such a pair."""
+    from ..engine.dcd import DcdParams, binary_hinge_dcd, crammer_singer_dcd, path_start
 
     m, L = _hinge_scale(problem)
     r2 = (L / m) ** 2
@@ -370,11 +430,18 @@ def _coordinate_descent(problem, costs, params, epsilon, callback, should_stop):
             callback(dataclasses.replace(p, primal=r2 * p.primal, dual=r2 * p.dual, gap=r2 * p.gap))
 
     multiclass = problem.flip_gain is None
-    v, dcd = linear_svm_dcd(
-        problem.X, problem.y, params.C * costs * m * m / L, multiclass=multiclass,
-        n_classes=getattr(problem, "n_classes", None), params=dcd_params, callback=report,
-        should_stop=should_stop,
-    )  # fmt: skip
+    run = dict(params=dcd_params, callback=report, should_stop=should_stop)
+    if warm is not None:
+        alpha, w_start = path_start(warm[1], params.C / warm[0], multiclass)
+        run.update(alpha=alpha, **({"W": w_start} if multiclass else {"w": w_start}))
+    plain_costs = params.C * costs * m * m / L
+    if multiclass:
+        dcd = crammer_singer_dcd(
+            problem.X, problem.y, plain_costs, n_classes=problem.n_classes, **run
+        )
+    else:
+        dcd = binary_hinge_dcd(problem.X, problem.y, plain_costs, **run)
+    v = dcd.w.reshape(-1)
     # an example is a support vector or not (multiclass: any of its k variables)
     alpha = np.abs(dcd.alpha).sum(axis=1) if multiclass else dcd.alpha
     w = (L / m) * v
@@ -393,7 +460,7 @@ def _coordinate_descent(problem, costs, params, epsilon, callback, should_stop):
         xi=xi,
         seconds_total=dcd.seconds_total,
     )
-    return w, result
+    return w, result, (params.C, dcd)
 
 
 def _basis(dataset: Dataset, options: dict, seed: int):

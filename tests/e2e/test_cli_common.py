@@ -231,11 +231,30 @@ FAST_CASES = {
         ["--zzz"],
         [],
         ["x", "y"],
+        ["-c", "1", "--plot", "p.pdf", "x", "y"],
     ],
-    "ocas_learn": [["-h"], ["--version"], ["-m", "3", "x", "y"], ["-c", "0", "x", "y"]],
-    "sampled_learn": [["-?"], ["--version"], ["-c", "1", "-t", "7", "x", "y"], ["x", "y"]],
-    "cp_classify": [["--help"], ["--version"], ["-f", "2", "x", "y"], ["x"]],
-    "asset_learn": [["-h"], ["--version"], ["x", "y"]],
+    "ocas_learn": [
+        ["-h"],
+        ["--version"],
+        ["-m", "3", "x", "y"],
+        ["-c", "0", "x", "y"],
+        ["--plot", "p", "x", "y"],
+    ],
+    "sampled_learn": [
+        ["-?"],
+        ["--version"],
+        ["-c", "1", "-t", "7", "x", "y"],
+        ["x", "y"],
+        ["-c", "1", "--plot", "p.jpg", "x", "y"],
+    ],
+    "cp_classify": [
+        ["--help"],
+        ["--version"],
+        ["-f", "2", "x", "y"],
+        ["x"],
+        ["--plot", "p", "x", "y"],
+    ],
+    "asset_learn": [["-h"], ["--version"], ["x", "y"], ["-c", "1", "--plot", "p.eps", "x", "y"]],
 }
 
 

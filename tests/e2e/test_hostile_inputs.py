@@ -60,10 +60,15 @@ def damaged_file(draw):
 
 @st.composite
 def damaged_trees(draw):
-    depth = draw(st.sampled_from([1, 5, 260, 600]))
-    width = draw(st.sampled_from([1, 3, 260, 1200]))
+    """Trees nested (unary chains, right-branching) or spread far past Python's recursion
+    limit, possibly cut short."""
+    depth = draw(st.sampled_from([1, 5, 1200, 3000]))
+    width = draw(st.sampled_from([1, 3, 150, 1100]))
     words = " ".join(f"(NN w{i})" for i in range(width))
-    tree = "(S " + "(NP " * depth + words + ")" * depth + ")"
+    if draw(st.booleans()):
+        tree = "(S " + "(NP " * depth + words + ")" * depth + ")"
+    else:
+        tree = "(S " + "(VP (VB v) " * depth + words + ")" * depth + ")"
     text = f"{tree}\n(S (NP (NN a)) (VP (VB b)))\n".encode()
     if draw(st.booleans()):
         text = text[: draw(st.integers(1, len(text) - 1))]
@@ -129,14 +134,25 @@ def test_learners_on_damaged_files(tmp_path, files):
 @SETTINGS
 @given(st.lists(damaged_trees(), min_size=4, max_size=4))
 def test_parsing_damaged_trees(tmp_path, trees):
-    cases = []
+    """Each file trained on (cp_learn) and parsed with a model of clean trees
+    (cp_classify), in one process."""
+    clean = tmp_path / "clean.mrg"
+    clean.write_text(
+        "(S (NP (NN a)) (VP (VB b)))\n(S (NP (NP (NN a)) (NN c)) (VP (VB b) (NN d)))\n"
+    )
+    model = tmp_path / "clean.model"
+    cases = [["cp_learn", ["-v", "0", "-c", "1", str(clean), str(model)], str(model)]]
     for k, raw in enumerate(trees):
         path = tmp_path / f"t{k}.mrg"
         path.write_bytes(raw)
-        out = tmp_path / f"t{k}.model"
+        out, parsed = tmp_path / f"t{k}.model", tmp_path / f"t{k}.parsed"
         out.unlink(missing_ok=True)
+        parsed.unlink(missing_ok=True)
         cases.append(["cp_learn", ["-c", "1", "-#", "2", str(path), str(out)], str(out)])
-    check_outcomes(run_family(tmp_path, cases))
+        cases.append(["cp_classify", [str(path), str(model), str(parsed)], str(parsed)])
+    outcomes = run_family(tmp_path, cases)
+    assert outcomes[0]["code"] == 0, outcomes[0]
+    check_outcomes(outcomes[1:])
 
 
 def _models(tmp_path, samples):
@@ -146,6 +162,7 @@ def _models(tmp_path, samples):
         "multiclass": (["-c", "10"], "dna1k.train", "dna500.test"),
         "hmm": (["-c", "10", "-e", "1"], "ewt60.hmm.train", "ewt30.hmm.test"),
         "rank": (["-c", "10"], "toy.rank.train", "toy.rank.test"),
+        "cfg": (["-c", "1"], "toy.train.mrg", "toy.test.mrg"),
     }
     cases = []
     for kind, (args, train, _) in kinds.items():
@@ -160,7 +177,7 @@ def _models(tmp_path, samples):
 
 @st.composite
 def model_damage(draw):
-    kind = draw(st.sampled_from(["binary", "multiclass", "hmm", "rank"]))
+    kind = draw(st.sampled_from(["binary", "multiclass", "hmm", "rank", "cfg"]))
     how = draw(st.sampled_from(["cut", "header", "line"]))
     return kind, how, draw(st.floats(0.0, 1.0)), draw(st.sampled_from(HUGE + ["-5", "x"]))
 

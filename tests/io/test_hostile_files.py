@@ -6,7 +6,7 @@ import pytest
 from cpsvm.errors import InputError
 from cpsvm.io.model_file import read_model
 from cpsvm.io.svmlight import VALUE_LIMIT, parse_svmlight_bytes, read_examples
-from cpsvm.io.trees import MAX_CHILDREN, MAX_TREE_DEPTH, parse_trees
+from cpsvm.io.trees import parse_trees
 from cpsvm.memory import physical_memory
 from cpsvm.problems.labels import check_multiclass_labels
 
@@ -48,13 +48,13 @@ def test_a_class_label_whose_model_cannot_fit(label):
     refused(lambda: check_multiclass_labels(data), f"class label {float(label):g}", line=3)
 
 
-def test_trees_too_deep_or_too_wide():
-    deep = "(S " + "(NP " * (MAX_TREE_DEPTH + 5) + "(NN w)" + ")" * (MAX_TREE_DEPTH + 5) + ")"
-    refused(lambda: parse_trees(f"(S (NN a))\n{deep}\n", "t"), "nested at most", line=2)
-    flat = "(S " + " ".join(f"(NN w{i})" for i in range(MAX_CHILDREN + 1)) + ")"
-    refused(lambda: parse_trees(f"(S (NN a))\n\n{flat}\n", "t"), "subtrees under one node", line=3)
-    ok = "(S " + "(NP " * (MAX_TREE_DEPTH - 2) + "(NN w)" + ")" * (MAX_TREE_DEPTH - 2) + ")"
-    assert len(parse_trees(ok, "t")) == 1
+def test_trees_of_any_depth_or_width_are_read():
+    # no limit: nothing recurses over trees (tests/io/test_deep_trees.py)
+    deep = "(S " + "(NP " * 5000 + "(NN w)" + ")" * 5000 + ")"
+    flat = "(S " + " ".join(f"(NN w{i})" for i in range(5000)) + ")"
+    trees = parse_trees(f"(S (NN a))\n{deep}\n{flat}\n", "t")
+    assert [t.line for t in trees] == [1, 2, 3] and len(trees[2].children) == 5000
+    refused(lambda: parse_trees(f"(S (NN a))\n{deep[:-1]}\n", "t"), "truncated", line=2)
 
 
 def test_byte_order_marks():

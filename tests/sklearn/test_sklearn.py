@@ -30,7 +30,9 @@ from cpsvm.sklearn import (
     ASSETClassifier,
     ASSETRegressor,
     CuttingPlaneSVC,  # noqa: E402
+    CuttingPlaneSVCCV,
     OCASClassifier,
+    OCASClassifierCV,
     RankSVM,
     SampledCutSVC,
     StructuredSVM,
@@ -59,6 +61,10 @@ CHECKED = [
     ASSETRegressor(max_iter=20, n_components=20),
     StructuredSVM(max_iter=200, epsilon=1e-4, algorithm=9),
     RankSVM(max_iter=20, epsilon=0.01),
+    # The searches over C: two values, two folds (each check's fit trains 2 x 2 + 1).
+    OCASClassifierCV(Cs=2, cv=2, max_iter=50),
+    OCASClassifierCV(Cs=2, cv=2, max_iter=50, method="ocas", refit=False),
+    CuttingPlaneSVCCV(Cs=2, cv=2, max_iter=200, epsilon=1e-4, algorithm=9),
 ]
 
 

@@ -18,7 +18,13 @@ from ...conventions import (
 from ...errors import OptionError
 from ..labels import check_binary_labels
 from ..registry import ProblemEntry, ProblemOption
-from .report import BinaryModels, multivariate_scale_line, svmlight_scale_line
+from .report import (
+    BinaryModels,
+    cv_classes,
+    cv_figures,
+    multivariate_scale_line,
+    svmlight_scale_line,
+)
 
 OPTIONS = (
     ProblemOption(
@@ -165,5 +171,7 @@ ENTRY = ProblemEntry(
     scale_lines=scale_lines,
     c_of_sum=c_of_sum,
     classify=BinaryModels,
+    cv_measure=cv_figures,
+    cv_units=cv_classes,
     decomposes=decomposes,
 )

@@ -7,14 +7,16 @@ by ``-h``."""
 from __future__ import annotations
 
 from ...conventions import PERF_LOSS_NAMES
+from ...errors import OptionError
 
 
 class BinaryModels:
     """cp_classify's handler of SVMlight/SVMperf models (linear or kernel) and of
-    asset_learn's random-feature models: one decision value a line, accuracy and P/R."""
+    asset_learn's random-feature models: one decision value a line, accuracy and P/R;
+    --plot, the ROC and precision-recall curves."""
 
     model_kinds = ("svmlight", "rff")
-    settings = ("pred_format", "perf_measures")
+    settings = ("pred_format", "perf_measures", "plot")
 
     @staticmethod
     def load(model):
@@ -40,7 +42,14 @@ class BinaryModels:
             if report_binary(data.y, decision, out, regression):
                 report_perf(model, data.y, decision, out, settings.perf_measures)
 
-        return lines, report
+        def draw(path, title):
+            if regression:
+                raise OptionError("--plot draws a classifier's scores, not a regression model's")
+            from ...plotting import plot_scores
+
+            plot_scores("binary", path, title, y=data.y, scores=decision)
+
+        return lines, report, draw
 
 
 def decision_line(d: float, pred_format: int) -> str:
@@ -148,3 +157,39 @@ def multivariate_scale_line(C: float, loss_id: int, class_counts, primal: float)
             f" pos-neg pair differences, C_pairs = 100*C/(P*N) = {c_pairs:.6g}"
         )
     return what
+
+
+def cv_figures(model, data, loss_id=2, k_fraction=0.0):
+    """A held-out fold's figures (cpsvm.selection): the error rate, precision and recall
+    in percent, led by the SVMperf measure the model was trained for (-l other than 2);
+    real targets: the root mean squared error."""
+    import numpy as np
+
+    from ...measures import trained_measure
+    from ...models import fit_columns
+
+    decision = model.decision_function(fit_columns(data.X, model.n_features))
+    y = data.y
+    if np.any((y != 0) & (np.abs(y) != 1)):
+        return [("RMSE", float(np.sqrt(np.mean((decision - y) ** 2))), -1)]
+    positive, predicted = y > 0, decision > 0
+    tp = int(np.count_nonzero(positive & predicted))
+    precision = 100.0 * tp / max(1, int(np.count_nonzero(predicted)))
+    recall = 100.0 * tp / max(1, int(np.count_nonzero(positive)))
+    figures = [
+        ("error", 100.0 * float(np.mean(positive != predicted)), -1),
+        ("precision", precision, 1),
+        ("recall", recall, 1),
+    ]
+    if loss_id not in (None, 2):
+        name, value, _ = trained_measure(loss_id, y, decision, k_fraction)
+        figures.insert(0, (name, value, -1 if loss_id == 0 else 1))
+    return figures
+
+
+def cv_classes(data):
+    """Folds stratified by the ±1 target (real targets: not stratified)."""
+    import numpy as np
+
+    y = data.y
+    return None, (np.sign(y) if np.all(np.abs(y) == 1) else None)

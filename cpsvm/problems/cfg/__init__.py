@@ -12,7 +12,7 @@ from __future__ import annotations
 from ...conventions import MARGIN_RESCALING
 from ...errors import InputError, OptionError
 from ..registry import ProblemEntry, ProblemOption
-from .report import ParsingModels, work_lines
+from .report import ParsingModels, cv_figures, cv_trees, work_lines
 
 OPTIONS = (
     ProblemOption(
@@ -207,5 +207,7 @@ ENTRY = ProblemEntry(
     work_lines=work_lines,
     c_of_sum=c_of_sum,
     classify=ParsingModels,
+    cv_measure=cv_figures,
+    cv_units=cv_trees,
     baseline=baseline,
 )

@@ -68,7 +68,8 @@ class CfgProblem(StructuredProblem):
 
     options : the preprocessing and Ψ's feature set (:class:`cpsvm.io.trees.TreeOptions`);
     loss_id : ``-l`` (LOSS_BRACKETS, the default, or LOSS_ZERO_ONE); loss_scale : Δ of a
-    wrong tree.
+    wrong tree; source : the trees' file, named with their lines by CKY's refusal of a
+    sentence too long for memory.
     Trees that preprocessing empties (nothing but -NONE-) are left out (``n_skipped``).
     """
 
@@ -80,6 +81,7 @@ class CfgProblem(StructuredProblem):
         options: TreeOptions | None = None,
         loss_id=LOSS_BRACKETS,
         loss_scale=LOSS_SCALE,
+        source=None,
     ):
         if loss_id not in LOSSES:
             raise ValueError(f"expected loss 0 (zero/one) or 1 (brackets), got {loss_id}")
@@ -99,6 +101,8 @@ class CfgProblem(StructuredProblem):
         if not tops:
             raise ValueError("expected at least one tree with a word")
         self.kept = np.array(kept, dtype=np.int64)
+        self.source = source
+        self.lines = [getattr(trees[k], "line", None) for k in kept]
         self.n_skipped = len(trees) - len(tops)
         self.words = words
         self.tag_ids = np.array(
@@ -134,7 +138,11 @@ class CfgProblem(StructuredProblem):
 
     @classmethod
     def from_dataset(cls, dataset, loss_id=LOSS_BRACKETS, options=None, **ignored):
-        return cls(dataset.trees, options=options, loss_id=loss_id)
+        return cls(dataset.trees, options=options, loss_id=loss_id, source=dataset.source)
+
+    def _where(self, s):
+        """(file, line) of sentence s, for CKY's messages."""
+        return self.source, self.lines[s]
 
     def _rows(self, rows):
         return np.arange(self.n_examples) if rows is None else np.asarray(rows, np.int64)
@@ -202,11 +210,21 @@ class CfgProblem(StructuredProblem):
                     loss_weight=float(scale),
                     gold=self._gold_arrays,
                     ctx=self.ctx,
+                    where=self._where,
                 )
                 for q, parses in zip(at, found):
                     out[q] = parses[0][0]
             return [self._better_than_true(w, i, p, rescaling) for i, p in zip(rows, out)]
-        found = cky(self.grammar, w, self.tag_ids, self.starts, rows, kbest=2, ctx=self.ctx)
+        found = cky(
+            self.grammar,
+            w,
+            self.tag_ids,
+            self.starts,
+            rows,
+            kbest=2,
+            ctx=self.ctx,
+            where=self._where,
+        )
         out = []
         for i, parses in zip(rows, found):
             other = [p for p, _ in parses if not p.same_tree(self.gold[i])]
@@ -287,7 +305,7 @@ class CfgProblem(StructuredProblem):
     def predict(self, w, trees):
         """The parse trees (with their root bracket, preprocessing undone) of the
         sentences of ``trees`` (their POS tags and words are read)."""
-        return self.to_model(w).parse(trees)[0]
+        return self.to_model(w).parse(trees, source=self.source)[0]
 
     def to_model(self, w, n_train: int = 0, loss_id: int = LOSS_ZERO_ONE, trained_by: str = "svm"):
         from ...models import CfgModel

@@ -36,28 +36,16 @@ class ParsingModels:
         if settings.verbosity >= 2:
             skipped = f", {data.n_skipped} longer skipped" if data.n_skipped else ""
             settings.note(f"Reading test examples... {data.n_examples} sentences{skipped}... done.")
-        predicted, parsed = model.parse(data.trees)
+        predicted, parsed = model.parse(data.trees, source=data.source)
         lines = [format_tree(t) for t in predicted]
         return lines, lambda out: report_parses(data.trees, predicted, parsed, model, out)
 
 
 def report_parses(trees, predicted, parsed, model, out):
     """Labelled precision, recall and F1 over the brackets, and the exact-match rate."""
-    from ...io.trees import bracket_match, brackets
-
     if not trees:
         return
-    matched = n_gold = n_test = exact = 0
-    for tree, guess in zip(trees, predicted):
-        gold = brackets(tree)
-        test = brackets(guess)
-        m = bracket_match(gold, test)
-        g, t = sum(gold.values()), sum(test.values())
-        matched, n_gold, n_test = matched + m, n_gold + g, n_test + t
-        exact += m == g == t
-    precision = 100.0 * matched / n_test if n_test else 0.0
-    recall = 100.0 * matched / n_gold if n_gold else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    precision, recall, f1, matched, n_test, n_gold, exact = bracket_scores(trees, predicted)
     n = len(trees)
     print(
         f"Labelled brackets on test set: precision {precision:.2f}%, recall {recall:.2f}%, "
@@ -72,6 +60,37 @@ def report_parses(trees, predicted, parsed, model, out):
             f"'{model.fallback}' tree",
             file=out,
         )
+
+
+def bracket_scores(trees, predicted):
+    """(precision, recall, F1 in percent, matched, predicted and gold brackets, exact
+    matches) of the labelled brackets."""
+    from ...io.trees import bracket_match, brackets
+
+    matched = n_gold = n_test = exact = 0
+    for tree, guess in zip(trees, predicted):
+        gold = brackets(tree)
+        test = brackets(guess)
+        m = bracket_match(gold, test)
+        g, t = sum(gold.values()), sum(test.values())
+        matched, n_gold, n_test = matched + m, n_gold + g, n_test + t
+        exact += m == g == t
+    precision = 100.0 * matched / n_test if n_test else 0.0
+    recall = 100.0 * matched / n_gold if n_gold else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1, matched, n_test, n_gold, exact
+
+
+def cv_figures(model, data, loss_id=None):
+    """A held-out fold's labelled-bracket F1, precision and recall (cpsvm.selection)."""
+    predicted, _ = model.parse(data.trees)
+    precision, recall, f1, *_ = bracket_scores(data.trees, predicted)
+    return [("bracket F1", f1, 1), ("precision", precision, 1), ("recall", recall, 1)]
+
+
+def cv_trees(data):
+    """One tree a unit, not stratified."""
+    return None, None
 
 
 def work_lines(info):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ...errors import OptionError
 from ..labels import runs_of_several_lines
 from ..registry import ProblemEntry, ProblemOption
-from .report import SequenceModels
+from .report import SequenceModels, cv_figures, cv_sentences
 
 # SVMhmm's ranges of --t and --e, as cpsvm.decoding.viterbi's MAX_TRANS_ORDER and
 # MAX_EMIT_ORDER (a test holds them equal; the entry is read without loading numba).
@@ -130,4 +130,6 @@ ENTRY = ProblemEntry(
     scale_lines=scale_lines,
     c_of_sum=c_of_sum,
     classify=SequenceModels,
+    cv_measure=cv_figures,
+    cv_units=cv_sentences,
 )

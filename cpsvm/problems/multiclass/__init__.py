@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..labels import check_multiclass_labels
 from ..registry import ProblemEntry
-from .report import MulticlassModels
+from .report import MulticlassModels, cv_classes, cv_figures
 
 
 def build_on(X, y, loss_id, options, bias):
@@ -50,4 +50,6 @@ ENTRY = ProblemEntry(
     scale_lines=scale_lines,
     c_of_sum=c_of_sum,
     classify=MulticlassModels,
+    cv_measure=cv_figures,
+    cv_units=cv_classes,
 )

@@ -7,10 +7,11 @@ from ...errors import InputError
 
 
 class MulticlassModels:
-    """cp_classify's handler of SVMmulticlass models (cp_learn and ocas_learn multiclass)."""
+    """cp_classify's handler of SVMmulticlass models (cp_learn and ocas_learn multiclass);
+    --plot, the confusion matrix."""
 
     model_kinds = ("multiclass",)
-    settings = ()
+    settings = ("plot",)
 
     @staticmethod
     def load(model):
@@ -28,7 +29,15 @@ class MulticlassModels:
         scores = model.decision_function(X)
         predicted = np.argmax(scores, axis=1) + 1
         lines = [f"{c} " + " ".join(f"{s:f}" for s in row) for c, row in zip(predicted, scores)]
-        return lines, lambda out: report_multiclass(data.y, predicted, out)
+
+        def draw(path, title):
+            from ...plotting import plot_scores
+
+            plot_scores(
+                "multiclass", path, title, y=data.y, scores=predicted, n_classes=model.n_classes
+            )
+
+        return lines, lambda out: report_multiclass(data.y, predicted, out), draw
 
 
 def check_class_labels(data, model):
@@ -69,3 +78,18 @@ def report_multiclass(y, predicted, out):
         f"{total - correct} incorrect, {total} total)",
         file=out,
     )
+
+
+def cv_figures(model, data, loss_id=None):
+    """A held-out fold's error rate in percent (cpsvm.selection)."""
+    import numpy as np
+
+    from ...models import fit_columns
+
+    scores = model.decision_function(fit_columns(data.X, model.n_features))
+    return [("error", 100.0 * float(np.mean(np.argmax(scores, axis=1) + 1 != data.y)), -1)]
+
+
+def cv_classes(data):
+    """Folds stratified by class."""
+    return None, data.y

@@ -12,7 +12,7 @@ from ...conventions import MARGIN_RESCALING
 from ...errors import OptionError
 from ..labels import runs_of_several_lines
 from ..registry import ProblemEntry
-from .report import RankingModels
+from .report import RankingModels, cv_figures, cv_queries
 
 # svm_rank_learn's -e (man cp_learn, DEFAULTS).
 EPSILON = 0.001
@@ -123,4 +123,6 @@ ENTRY = ProblemEntry(
     scale_lines=scale_lines,
     c_of_sum=c_of_sum,
     classify=RankingModels,
+    cv_measure=cv_figures,
+    cv_units=cv_queries,
 )

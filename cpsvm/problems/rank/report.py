@@ -10,10 +10,10 @@ class RankingModels:
     one score a document line, per query the fraction of swapped pairs (SVMrank's loss),
     NDCG@10 and average precision, averaged. It takes a linear SVMlight model when the
     model is a ranking function or the test file holds queries with graded targets
-    (:meth:`claims`)."""
+    (:meth:`claims`). --plot: the queries' NDCG@10."""
 
     model_kinds = ("svmlight",)
-    settings = ()
+    settings = ("plot",)
 
     @staticmethod
     def claims(model, data) -> bool:
@@ -55,7 +55,15 @@ class RankingModels:
             )
         scores = model.decision_function(X)
         lines = [f"{v:.8f}" for v in scores]
-        return lines, lambda out: report_ranking(data.y, scores, starts, out)
+
+        def draw(path, title):
+            from ...plotting import plot_scores
+            from .problem import NDCG_AT, query_metrics
+
+            ndcg = query_metrics(scores, data.y, starts, at=NDCG_AT)[:, 2]
+            plot_scores("ranking", path, title, ndcg=ndcg, at=NDCG_AT)
+
+        return lines, lambda out: report_ranking(data.y, scores, starts, out), draw
 
 
 def report_ranking(y, scores, starts, out):
@@ -96,3 +104,30 @@ def report_ranking(y, scores, starts, out):
             f"document, target > 0" + (f"; {left} without one left out)" if left else ")"),
             file=out,
         )
+
+
+def cv_figures(model, data, loss_id=None):
+    """A held-out fold's NDCG@10 (over the queries with a relevant document) and swapped
+    pairs in percent (cpsvm.selection)."""
+    import numpy as np
+
+    from ...models import fit_columns
+    from .problem import NDCG_AT, query_metrics, query_starts
+
+    scores = model.decision_function(fit_columns(data.X, model.n_features))
+    metrics = query_metrics(scores, data.y, query_starts(data), at=NDCG_AT)
+    pairs, swapped, ndcg = metrics[:, 0], metrics[:, 1], metrics[:, 2]
+    scored = ~np.isnan(ndcg)
+    mean_ndcg = float(ndcg[scored].mean()) if scored.any() else 0.0
+    share = 100.0 * float(swapped.sum()) / max(1.0, float(pairs.sum()))
+    return [(f"NDCG@{NDCG_AT}", mean_ndcg, 1), ("swapped pairs", share, -1)]
+
+
+def cv_queries(data):
+    """Whole queries (runs of equal qid) in each fold."""
+    import numpy as np
+
+    if data.qid is None:
+        return np.zeros(data.n_examples, dtype=np.int64), None
+    qid = np.asarray(data.qid)
+    return np.concatenate([[0], np.cumsum(qid[1:] != qid[:-1])]), None

@@ -1,0 +1,189 @@
+"""The learners' model selection (``--cv K``, ``--c-path VALUES``): the options, declared
+once, and the run — folds, the path in each fold, the table of figures, the chosen C.
+The numerics are cpsvm.selection's; this module prints. numpy and the library load
+inside the functions (cpsvm/cli/__init__.py)."""
+
+from __future__ import annotations
+
+import click
+
+from ..errors import OptionError
+from .common import progress
+
+DEFAULT_FOLDS = 5  # --c-path without --cv
+# Figures that are not percentages (printed with four decimals, no %).
+_PLAIN = ("NDCG", "RMSE")
+
+
+def selection_options(units: str):
+    """--cv and --c-path; ``units``: what a fold holds whole, for the help."""
+
+    def decorate(f):
+        f = click.option(
+            "--c-path",
+            "c_path",
+            default=None,
+            metavar="VALUES",
+            help="Train along these C values (a list 0.1,1,10 or LOW:HIGH:N, N log-spaced), "
+            "smallest first, each warm from the last where the method allows, in each fold "
+            f"of --cv (default {DEFAULT_FOLDS} folds); print C -> cross-validated measure, "
+            "pick the best C (ties: the smaller) and write MODEL_FILE trained on all the "
+            "data at it.",
+        )(f)
+        return click.option(
+            "--cv",
+            "cv_folds",
+            type=click.IntRange(min=2),
+            default=None,
+            metavar="K",
+            help=f"K-fold cross-validation ({units}; --seed fixes the folds): print the "
+            "problem's measure per fold and as mean +- sd. MODEL_FILE may then be left out "
+            "(nothing is written); given, it is trained on all the data.",
+        )(f)
+
+    return decorate
+
+
+def c_unless_path(ctx, param, value):
+    """-c's callback where it is required except with --c-path (given on the command
+    line, --c-path is processed before a missing -c)."""
+    if value is None and ctx.params.get("c_path") is None and not ctx.resilient_parsing:
+        raise click.MissingParameter(ctx=ctx, param=param)
+    return value
+
+
+def wanted(cv_folds, c_path) -> bool:
+    return cv_folds is not None or c_path is not None
+
+
+def check_model_file(model_file, cv_folds, c_path):
+    """MODEL_FILE is optional only with --cv or --c-path."""
+    if model_file is None and not wanted(cv_folds, c_path):
+        raise click.UsageError("Missing argument 'MODEL_FILE'.")
+
+
+def refuse(cv_folds, c_path, *reasons):
+    """OptionError for the first (condition, what) that holds when model selection is
+    asked for."""
+    if not wanted(cv_folds, c_path):
+        return
+    for condition, what in reasons:
+        if condition:
+            raise OptionError(f"--cv and --c-path cannot be used with {what}")
+
+
+def path_picture(plot_file, c_path, model_file):
+    """The --plot file the cross-validation draws — the C path, or with --cv alone and no
+    model file its one point — or None: the training trace gets it."""
+    return plot_file if c_path is not None or model_file is None else None
+
+
+def select_c(
+    data, entry, C, cv_folds, c_path, seed, make_path, verbosity, out, *, loss_id=None,
+    plot_file=None, prog="",
+):  # fmt: skip
+    """Cross-validate at -c (``--cv``) or along ``--c-path``; print the figures to ``out``,
+    draw the path to ``plot_file`` if given, and return the C to train the model at (the
+    best one on a path, else -c)."""
+    from ..selection.folds import assign_folds
+    from ..selection.grid import parse_values
+    from ..selection.path import best_point, cross_validate
+
+    values = parse_values(c_path) if c_path is not None else [C]
+    k = cv_folds or DEFAULT_FOLDS
+    units, strata = entry.cv_units(data)
+    folds = assign_folds(k, data.n_examples, units, strata, seed, data.source)
+    if verbosity >= 1:
+        how = "stratified by class" if strata is not None else "whole units"
+        print(
+            f"Cross-validation: {k} folds ({how}, seed {seed}), {len(values)} value"
+            f"{'s' if len(values) > 1 else ''} of C",
+            file=out,
+        )
+
+    def measure(model, test):
+        return entry.cv_measure(model, test, loss_id)
+
+    with progress(k * len(values), verbosity, "cross-validation", "fit") as bar:
+        points = cross_validate(data, folds, values, make_path, measure, bar.update)
+    best = best_point(points)
+    if verbosity >= 1:
+        if len(points) == 1:
+            _print_folds(points[0], out)
+        else:
+            _print_path(points, out)
+        name = best.names()[0]
+        print(
+            f"Best C: {best.C:g} ({name} {_shown(name, best.mean())} +- "
+            f"{_shown(name, best.sd())}, {k} folds)"
+            if len(points) > 1
+            else f"Cross-validated {name}: {_shown(name, best.mean())} +- "
+            f"{_shown(name, best.sd())} at C = {best.C:g}",
+            file=out,
+        )
+    if plot_file is not None:
+        from ..plotting import plot_path
+
+        name = best.names()[0]
+        rows = [{"C": p.C, "mean": p.mean(), "sd": p.sd()} for p in points]
+        unit = "" if name.startswith(_PLAIN) else " (%)"
+        title = f"{prog} {data.source}: {k}-fold cross-validation"
+        plot_path(rows, plot_file, name + unit, title, chosen=best.C)
+    return best.C
+
+
+def _shown(name, value) -> str:
+    return f"{value:.4f}" if name.startswith(_PLAIN) else f"{value:.2f}%"
+
+
+def _print_folds(point, out):
+    names = point.names()
+    for f, figures in enumerate(point.figures, 1):
+        print(f"Fold {f}: " + "  ".join(f"{n} {_shown(n, v)}" for n, v, _ in figures), file=out)
+    print(
+        "Mean +- sd: "
+        + "  ".join(
+            f"{n} {_shown(n, point.mean(i))} +- {_shown(n, point.sd(i))}"
+            for i, n in enumerate(names)
+        ),
+        file=out,
+    )
+
+
+def _print_path(points, out):
+    names = points[0].names()
+    header = f"{'C':>11} " + " ".join(
+        f"{n:>14} {'sd':>7}" if i == 0 else f"{n:>14}" for i, n in enumerate(names)
+    )
+    print(header + f" {'seconds':>9} {'iterations':>10} {'cuts':>7}", file=out)
+    for p in points:
+        row = f"{p.C:>11.4g} " + " ".join(
+            f"{_shown(n, p.mean(i)):>14} {_shown(n, p.sd(i)):>7}"
+            if i == 0
+            else f"{_shown(n, p.mean(i)):>14}"
+            for i, n in enumerate(names)
+        )
+        print(row + f" {p.seconds:>9.2f} {p.iterations:>10} {p.cuts:>7}", file=out)
+
+
+def select_c_cold(data, params, train, cv_folds, c_path, seed, verbosity, out, plot_file, prog):
+    """select_c for a binary learner without warm starts (sampled_learn, asset_learn):
+    each value of each fold trained by ``train(dataset, params)`` from scratch."""
+    import dataclasses
+
+    from ..problems.registry import problem_entry
+    from ..selection.path import Fit
+
+    def make_path(part):
+        def fit(C):
+            model, info = train(part, dataclasses.replace(params, C=C))
+            r = info.result
+            return Fit(model, getattr(r, "iterations", 0), getattr(r, "cuts_added", 0))
+
+        return fit
+
+    entry = problem_entry("binary")
+    return select_c(
+        data, entry, params.C, cv_folds, c_path, seed, make_path, verbosity, out,
+        plot_file=plot_file, prog=prog,
+    )  # fmt: skip
