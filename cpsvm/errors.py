@@ -21,3 +21,9 @@ class OptionError(InputError):
 
     A subclass of InputError, so a library caller catching InputError catches it too.
     """
+
+
+class Terminated(BaseException):
+    """SIGTERM, where a command handles it (while a Dask session is open): it unwinds
+    like Ctrl-C, so that cleanup runs (a local cluster's processes, its scratch
+    directory); the command then exits 143 (128 + SIGTERM) with one line."""

@@ -5,7 +5,7 @@ clean. Any user error ends as one line ``<prog>: <file>:<line>: <what was expect
 and a non-zero exit, never a traceback. One exit-status rule for every command:
 0 success, 1 an input error (malformed or unreadable file, bad labels), 2 a usage error
 (unknown flag, missing argument, bad or out-of-range option value, a bad --problem),
-130 interrupted.
+130 interrupted (143 terminated by SIGTERM while a Dask cluster is in use).
 
 This module is imported before every command runs, so it imports nothing heavy:
 numpy, scipy, numba, tqdm and the library are imported where they are used.
@@ -18,13 +18,14 @@ import sys
 
 import click
 
-from ..errors import InputError, OptionError
+from ..errors import InputError, OptionError, Terminated
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "-?", "--help"], "max_content_width": 100}
 
 EXIT_INPUT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143  # SIGTERM where a command handles it (a Dask session's cleanup)
 
 
 def configure_process() -> None:
@@ -62,6 +63,8 @@ def run(command: click.Command, argv=None, prog_name=None) -> None:
         _fail(prog, e.format_message(), e.exit_code)
     except (click.Abort, KeyboardInterrupt):
         _fail(prog, "interrupted", EXIT_INTERRUPTED)
+    except Terminated:
+        _fail(prog, "terminated (SIGTERM)", EXIT_TERMINATED)
     except BrokenPipeError:
         # The reader of our stdout went away (e.g. `| head`): not an error of ours.
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import click
 
-from ..cluster.command import scheduler_option
+from ..cluster.command import check_worker_timeout, scheduler_option
 from ..errors import OptionError
 from ..problems import entries, entry_of, resolve_problem
 from .common import (
@@ -269,6 +269,7 @@ def command(
     trace_path,
     plot_file,
     scheduler,
+    worker_timeout,
     verbosity,
     qp_verbosity,
     slack_norm,
@@ -337,11 +338,20 @@ def command(
             raise OptionError("--baseline trains nothing: it has no trace for --plot")
         return _learn_baseline(entry, given, example_file, model_file, verbosity)
     validate_options(params)
+    worker_timeout = check_worker_timeout(scheduler, worker_timeout)
     if scheduler is not None:  # the examples stay on a Dask cluster (cpsvm/cluster)
         from ..cluster.command import learn_on_cluster
 
         return learn_on_cluster(
-            params, given, scheduler, example_file, model_file, verbosity, trace_path, plot_file
+            params,
+            given,
+            scheduler,
+            example_file,
+            model_file,
+            verbosity,
+            trace_path,
+            plot_file,
+            worker_timeout,
         )
     data, entry = _read_examples(example_file, entry, given)
     report = report_stream(model_file)

@@ -6,7 +6,7 @@ import math
 
 import click
 
-from ..cluster.command import scheduler_option
+from ..cluster.command import check_worker_timeout, scheduler_option
 from ..errors import InputError
 from .common import (
     CONTEXT_SETTINGS,
@@ -188,6 +188,7 @@ def command(
     trace_path,
     plot_file,
     scheduler,
+    worker_timeout,
     verbosity,
     margin_bounds,
     cv_folds,
@@ -222,6 +223,7 @@ def command(
     )
     params.margin_bounds = margin_bounds
     validate_options(params)
+    worker_timeout = check_worker_timeout(scheduler, worker_timeout)
     check_model_file(model_file, cv_folds, c_path)
     refuse(
         cv_folds,
@@ -240,6 +242,7 @@ def command(
             cost_file=cost_file,
             margin_bounds=margin_bounds,
             verbosity=verbosity,
+            worker_timeout=worker_timeout,
         )
         train = data.train
     else:

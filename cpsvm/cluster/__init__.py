@@ -21,14 +21,24 @@ The modules, from the bottom up:
 
     numerics    exact (binned) sums and the sign of an exact sum
     kernels     the numba kernels a worker runs on its shard
-    shards      planning and reading the shards; a shard on its worker (Shard)
+    shards      planning, grouping and reading the shards; a shard on its worker
+                (Shard) and the replay of its lost outputs (Replay)
     tasks       what the workers run each round, one task per shard
-    session     the Dask session, the sharded training set, the rounds (client side)
+    local       the process that runs local:N's workers in a session of their own
+    session     the Dask session (bounded waits: ClusterLost), the sharded training
+                set, the rounds (client side)
     oracles     ClusterCutOracle and ClusterOcasOracle for the engine's 1-slack loop
     solver      train_ocas and train_struct: the oracles on the engine's loop
     command     the learners' --scheduler option and their flow on a cluster
+
+Faults. A worker lost mid-run: Dask reads its shard again elsewhere and the worker
+replays how its outputs were formed, so the model is the undisturbed run's, byte for
+byte. No worker for WORKER_TIMEOUT seconds (--worker-timeout), or the scheduler gone:
+ClusterLost, carrying the model reached so far, which the command writes.
 
 This ``__init__`` imports nothing: the learners import :func:`.command.scheduler_option`
 at start-up (click only), and the rest of the package, Dask with it, loads when
 ``--scheduler`` is given.
 """
+
+WORKER_TIMEOUT = 60.0  # seconds a run waits while the cluster has no worker (--worker-timeout)

@@ -27,11 +27,14 @@ from ..cli.scaffold import (
     report_stream,
     train_and_save,
 )
-from ..errors import OptionError
+from ..errors import InputError, OptionError
+from . import WORKER_TIMEOUT
 
 
 def scheduler_option():
-    return click.option(
+    """--scheduler and --worker-timeout (the command gets ``scheduler`` and
+    ``worker_timeout``)."""
+    scheduler = click.option(
         "--scheduler",
         default=None,
         metavar="ADDRESS|local:N",
@@ -41,6 +44,29 @@ def scheduler_option():
         "file (cut into byte ranges) or a quoted glob of shard files ('part-*.svm', "
         ".gz too). Linear binary and multiclass only; needs pip install cpsvm[dask].",
     )
+    timeout = click.option(
+        "--worker-timeout",
+        "worker_timeout",
+        type=click.FloatRange(min=0.0, min_open=True),
+        default=None,
+        metavar="SECONDS",
+        help=f"With --scheduler: how long the cluster may have no worker before the run "
+        f"ends (exit 1, the best model so far written); default {WORKER_TIMEOUT:g}.",
+    )
+
+    def options(f):
+        return scheduler(timeout(f))
+
+    return options
+
+
+def check_worker_timeout(scheduler, worker_timeout) -> float:
+    """The worker timeout of a run (only with --scheduler)."""
+    if worker_timeout is None:
+        return WORKER_TIMEOUT
+    if scheduler is None:
+        raise OptionError("--worker-timeout needs --scheduler")
+    return worker_timeout
 
 
 class ClusterMonitor(TrainingMonitor):
@@ -53,40 +79,48 @@ def _shard_count(session) -> int:
     return max(1, session.n_workers)
 
 
-def open_data(scheduler, example_file, parts=None):
+def open_data(scheduler, example_file, parts=None, worker_timeout=WORKER_TIMEOUT):
     """Connect (or start a local cluster) and load the shards on the workers."""
     import functools
-    import signal
 
     from .session import Session, ShardedData
-    from .shards import global_line, plan_shards, read_shard
+    from .shards import global_line, group_shards, plan_shards, read_group, read_shard
 
-    # A Ctrl-C at the terminal reaches every process of the group: the local workers
-    # ignore it (they inherit SIG_IGN), the learner stops after its iteration.
-    previous = (
-        signal.signal(signal.SIGINT, signal.SIG_IGN) if scheduler.startswith("local:") else None
-    )
-    try:
-        session = Session(scheduler)
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
+    session = Session(scheduler, worker_timeout=worker_timeout)
     # The workers resolve a relative path in their own directory: made absolute here,
     # where the user named it.
     example_file = os.path.abspath(example_file)
     try:
         count = parts or _shard_count(session)
         # Planned where the shards will be read: the client need not see the files.
-        specs = session.client.submit(plan_shards, example_file, count, pure=False).result()
-        data = ShardedData(
-            session,
-            [functools.partial(read_shard, s) for s in specs],
-            [functools.partial(global_line, s) for s in specs],
-        )
+        specs = session.run(plan_shards, example_file, count)
+        if len(specs) > count:  # shard files (byte ranges are one per worker)
+            loaders = [functools.partial(read_group, g) for g in group_shards(specs, count)]
+            data = ShardedData(session, loaders)
+        else:
+            data = ShardedData(
+                session,
+                [functools.partial(read_shard, s) for s in specs],
+                [functools.partial(global_line, s) for s in specs],
+            )
     except BaseException:
         session.close()
         raise
     return data
+
+
+def lost_cluster(error, model_file, best):
+    """A run whose cluster went away (ClusterLost): the model reached so far written,
+    and the one line that says so (an input error: exit 1)."""
+    from ..io.model_file import write_model
+
+    if error.model is None:
+        return error
+    write_model(model_file, error.model)
+    so_far = "the best model so far" if best else "the model so far"
+    return InputError(
+        f"{error.reason} after iteration {error.iterations}; {so_far} was written to {model_file}"
+    )
 
 
 class ClusterInputs:
@@ -105,6 +139,7 @@ class ClusterInputs:
         cost_file=None,
         margin_bounds=None,
         verbosity=1,
+        worker_timeout=WORKER_TIMEOUT,
     ):
         refuse_margin_bounds(margin_bounds)
         if first_n is not None:
@@ -116,16 +151,19 @@ class ClusterInputs:
             )
         self.model_file = model_file
         self.verbosity = verbosity
-        self.data = open_data(scheduler, example_file)
+        self.data = open_data(scheduler, example_file, worker_timeout=worker_timeout)
         self.n_examples = self.data.n_examples
         self.n_features = self.data.n_features
         self.X = SimpleNamespace(nnz=self.data.nnz)
 
     def train(self, _, params, *, callback=None, should_stop=None):
+        from .session import ClusterLost
         from .solver import train_ocas
 
         try:
             model, info = train_ocas(self.data, params, callback=callback, should_stop=should_stop)
+        except ClusterLost as e:
+            raise lost_cluster(e, self.model_file, best=True) from None
         finally:
             self.data.session.close()
         self.info = info
@@ -140,8 +178,9 @@ class ClusterInputs:
 def report_cluster(info, data, model_file, out=None):
     out = out or (sys.stderr if model_file == "-" else sys.stdout)
     iterations = max(1, info.result.iterations)
+    files = f" ({data.n_files} files)" if data.n_files != len(data.loaded) else ""
     print(
-        f"Cluster: {len(data.loaded)} shards; {info.rounds} rounds "
+        f"Cluster: {len(data.loaded)} shards{files}; {info.rounds} rounds "
         f"({info.rounds / iterations:.1f} per iteration"
         + (
             f", line search {info.line_search_rounds / max(1, info.line_searches):.2f} per search"
@@ -162,17 +201,33 @@ def refuse_margin_bounds(margin_bounds):
 
 
 def learn_on_cluster(
-    params, given, scheduler, example_file, model_file, verbosity, trace_path, plot_file=None
+    params,
+    given,
+    scheduler,
+    example_file,
+    model_file,
+    verbosity,
+    trace_path,
+    plot_file=None,
+    worker_timeout=WORKER_TIMEOUT,
 ):
     """cp_learn --scheduler: the command's flow with the data on the cluster; ``given``
     the problem's own options as the command line gave them."""
     from ..problems import problem_entry, resolve_problem
+    from .session import ClusterLost
     from .solver import choose_kind, refuse_struct_options, train_struct
+
+    def train(_, p, **kw):
+        try:
+            return train_struct(data, p, **kw)
+        except ClusterLost as e:
+            best = p.algorithm in (None, 9)  # OCAS keeps its best point; -w 3 its last
+            raise lost_cluster(e, model_file, best) from None
 
     refuse_margin_bounds(params.margin_bounds)
     params.problem = resolve_problem(params.problem)
     refuse_struct_options(params, 0 if given.get("--t") in (None, "0") else 1)
-    data = open_data(scheduler, example_file)
+    data = open_data(scheduler, example_file, worker_timeout=worker_timeout)
     try:
         kind = choose_kind(data, params.problem)
         params.problem, params.options = kind, problem_entry(kind).parse_options(given)
@@ -182,9 +237,7 @@ def learn_on_cluster(
         if verbosity >= 1:
             print(reading_line(shape), file=report)
         monitor = ClusterMonitor(verbosity, trace_path, "cp_learn", keep_rows=plot_file is not None)
-        info, cpu = train_and_save(
-            lambda _, p, **kw: train_struct(data, p, **kw), shape, params, model_file, monitor
-        )
+        info, cpu = train_and_save(train, shape, params, model_file, monitor)
     finally:
         data.session.close()
     if verbosity >= 1:

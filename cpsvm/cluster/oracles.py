@@ -18,9 +18,13 @@ usually costs two round trips: the outputs, the move (:meth:`.session.Rounds.cha
 
 Faults. Worker state (outputs, breakpoints, the last cut's coefficients) is a cache:
 a task that lands on a worker that lost the shard (Dask recomputes the shard from its
-loader) and misses the outputs it needs raises StateLost; the client then ships w_b
-(otherwise it never travels: the workers move their outputs themselves) and repeats the
-round, which recomputes the outputs from w_b and w_t, and training continues.
+loader) and misses the outputs it needs raises StateLost; the client then ships the
+:class:`.shards.Replay` of w_b's outputs (how the workers formed them: X·anchor, then
+the moves since; otherwise nothing of w_b travels, the workers move their outputs
+themselves) and repeats the round, which forms them again with the same bits. So the
+iterate does not depend on which worker computed what. Every REPLAY_MAX moves (fewer
+when their w_t would pass REPLAY_BYTES) the move forms the outputs from w_b itself,
+the same in every run, so that a replay stays short.
 """
 
 from __future__ import annotations
@@ -33,8 +37,8 @@ import numpy as np
 
 from ..engine.oracles import LinearCutOracle
 from .numerics import exact_scalar, exact_sign, fold_grid, fold_value
-from .session import Rounds, ShardedData
-from .shards import StateLost
+from .session import ClusterLost, Rounds, ShardedData
+from .shards import Replay, StateLost
 from .tasks import (
     count_errors,
     cut_at,
@@ -49,6 +53,8 @@ from .tasks import (
 )
 
 MAX_CANDIDATES = 256
+REPLAY_MAX = 32  # moves of w_b's outputs between two formed from w_b itself
+REPLAY_BYTES = 256 << 20  # at most, in the client's memory, of the moves' w_t
 MIN_GATHER = 8192  # breakpoints gathered at most (or size_psi, if larger)
 # The steps whose jump sums come back with the outputs: 0 and 2^k, k in [-24, 8], 32
 # per octave; the same for every iteration and sharding.
@@ -77,9 +83,15 @@ class ClusterCutOracle(LinearCutOracle):
         self._version = 0
         self.seconds = {"output": 0.0, "line_search": 0.0, "cut": 0.0}
         self.line_search_rounds = 0
+        self.separations = 0  # completed calls of separate
+        self.w_last = None
+
+    def model_weights(self):
+        """The iterate so far (the w of the last call), None before the first cut."""
+        return self.w_last if self.separations else None
 
     def separate(self, alpha, threshold=None):
-        w = self.weights(alpha)
+        w = self.w_last = self.weights(alpha)
         self._version += 1
         future = self.rounds.ship(w)
         t0 = time.perf_counter()
@@ -90,6 +102,7 @@ class ClusterCutOracle(LinearCutOracle):
         acc_g = sum(r[0] for r in results)
         acc_s = sum(r[1] for r in results)
         self.seconds["cut"] += time.perf_counter() - t0
+        self.separations += 1
         return exact_scalar(acc_s), fold_value(acc_g)
 
 
@@ -133,12 +146,20 @@ class ClusterOcasOracle(LinearCutOracle):
         self.primal = math.inf
         self.w_best = np.zeros(size_psi)
         self._kb = None  # key of w_best's outputs on the workers
-        self._wb_future = None
+        self._wb_future = None  # what a worker that lost them forms them from (Replay)
+        # How the workers formed w_best's outputs: X·anchor, then the moves since.
+        self._anchor, self._moves = None, []
+        self.replay_limit = max(1, min(REPLAY_MAX, REPLAY_BYTES // (8 * max(1, size_psi))))
         self._version = 0
         self.seconds = {"output": 0.0, "line_search": 0.0, "cut": 0.0}
         self.line_search_rounds = 0
         self.line_searches = 0
         self.iteration_log = []  # per separate(): rounds, compute, communication
+        self.separations = 0  # completed calls of separate
+
+    def model_weights(self):
+        """The best point so far, None before the first."""
+        return self.w_best if self.separations else None
 
     # Bounds of the per-row terms (global quantities only, so the grids do not depend
     # on the sharding); 4x for the rounding of the products.
@@ -179,6 +200,7 @@ class ClusterOcasOracle(LinearCutOracle):
             result = self._step(w_t, kt, wt_future, t0)
         after = self.rounds.snapshot()
         self.iteration_log.append(tuple(b - a for a, b in zip(before, after)))
+        self.separations += 1
         return result
 
     def _at(self, w_t, kt, wt_future, t0):
@@ -198,6 +220,7 @@ class ClusterOcasOracle(LinearCutOracle):
         if f_t < self.primal:
             self.primal, self.w_best = f_t, w_t
             self._kb, self._wb_future = kt, wt_future
+            self._anchor, self._moves = w_t, []
         t1 = time.perf_counter()
         self.seconds["output"] += t1 - t0
         return self._cut(results)
@@ -222,6 +245,10 @@ class ClusterOcasOracle(LinearCutOracle):
             wb_max=float(np.max(np.abs(w_b), initial=0.0)),
             wt_max=float(np.max(np.abs(w_t), initial=0.0)),
         )
+        # Every replay_limit moves, the outputs at the new point are formed from it
+        # (one product more), so that a worker that loses them replays a few moves.
+        fresh = len(self._moves) >= self.replay_limit
+        fresh_w = self.rounds.ship(w_b) if fresh else None
         results = None
         if isinstance(step, _Pending):
             # The gather of the interval's breakpoints and the move in one round trip:
@@ -241,11 +268,11 @@ class ClusterOcasOracle(LinearCutOracle):
                     self.sig_g,
                     self.sig_s,
                     rg,
+                    fresh_w,
                 )
                 self.line_search_rounds += 1
             except StateLost:
-                if self._wb_future is None:
-                    self._wb_future = self.rounds.ship(w_b)
+                self._ship_replay()
                 self.line_searches -= 1  # the same search, finished
                 step = self.line_search(A0, B0, w_b, kt, wt_future, w_t)
         if results is None:
@@ -262,11 +289,15 @@ class ClusterOcasOracle(LinearCutOracle):
                     self.sig_g,
                     self.sig_s,
                     rg,
-                ),
-                w_b,
+                    fresh_w,
+                )
             )
         step = results[0][4]
         self.w_best = w_b + step * direction
+        if fresh:
+            self._anchor, self._moves = self.w_best, []
+        else:
+            self._moves.append((w_t, step))
         self.oracle_calls += self.data.n_examples
         self._kb = k_new
         # The workers moved their outputs: w_b itself travels only if one lost them.
@@ -277,14 +308,20 @@ class ClusterOcasOracle(LinearCutOracle):
         self.seconds["cut"] += time.perf_counter() - t1
         return cut
 
-    def _retried(self, round_, w_b):
-        """``round_()``, again with w_b shipped if a worker no longer had its outputs."""
+    def _ship_replay(self):
+        """For a worker that lost w_b's outputs: how to form them again, bit for bit."""
+        if self._wb_future is None:
+            self._wb_future = self.rounds.ship(Replay(self._anchor, tuple(self._moves)))
+
+    def _retried(self, round_):
+        """``round_()``, again with the replay of w_b's outputs shipped if a worker no
+        longer had them."""
         try:
             return round_()
         except StateLost:
             if self._wb_future is not None:
                 raise
-            self._wb_future = self.rounds.ship(w_b)
+            self._ship_replay()
             return round_()
 
     def line_search(self, A0, B0, w_b, kt, wt_future, w_t, chain=False):
@@ -299,11 +336,10 @@ class ClusterOcasOracle(LinearCutOracle):
                 break
             except StateLost:
                 # A worker lost its shard mid-search: again, from the outputs.
-                if self._wb_future is None:
-                    self._wb_future = self.rounds.ship(w_b)
+                self._ship_replay()
                 continue
         else:
-            raise RuntimeError("the cluster keeps losing workers during the line search")
+            raise ClusterLost("the Dask workers kept losing their data during a line search")
         self.line_search_rounds += self.rounds.rounds - rounds_before
         return step
 
@@ -377,12 +413,16 @@ class ClusterOcasOracle(LinearCutOracle):
 
     def training_error(self):
         client = self.data.session.client
-        wb = self._wb_future if self._wb_future is not None else self.rounds.ship(self.w_best)
-        futures = [
-            client.submit(count_errors, s, self._kb or ("w", -1), wb, pure=False)
-            for s in self.data.shards
-        ]
-        return sum(client.gather(futures)) / max(1, self.data.n_examples)
+        key = self._kb or ("w", -1)
+
+        def count():
+            wb = self._wb_future if self._kb is not None else self.w_best
+            futures = [
+                client.submit(count_errors, s, key, wb, pure=False) for s in self.data.shards
+            ]
+            return sum(self.data.session.gather(futures))
+
+        return self._retried(count) / max(1, self.data.n_examples)
 
 
 def _spread(values, m):

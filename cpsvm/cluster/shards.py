@@ -25,6 +25,7 @@ import glob
 import math
 import os
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -43,12 +44,30 @@ _SCAN = 1 << 16  # bytes read at a time when looking for a line end
 
 
 @dataclass(frozen=True)
+class Replay:
+    """How the workers formed the outputs at OCAS's best point w_b, for a worker that
+    lost them: X·``anchor``, then for each (w_t, step) of ``moves`` the move
+    out + step·(X·w_t − out), the same operations as :func:`.tasks.ocas_move`. So a
+    shard read again elsewhere has the same bits as the one lost, and the iterate does
+    not depend on which worker computed what (X·w_b itself would differ in the last
+    bits)."""
+
+    anchor: np.ndarray
+    moves: tuple = ()
+
+    @property
+    def nbytes(self) -> int:
+        return self.anchor.nbytes + sum(w.nbytes for w, _ in self.moves)
+
+
+@dataclass(frozen=True)
 class ShardSpec:
     """``path`` whole (``end`` None) or its bytes [start, end) widened to whole lines."""
 
     path: str
     start: int = 0
     end: int | None = None
+    size: int = 0  # the file's bytes (compressed ones: as stored), to balance groups
 
     @property
     def whole(self) -> bool:
@@ -59,20 +78,65 @@ def is_pattern(source: str) -> bool:
     return any(c in source for c in "*?[")
 
 
+def _worker_name() -> str:
+    """'the Dask worker at ADDRESS' where a task runs ('the Dask workers' elsewhere)."""
+    try:
+        from distributed import get_worker
+
+        return f"the Dask worker at {get_worker().address}"
+    except (ImportError, ValueError):
+        return "the Dask workers"
+
+
+def check_visible(path: str) -> None:
+    """A file the workers must read: if this worker cannot, say so (the command's
+    machine may see a file its workers do not)."""
+    if os.access(path, os.R_OK) and os.path.isfile(path):
+        return
+    why = "no such file there" if not os.path.exists(path) else "not a readable file there"
+    raise InputError(
+        f"{_worker_name()} cannot read it ({why}); the workers read the examples "
+        "themselves, so the file must be visible to every worker under this path",
+        source=path,
+    )
+
+
 def plan_shards(source: str, parts: int) -> list[ShardSpec]:
     """The shards of ``source``: every file a glob matches (sorted by name), or ``parts``
     byte ranges of one uncompressed file (one shard if it is compressed or small)."""
     if is_pattern(source):
         paths = sorted(p for p in glob.glob(source) if os.path.isfile(p))
         if not paths:
-            raise InputError("no file matches this pattern", source=source)
-        return [ShardSpec(p) for p in paths]
+            raise InputError(
+                f"no file matches this pattern where {_worker_name()} looks (the workers "
+                "read the examples themselves, so the files must be visible to every "
+                "worker under this path)",
+                source=source,
+            )
+        return [ShardSpec(p, size=os.path.getsize(p)) for p in paths]
+    check_visible(source)
     with InputStream(source) as f:  # a missing or unreadable file fails here
         size = f.size if f.compression is None else None
     if size is None or parts <= 1 or size < parts:
         return [ShardSpec(source)]
     cuts = [size * k // parts for k in range(parts + 1)]
     return [ShardSpec(source, a, b) for a, b in zip(cuts, cuts[1:])]
+
+
+def group_shards(specs: list[ShardSpec], groups: int) -> list[list[ShardSpec]]:
+    """Many shard files in ``groups`` groups (one per worker, so that a round is not a
+    task per file), balanced by bytes: the largest file first to the lightest group;
+    each group in the files' order. The model does not depend on the grouping (exact
+    sums)."""
+    if len(specs) <= groups:
+        return [[s] for s in specs]
+    load = [0] * groups
+    members = [[] for _ in range(groups)]
+    for i in sorted(range(len(specs)), key=lambda i: -specs[i].size):
+        g = min(range(groups), key=lambda g: (load[g], g))
+        load[g] += specs[i].size
+        members[g].append(i)
+    return [[specs[i] for i in sorted(m)] for m in members if m]
 
 
 def _line_start(f, pos: int, size: int) -> int:
@@ -140,6 +204,7 @@ def read_shard(spec: ShardSpec):
     :func:`global_line`)."""
     from ..io.svmlight import BLOCK_SIZE, parse_svmlight_stream, read_svmlight
 
+    check_visible(spec.path)
     if spec.whole:
         return read_svmlight(spec.path, allow_empty=True)
     try:
@@ -172,10 +237,48 @@ def read_shard(spec: ShardSpec):
 # -- a shard on its worker ----------------------------------------------------------------
 
 
+def read_group(specs):
+    """The examples of a group of shards, as one Dataset per shard."""
+    return [read_shard(s) for s in specs]
+
+
+def _joined(parts):
+    """One Dataset's fields from several (a group of shard files): the rows one after
+    the other, the width the widest; each row's file (``sources``, ``part_of``)."""
+    import scipy.sparse as sp
+
+    width = max(p.X.shape[1] for p in parts)
+    X = sp.vstack(
+        [
+            sp.csr_matrix((p.X.data, p.X.indices, p.X.indptr), shape=(p.X.shape[0], width))
+            for p in parts
+        ],
+        format="csr",
+    )
+    if all(p.cost is None for p in parts):
+        cost = None
+    else:
+        cost = np.concatenate(
+            [np.ones(p.n_examples) if p.cost is None else np.asarray(p.cost, float) for p in parts]
+        )
+    lines = None
+    if all(p.line_numbers is not None for p in parts):
+        lines = np.concatenate([p.line_numbers for p in parts])
+    part_of = np.repeat(np.arange(len(parts)), [p.n_examples for p in parts])
+    y = np.concatenate([np.asarray(p.y, dtype=np.float64) for p in parts])
+    return X, y, cost, lines, [p.source for p in parts], part_of
+
+
 class Shard:
-    """One shard's examples on its worker, plus the run's cached state."""
+    """One shard's examples on its worker (one Dataset, or a group's list of them),
+    plus the run's cached state."""
 
     def __init__(self, data, index):
+        if isinstance(data, list):
+            X, y, cost, lines, self.sources, self.part_of = _joined(data)
+            data = SimpleNamespace(X=X, y=y, cost=cost, line_numbers=lines, source=self.sources[0])
+        else:
+            self.sources, self.part_of = [data.source], None
         X = self.X = data.X
         self.indptr, self.indices, self.data = X.indptr, X.indices, X.data
         self.width = X.shape[1]
@@ -214,25 +317,36 @@ class Shard:
         return self.state["classes"]
 
     def outputs(self, key, w):
-        """x_i·w (n,) or every class's score (n, k), cached under ``key``."""
+        """x_i·w (n,) or every class's score (n, k), cached under ``key``; ``w`` a
+        vector or the :class:`Replay` that formed the outputs."""
         cache = self.state.setdefault("out", {})
         if key not in cache:
             if w is None:
                 raise StateLost(key)
-            if self.n_classes:
-                out = np.empty((self.n, self.n_classes))
-                # W (d, k) in the layout of Crammer-Singer's Ψ (x_j of class c at j·k + c);
-                # the row kernel sums each row in its stored order (no block threads).
-                W = np.ascontiguousarray(w.reshape(self.d, self.n_classes))
-                rows_times(self.indptr, self.indices, self.data, 0, self.n, W, out)
+            if isinstance(w, Replay):
+                out = self.product(w.anchor)
+                for w_t, step in w.moves:
+                    out = out + step * (self.product(w_t) - out)
+                cache[key] = out
             else:
-                # SciPy's CSR product sums each row in stored order, as a plain loop
-                # would (the same bits), and measured faster than one in numba.
-                out = self.X @ w[: self.width]
-                if self.bias != 0.0:
-                    out += self.bias * w[self.d]
-            cache[key] = out
+                cache[key] = self.product(w)
         return cache[key]
+
+    def product(self, w):
+        """x_i·w (n,) or every class's score (n, k)."""
+        if self.n_classes:
+            out = np.empty((self.n, self.n_classes))
+            # W (d, k) in the layout of Crammer-Singer's Ψ (x_j of class c at j·k + c);
+            # the row kernel sums each row in its stored order (no block threads).
+            W = np.ascontiguousarray(w.reshape(self.d, self.n_classes))
+            rows_times(self.indptr, self.indices, self.data, 0, self.n, W, out)
+            return out
+        # SciPy's CSR product sums each row in stored order, as a plain loop would (the
+        # same bits), and measured faster than one in numba.
+        out = self.X @ w[: self.width]
+        if self.bias != 0.0:
+            out += self.bias * w[self.d]
+        return out
 
     def keep_outputs(self, *keys):
         cache = self.state.setdefault("out", {})
@@ -254,20 +368,20 @@ def summarize_shard(shard):
     y = shard.y
     not_pm1 = np.flatnonzero(np.abs(y) != 1)
     not_class = np.flatnonzero((y != np.round(y)) | (y < 1))
-    first = lambda rows: (
-        None
-        if not len(rows)
-        else (  # noqa: E731
-            shard.lines[rows[0]] if shard.lines is not None else None,
-            float(y[rows[0]]),
-        )
-    )
+
+    def where(rows, values):
+        """(line, value, file) of the first of ``rows``, None if none."""
+        if not len(rows):
+            return None
+        i = rows[0]
+        line = shard.lines[i] if shard.lines is not None else None
+        part = shard.part_of[i] if shard.part_of is not None else 0
+        return line, float(values[i]), shard.sources[part]
+
     bad_cost = None
     if shard.factors is not None:
         f = np.asarray(shard.factors, dtype=np.float64)
-        bad = np.flatnonzero(~((f > 0) & np.isfinite(f)))
-        if len(bad):
-            bad_cost = (shard.lines[bad[0]] if shard.lines is not None else None, float(f[bad[0]]))
+        bad_cost = where(np.flatnonzero(~((f > 0) & np.isfinite(f))), f)
     return dict(
         n=shard.n,
         width=shard.width,
@@ -275,14 +389,15 @@ def summarize_shard(shard):
         col_max=X_max,
         row_norm=float(abs_rows.max()) if shard.n else 0.0,
         max_factor=float(np.max(shard.factors)) if shard.factors is not None and shard.n else 1.0,
-        not_pm1=first(not_pm1),
-        not_class=first(not_class),
+        not_pm1=where(not_pm1, y),
+        not_class=where(not_class, y),
         n_pos=int(np.count_nonzero(y == 1)),
         n_neg=int(np.count_nonzero(y == -1)),
         y_min=float(y.min()) if shard.n else math.inf,
         y_max=float(y.max()) if shard.n else -math.inf,
         bad_cost=bad_cost,
         source=shard.source,
+        files=len(shard.sources),
     )
 
 

@@ -11,7 +11,9 @@ cluster by changing only where its data live.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -25,7 +27,7 @@ from ..errors import InputError, OptionError
 from ..problems.labels import check_class_count
 from ..problems.registry import problem_entry
 from .oracles import ClusterCutOracle, ClusterOcasOracle
-from .session import ShardedData
+from .session import ClusterLost, ShardedData
 
 
 @dataclass
@@ -133,6 +135,19 @@ def _monitored(callback, oracle):
     return report
 
 
+@contextlib.contextmanager
+def _model_so_far(oracle, model):
+    """A lost cluster (ClusterLost) carries the model reached so far, ``model(w)`` of
+    the oracle's weights, and the iterations done."""
+    try:
+        yield
+    except ClusterLost as e:
+        w = oracle.model_weights()
+        e.model = model(w) if w is not None else None
+        e.iterations = oracle.separations
+        raise
+
+
 def _model(kind, w, d, bias, n_classes, n, loss_id=0):
     from ..models import LinearModel, MulticlassModel
 
@@ -202,17 +217,19 @@ def train_ocas(data: ShardedData, params, *, callback=None, should_stop=None):
         **{k: getattr(params, k) for k in limits},
     )
     started = time.perf_counter()
-    result = one_slack(
-        oracle,
-        engine_params,
-        callback=_monitored(callback, oracle),
-        should_stop=should_stop,
-        working_set=CutWorkingSet([1.0]),
-    )
-    info = _finish(kind, 1, data, oracle, result, started, oracle.w_best)
-    info.method = method
-    info.training_error = oracle.training_error()
-    return _model(kind, oracle.w_best, d, bias, n_classes, data.n_examples), info
+    model = functools.partial(_model, kind, d=d, bias=bias, n_classes=n_classes, n=data.n_examples)
+    with _model_so_far(oracle, model):
+        result = one_slack(
+            oracle,
+            engine_params,
+            callback=_monitored(callback, oracle),
+            should_stop=should_stop,
+            working_set=CutWorkingSet([1.0]),
+        )
+        info = _finish(kind, 1, data, oracle, result, started, oracle.w_best)
+        info.method = method
+        info.training_error = oracle.training_error()
+    return model(oracle.w_best), info
 
 
 def refuse_struct_options(params, basis_method) -> int:
@@ -278,15 +295,6 @@ def train_struct(data: ShardedData, params, *, callback=None, should_stop=None):
         oracle = ClusterOcasOracle(data, size_psi, spec, params.C)
         engine_params.epsilon = -math.inf
         engine_params.tol_abs = params.C * epsilon
-        result = one_slack(
-            oracle,
-            engine_params,
-            callback=_monitored(callback, oracle),
-            should_stop=should_stop,
-            working_set=CutWorkingSet([params.C]),
-        )
-        w = oracle.w_best
-        result = dataclasses.replace(result, xi=(result.primal - 0.5 * float(w @ w)) / params.C)
     else:
         if kind == "binary":
             a = (LOSS_SCALE if margin else 1.0) / flip
@@ -313,6 +321,10 @@ def train_struct(data: ShardedData, params, *, callback=None, should_stop=None):
                 bias=0.0,
             )
         oracle = ClusterCutOracle(data, size_psi, spec)
+    model = functools.partial(
+        _model, kind, d=d, bias=bias, n_classes=n_classes, n=n, loss_id=loss_id
+    )
+    with _model_so_far(oracle, model):
         result = one_slack(
             oracle,
             engine_params,
@@ -320,6 +332,10 @@ def train_struct(data: ShardedData, params, *, callback=None, should_stop=None):
             should_stop=should_stop,
             working_set=CutWorkingSet([params.C]),
         )
+    if algorithm == 9:
+        w = oracle.w_best
+        result = dataclasses.replace(result, xi=(result.primal - 0.5 * float(w @ w)) / params.C)
+    else:
         w = oracle.weights(result.alpha)
     info = _finish(kind, algorithm, data, oracle, result, started, w)
-    return _model(kind, w, d, bias, n_classes, n, loss_id), info
+    return model(w), info

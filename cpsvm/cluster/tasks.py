@@ -27,7 +27,6 @@ from .kernels import (
     walk_to_zero,
 )
 from .numerics import exact_scalar, fold_grid, packed_accumulator
-from .shards import StateLost
 
 GRID_SAMPLES = 8  # breakpoint positions per worker and grid interval
 BUCKET_SAMPLES = 16  # per worker and candidate interval, with each evaluation
@@ -252,11 +251,13 @@ def final_step(search, pieces):
 
 
 @_timed
-def ocas_move(shard, kb, wb, kt, wt, k_new, step, p, sig_g, sig_s, rg, pieces=None):
+def ocas_move(shard, kb, wb, kt, wt, k_new, step, p, sig_g, sig_s, rg, fresh, pieces=None):
     """w_b moves by ``step`` towards w_t (``step`` found here from the gathered
-    ``pieces`` if given): the new outputs (from the old ones, as the single-machine
-    oracle, or from w if they were lost), the loss there and the cut at
-    w_c = (1−λ)·w_b + λ·w_t."""
+    ``pieces`` if given): the new outputs, the loss there and the cut at
+    w_c = (1−λ)·w_b + λ·w_t. The outputs move from the old ones, as the single-machine
+    oracle does (``wb`` None, or the :class:`.shards.Replay` of the old ones for a
+    worker that lost them), or, when the client gives ``fresh`` (w_b itself, every few
+    iterations, so that a replay stays short), are X·(w_b + step·(w_t − w_b))."""
     first_seconds = 0.0
     if pieces is not None:
         step = final_step(step, [r for r, _ in pieces])
@@ -265,13 +266,11 @@ def ocas_move(shard, kb, wb, kt, wt, k_new, step, p, sig_g, sig_s, rg, pieces=No
     cache = shard.state.setdefault("out", {})
     out_t = shard.outputs(kt, wt)
     if k_new not in cache:
-        if kb in cache or step == 0.0:
+        if fresh is not None:
+            cache[k_new] = shard.product(fresh + step * (wt - fresh))
+        else:
             out_b = shard.outputs(kb, wb)
             cache[k_new] = out_b + step * (out_t - out_b)
-        elif wb is None:
-            raise StateLost(kb)
-        else:
-            cache[k_new] = shard.outputs(k_new, wb + step * (wt - wb))
     out_b = cache[k_new]
     shard.keep_outputs(k_new)
     risk = _risk(shard, out_b, p, sig_r)
