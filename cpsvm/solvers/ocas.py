@@ -150,10 +150,14 @@ def _train(dataset, params, callback, should_stop):
         outputs = seconds.pop("outputs")
     seconds["total"] = time.perf_counter() - started
     model = problem.to_model(w, n_train=n)
-    outputs = outputs[position]
-    predicted = np.sign(outputs) if kind == "binary" else np.argmax(outputs, axis=1) + 1
-    error = float(np.mean(predicted != dataset.y))
+    error = _training_error(kind, outputs[position], dataset.y)
     return model, OcasInfo(kind, n, result, seconds, error, method)
+
+
+def _training_error(kind, outputs, y) -> float:
+    """The share of examples whose outputs (each example's, in file order) misclassify."""
+    predicted = np.sign(outputs) if kind == "binary" else np.argmax(outputs, axis=1) + 1
+    return float(np.mean(predicted != y))
 
 
 def resolve_method(dataset: Dataset, params: OcasParams) -> int:
@@ -281,12 +285,7 @@ class OcasPath:
                 outputs = seconds.pop("outputs")
             seconds["total"] = time.perf_counter() - started
         n = self.dataset.n_examples
-        outputs = outputs[self.position]
-        if self.kind == "binary":
-            predicted = np.sign(outputs)
-        else:
-            predicted = np.argmax(outputs, axis=1) + 1
-        error = float(np.mean(predicted != self.dataset.y))
+        error = _training_error(self.kind, outputs[self.position], self.dataset.y)
         model = self.problem.to_model(w, n_train=n)
         return model, OcasInfo(self.kind, n, result, seconds, error, method)
 
