@@ -37,7 +37,7 @@ OBJECTIVE = {  # the line of each learner's output that states its objective
 
 def generate(n, nnz, seed, hashed_path, compact_path):
     """Write the hashed file and its compact twin; returns (distinct features, seconds)."""
-    from cpsvm.io.svmlight import format_rows
+    from cpsvm.io.float_text import format_rows
 
     rng = np.random.default_rng(seed)
     indices = rng.integers(1, 2**40, size=(n, nnz), dtype=np.int64)

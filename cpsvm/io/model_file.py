@@ -340,7 +340,7 @@ def _format_kernel(model) -> list:
     import scipy.sparse as sp
 
     from ..models import highest_index
-    from .svmlight import format_rows
+    from .float_text import format_rows
 
     sv = sp.csr_matrix(model.support_vectors)
     sv.sort_indices()

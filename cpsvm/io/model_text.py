@@ -142,6 +142,6 @@ def nonzero_entries(w):
 
 
 def format_features(indices, values) -> str:
-    from .svmlight import format_example
+    from .float_text import format_example
 
     return format_example(indices, values)

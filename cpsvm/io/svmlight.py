@@ -478,41 +478,22 @@ def read_sequences(
     return SequenceDataset.from_dataset(ds, for_training=for_training)
 
 
-def format_example(indices, values, zero_based=False) -> str:
-    """``i:v`` pairs of one sparse row, values written so that reading them back is exact."""
-    return format_rows([0, len(indices)], indices, values, zero_based)[0]
-
-
-def format_rows(indptr, indices, values, zero_based=False) -> list:
-    """The ``i:v`` pairs of every row of a CSR matrix (``indptr``, ``indices``,
-    ``values``), one string a row, as :func:`format_example` writes them: formatted in
-    one pass over all rows (a model's support vectors formatted a row at a time spent
-    most of the time in per-row set-up)."""
-    offset = 0 if zero_based else 1
-    values = np.asarray(values, dtype=np.float64).ravel().tolist()
-    keys = (np.asarray(indices, dtype=np.int64).ravel() + offset).tolist()
-    # repr: the shortest exact text. One f-string per pair was 2x faster than a repr per
-    # distinct value and a lookup (1M weights, distinct or rounded to 0.01).
-    pairs = [f"{key}:{value!r}" for key, value in zip(keys, values)]
-    bounds = np.asarray(indptr, dtype=np.int64).tolist()
-    return [" ".join(pairs[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:])]
-
-
 def _label_text(v: float) -> str:
     return str(int(v)) if float(v).is_integer() and abs(v) < 2**53 else repr(float(v))
 
 
 def write_svmlight(path, X, y, *, qid=None, comments=None, zero_based=False):
     """Write rows of X with targets y (and optional qid, comments) atomically."""
+    from .float_text import format_rows
+
     X = sp.csr_matrix(X)
     X.sort_indices()
+    rows = format_rows(X.indptr, X.indices, X.data, zero_based)
     with atomic_output(path) as out:
-        for i in range(X.shape[0]):
-            lo, hi = X.indptr[i], X.indptr[i + 1]
+        for i, features in enumerate(rows):
             parts = [_label_text(y[i])]
             if qid is not None:
                 parts.append(f"qid:{int(qid[i])}")
-            features = format_example(X.indices[lo:hi], X.data[lo:hi], zero_based)
             if features:
                 parts.append(features)
             if comments is not None and comments[i]:

@@ -85,7 +85,8 @@ _ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 @njit(cache=True, inline="always")
-def _mul128(a, b):
+def mul128(a, b):
+    """The full product of two uint64 as its (high, low) 64-bit halves."""
     a_lo, a_hi = a & _M32, a >> np.uint64(32)
     b_lo, b_hi = b & _M32, b >> np.uint64(32)
     p0 = a_lo * b_lo
@@ -112,10 +113,10 @@ def _eisel_lemire(w, q):
         w = w << np.uint64(1)
         lz += 1
     index = q - _SMALLEST_POWER
-    hi, lo = _mul128(w, _POW5_128[index, 0])
+    hi, lo = mul128(w, _POW5_128[index, 0])
     mask = _ONES >> np.uint64(55)  # 64 - (52 + 3) bits below the ones kept
     if (hi & mask) == mask:
-        hi2, _ = _mul128(w, _POW5_128[index, 1])
+        hi2, _ = mul128(w, _POW5_128[index, 1])
         lo = lo + hi2
         if hi2 > lo:
             hi = hi + np.uint64(1)
