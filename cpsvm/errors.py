@@ -8,6 +8,7 @@ class InputError(Exception):
     """
 
     def __init__(self, message, *, source=None, line=None):
+        self.message = message
         self.source = source
         self.line = line
         prefix = ""

@@ -68,9 +68,10 @@ def _token_at(buf, pos: int) -> str:
 
 def _blocks(readinto, block_size):
     """Consecutive pieces of a stream, each ending just after a newline (the last one at the
-    end of the stream): views into one buffer, valid until the next piece is asked for.
+    end of the stream), each in a buffer of its own (they are parsed on several threads).
     A line longer than the buffer grows it."""
-    buf = np.empty(max(int(block_size), 1), np.uint8)
+    size = max(int(block_size), 1)
+    buf = np.empty(size, np.uint8)
     filled = 0
     while True:
         view = memoryview(buf)
@@ -92,10 +93,11 @@ def _blocks(readinto, block_size):
             grown[:filled] = buf[:filled]
             buf = grown
             continue
-        yield buf[:cut]
         rest = filled - cut
-        buf[:rest] = buf[cut:filled]
-        filled = rest
+        following = np.empty(max(size, rest), np.uint8)
+        following[:rest] = buf[cut:filled]
+        yield buf[:cut]
+        buf, filled = following, rest
 
 
 def _after_last_newline(buf, end) -> int:
@@ -200,109 +202,158 @@ class _Extras:
         return {key: col.finish(n_rows) for key, col in self.columns.items()}
 
 
+class _ParsedBlock:
+    """One block's examples in arrays of its own (rows, non-zeros and lines counted from
+    0 within the block), or the error that stopped it, with its line in the block."""
+
+    def __init__(self, keep_comments):
+        self.rows = self.nnz = self.lines = self.seen = 0
+        self.indptr = np.zeros(1, np.int64)
+        self.indices = np.empty(0, np.int32)
+        self.data = self.y = np.empty(0)
+        self.line_no = np.empty(0, np.int64)
+        self.scratch = {}
+        self.comments = [] if keep_comments else None
+        self.error = None
+
+
+def _grown(array, size, used):
+    out = np.empty(size, array.dtype)
+    out[:used] = array[:used]
+    return out
+
+
+def _parse_block(block, pos, zero_based, keep_comments) -> _ParsedBlock:
+    """Parse one block of whole lines into a :class:`_ParsedBlock` (on any thread: the
+    compiled parser holds no lock)."""
+    out = _ParsedBlock(keep_comments)
+    # first capacities from the text's length; they double when a line does not fit
+    rows_cap = len(block) // 32 + 16
+    nnz_cap = len(block) // 8 + 16
+    indptr = np.empty(rows_cap + 1, np.int64)
+    y, line_no = np.empty(rows_cap), np.empty(rows_cap, np.int64)
+    indices, data = np.empty(nnz_cap, np.int32), np.empty(nnz_cap)
+    scratch = _new_scratch(rows_cap)
+    row = nnz = line = seen = 0
+    try:
+        while True:
+            status, pos, line, row, nnz, seen_now, err_pos, slow, n_slow = parse_block(
+                block, pos, line, zero_based, row, nnz, 0, indptr, indices, data, y,
+                line_no, scratch["qid"], scratch["sid"], scratch["cost"],
+                scratch["comment_start"], scratch["comment_end"],
+            )  # fmt: skip
+            seen |= seen_now
+            if n_slow:
+                _convert_slow(block, slow[:n_slow], data, y, scratch["cost"], indptr, line_no, row)
+            if status == 0:
+                break
+            if status in (NEED_ROWS, NEED_BLOCK_ROWS):
+                rows_cap *= 2
+                indptr = _grown(indptr, rows_cap + 1, row + 1)
+                y, line_no = _grown(y, rows_cap, row), _grown(line_no, rows_cap, row)
+                scratch = {k: _grown(v, rows_cap, row) for k, v in scratch.items()}
+            elif status == NEED_NNZ:
+                nnz_cap *= 2
+                indices, data = _grown(indices, nnz_cap, nnz), _grown(data, nnz_cap, nnz)
+            elif status == NEED_WIDE_INDICES:
+                indices = indices.astype(np.int64)
+            else:
+                message = MESSAGES[status].format(tok=_token_at(block, err_pos))
+                raise InputError(message, line=line)
+    except InputError as error:
+        out.error = error
+        return out
+    out.rows, out.nnz, out.lines, out.seen = row, nnz, line, seen
+    out.indptr, out.indices, out.data = indptr[: row + 1], indices[:nnz], data[:nnz]
+    out.y, out.line_no = y[:row], line_no[:row]
+    out.scratch = {k: v[:row] for k, v in scratch.items()}
+    if keep_comments:
+        starts, ends = scratch["comment_start"], scratch["comment_end"]
+        out.comments = [
+            block[s : ends[b]].tobytes().decode("utf-8", "replace").strip() if s >= 0 else ""
+            for b, s in enumerate(starts[:row].tolist())
+        ]
+    return out
+
+
+def _new_scratch(size):
+    return dict(
+        qid=np.empty(size, np.int64),
+        sid=np.empty(size, np.int64),
+        cost=np.empty(size, np.float64),
+        comment_start=np.empty(size, np.int64),
+        comment_end=np.empty(size, np.int64),
+    )
+
+
+def _parsed_blocks(blocks, parse, workers):
+    """parse(block, n_block) of each block, in order, ``workers`` blocks at a time."""
+    if workers <= 1:
+        for n_block, block in enumerate(blocks):
+            yield parse(block, n_block)
+        return
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    pending = deque()
+    with ThreadPoolExecutor(workers) as pool:
+        try:
+            for n_block, block in enumerate(blocks):
+                pending.append(pool.submit(parse, block, n_block))
+                if len(pending) > workers:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
+
+
 def parse_svmlight_stream(
     readinto, name, *, first_line, n_features, zero_based, keep_comments, allow_empty, block_size
 ) -> Dataset:
     """Parse the SVMlight text a stream's ``readinto`` gives, ``block_size`` bytes at a
     time (the options as :func:`read_svmlight`'s); ``name`` and ``first_line`` are what
     errors name (a byte range of a file, as :mod:`cpsvm.cluster.shards` reads, numbers
-    its lines from its own first)."""
+    its lines from its own first). Blocks are parsed on numba's thread count of threads
+    at once, each into arrays of its own, and appended in order: the first error in the
+    file is the one reported."""
+    import numba
+
     zero_based = bool(zero_based)
     indptr = GrowingArray(np.int64, _INITIAL_ROWS + 1)
+    indptr.array[0] = 0
     y = GrowingArray(np.float64, _INITIAL_ROWS)
     line_no = GrowingArray(np.int64, _INITIAL_ROWS)
     indices = GrowingArray(np.int32, _INITIAL_NNZ)
     data = GrowingArray(np.float64, _INITIAL_NNZ)
-    scratch = {}
     extras = _Extras()
     comments = [] if keep_comments else None
     row = nnz = 0
     line = first_line
-    block_rows = _INITIAL_BLOCK_ROWS
 
-    def new_scratch(size):
-        scratch.update(
-            qid=np.empty(size, np.int64),
-            sid=np.empty(size, np.int64),
-            cost=np.empty(size, np.float64),
-            comment_start=np.empty(size, np.int64),
-            comment_end=np.empty(size, np.int64),
-        )
+    def parse(block, n_block):
+        pos = 0 if n_block else _start_of_text(block, name, first_line)
+        return _parse_block(block, pos, zero_based, keep_comments)
 
-    new_scratch(block_rows)
-
-    for n_block, block in enumerate(_blocks(readinto, block_size)):
-        row0 = row
-        pos = 0 if n_block else _start_of_text(block, name, line)
-        block_seen = 0
-        while True:
-            rows_cap = min(len(y.array), len(line_no.array), len(indptr.array) - 1)
-            status, pos, line, row, nnz, seen, err_pos, slow, n_slow = parse_block(
-                block,
-                pos,
-                line,
-                zero_based,
-                row,
-                nnz,
-                row0,
-                indptr.array,
-                indices.array,
-                data.array,
-                y.array[:rows_cap],
-                line_no.array,
-                scratch["qid"],
-                scratch["sid"],
-                scratch["cost"],
-                scratch["comment_start"],
-                scratch["comment_end"],
-            )
-            block_seen |= seen
-            if n_slow:
-                _convert_slow(
-                    block,
-                    slow[:n_slow],
-                    name,
-                    row0,
-                    data.array,
-                    y.array,
-                    scratch["cost"],
-                    indptr.array,
-                    line_no.array,
-                    row,
-                )
-            if status == 0:
-                break
-            if status == NEED_ROWS:
-                grow_to = 2 * len(y.array)
-                for col in (y, line_no):
-                    col.reserve(grow_to, row)
-                indptr.reserve(grow_to + 1, row + 1)
-            elif status == NEED_NNZ:
-                for col in (indices, data):
-                    col.reserve(2 * len(col.array), nnz)
-            elif status == NEED_BLOCK_ROWS:
-                old = {k: v[: row - row0] for k, v in scratch.items()}
-                block_rows *= 2
-                new_scratch(block_rows)
-                for k, v in old.items():
-                    scratch[k][: len(v)] = v
-                del old
-            elif status == NEED_WIDE_INDICES:
-                indices = indices.astype(np.int64, nnz)
-            else:
-                raise InputError(
-                    MESSAGES[status].format(tok=_token_at(block, err_pos)), source=name, line=line
-                )
-        extras.add_block(block_seen, row0, row, scratch)
+    for part in _parsed_blocks(_blocks(readinto, block_size), parse, numba.get_num_threads()):
+        if part.error is not None:
+            raise InputError(part.error.message, source=name, line=line + part.error.line)
+        end, end_nnz = row + part.rows, nnz + part.nnz
+        indptr.reserve(end + 1, row + 1)
+        indptr.array[row + 1 : end + 1] = part.indptr[1:] + nnz
+        for col, values in ((y, part.y), (line_no, part.line_no + line)):
+            col.reserve(end, row)
+            col.array[row:end] = values
+        if part.indices.dtype != indices.dtype:
+            indices = indices.astype(np.int64, nnz)
+        for col, values in ((indices, part.indices), (data, part.data)):
+            col.reserve(end_nnz, nnz)
+            col.array[nnz:end_nnz] = values
+        extras.add_block(part.seen, row, end, part.scratch)
         if keep_comments:
-            starts, ends = scratch["comment_start"], scratch["comment_end"]
-            for b in range(row - row0):
-                s = starts[b]
-                comments.append(
-                    block[s : ends[b]].tobytes().decode("utf-8", "replace").strip()
-                    if s >= 0
-                    else ""
-                )
+            comments.extend(part.comments)
+        row, nnz, line = end, end_nnz, line + part.lines
     if row == 0 and not allow_empty:
         raise InputError("expected at least one example, found none", source=name)
 
@@ -427,7 +478,7 @@ def check_magnitudes(dataset: Dataset):
 _SLOW_CHUNK = 1 << 16
 
 
-def _convert_slow(block, slow, name, row0, data, y, cost, indptr, line_no, n_rows):
+def _convert_slow(block, slow, data, y, cost, indptr, line_no, n_rows):
     """Numbers outside the parser's exact fast path (such as the 17 digits of a weight
     written by ``repr``), converted as numpy converts text: correctly rounded, as
     Python's ``float`` and strtod. A chunk at a time: each number's bytes gathered into
@@ -446,13 +497,9 @@ def _convert_slow(block, slow, name, row0, data, y, cost, indptr, line_no, n_row
         bad = np.flatnonzero(~np.isfinite(values))
         if len(bad):  # e.g. 1e999: well formed but overflows
             kind, slot, start, end = (int(v) for v in part[bad[0]])
-            if kind == SLOW_DATA:
-                row = _row_of(indptr[: n_rows + 1], slot)
-            else:
-                row = slot + row0 if kind == SLOW_COST else slot
+            row = _row_of(indptr[: n_rows + 1], slot) if kind == SLOW_DATA else slot
             raise InputError(
                 f"expected a finite number, got {_shown(block[start:end].tobytes())}",
-                source=name,
                 line=int(line_no[row]),
             )
         for kind in np.unique(kinds):

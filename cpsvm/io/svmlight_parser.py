@@ -317,7 +317,7 @@ def _record_slow(slow, n_slow, kind, slot, start, end):
     return slow, n_slow + 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def parse_block(
     buf,
     pos,

@@ -365,8 +365,19 @@ def tiny_capacities(monkeypatch):
     monkeypatch.setattr(m, "_INITIAL_BLOCK_ROWS", 1)
 
 
+@pytest.fixture(params=[1, 2], ids=["1-thread", "2-threads"])
+def parse_threads(request):
+    """Blocks parsed one at a time, and two at once on threads (appended in order)."""
+    import numba
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(min(request.param, numba.config.NUMBA_NUM_THREADS))
+    yield
+    numba.set_num_threads(before)
+
+
 @pytest.mark.parametrize("seed", [0, 1])
-def test_blocks_equal_whole_buffer(tmp_path, seed, tiny_capacities):
+def test_blocks_equal_whole_buffer(tmp_path, seed, tiny_capacities, parse_threads):
     text = mixed_text(seed)
     if seed == 1:
         text = text.rstrip("\r\n")  # a last line without its newline
@@ -397,7 +408,7 @@ def test_blocks_equal_whole_buffer(tmp_path, seed, tiny_capacities):
     assert whole.comments == [l.partition("#")[2].strip() for l in lines]
 
 
-def test_wide_indices_in_a_later_block(tmp_path, tiny_capacities):
+def test_wide_indices_in_a_later_block(tmp_path, tiny_capacities, parse_threads):
     f = tmp_path / "w.dat"
     f.write_text("".join(f"1 {i + 1}:{i}\n" for i in range(50)) + "-1 2:1 3000000000:2\n")
     ds = read_svmlight(f, block_size=16)
@@ -418,7 +429,7 @@ def test_wide_indices_in_a_later_block(tmp_path, tiny_capacities):
     ],
 )
 @pytest.mark.parametrize("block_size", [1, 10, 100, 1 << 20])
-def test_error_line_numbers_across_blocks(tmp_path, bad, expected, block_size):
+def test_error_line_numbers_across_blocks(tmp_path, bad, expected, block_size, parse_threads):
     good = "".join(f"+1 qid:2 {i % 7 + 1}:0.{i}\r\n" if i % 5 else "# c\n\n" for i in range(1, 120))
     f = tmp_path / "e.dat"
     f.write_text(good + bad + "\n" + "1 3:y\n", newline="")
