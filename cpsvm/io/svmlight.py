@@ -6,9 +6,10 @@ and lines starting with ``#`` are skipped. The SVM-hmm sequence format is the sa
 one token per line, ``qid`` naming the sequence.
 
 The text is read in blocks of a few megabytes cut at line ends, each parsed by one
-compiled pass (:func:`cpsvm.io.svmlight_parser.parse_block`) straight into the CSR
-arrays, which grow in place (:class:`cpsvm.io.growing_array.GrowingArray`): memory is the
-matrix plus one block, never the whole text beside it, and no Python object is made per
+compiled pass (:func:`cpsvm.io.svmlight_parser.parse_block`) into arrays of its own, on
+as many threads as numba's thread count, and appended in order to the CSR arrays, which
+grow in place (:class:`cpsvm.io.growing_array.GrowingArray`): memory is the matrix plus
+the blocks in flight, never the whole text beside it, and no Python object is made per
 line or token. gzip, bzip2 and xz input is recognised by its magic bytes and decompressed
 block by block. Numbers with more digits than the parser's exact fast path covers are
 handed back by position and converted here as Python's ``float`` converts them
@@ -136,7 +137,7 @@ def read_svmlight(
     allow_empty : return an empty dataset instead of failing when the file holds no
         example.
     block_size : bytes of text read and parsed at a time. The text is never held whole:
-        memory is the arrays built plus one block.
+        memory is the arrays built plus one block a thread.
 
     Raises :class:`~cpsvm.errors.InputError` naming file and line on malformed input.
     """
