@@ -36,6 +36,12 @@ Usage: OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_liblinear.py
 
 --first-call: a fresh process's first call of each solver, with an empty numba cache
 (compilation) and with the cache that run wrote.
+
+--processes: whole processes instead (the issue's goals for sector and text1m): in
+interleaved rounds, LIBLINEAR's ``train -s 3|4 -c C`` and ``ocas_learn -c C`` at its
+defaults (this checkout's, beside the Python running this script), each reading the file
+and writing its model; wall and CPU seconds (user + sys of the child), medians over the rounds, ratios ours/LIBLINEAR; test accuracy from both model files. A
+first row times ``ocas_learn`` on a two-line file: the start-up floor of every run.
 """
 
 from __future__ import annotations
@@ -116,6 +122,7 @@ def liblinear_weights(path, d, n_classes, multiclass):
             header[key] = values
         W = np.array([[float(v) for v in line.split()] for line in f if line.strip()])
     labels = [int(float(v)) for v in header["label"]]
+    d = len(W) if d is None else d
     W = np.vstack([W, np.zeros((d - len(W), W.shape[1]))])[:d]
     if not multiclass:
         return W[:, 0] * (1.0 if labels[0] == 1 else -1.0)
@@ -191,6 +198,7 @@ def main():
     parser.add_argument("--data", default=os.environ.get("CPSVM_BENCH_DATA"))
     parser.add_argument("--Cs", default=None, help="C values for every set (default: its own)")
     parser.add_argument("--first-call", action="store_true", help="compile and cache-load times")
+    parser.add_argument("--processes", action="store_true", help="whole processes (see above)")
     a = parser.parse_args()
     if a.first_call:
         first_calls()
@@ -199,6 +207,8 @@ def main():
     if not exe or not Path(exe).exists():
         print("LIBLINEAR_TRAIN is not set to LIBLINEAR's train: its runs are skipped")
         exe = None
+    if a.processes:
+        return processes(a, data_dir, exe)
     first_call = None
     for name in a.sets.split(","):
         train_tpl, test_tpl, multiclass, Cs = SETS[name]
@@ -243,6 +253,80 @@ def main():
             f"\nthe process's first DCD solve (numba's cache loaded, or compiled): "
             f"{first_call[0]:.2f} s; the same solve again: {first_call[1]:.2f} s"
         )
+
+
+def timed_process(cmd):
+    """(wall s, CPU s) of one run of ``cmd`` (its output discarded). (Not its peak RSS:
+    the child's count starts with this process's pages at the fork.)"""
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise SystemExit(f"{cmd} exited {proc.returncode}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def processes(a, data_dir, exe):
+    from cpsvm.io.model_file import read_model
+
+    ocas_learn = str(Path(sys.executable).parent / "ocas_learn")
+    with tempfile.TemporaryDirectory() as workdir:
+        tiny = Path(workdir) / "tiny.svm"
+        tiny.write_text("+1 1:0.5 3:1\n-1 2:1\n")
+        timed_process([ocas_learn, "-c", "1", str(tiny), str(tiny) + ".m"])  # numba's cache
+        floor = [
+            timed_process([ocas_learn, "-c", "1", str(tiny), str(tiny) + ".m"]) for _ in "12345"
+        ]
+        print(f"start-up floor (ocas_learn on 2 lines): {_medians(floor)}")
+        for name in a.sets.split(","):
+            train_tpl, test_tpl, multiclass, Cs = SETS[name]
+            Cs = [float(c) for c in a.Cs.split(",")] if a.Cs else Cs
+            train, test = [t.format(shared=SHARED, data=data_dir) for t in (train_tpl, test_tpl)]
+            ensure_data(name, (train, test), data_dir)
+            test_set = read_svmlight(test)
+            for C in Cs:
+                ours_model, ll_model = Path(workdir) / "ours.model", Path(workdir) / "ll.model"
+                ours = [ocas_learn, "-c", repr(C), "-v", "0", train, str(ours_model)]
+                theirs = [exe, "-s", "4" if multiclass else "3", "-c", repr(C), "-q", train,
+                          str(ll_model)] if exe else None  # fmt: skip
+                timed_process(ours)  # numba's cache for this problem
+                runs = {"ocas_learn": [], "liblinear": []}
+                loads = [load()]
+                for _ in range(a.repeats):
+                    if theirs:
+                        runs["liblinear"].append(timed_process(theirs))
+                    runs["ocas_learn"].append(timed_process(ours))
+                loads.append(load())
+                X_test, y_test = test_set.X, test_set.y
+                ours_acc = 100.0 * np.mean(read_model(ours_model).predict(X_test) == y_test)
+                acc = f"test accuracy ocas_learn {ours_acc:.2f}"
+                if theirs:
+                    k = int(y_test.max()) if multiclass else 2
+                    w_ll = liblinear_weights(ll_model, None, k, multiclass)
+                    acc += f", LIBLINEAR {accuracy(w_ll, X_test, y_test, multiclass):.2f}"
+                rounds = f"{a.repeats} rounds, load {loads[0]:.1f} -> {loads[1]:.1f}"
+                print(f"\n== {name} C={C:g} ({rounds})")
+                for label, rs in runs.items():
+                    if rs:
+                        print(f"   {label:10s} {_medians(rs)}")
+                if theirs:
+                    ratio = [
+                        statistics.median(r[i] for r in runs["ocas_learn"])
+                        / statistics.median(r[i] for r in runs["liblinear"])
+                        for i in (0, 1)
+                    ]
+                    print(
+                        f"   ratio ocas_learn/LIBLINEAR: wall {ratio[0]:.2f}x, CPU {ratio[1]:.2f}x"
+                    )
+                print(f"   {acc}")
+
+
+def _medians(runs):
+    wall, cpu = (statistics.median(r[i] for r in runs) for i in range(2))
+    low, high = min(r[0] for r in runs), max(r[0] for r in runs)
+    return f"wall {wall:.2f} s ({low:.2f}-{high:.2f}), CPU {cpu:.2f} s"
 
 
 def first_calls():
