@@ -40,8 +40,9 @@ Usage: OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_liblinear.py
 --processes: whole processes instead (the issue's goals for sector and text1m): in
 interleaved rounds, LIBLINEAR's ``train -s 3|4 -c C`` and ``ocas_learn -c C`` at its
 defaults (this checkout's, beside the Python running this script), each reading the file
-and writing its model; wall and CPU seconds (user + sys of the child), medians over the rounds, ratios ours/LIBLINEAR; test accuracy from both model files. A
-first row times ``ocas_learn`` on a two-line file: the start-up floor of every run.
+and writing its model; wall and CPU seconds (user + sys of the child), medians over the
+rounds, ratios ours/LIBLINEAR; test accuracy from both model files. A first row times
+``ocas_learn`` on a two-line file: the start-up floor of every run.
 """
 
 from __future__ import annotations
