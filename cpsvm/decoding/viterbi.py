@@ -758,6 +758,7 @@ def _states_times(a_ptr, a_idx, a_val, x_ptr, x_idx, x_val, out):
 
 @njit(cache=True)
 def _path_scores(E, trans, toff, starts, sentences, out_starts, k, t, e, tags, out):
+    """Each selected sentence's w·Ψ(x, y)."""
     pows = np.empty(MAX_TRANS_ORDER + 2, dtype=np.int64)
     for m in range(MAX_TRANS_ORDER + 2):
         pows[m] = _power(k, m)
@@ -782,6 +783,6 @@ def _path_scores(E, trans, toff, starts, sentences, out_starts, k, t, e, tags, o
                 else:
                     total = total + trans[toff[m] + c + k * (history % pows[m])]
             total = total + ev
-            history = history * k + c
-            history = history % keep
+            if t > 1:  # the longer histories only (order 1 reads the previous tag)
+                history = (history * k + c) % keep
         out[j] = total
