@@ -59,6 +59,7 @@ class ClusterInfo:
     notes: list = field(default_factory=list)
     kernel_evaluations: int = 0
     method: int = 1  # ocas_learn's -m
+    loss_id: int = PERF_ERROR_RATE  # cp_learn's -l (the problem's statistics read it)
 
 
 def refuse_problem(requested: str):
@@ -338,4 +339,5 @@ def train_struct(data: ShardedData, params, *, callback=None, should_stop=None):
     else:
         w = oracle.weights(result.alpha)
     info = _finish(kind, algorithm, data, oracle, result, started, w)
+    info.loss_id = loss_id
     return model(w), info

@@ -454,6 +454,9 @@ def test_cli_same_model_on_one_and_two_workers_and_shards(cluster, sets, tmp_pat
 
 def test_cli_cp_learn_multiclass_on_cluster(cluster, sets, tmp_path):
     address, _ = cluster
+    # binary first: its statistics (the SVMlight scale line) read the run's loss
+    r = run_cli("learn", "--scheduler", address, "-c", 10, sets / "binary.svm", tmp_path / "b")
+    assert r.returncode == 0 and "SVMlight scale: C_light" in r.stdout, r.stderr
     for w in (3, 9):
         r = run_cli(
             "learn",
