@@ -25,6 +25,7 @@ from test_distributed import (
 
 from cpsvm import columns
 from cpsvm.cluster import session as cluster_session
+from cpsvm.cluster import shards as cluster_shards
 from cpsvm.cluster.session import ShardedData
 from cpsvm.cluster.solver import train_ocas, train_struct
 from cpsvm.data import Dataset
@@ -140,6 +141,11 @@ def block(rng, n, cols, width, zero_below=-1):
     return sp.csr_matrix((X.data, indices, X.indptr), shape=(n, width))
 
 
+def threshold(monkeypatch, width):
+    for module in (columns, cluster_session, cluster_shards):
+        monkeypatch.setattr(module, "REMAP_MIN_WIDTH", width)
+
+
 def in_process(X, y, cuts):
     return ShardedData(
         InProcessSession(), [functools.partial(as_read, X, y, a, b) for a, b in zip(cuts, cuts[1:])]
@@ -157,9 +163,9 @@ def test_union_and_width_rules(monkeypatch, tmp_path, case):
     - a width of 100 over 52 columns, half of one shard's stored as zeros (so the bounds
       cannot settle it): kept, and the shard that had renumbered its own goes back.
     The model is the compact twin's (renumbered) or the run's that never renumbers."""
-    monkeypatch.setattr(columns, "REMAP_MIN_WIDTH", 64)
-    monkeypatch.setattr(cluster_session, "REMAP_MIN_WIDTH", 64)
+    threshold(monkeypatch, 64)
     rng = np.random.default_rng(4)
+    bitmaps = []
     if case == "union pays":
         top = block(rng, 100, [*range(0, 40, 2), 41], 1000, zero_below=-1)
         top.data[top.indices == 41] = 0.0
@@ -175,6 +181,14 @@ def test_union_and_width_rules(monkeypatch, tmp_path, case):
             raise AssertionError("the bounds settle a dense file")
 
         monkeypatch.setattr(cluster_session, "shard_columns", refused)
+        summarize = cluster_session.summarize_shard
+
+        def noting_bitmaps(shard):
+            summary = summarize(shard)
+            bitmaps.append(summary["present"] is not None)
+            return summary
+
+        monkeypatch.setattr(cluster_session, "summarize_shard", noting_bitmaps)
     else:
         top = block(rng, 100, range(50), 100, zero_below=25)
         bottom = block(rng, 20, [1, 50, 99], 100)
@@ -185,6 +199,8 @@ def test_union_and_width_rules(monkeypatch, tmp_path, case):
     cuts = [0, top.shape[0], X.shape[0]]
     data = in_process(X, y, cuts)
     assert [f.value.columns is not None for f in data.loaded] == own
+    if case == "dense":  # wide shards that kept their columns: each sent its bitmap
+        assert bitmaps == [True, True]
     model, _ = train_ocas(data, OcasParams(C=1.0))
     if expected is not None:
         expected = np.unique(expected)
@@ -198,8 +214,7 @@ def test_union_and_width_rules(monkeypatch, tmp_path, case):
     else:
         assert data.feature_ids is None and model.feature_ids is None
         assert model.n_features == X.indices.max() + 1
-        monkeypatch.setattr(columns, "REMAP_MIN_WIDTH", 1 << 20)
-        monkeypatch.setattr(cluster_session, "REMAP_MIN_WIDTH", 1 << 20)
+        threshold(monkeypatch, 1 << 20)
         reference, _ = train_ocas(in_process(X, y, cuts), OcasParams(C=1.0))
     assert model_bytes(model, tmp_path, "a") == model_bytes(reference, tmp_path, "b")
 
