@@ -11,8 +11,13 @@ processes measured by /usr/bin/time -v (peak RSS, wall seconds):
   (equal: the same problem, columns renamed);
 - ``cp_classify`` of each file with its own model: the predictions must be the same.
 
+With ``--scheduler local:2`` (or an address) the learners train on a Dask cluster
+(``cp_learn`` then runs -w 9); the peak RSS is then the sum, over the command and every
+process it starts (the local cluster's workers), of each one's peak (VmHWM, sampled every
+50 ms), and the CPU seconds those of all of them.
+
 Usage: .venv/bin/python benchmarks/bench_hashed.py [--n 1000000] [--nnz 20] [--C 1]
-       [--dir /work/bench/hashed] [--repeats 1] [--learners ocas,cp]
+       [--dir /work/bench/hashed] [--repeats 1] [--learners ocas,cp] [--scheduler local:2]
 """
 
 from __future__ import annotations
@@ -84,6 +89,55 @@ def measured(argv):
     return rss / 1024, seconds, cpu, done.stdout
 
 
+def _peak_kb(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def measured_tree(argv):
+    """(the sum of the peak RSS in MB of the process and of every process under it, wall
+    seconds, cpu seconds of all of them, stdout), sampling every 50 ms; also prints the
+    command's own peak and the others'."""
+    import resource
+    import tempfile
+    import time
+
+    import psutil
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen([str(a) for a in argv], stdout=out, stderr=err, text=True)
+        root = psutil.Process(proc.pid)
+        peaks = {}
+        while proc.poll() is None:
+            try:
+                tree = [root] + root.children(recursive=True)
+            except psutil.NoSuchProcess:
+                tree = []
+            for p in tree:
+                peaks[p.pid] = max(peaks.get(p.pid, 0), _peak_kb(p.pid))
+            time.sleep(0.05)
+        wall = time.monotonic() - t0
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if proc.returncode != 0:
+        sys.exit(f"failed ({proc.returncode}): {' '.join(map(str, argv))}\n{stderr[-2000:]}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    own = peaks.get(proc.pid, 0) / 1024
+    total = sum(peaks.values()) / 1024
+    print(f"    (command {own:.1f} MB + {len(peaks) - 1} processes under it {total - own:.1f} MB)")
+    return total, wall, cpu, stdout
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1_000_000)
@@ -93,6 +147,7 @@ def main():
     parser.add_argument("--dir", type=Path, default=Path("/work/bench/hashed"))
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--learners", default="ocas,cp")
+    parser.add_argument("--scheduler", default=None, help="train with --scheduler SPEC")
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
     stem = f"n{args.n}_k{args.nnz}_s{args.seed}"
@@ -101,17 +156,23 @@ def main():
         d = generate(args.n, args.nnz, args.seed, files["hashed"], files["compact"])
         print(f"generated {args.n} examples x {args.nnz} non-zeros, {d} distinct features")
     commands = {"ocas": ["ocas_learn", "-c", args.C], "cp": ["cp_learn", "-c", args.C]}
+    learn, tag = measured, ""
+    if args.scheduler:
+        tag = ".cluster"
+        for argv in commands.values():
+            argv += ["--scheduler", args.scheduler]
+        learn = measured_tree
     for learner in args.learners.split(","):
         figures = {kind: [] for kind in files}
         objective = {}
         for _ in range(args.repeats):
             for kind, path in files.items():
-                model = args.dir / f"{stem}.{kind}.{learner}.model"
+                model = args.dir / f"{stem}.{kind}.{learner}{tag}.model"
                 program, *options = commands[learner]
-                rss, wall, cpu, out = measured([BIN / program, *options, path, model])
+                rss, wall, cpu, out = learn([BIN / program, *options, path, model])
                 figures[kind].append((rss, wall, cpu))
                 objective[kind] = OBJECTIVE[learner].search(out).group(1)
-        print(f"{commands[learner][0]} -c {args.C}:")
+        print(" ".join(map(str, commands[learner])) + ":")
         for kind in files:
             rss = statistics.median(f[0] for f in figures[kind])
             wall = statistics.median(f[1] for f in figures[kind])
@@ -132,8 +193,8 @@ def main():
         )
         predictions = {}
         for kind, path in files.items():
-            model = args.dir / f"{stem}.{kind}.{learner}.model"
-            out = args.dir / f"{stem}.{kind}.{learner}.pred"
+            model = args.dir / f"{stem}.{kind}.{learner}{tag}.model"
+            out = args.dir / f"{stem}.{kind}.{learner}{tag}.pred"
             rss, wall, cpu, _ = measured([BIN / "cp_classify", "-v", "0", path, model, out])
             predictions[kind] = out.read_bytes()
             print(

@@ -8,6 +8,13 @@ kept beside it (``feature_ids``, 0-based, sorted) and written into the model fil
 whose sparse ``index:value`` lines allow any index. Data classified by such a model is
 mapped through the same ids (:func:`onto_columns`: features the model does not know
 contribute 0, as SVMlight ignores test features above a model's highest index).
+
+On a cluster (:mod:`cpsvm.cluster`) no process holds the whole file: each shard
+renumbers its own columns when that pays for it alone (:func:`distinct_columns`), the
+client merges every shard's distinct columns (:func:`union_maxima`; a shard that kept
+the file's indices lists them by :func:`present_columns`) and applies the same rule to
+the union (:func:`renumbering_pays`), and each shard is mapped onto the union
+(:func:`renumbered_onto`): the same columns a plain run of the whole file has.
 """
 
 from __future__ import annotations
@@ -35,7 +42,13 @@ def worth_renumbering(width: int, indices) -> bool:
         return False
     if width > REMAP_RATIO * nnz:  # distinct <= nnz: no need to count them
         return True
-    return width > REMAP_RATIO * _count_distinct(indices, width)
+    return renumbering_pays(width, _count_distinct(indices, width))
+
+
+def renumbering_pays(width: int, distinct: int) -> bool:
+    """The rule of :func:`worth_renumbering` for a known number of distinct columns
+    (a cluster's shards count theirs apart)."""
+    return width >= REMAP_MIN_WIDTH and width > REMAP_RATIO * distinct
 
 
 @njit(cache=True)
@@ -129,6 +142,76 @@ def distinct_columns(X: sp.csr_matrix, always=False):
     out = sp.csr_matrix((X.data, ranks, indptr), shape=(X.shape[0], len(ids)), copy=False)
     out.has_canonical_format = True  # the order of the columns is kept
     return out, ids
+
+
+def seen_columns(X: sp.csr_matrix):
+    """A flag a column of X (a byte each): whether X stores a value there (zero or not),
+    for a matrix that keeps its columns (a width at most twice its values, or narrow)."""
+    return _seen_columns(X.indices, X.shape[1])
+
+
+def present_columns(X: sp.csr_matrix):
+    """The sorted distinct columns X uses (int64), by :func:`seen_columns`."""
+    return np.flatnonzero(seen_columns(X)).astype(np.int64)
+
+
+@njit(cache=True)
+def _seen_columns(indices, width):
+    seen = np.zeros(width, np.bool_)
+    for i in range(len(indices)):
+        seen[indices[i]] = True
+    return seen
+
+
+def renumbered_onto(X: sp.csr_matrix, columns, feature_ids) -> sp.csr_matrix:
+    """X, whose column j is the original index ``columns[j]`` (sorted), in the columns
+    of ``feature_ids`` (sorted, holding every one of ``columns``): column j becomes the
+    position of ``columns[j]`` there. The order of the columns is kept."""
+    ids = np.asarray(feature_ids, dtype=np.int64)
+    index_type = np.int32 if len(ids) < 2**31 else np.int64
+    positions = _merge_positions(ids, np.asarray(columns, dtype=np.int64)).astype(index_type)
+    indptr = X.indptr
+    if index_type == np.int32 and indptr.dtype != np.int32 and X.nnz < 2**31:
+        indptr = indptr.astype(np.int32)
+    out = sp.csr_matrix(
+        (X.data, positions[X.indices], indptr), shape=(X.shape[0], len(ids)), copy=False
+    )
+    out.has_canonical_format = X.has_canonical_format
+    return out
+
+
+def union_maxima(pieces):
+    """``(the sorted union of the pieces' ids, each id's largest value)`` of a list of
+    ``(ids, values)``, each ids sorted and distinct: merged two by two (a tree, so
+    O(total·log pieces)). A maximum does not depend on the order it is taken in."""
+    pieces = [(np.asarray(i, np.int64), np.asarray(v, np.float64)) for i, v in pieces]
+    if not pieces:
+        return np.zeros(0, np.int64), np.zeros(0)
+    while len(pieces) > 1:
+        merged = [_merge_maxima(*a, *b) for a, b in zip(pieces[::2], pieces[1::2])]
+        pieces = merged + ([pieces[-1]] if len(pieces) % 2 else [])
+    return pieces[0]
+
+
+@njit(cache=True)
+def _merge_maxima(ids_a, values_a, ids_b, values_b):
+    na, nb = len(ids_a), len(ids_b)
+    ids = np.empty(na + nb, np.int64)
+    values = np.empty(na + nb, np.float64)
+    i = j = k = 0
+    while i < na or j < nb:
+        if j >= nb or (i < na and ids_a[i] < ids_b[j]):
+            ids[k], values[k] = ids_a[i], values_a[i]
+            i += 1
+        elif i >= na or ids_b[j] < ids_a[i]:
+            ids[k], values[k] = ids_b[j], values_b[j]
+            j += 1
+        else:
+            ids[k], values[k] = ids_a[i], max(values_a[i], values_b[j])
+            i += 1
+            j += 1
+        k += 1
+    return ids[:k].copy(), values[:k].copy()
 
 
 def original_columns(X: sp.csr_matrix, feature_ids) -> sp.csr_matrix:

@@ -10,7 +10,11 @@ from cpsvm.columns import (
     distinct_values,
     onto_columns,
     original_columns,
+    present_columns,
+    renumbered_onto,
+    renumbering_pays,
     union_columns,
+    union_maxima,
     worth_renumbering,
 )
 from cpsvm.kernels import RBF, Kernel
@@ -35,6 +39,41 @@ def test_when_renumbering_pays():
     assert not worth_renumbering(REMAP_MIN_WIDTH, np.concatenate([dense_enough, dense_enough]))
     sparse = np.arange(0, REMAP_MIN_WIDTH, 4)
     assert worth_renumbering(REMAP_MIN_WIDTH, np.concatenate([sparse, sparse, sparse]))
+    # the same rule on a count (a cluster's union of its shards' columns)
+    assert not renumbering_pays(REMAP_MIN_WIDTH - 1, 3)
+    assert renumbering_pays(REMAP_MIN_WIDTH, REMAP_MIN_WIDTH // 2 - 1)
+    assert not renumbering_pays(REMAP_MIN_WIDTH, REMAP_MIN_WIDTH // 2)
+
+
+def test_shards_columns_merged_and_mapped_onto_the_union():
+    """A cluster's pieces: each shard's distinct columns (renumbered, or listed where it
+    kept the file's), their union with each column's largest bound, and each shard
+    mapped onto the union: the whole matrix renumbered at once, bit for bit."""
+    whole = csr(
+        [[(HUGE[0], 1.0), (HUGE[2], -2.0)], [(3, 0.0), (HUGE[3], 4.0)], [(HUGE[1], 0.5)],
+         [(3, -1.5), (HUGE[1], 2.0), (HUGE[2], 0.25)]],
+        HUGE[3] + 1,
+    )  # fmt: skip
+    expected, ids = distinct_columns(whole)
+    top, top_ids = distinct_columns(whole[:2])
+    assert top_ids.tolist() == [3, HUGE[0], HUGE[2], HUGE[3]]
+    narrow = csr([[(3, 0.0), (7, 1.0)], [(1, 2.0)]], 8)
+    assert present_columns(narrow).tolist() == [1, 3, 7]
+    assert present_columns(csr([[]], 8)).tolist() == []
+    union, largest = union_maxima(
+        [(top_ids, [0.0, 1.0, 2.0, 4.0]), ([1, 3, 7], [2.0, 0.5, 1.0]), ([3, HUGE[1]], [9.0, 2.0])]
+    )
+    assert union.tolist() == [1, 3, HUGE[0], 7, *HUGE[1:]]
+    assert largest.tolist() == [2.0, 9.0, 1.0, 1.0, 2.0, 2.0, 4.0]
+    assert union_maxima([])[0].tolist() == []
+    mapped = renumbered_onto(top, top_ids, ids)
+    assert mapped.indices.dtype == np.int32 and mapped.shape == (2, len(ids))
+    assert (mapped != expected[:2]).nnz == 0 and mapped.nnz == expected[:2].nnz
+    assert np.array_equal(mapped.indices, expected[:2].indices)
+    rest, rest_ids = distinct_columns(whole[2:], always=True)
+    mapped = renumbered_onto(rest, rest_ids, ids)
+    assert np.array_equal(mapped.indices, expected[2:].indices)
+    assert np.array_equal(mapped.data, expected[2:].data)
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,13 @@ worker) and keeps them in memory; the client holds only d-vectors. Per iteration
 client broadcasts w (OCAS: the two points w_b, w_t) and gets back per-shard sums: the
 cut, the loss, counts — O(d) per worker, never O(n).
 
+Huge or hashed feature indices (up to 2^63): each shard renumbers its own columns as it
+loads when its width is far beyond them; the client merges every shard's distinct
+columns and, by the single machine's rule on the union (:mod:`cpsvm.columns`), the run
+is renumbered to them (each worker maps its shard onto the union, broadcast once): d
+is then the number of distinct features of the whole data, the models carry the
+original indices (``feature_ids``), and no process holds anything of the largest index.
+
 Same answer for any sharding. Floating-point sums depend on how the rows are grouped,
 so every sum over examples (the cut vector, the loss, the line search's slopes) is
 *exact* (:mod:`.numerics`). The grids come from bounds the client derives from global

@@ -23,10 +23,11 @@ import time
 
 import numpy as np
 
+from ..columns import REMAP_MIN_WIDTH, renumbering_pays, union_maxima
 from ..errors import InputError, OptionError, Terminated
 from . import WORKER_TIMEOUT
 from .local import CLOSE_LIMIT
-from .shards import load_shard, prepare_shard, shard_size, summarize_shard
+from .shards import load_shard, prepare_shard, shard_columns, shard_size, summarize_shard
 
 SHIP_INLINE = 1 << 16  # vectors up to this size travel inside the tasks, larger ones
 # are scattered to every worker first
@@ -413,7 +414,9 @@ class _LostGuard:
 
 class ShardedData:
     """The training set as shards on the workers: loaded once by ``loaders`` (callables
-    run on the workers), summarised for the client (sizes, bounds, labels)."""
+    run on the workers), summarised for the client (sizes, bounds, labels), and, when
+    its feature indices are huge or hashed, renumbered to the distinct columns of all
+    the shards (``feature_ids``, as a plain run's Dataset; None otherwise)."""
 
     def __init__(self, session, loaders, locate=None):
         self.session = session
@@ -430,16 +433,71 @@ class ShardedData:
         self.n_examples = sum(x["n"] for x in s)
         self.n_features = max(x["width"] for x in s)
         self.nnz = sum(x["nnz"] for x in s)
-        self.col_max = np.zeros(self.n_features)
-        for x in s:
-            np.maximum(
-                self.col_max[: len(x["col_max"])],
-                x["col_max"],
-                out=self.col_max[: len(x["col_max"])],
-            )
+        self.feature_ids = None  # the original indices of renumbered columns
+        self._run_columns = None  # feature_ids on every worker (a future)
+        if self.n_features < REMAP_MIN_WIDTH:
+            self.col_max = np.zeros(self.n_features)
+            for x in s:
+                np.maximum(
+                    self.col_max[: len(x["col_max"])],
+                    x["col_max"],
+                    out=self.col_max[: len(x["col_max"])],
+                )
+        else:
+            self._distinct_columns()
+        for x in s:  # the client keeps the merged bounds only
+            x["col_max"] = x["columns"] = x["present"] = None
         self.row_norm = max(x["row_norm"] for x in s)
         self.max_factor = max(x["max_factor"] for x in s)
         self.shards = None
+
+    def _distinct_columns(self):
+        """A width of 2^20 or more: the run is renumbered to the distinct columns of all
+        the shards (``feature_ids``) when the single machine's rule
+        (:func:`cpsvm.columns.worth_renumbering`) holds for their union, as a plain
+        run's reading renumbers the whole file. The shards that renumbered their own
+        columns sent them; the others' bounds (and wide ones' bitmaps) give a lower
+        bound of the union, which settles the rule for a dense file without another
+        round; otherwise narrow shards list their columns (a round of their own)."""
+        s = self.summaries
+        width = self.n_features
+        kept = [x for x in s if x["columns"] is None]  # the file's columns
+        own = [x for x in s if x["columns"] is not None]  # their own distinct columns
+        kept_max = np.zeros(max((x["width"] for x in kept), default=0))
+        for x in kept:
+            np.maximum(kept_max[: x["width"]], x["col_max"], out=kept_max[: x["width"]])
+        seen = np.zeros(len(kept_max), bool)
+        for x in kept:
+            if x["present"] is not None:
+                seen[: x["width"]] |= np.unpackbits(x["present"], count=x["width"]).view(bool)
+            else:  # a narrow shard: its non-zero bounds
+                seen[: x["width"]] |= x["col_max"] > 0
+        lower = max([int(np.count_nonzero(seen))] + [len(x["columns"]) for x in own])
+        if renumbering_pays(width, lower):
+            narrow = [i for i, x in enumerate(s) if x["columns"] is None and x["present"] is None]
+            listed = self.session.gather(
+                [
+                    self.session.client.submit(shard_columns, self.loaded[i], pure=False)
+                    for i in narrow
+                ]
+            )
+            for ids in listed:  # a value of 0 stored makes a column too
+                seen[ids] = True
+            kept_ids = np.flatnonzero(seen)
+            ids, col_max = union_maxima(
+                [(kept_ids, kept_max[kept_ids])] + [(x["columns"], x["col_max"]) for x in own]
+            )
+            if renumbering_pays(width, len(ids)):
+                self.feature_ids, self.col_max, self.n_features = ids, col_max, len(ids)
+                self._run_columns = self.session.scatter(ids)
+                return
+        if len(kept_max) == width:
+            self.col_max = kept_max
+        else:
+            self.col_max = np.zeros(width)
+            self.col_max[: len(kept_max)] = kept_max
+        for x in own:
+            self.col_max[x["columns"]] = np.maximum(self.col_max[x["columns"]], x["col_max"])
 
     def global_line(self, shard, line):
         if line is None or self.locate is None:
@@ -456,7 +514,8 @@ class ShardedData:
     def prepare(self, d, bias=0.0, n_classes=0):
         client = self.session.client
         self.shards = [
-            client.submit(prepare_shard, f, d, bias, n_classes, pure=False) for f in self.loaded
+            client.submit(prepare_shard, f, d, bias, n_classes, self._run_columns, pure=False)
+            for f in self.loaded
         ]
         # Waits for them (and fails if one did) without bringing the shards here.
         self.session.gather([client.submit(shard_size, f, pure=False) for f in self.shards])

@@ -16,7 +16,9 @@ needs it (a parse error, a bad label), never on the normal path.
 
 On its worker a shard is a :class:`Shard`: the examples plus the run's cached state
 (outputs, breakpoints, the last cut), which a worker that rebuilt the shard has lost
-(:class:`StateLost`).
+(:class:`StateLost`). A shard of huge or hashed indices is held in its own distinct
+columns from the start, and in the run's columns once :func:`prepare_shard` gives them
+(the same task rebuilds a lost shard: it reads, then renumbers again).
 """
 
 from __future__ import annotations
@@ -29,6 +31,15 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..columns import (
+    REMAP_MIN_WIDTH,
+    distinct_columns,
+    original_columns,
+    present_columns,
+    renumbered_onto,
+    renumbering_pays,
+    seen_columns,
+)
 from ..errors import InputError
 from ..io.streams import InputStream
 from ..sparse_ops import rows_times
@@ -279,9 +290,16 @@ class Shard:
             data = SimpleNamespace(X=X, y=y, cost=cost, line_numbers=lines, source=self.sources[0])
         else:
             self.sources, self.part_of = [data.source], None
-        X = self.X = data.X
-        self.indptr, self.indices, self.data = X.indptr, X.indices, X.data
-        self.width = X.shape[1]
+        # Huge or hashed indices, a width beyond twice its values: the shard in its own
+        # distinct columns (``columns``, their original indices) until the run knows
+        # every shard's (:meth:`onto_run_columns`). A wide shard of more values keeps the
+        # file's columns (the union of the shards may well be dense).
+        X, self.columns = data.X, None
+        self.original_width = X.shape[1]
+        if renumbering_pays(X.shape[1], X.nnz):
+            X, self.columns = distinct_columns(X, always=True)
+        self._set_columns(X)
+        self.in_run_columns = False
         self.n = X.shape[0]
         self.y = np.asarray(data.y, dtype=np.float64)
         self.factors = data.cost
@@ -292,6 +310,27 @@ class Shard:
         self.bias = 0.0
         self.n_classes = 0
         self.state = {}
+
+    def _set_columns(self, X):
+        self.X = X
+        self.indptr, self.indices, self.data = X.indptr, X.indices, X.data
+        self.width = X.shape[1]
+
+    def onto_run_columns(self, feature_ids):
+        """The shard in the run's columns, once: ``feature_ids`` (every shard's distinct
+        original indices, sorted) when the run renumbers them, else (None) the file's
+        indices."""
+        if self.in_run_columns:
+            return
+        X, columns = self.X, self.columns
+        if feature_ids is not None:
+            if columns is None:
+                X, columns = distinct_columns(X, always=True)
+            self._set_columns(renumbered_onto(X, columns, feature_ids))
+        elif columns is not None:
+            self._set_columns(original_columns(X, columns))
+        self.columns = None
+        self.in_run_columns = True
 
     def __sizeof__(self):
         # What Dask weighs when it places a task that needs the shard (its default,
@@ -361,7 +400,11 @@ def load_shard(loader, index):
 
 
 def summarize_shard(shard):
-    """What the client needs to know of a shard: sizes, global bounds, the labels."""
+    """What the client needs to know of a shard: sizes, global bounds, the labels.
+    ``width`` is the file's (its largest index + 1). A shard in its own distinct columns
+    gives them (``columns``) and its bounds in them; a shard of 2^20 columns or more
+    that kept the file's gives the columns it uses as a bitmap (``present``, a bit a
+    column: its width is at most twice its values)."""
     X_max = np.zeros(shard.width)
     abs_rows = np.zeros(shard.n)
     abs_bounds(shard.indptr, shard.indices, shard.data, X_max, abs_rows)
@@ -384,7 +427,11 @@ def summarize_shard(shard):
         bad_cost = where(np.flatnonzero(~((f > 0) & np.isfinite(f))), f)
     return dict(
         n=shard.n,
-        width=shard.width,
+        width=shard.original_width,
+        columns=shard.columns,
+        present=np.packbits(seen_columns(shard.X))
+        if shard.columns is None and shard.width >= REMAP_MIN_WIDTH
+        else None,
         nnz=len(shard.data),
         col_max=X_max,
         row_norm=float(abs_rows.max()) if shard.n else 0.0,
@@ -401,9 +448,17 @@ def summarize_shard(shard):
     )
 
 
-def prepare_shard(shard, d, bias, n_classes):
-    """The shard for a run: Ψ's size ``d`` of a class (its bias column at d), the bias,
-    the classes (0: binary); the cached state of any earlier run is dropped."""
+def shard_columns(shard):
+    """The sorted distinct columns of a shard that kept the file's indices (a narrow
+    one: its summary did not list them)."""
+    return present_columns(shard.X)
+
+
+def prepare_shard(shard, d, bias, n_classes, feature_ids=None):
+    """The shard for a run: in its columns (:meth:`Shard.onto_run_columns`), Ψ's size
+    ``d`` of a class (its bias column at d), the bias, the classes (0: binary); the
+    cached state of any earlier run is dropped."""
+    shard.onto_run_columns(feature_ids)
     shard.d, shard.bias, shard.n_classes = d, float(bias), int(n_classes)
     shard.state = {}
     return shard

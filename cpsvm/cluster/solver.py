@@ -59,6 +59,7 @@ class ClusterInfo:
     notes: list = field(default_factory=list)
     kernel_evaluations: int = 0
     method: int = 1  # ocas_learn's -m
+    loss_id: int = PERF_ERROR_RATE  # cp_learn's -l (the problem's statistics read it)
 
 
 def refuse_problem(requested: str):
@@ -148,17 +149,22 @@ def _model_so_far(oracle, model):
         raise
 
 
-def _model(kind, w, d, bias, n_classes, n, loss_id=0):
+def _model(kind, w, d, bias, n_classes, n, loss_id=0, feature_ids=None):
+    """The model of Ψ's weights w; ``feature_ids`` the original indices of renumbered
+    columns (written into the model file)."""
     from ..models import LinearModel, MulticlassModel
 
     if kind == "binary":
         if bias:
-            return LinearModel(w[:-1].copy(), -w[-1] * bias, n_train=n)
-        return LinearModel(w.copy(), 0.0, n_train=n)
+            return LinearModel(w[:-1].copy(), -w[-1] * bias, n_train=n, feature_ids=feature_ids)
+        return LinearModel(w.copy(), 0.0, n_train=n, feature_ids=feature_ids)
     # Ψ of Crammer-Singer is (d, k) (cpsvm.problems.multiclass.problem); the model's rows
     # are classes.
     return MulticlassModel(
-        np.ascontiguousarray(w.reshape(d, n_classes).T), n_train=n, loss_id=loss_id
+        np.ascontiguousarray(w.reshape(d, n_classes).T),
+        n_train=n,
+        loss_id=loss_id,
+        feature_ids=feature_ids,
     )
 
 
@@ -217,7 +223,15 @@ def train_ocas(data: ShardedData, params, *, callback=None, should_stop=None):
         **{k: getattr(params, k) for k in limits},
     )
     started = time.perf_counter()
-    model = functools.partial(_model, kind, d=d, bias=bias, n_classes=n_classes, n=data.n_examples)
+    model = functools.partial(
+        _model,
+        kind,
+        d=d,
+        bias=bias,
+        n_classes=n_classes,
+        n=data.n_examples,
+        feature_ids=data.feature_ids,
+    )
     with _model_so_far(oracle, model):
         result = one_slack(
             oracle,
@@ -322,7 +336,14 @@ def train_struct(data: ShardedData, params, *, callback=None, should_stop=None):
             )
         oracle = ClusterCutOracle(data, size_psi, spec)
     model = functools.partial(
-        _model, kind, d=d, bias=bias, n_classes=n_classes, n=n, loss_id=loss_id
+        _model,
+        kind,
+        d=d,
+        bias=bias,
+        n_classes=n_classes,
+        n=n,
+        loss_id=loss_id,
+        feature_ids=data.feature_ids,
     )
     with _model_so_far(oracle, model):
         result = one_slack(
@@ -338,4 +359,5 @@ def train_struct(data: ShardedData, params, *, callback=None, should_stop=None):
     else:
         w = oracle.weights(result.alpha)
     info = _finish(kind, algorithm, data, oracle, result, started, w)
+    info.loss_id = loss_id
     return model(w), info

@@ -256,6 +256,12 @@ def sets(tmp_path_factory):
             (root / f"part-{i}.svm").write_bytes(part)
     Xm, ym = make_multiclass()
     write_svmlight(str(root / "multi.svm"), Xm, ym)
+    # binary.svm with hashed feature indices (column j at 2^40 + j·2^33): renumbered
+    hashed = sp.csr_matrix(
+        (X.data, 2**40 + X.indices.astype(np.int64) * 2**33, X.indptr),
+        shape=(X.shape[0], 2**40 + X.shape[1] * 2**33),
+    )
+    write_svmlight(str(root / "hashed.svm"), hashed, y)
     return root
 
 
@@ -454,6 +460,9 @@ def test_cli_same_model_on_one_and_two_workers_and_shards(cluster, sets, tmp_pat
 
 def test_cli_cp_learn_multiclass_on_cluster(cluster, sets, tmp_path):
     address, _ = cluster
+    # binary first: its statistics (the SVMlight scale line) read the run's loss
+    r = run_cli("learn", "--scheduler", address, "-c", 10, sets / "binary.svm", tmp_path / "b")
+    assert r.returncode == 0 and "SVMlight scale: C_light" in r.stdout, r.stderr
     for w in (3, 9):
         r = run_cli(
             "learn",
@@ -551,17 +560,17 @@ def counting_reader(log, spec):
     return read_shard(spec)
 
 
-@pytest.mark.parametrize("chained", [False, True])
-def test_worker_killed_mid_run(cluster, sets, tmp_path, monkeypatch, chained):
+@pytest.mark.parametrize("chained,name", [(False, "binary"), (True, "binary"), (False, "hashed")])
+def test_worker_killed_mid_run(cluster, sets, tmp_path, monkeypatch, chained, name):
     """A worker process killed during training: its shard is read again on another
-    worker, its outputs replayed, and training ends at the same model file as an
-    undisturbed run (also when each iteration's gather of breakpoints is chained to the
-    move)."""
+    worker (hashed indices: renumbered again to the run's columns), its outputs
+    replayed, and training ends at the same model file as an undisturbed run (also
+    when each iteration's gather of breakpoints is chained to the move)."""
     if chained:
         monkeypatch.setattr(oracles, "MIN_GATHER", 4)
     monkeypatch.setattr(oracles, "REPLAY_MAX", 4)
     address, client = cluster
-    source = sets / "binary.svm"
+    source = sets / f"{name}.svm"
     reference = None
     for kill in (False, True):
         log = tmp_path / f"loads-{kill}"
@@ -581,6 +590,8 @@ def test_worker_killed_mid_run(cluster, sets, tmp_path, monkeypatch, chained):
 
             model, info = train_ocas(data, OcasParams(C=10.0, tol_rel=0.001), callback=callback)
         loads = log.read_text().split()
+        if name == "hashed":
+            assert model.feature_ids[-1] == 2**40 + 29 * 2**33
         if not kill:
             reference = model_bytes(model, tmp_path)
             assert len(loads) == 2
