@@ -1,13 +1,13 @@
-"""Sparse rows as SVMlight text, at the speed of the data: ``index:value`` pairs whose
-values are written as Python's ``repr`` writes them (the shortest text that reads back to
-the same double), in compiled code.
+"""Sparse rows as SVMlight text in compiled code: ``index:value`` pairs whose values are
+written as Python's ``repr`` writes them (the shortest text that reads back to the same
+double), so model files stay what they were, without a Python call per value (``repr``
+per weight made writing a model of millions of weights take longer than training it).
 
-``repr`` of a float spent about a microsecond a value here, which made writing a model of
-millions of weights take longer than training it. The shortest digits come from Ryu
-(Ulf Adams, "Ryu: fast float-to-string conversion", PLDI 2018): the shortest decimal in
-the interval of reals that round to the double, the one nearest to it when several are
-as short, which is also what Python's ``repr`` (David Gay's shortest mode) prints; the
-layout (fixed or exponent form, ``.0``, two exponent digits) is ``repr``'s.
+The shortest digits come from Ryu (Ulf Adams, "Ryu: fast float-to-string conversion",
+PLDI 2018): the shortest decimal in the interval of reals that round to the double, the
+one nearest to it when several are as short, which is also what ``repr`` (David Gay's
+shortest mode) prints; the layout (fixed or exponent form, ``.0``, two exponent digits)
+is ``repr``'s. The 64 x 128-bit products use the parser's :func:`mul128`.
 """
 
 from __future__ import annotations

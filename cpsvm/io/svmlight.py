@@ -20,7 +20,10 @@ bit for bit.
 from __future__ import annotations
 
 import io
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -43,10 +46,12 @@ from .svmlight_parser import (
 )
 
 BLOCK_SIZE = 4 << 20  # bytes of text parsed at a time: the memory beside the matrix
-# First capacities (they double as needed): examples, non-zeros, examples of one block.
+# First capacities (they double as needed): examples and non-zeros of the matrix, and
+# of a block's own arrays one per this many bytes of its text.
 _INITIAL_ROWS = 1 << 16
 _INITIAL_NNZ = 1 << 20
-_INITIAL_BLOCK_ROWS = 1 << 12
+_TEXT_BYTES_PER_ROW = 32
+_TEXT_BYTES_PER_NONZERO = 8
 _INT32_MAX = 2**31 - 1  # the most non-zeros int32 indptr can count
 
 _SHOWN_CHARS = 60  # of a bad token in a message (a line can be megabytes of garbage)
@@ -137,7 +142,7 @@ def read_svmlight(
     allow_empty : return an empty dataset instead of failing when the file holds no
         example.
     block_size : bytes of text read and parsed at a time. The text is never held whole:
-        memory is the arrays built plus one block a thread.
+        memory is the arrays built plus a block a thread and the one being read.
 
     Raises :class:`~cpsvm.errors.InputError` naming file and line on malformed input.
     """
@@ -228,9 +233,8 @@ def _parse_block(block, pos, zero_based, keep_comments) -> _ParsedBlock:
     """Parse one block of whole lines into a :class:`_ParsedBlock` (on any thread: the
     compiled parser holds no lock)."""
     out = _ParsedBlock(keep_comments)
-    # first capacities from the text's length; they double when a line does not fit
-    rows_cap = len(block) // 32 + 16
-    nnz_cap = len(block) // 8 + 16
+    rows_cap = len(block) // _TEXT_BYTES_PER_ROW + 1
+    nnz_cap = len(block) // _TEXT_BYTES_PER_NONZERO + 1
     indptr = np.empty(rows_cap + 1, np.int64)
     y, line_no = np.empty(rows_cap), np.empty(rows_cap, np.int64)
     indices, data = np.empty(nnz_cap, np.int32), np.empty(nnz_cap)
@@ -293,9 +297,6 @@ def _parsed_blocks(blocks, parse, workers):
         for n_block, block in enumerate(blocks):
             yield parse(block, n_block)
         return
-    from collections import deque
-    from concurrent.futures import ThreadPoolExecutor
-
     pending = deque()
     with ThreadPoolExecutor(workers) as pool:
         try:
@@ -319,8 +320,6 @@ def parse_svmlight_stream(
     its lines from its own first). Blocks are parsed on numba's thread count of threads
     at once, each into arrays of its own, and appended in order: the first error in the
     file is the one reported."""
-    import numba
-
     zero_based = bool(zero_based)
     indptr = GrowingArray(np.int64, _INITIAL_ROWS + 1)
     indptr.array[0] = 0

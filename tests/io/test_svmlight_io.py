@@ -362,7 +362,8 @@ def tiny_capacities(monkeypatch):
 
     monkeypatch.setattr(m, "_INITIAL_ROWS", 1)
     monkeypatch.setattr(m, "_INITIAL_NNZ", 1)
-    monkeypatch.setattr(m, "_INITIAL_BLOCK_ROWS", 1)
+    monkeypatch.setattr(m, "_TEXT_BYTES_PER_ROW", 1 << 40)  # a block's arrays start at 1
+    monkeypatch.setattr(m, "_TEXT_BYTES_PER_NONZERO", 1 << 40)
 
 
 @pytest.fixture(params=[1, 2], ids=["1-thread", "2-threads"])
