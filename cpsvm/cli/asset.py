@@ -372,6 +372,7 @@ def command(
     read them), random-feature models as 'cpsvm rff model V1' (cp_classify reads them),
     --approx none as SVMlight linear models.
     """
+    from ..engine.threads import thread_count
     from ..io.svmlight import read_examples
     from ..solvers.asset import AssetParams, train
 
@@ -403,9 +404,11 @@ def command(
         raise OptionError("--method gd takes no --validate")
     check_model_file(model_file, cv_folds, c_path)
     validate_options(params)
-    data = read_examples(example_file)
+    with thread_count(threads):
+        data = read_examples(example_file)
+        if validation_file is not None:
+            validation = read_examples(validation_file, training=False)
     if validation_file is not None:  # in the training data's columns
-        validation = read_examples(validation_file, training=False)
         if data.feature_ids is not None:
             validation = validation.onto_columns_of(data)
         params.validation = validation

@@ -304,6 +304,7 @@ def command(
     spec = resolve_problem(problem)
     entry = entry_of(spec) if spec != "auto" else None
     options = entry.parse_options(given) if entry is not None else _check_for_any(given)
+    from ..engine.threads import thread_count
     from ..solvers.one_slack import StructParams, train
 
     params = StructParams(
@@ -353,7 +354,8 @@ def command(
             plot_file,
             worker_timeout,
         )
-    data, entry = _read_examples(example_file, entry, given)
+    with thread_count(threads):
+        data, entry = _read_examples(example_file, entry, given)
     report = report_stream(model_file)
     if spec == "auto":
         params.problem, params.options = entry.name, entry.parse_options(given)

@@ -202,6 +202,7 @@ def command(
     cp_classify and svm_classify read); class labels 1..k msvmocas's Crammer-Singer
     machine (an SVMmulticlass model).
     """
+    from ..engine.threads import thread_count
     from ..io.streams import source_name
     from ..io.svmlight import read_examples
     from ..solvers.ocas import METHODS, OcasParams, resolve_method, train
@@ -246,7 +247,8 @@ def command(
         )
         train = data.train
     else:
-        data = read_examples(example_file)
+        with thread_count(threads):
+            data = read_examples(example_file)
     if first_n is not None and first_n < data.n_examples:
         data = data.subset(slice(0, first_n))
     if cost_file is not None:

@@ -142,6 +142,7 @@ def command(
     """Learn a binary kernel SVM from EXAMPLE_FILE (targets +1/-1) with sampled cuts and
     write MODEL_FILE, an SVMlight kernel model (cp_classify and svm_classify read it).
     """
+    from ..engine.threads import thread_count
     from ..io.svmlight import read_examples
     from ..solvers.sampled import SampledParams, train
 
@@ -167,7 +168,8 @@ def command(
     )
     check_model_file(model_file, cv_folds, c_path)
     validate_options(params)
-    data = read_examples(example_file)
+    with thread_count(threads):
+        data = read_examples(example_file)
     report = report_stream(model_file)
     if verbosity >= 1:
         print(reading_line(data), file=report)

@@ -106,7 +106,8 @@ def threads_option(*names, work="the separation oracle"):
         "threads",
         type=Checked(int, lambda v: v >= 1, "--threads >= 1"),
         default=None,
-        help=f"Threads for {work} (default: all cores). Results do not depend on it.",
+        help=f"Threads for {work} and for parsing the input file (default: all cores). "
+        "Results do not depend on it.",
     )
 
 
