@@ -88,6 +88,7 @@ def _shortest(bits, inv, pos):
     mm_shift = np.uint64(1) if (mantissa != 0 or exponent <= 1) else np.uint64(0)
     vm_trailing_zeros = False
     vr_trailing_zeros = False
+    vp_below = False  # the upper end is excluded and exactly representable: one less
     if e2 >= 0:
         q = ((e2 * 78913) >> 18) - (1 if e2 > 3 else 0)
         e10 = q
@@ -95,16 +96,13 @@ def _shortest(bits, inv, pos):
         j = -e2 + q + k
         lo = inv[q, 0]
         hi = inv[q, 1]
-        vr = _mul_shift(mv, lo, hi, j)
-        vp = _mul_shift(mv + np.uint64(2), lo, hi, j)
-        vm = _mul_shift(mv - np.uint64(1) - mm_shift, lo, hi, j)
         if q <= 21:
             if mv % np.uint64(5) == 0:
                 vr_trailing_zeros = _pow5_factor(mv) >= q
             elif accept_bounds:
                 vm_trailing_zeros = _pow5_factor(mv - np.uint64(1) - mm_shift) >= q
-            elif _pow5_factor(mv + np.uint64(2)) >= q:
-                vp -= np.uint64(1)
+            else:
+                vp_below = _pow5_factor(mv + np.uint64(2)) >= q
     else:
         q = ((-e2 * 732923) >> 20) - (1 if -e2 > 1 else 0)
         e10 = q + e2
@@ -113,17 +111,20 @@ def _shortest(bits, inv, pos):
         j = q - k
         lo = pos[i, 0]
         hi = pos[i, 1]
-        vr = _mul_shift(mv, lo, hi, j)
-        vp = _mul_shift(mv + np.uint64(2), lo, hi, j)
-        vm = _mul_shift(mv - np.uint64(1) - mm_shift, lo, hi, j)
         if q <= 1:
             vr_trailing_zeros = True
             if accept_bounds:
                 vm_trailing_zeros = mm_shift == 1
             else:
-                vp -= np.uint64(1)
+                vp_below = True
         elif q < 63:
             vr_trailing_zeros = (mv & ((np.uint64(1) << np.uint64(q)) - np.uint64(1))) == 0
+    # the value and its interval's ends, scaled by 10^-e10
+    vr = _mul_shift(mv, lo, hi, j)
+    vp = _mul_shift(mv + np.uint64(2), lo, hi, j)
+    vm = _mul_shift(mv - np.uint64(1) - mm_shift, lo, hi, j)
+    if vp_below:
+        vp -= np.uint64(1)
     removed = 0
     ten = np.uint64(10)
     if vm_trailing_zeros or vr_trailing_zeros:
