@@ -129,7 +129,9 @@ def _shortest(bits, inv, pos):
     ten = np.uint64(10)
     if vm_trailing_zeros or vr_trailing_zeros:
         last_removed = np.uint64(0)
-        while vp // ten > vm // ten:
+        # digits off while the interval holds a shorter number, then, when the lower
+        # end is exact and ends in zeros, those too
+        while vp // ten > vm // ten or (vm_trailing_zeros and vm % ten == 0):
             vm_trailing_zeros &= vm % ten == 0
             vr_trailing_zeros &= last_removed == 0
             last_removed = vr % ten
@@ -137,14 +139,6 @@ def _shortest(bits, inv, pos):
             vp //= ten
             vm //= ten
             removed += 1
-        if vm_trailing_zeros:
-            while vm % ten == 0:
-                vr_trailing_zeros &= last_removed == 0
-                last_removed = vr % ten
-                vr //= ten
-                vp //= ten
-                vm //= ten
-                removed += 1
         if vr_trailing_zeros and last_removed == 5 and vr % np.uint64(2) == 0:
             last_removed = np.uint64(4)  # ties to even
         round_up = (vr == vm and (not accept_bounds or not vm_trailing_zeros)) or last_removed >= 5
