@@ -22,6 +22,7 @@ from __future__ import annotations
 import io
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+from itertools import chain, islice
 
 import numba
 import numpy as np
@@ -292,15 +293,18 @@ def _new_scratch(size):
 
 
 def _parsed_blocks(blocks, parse, workers):
-    """parse(block, n_block) of each block, in order, ``workers`` blocks at a time."""
-    if workers <= 1:
-        for n_block, block in enumerate(blocks):
+    """parse(block, n_block) of each block, in order, ``workers`` blocks at a time (a
+    stream of one block is parsed on the calling thread)."""
+    blocks = enumerate(blocks)
+    head = list(islice(blocks, 2))
+    if workers <= 1 or len(head) < 2:
+        for n_block, block in chain(head, blocks):
             yield parse(block, n_block)
         return
     pending = deque()
     with ThreadPoolExecutor(workers) as pool:
         try:
-            for n_block, block in enumerate(blocks):
+            for n_block, block in chain(head, blocks):
                 pending.append(pool.submit(parse, block, n_block))
                 if len(pending) > workers:
                     yield pending.popleft().result()
