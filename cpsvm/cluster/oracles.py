@@ -78,7 +78,7 @@ class ClusterCutOracle(LinearCutOracle):
         n = data.n_examples
         cost_bound = spec["scale"] * data.max_factor
         col = _column_bounds(data, size_psi, spec.get("n_classes", 0), spec.get("bias", 0.0))
-        self.sig_g = self.rounds.scatter(fold_grid(col * cost_bound * spec["g_scale"], n))
+        self.sig_g = data.session.keep(fold_grid(col * cost_bound * spec["g_scale"], n))
         self.sig_s = fold_grid(cost_bound * spec["c_bound"], n)
         self._version = 0
         self.seconds = {"output": 0.0, "line_search": 0.0, "cut": 0.0}
@@ -141,7 +141,7 @@ class ClusterOcasOracle(LinearCutOracle):
         self.radius = data.row_norm + abs(spec.get("bias", 0.0))
         col = _column_bounds(data, size_psi, spec.get("n_classes", 0), spec.get("bias", 0.0))
         wscale = self.cost_bound * (spec["margin"] if self.binary else 1.0)
-        self.sig_g = self.rounds.scatter(fold_grid(col * wscale, n))
+        self.sig_g = data.session.keep(fold_grid(col * wscale, n))
         self.sig_s = fold_grid(self.cost_bound * spec["loss"], n)
         self.primal = math.inf
         self.w_best = np.zeros(size_psi)

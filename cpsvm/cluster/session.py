@@ -308,6 +308,18 @@ class Session:
                     "(--worker-timeout)"
                 ) from None
 
+    def keep(self, value):
+        """``value`` for the whole run, as the result of a task that carries it: the
+        scheduler computes it again on any worker when every worker holding it is gone
+        (data scattered once would be lost with the workers present at the start)."""
+        import dask
+
+        # The value travels in the task once; Dask's warning about large graphs
+        # would only tell the user what this method is for.
+        with dask.config.set({"distributed.admin.large-graph-warning-threshold": "1 PiB"}):
+            with self._lost_guard():
+                return self.client.submit(np.asarray, value, pure=False)
+
     def close(self):
         """Close the client and a local cluster (bounded waits) and remove the scratch
         directory; SIGTERM's handling ends here."""
@@ -407,7 +419,8 @@ class _LostGuard:
         if issubclass(kind, cancelled):
             if "scheduler-connection-lost" in str(error):
                 raise ClusterLost(self.session._scheduler_lost()) from None
-            # What was scattered cannot be computed again: every worker holding it died.
+            # A vector shipped for a round (scattered, not computable again) lost with
+            # every worker holding it.
             raise ClusterLost("lost every Dask worker holding the run's data") from None
         return False
 
@@ -434,7 +447,7 @@ class ShardedData:
         self.n_features = max(x["width"] for x in s)
         self.nnz = sum(x["nnz"] for x in s)
         self.feature_ids = None  # the original indices of renumbered columns
-        self._run_columns = None  # feature_ids on every worker (a future)
+        self._run_columns = None  # feature_ids on the cluster (a future)
         if self.n_features < REMAP_MIN_WIDTH:
             self.col_max = np.zeros(self.n_features)
             for x in s:
@@ -489,7 +502,7 @@ class ShardedData:
             )
             if renumbering_pays(width, len(ids)):
                 self.feature_ids, self.col_max, self.n_features = ids, col_max, len(ids)
-                self._run_columns = self.session.scatter(ids)
+                self._run_columns = self.session.keep(ids)
                 return
         if len(kept_max) == width:
             self.col_max = kept_max

@@ -87,6 +87,9 @@ class InProcessSession:
     def scatter(self, x):
         return self.client.scatter(x)
 
+    def keep(self, x):
+        return self.client.scatter(x)
+
     def workers(self):
         return self.client.scheduler_info()["workers"]
 
@@ -601,6 +604,42 @@ def test_worker_killed_mid_run(cluster, sets, tmp_path, monkeypatch, chained, na
             assert killed and len(loads) > 2  # the lost shard was read again
             assert info.result.iterations > 10
             assert model_bytes(model, tmp_path) == reference
+
+
+@pytest.mark.filterwarnings("ignore:Port .* is already in use")  # another test's cluster
+def test_a_worker_that_joined_later_takes_over(sets, tmp_path):
+    """What lasts the whole run (the cut's grid, a hashed file's columns) is formed
+    again for a worker that joined after the start, once every worker that held it
+    is gone: the run ends at an undisturbed run's model."""
+    dask = pytest.importorskip("dask")
+    distributed = pytest.importorskip("distributed")
+    source = sets / "hashed.svm"
+    params = OcasParams(C=10.0, tol_rel=0.001)
+    reference, _ = train_ocas(file_shards(source, 2), params)
+    with dask.config.set({"distributed.scheduler.work-stealing": False}):
+        lc = distributed.LocalCluster(
+            n_workers=1,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=50,
+        )
+    with lc, distributed.Client(lc) as client, Session(lc.scheduler_address) as session:
+        (first,) = client.scheduler_info()["workers"]
+        killed = []
+
+        def callback(p):
+            if p.iteration == 3:
+                lc.scale(2)
+                client.wait_for_workers(2, timeout=60)
+            if p.iteration == 6:
+                pid = client.run(os.getpid, workers=[first])[first]
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+
+        model, info = train_ocas(file_shards(source, 2, session), params, callback=callback)
+    assert killed and info.result.iterations > 10
+    assert model_bytes(model, tmp_path) == model_bytes(reference, tmp_path, "reference")
 
 
 @pytest.mark.parametrize("command", ["ocas", "learn"])
