@@ -213,7 +213,7 @@ def read_shard(spec: ShardSpec):
     """The shard's examples as a Dataset (maybe empty); errors name the file and its
     line. Byte ranges number their rows' lines from the range's first line (see
     :func:`global_line`)."""
-    from ..io.svmlight import BLOCK_SIZE, parse_svmlight_stream, read_svmlight
+    from ..io.svmlight import BLOCK_SIZE, parse_svmlight_stream, read_svmlight, stream_blocks
 
     check_visible(spec.path)
     if spec.whole:
@@ -223,14 +223,15 @@ def read_shard(spec: ShardSpec):
         with open(spec.path, "rb") as f:
             try:
                 return parse_svmlight_stream(
-                    _Range(f, begin, stop).readinto,
+                    stream_blocks(
+                        _Range(f, begin, stop).readinto, min(BLOCK_SIZE, stop - begin + 1)
+                    ),
                     spec.path,
                     first_line=1,
                     n_features=None,
                     zero_based=False,
                     keep_comments=False,
                     allow_empty=True,
-                    block_size=min(BLOCK_SIZE, stop - begin + 1),
                 )
             except InputError as e:
                 if e.line is None:

@@ -51,6 +51,7 @@ from .model_text import (
     body_rows,
     format_features,
     format_number,
+    header_lines,
     kernel_header,
     nonzero_entries,
     read_header,
@@ -99,9 +100,8 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
     from .svmlight import parse_svmlight_bytes
 
     fields = _MULTICLASS_FIELDS if kind == "multiclass" else KERNEL_FIELDS
-    lines = raw.split(b"\n", len(fields) + 1)
+    lines, body_start = header_lines(raw, len(fields))
     header = read_header(lines, fields, name)
-    body = lines[len(fields) + 1] if len(lines) > len(fields) + 1 else b""
     first_sv_line = len(fields) + 2
     n_sv = header["number of support vectors plus 1"] - 1
     dim = header["highest feature index"]
@@ -110,7 +110,12 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
             "expected non-negative counts in the header", source=name, line=first_sv_line - 2
         )
     svs = parse_svmlight_bytes(
-        body, name, first_line=first_sv_line, keep_comments=True, allow_empty=True
+        raw,
+        name,
+        start=body_start,
+        first_line=first_sv_line,
+        keep_comments=True,
+        allow_empty=True,
     )
     if svs.n_examples != n_sv:
         what = "truncated model file?" if svs.n_examples < n_sv else "extra lines"
@@ -126,16 +131,35 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
             source=name,
             line=first_sv_line,
         )
-    # Huge or hashed indices: the weights held in the support vectors' distinct columns.
-    renumber = bool(svs.X.nnz) and worth_renumbering(dim, svs.X.indices)
-    if header["kernel type"] == 0 and not renumber:  # one dense weight vector
+    if kind == "multiclass":
+        k = header["number of classes"]
+        d = header["number of base features"]
+        if k < 1 or d < 0 or dim < k * d:
+            raise InputError(
+                f"expected {k} classes x {d} features to fit in the highest feature index {dim}",
+                source=name,
+                line=2,
+            )
+    # Huge or hashed indices: the weights held in the support vectors' distinct columns
+    # (a multiclass model's k rows of d weights: the distinct base features; zero
+    # weights are left out of the file, so its highest index says little).
+    renumber = bool(svs.X.nnz) and (
+        worth_renumbering(d, svs.X.indices % max(d, 1))
+        if kind == "multiclass"
+        else worth_renumbering(dim, svs.X.indices)
+    )
+    # A dense weight vector: of the highest index, or a multiclass model's k·d weights
+    # (indices beyond them are unused).
+    width = k * d if kind == "multiclass" else dim
+    if header["kernel type"] == 0 and not renumber:
+        what = "number of base features" if kind == "multiclass" else "highest feature index"
         check_fits(
-            8.0 * dim,
-            f"the header's highest feature index {dim}",
+            8.0 * width,
+            f"the header's {what} {d if kind == 'multiclass' else dim}",
             source=name,
-            line=[label for label, _ in fields].index("highest feature index") + 2,
+            line=[label for label, _ in fields].index(what) + 2,
         )
-    sv_matrix = svs.X if renumber else fit_columns(svs.X, dim)
+    sv_matrix = svs.X if renumber else fit_columns(svs.X, width)
     if float32_features:
         sv_matrix.data = sv_matrix.data.astype(np.float32).astype(np.float64)
     try:
@@ -159,23 +183,13 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
                 source=name,
                 line=5,
             )
-        k = header["number of classes"]
-        d = header["number of base features"]
-        if k < 1 or d < 0 or dim < k * d:
-            raise InputError(
-                f"expected {k} classes x {d} features to fit in the highest feature index {dim}",
-                source=name,
-                line=2,
-            )
         if renumber:
             W, ids = _class_weights(sv_matrix, svs.y, k, d)
             return MulticlassModel(
                 W=W, n_train=n_train, loss_id=header["loss function"], feature_ids=ids
             )
         w = np.asarray(sv_matrix.T @ svs.y).ravel()
-        return MulticlassModel(
-            W=w[: k * d].reshape(k, d).copy(), n_train=n_train, loss_id=header["loss function"]
-        )
+        return MulticlassModel(W=w.reshape(k, d), n_train=n_train, loss_id=header["loss function"])
     loss_id, k_fraction = _read_trained_for(lines[8], name)
     ids = None
     if renumber:
@@ -591,7 +605,8 @@ def read_model(source, *, float32_features=False):
     """
     name = source_name(source)
     raw = read_bytes(source)
-    first, _, _ = raw.partition(b"\n")
+    end = raw.find(b"\n")  # the first line, without a copy of the rest
+    first = raw[: end if end >= 0 else len(raw)]
     version = first.decode("utf-8", "replace").strip()
     kind = _kind_of_version(version)
     if kind is None:

@@ -26,6 +26,19 @@ KERNEL_FIELDS = [
 SV_HEADER_COMMENT = "threshold b, each following line is a SV (starting with alpha*y)"
 
 
+def header_lines(raw: bytes, n_fields: int):
+    """``(lines, start)``: what ``raw.split(b"\n", n_fields + 1)`` gives for the version
+    line and ``n_fields`` header lines, the rest left in ``raw`` from ``start`` (a
+    model's weights: tens of megabytes not copied) and its piece in ``lines`` empty."""
+    start = 0
+    for _ in range(n_fields + 1):
+        found = raw.find(b"\n", start)
+        if found < 0:
+            return raw.split(b"\n"), len(raw)
+        start = found + 1
+    return raw[:start].split(b"\n"), start
+
+
 def read_header(lines, fields, name):
     """The typed values of header lines 2.. (``value # comment``), per ``fields``."""
     header = {}

@@ -13,6 +13,7 @@ from .model_text import (
     KERNEL_FIELDS,
     body_rows,
     format_number,
+    header_lines,
     kernel_header,
     nonzero_entries,
     read_header,
@@ -43,7 +44,7 @@ def read_hmm(raw, name, float32_features):
     from .svmlight import parse_svmlight_bytes
 
     n_fields = len(_HMM_FIELDS)
-    lines = raw.split(b"\n", n_fields + 1)
+    lines, body_start = header_lines(raw, n_fields)
     header = read_header(lines, _HMM_FIELDS, name)
     field_line = {label: k + 2 for k, (label, _) in enumerate(_HMM_FIELDS)}
     if header["kernel type"] != 0:
@@ -79,8 +80,7 @@ def read_hmm(raw, name, float32_features):
             line=field_line["number of support vectors plus 1"],
         )
     first = n_fields + 2
-    body = lines[n_fields + 1] if len(lines) > n_fields + 1 else b""
-    svs = parse_svmlight_bytes(body, name, first_line=first, allow_empty=True)
+    svs = parse_svmlight_bytes(raw, name, start=body_start, first_line=first, allow_empty=True)
     if svs.n_examples != n_sv:
         what = "truncated model file?" if svs.n_examples < n_sv else "extra lines"
         raise InputError(

@@ -19,7 +19,6 @@ bit for bit.
 
 from __future__ import annotations
 
-import io
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from itertools import chain, islice
@@ -73,7 +72,7 @@ def _token_at(buf, pos: int) -> str:
     return _shown(bytes(buf[pos:end]))
 
 
-def _blocks(readinto, block_size):
+def stream_blocks(readinto, block_size):
     """Consecutive pieces of a stream, each ending just after a newline (the last one at the
     end of the stream), each in a buffer of its own (they are parsed on several threads).
     A line longer than the buffer grows it."""
@@ -105,6 +104,19 @@ def _blocks(readinto, block_size):
         following[:rest] = buf[cut:filled]
         yield buf[:cut]
         buf, filled = following, rest
+
+
+def _memory_blocks(raw: bytes, start: int, block_size: int):
+    """raw[start:] in pieces as :func:`stream_blocks` cuts a stream, each copied once (into a
+    writable array: the parser's one compiled type), none grown to fit a long line."""
+    pos, n = start, len(raw)
+    while pos < n:
+        end = min(pos + block_size, n)
+        if end < n:
+            cut = raw.rfind(b"\n", pos, end)
+            end = cut + 1 if cut >= 0 else raw.find(b"\n", end) + 1 or n
+        yield np.frombuffer(raw, np.uint8, end - pos, pos).copy()
+        pos = end
 
 
 def _after_last_newline(buf, end) -> int:
@@ -151,14 +163,13 @@ def read_svmlight(
         if f.size is not None:  # a small file needs no buffer larger than itself
             block_size = min(block_size, f.size + 1)
         return parse_svmlight_stream(
-            f.readinto,
+            stream_blocks(f.readinto, block_size),
             f.name,
             first_line=1,
             n_features=n_features,
             zero_based=zero_based,
             keep_comments=keep_comments,
             allow_empty=allow_empty,
-            block_size=block_size,
         )
 
 
@@ -166,6 +177,7 @@ def parse_svmlight_bytes(
     raw: bytes,
     name: str,
     *,
+    start=0,
     first_line=1,
     n_features=None,
     zero_based=False,
@@ -173,16 +185,16 @@ def parse_svmlight_bytes(
     allow_empty=False,
     block_size=BLOCK_SIZE,
 ) -> Dataset:
-    """Parse SVMlight text already in memory; ``first_line`` numbers its first line."""
+    """Parse SVMlight text already in memory, ``raw[start:]`` (a model's support vectors
+    after its header: no copy of the rest); ``first_line`` numbers its first line."""
     return parse_svmlight_stream(
-        io.BytesIO(raw).readinto,
+        _memory_blocks(raw, start, block_size),
         name,
         first_line=first_line,
         n_features=n_features,
         zero_based=zero_based,
         keep_comments=keep_comments,
         allow_empty=allow_empty,
-        block_size=min(block_size, len(raw) + 1),
     )
 
 
@@ -316,14 +328,14 @@ def _parsed_blocks(blocks, parse, workers):
 
 
 def parse_svmlight_stream(
-    readinto, name, *, first_line, n_features, zero_based, keep_comments, allow_empty, block_size
+    blocks, name, *, first_line, n_features, zero_based, keep_comments, allow_empty
 ) -> Dataset:
-    """Parse the SVMlight text a stream's ``readinto`` gives, ``block_size`` bytes at a
-    time (the options as :func:`read_svmlight`'s); ``name`` and ``first_line`` are what
-    errors name (a byte range of a file, as :mod:`cpsvm.cluster.shards` reads, numbers
-    its lines from its own first). Blocks are parsed on numba's thread count of threads
-    at once, each into arrays of its own, and appended in order: the first error in the
-    file is the one reported."""
+    """Parse SVMlight text given as ``blocks`` of whole lines (uint8 arrays, as
+    :func:`stream_blocks` cuts a stream; the options as :func:`read_svmlight`'s);
+    ``name`` and ``first_line`` are what errors name (a byte range of a file, as
+    :mod:`cpsvm.cluster.shards` reads, numbers its lines from its own first). Blocks
+    are parsed on numba's thread count of threads at once, each into arrays of its own,
+    and appended in order: the first error in the file is the one reported."""
     zero_based = bool(zero_based)
     indptr = GrowingArray(np.int64, _INITIAL_ROWS + 1)
     indptr.array[0] = 0
@@ -340,7 +352,7 @@ def parse_svmlight_stream(
         pos = 0 if n_block else _start_of_text(block, name, first_line)
         return _parse_block(block, pos, zero_based, keep_comments)
 
-    for part in _parsed_blocks(_blocks(readinto, block_size), parse, numba.get_num_threads()):
+    for part in _parsed_blocks(blocks, parse, numba.get_num_threads()):
         if part.error is not None:
             raise InputError(part.error.message, source=name, line=line + part.error.line)
         end, end_nnz = row + part.rows, nnz + part.nnz
