@@ -41,7 +41,9 @@ Usage: OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_liblinear.py
 interleaved rounds, LIBLINEAR's ``train -s 3|4 -c C`` and ``ocas_learn -c C`` at its
 defaults (this checkout's, beside the Python running this script), each reading the file
 and writing its model; wall and CPU seconds (user + sys of the child), medians over the
-rounds, ratios ours/LIBLINEAR; test accuracy from both model files. A first row times
+rounds, ratios ours/LIBLINEAR; test accuracy from both model files. Then each model
+classifies the test file the same way: ``cp_classify -v 0`` against LIBLINEAR's
+``predict`` (found through LIBLINEAR_PREDICT; skipped when unset). A first row times
 ``ocas_learn`` on a two-line file: the start-up floor of every run.
 """
 
@@ -273,6 +275,10 @@ def processes(a, data_dir, exe):
     from cpsvm.io.model_file import read_model
 
     ocas_learn = str(Path(sys.executable).parent / "ocas_learn")
+    cp_classify = str(Path(sys.executable).parent / "cp_classify")
+    predict = os.environ.get("LIBLINEAR_PREDICT") if exe else None
+    if exe and not predict:
+        print("LIBLINEAR_PREDICT is not set to LIBLINEAR's predict: its runs are skipped")
     with tempfile.TemporaryDirectory() as workdir:
         tiny = Path(workdir) / "tiny.svm"
         tiny.write_text("+1 1:0.5 3:1\n-1 2:1\n")
@@ -311,7 +317,7 @@ def processes(a, data_dir, exe):
                 print(f"\n== {name} C={C:g} ({rounds})")
                 for label, rs in runs.items():
                     if rs:
-                        print(f"   {label:10s} {_medians(rs)}")
+                        print(f"   {label:11s} {_medians(rs)}")
                 if theirs:
                     ratio = [
                         statistics.median(r[i] for r in runs["ocas_learn"])
@@ -322,6 +328,30 @@ def processes(a, data_dir, exe):
                         f"   ratio ocas_learn/LIBLINEAR: wall {ratio[0]:.2f}x, CPU {ratio[1]:.2f}x"
                     )
                 print(f"   {acc}")
+                classify(a.repeats, cp_classify, predict, test, ours_model, ll_model, workdir)
+
+
+def classify(repeats, cp_classify, predict, test, ours_model, ll_model, workdir):
+    """Both models on the test file, whole processes in interleaved rounds."""
+    out = str(Path(workdir) / "predictions")
+    ours = [cp_classify, "-v", "0", test, str(ours_model), out]
+    theirs = [predict, test, str(ll_model), out] if predict else None
+    timed_process(ours)  # numba's cache for this model kind
+    runs = {"cp_classify": [], "predict": []}
+    for _ in range(repeats):
+        if theirs:
+            runs["predict"].append(timed_process(theirs))
+        runs["cp_classify"].append(timed_process(ours))
+    for label, rs in runs.items():
+        if rs:
+            print(f"   {label:11s} {_medians(rs)}")
+    if theirs:
+        ratio = [
+            statistics.median(r[i] for r in runs["cp_classify"])
+            / statistics.median(r[i] for r in runs["predict"])
+            for i in (0, 1)
+        ]
+        print(f"   ratio cp_classify/predict: wall {ratio[0]:.2f}x, CPU {ratio[1]:.2f}x")
 
 
 def _medians(runs):
