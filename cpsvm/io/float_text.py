@@ -263,6 +263,92 @@ def _format_pairs(indptr, keys, bits, inv, pos):
     return out[:at], row_ends
 
 
+@njit(cache=True)
+def _fixed_units(bits, scale):
+    """round(|v| · scale), ties to even, computed exactly, of the finite double v with
+    IEEE ``bits``, |v| < 2^32 and scale < 2^30: the digits ``f"{v:f}"`` writes."""
+    one = np.uint64(1)
+    fraction = bits & ((one << np.uint64(52)) - one)
+    biased = (bits >> np.uint64(52)) & np.uint64(0x7FF)
+    if biased == 0:
+        m, e = fraction, -1074
+    else:
+        m, e = fraction | (one << np.uint64(52)), int(biased) - 1075
+    if e >= 0:
+        return (m << np.uint64(e)) * scale
+    s = -e
+    if s > 83:  # m · scale < 2^83: less than half a unit
+        return np.uint64(0)
+    hi, lo = mul128(m, scale)
+    if s < 64:
+        q = (hi << np.uint64(64 - s)) | (lo >> np.uint64(s))
+        rest = lo & ((one << np.uint64(s)) - one)
+        half = one << np.uint64(s - 1)
+        above, tie = rest > half, rest == half
+    elif s == 64:
+        half = one << np.uint64(63)
+        q, above, tie = hi, lo > half, lo == half
+    else:
+        t = np.uint64(s - 64)
+        q = hi >> t
+        rest = hi & ((one << t) - one)
+        half = one << (t - one)
+        above = rest > half or (rest == half and lo > 0)
+        tie = rest == half and lo == 0
+    if above or (tie and q & one):
+        q += one
+    return q
+
+
+@njit(cache=True)
+def _format_fixed(bits, digits):
+    """Every row of ``bits`` (2-D) as its values written with ``digits`` decimals,
+    space-separated, as bytes, and where each row ends."""
+    scale = np.uint64(10**digits)
+    n_rows, n_cols = bits.shape
+    # a sign, ten integer digits, the point and the decimals, a separator
+    out = np.empty(n_rows * n_cols * (13 + digits) + 1, np.uint8)
+    row_ends = np.empty(n_rows, np.int64)
+    sign = np.uint64(1) << np.uint64(63)
+    at = 0
+    for row in range(n_rows):
+        for col in range(n_cols):
+            if col:
+                out[at] = 32
+                at += 1
+            if bits[row, col] & sign:
+                out[at] = 45  # '-', also before a zero, as Python writes it
+                at += 1
+            units = _fixed_units(bits[row, col] & ~sign, scale)
+            at = _put_uint(out, at, units // scale)
+            out[at] = 46
+            fraction = units % scale
+            for p in range(at + digits, at, -1):
+                out[p] = 48 + np.uint8(fraction % np.uint64(10))
+                fraction //= np.uint64(10)
+            at += digits + 1
+        row_ends[row] = at
+    return out[:at], row_ends
+
+
+def format_fixed_rows(values, digits=6) -> list:
+    """Each row of a 2-D array as its values written as ``f"{v:.{digits}f}"`` writes
+    them (1 <= digits <= 9), space-separated, one string a row (a 1-D array: a value a
+    row). Values of 2^32 or more, infinite or NaN are left to Python's formatting."""
+    values = np.asarray(values, dtype=np.float64)
+    values = np.ascontiguousarray(values[:, None] if values.ndim == 1 else values)
+    if not np.all(np.abs(values) < 2.0**32):
+        return [" ".join(f"{v:.{digits}f}" for v in row) for row in values.tolist()]
+    return _split_rows(*_format_fixed(values.view(np.uint64), digits))
+
+
+def _split_rows(text, row_ends) -> list:
+    text = text.tobytes().decode("ascii")
+    # rows follow each other without a separator: each starts where the last ended
+    starts = [0, *row_ends[:-1].tolist()]
+    return [text[lo:hi] for lo, hi in zip(starts, row_ends.tolist())]
+
+
 def format_rows(indptr, indices, values, zero_based=False) -> list:
     """The ``i:v`` pairs of every row of a CSR matrix (``indptr``, ``indices``,
     ``values``), one string a row: indices 1-based unless ``zero_based``, each value as
@@ -270,11 +356,7 @@ def format_rows(indptr, indices, values, zero_based=False) -> list:
     keys = np.asarray(indices, dtype=np.int64).ravel() + (0 if zero_based else 1)
     values = np.ascontiguousarray(values, dtype=np.float64).ravel()
     bounds = np.asarray(indptr, dtype=np.int64)
-    text, row_ends = _format_pairs(bounds, keys, values.view(np.uint64), *_tables())
-    text = text.tobytes().decode("ascii")
-    # rows follow each other without a separator: each starts where the last ended
-    starts = [0, *row_ends[:-1].tolist()]
-    return [text[lo:hi] for lo, hi in zip(starts, row_ends.tolist())]
+    return _split_rows(*_format_pairs(bounds, keys, values.view(np.uint64), *_tables()))
 
 
 def format_example(indices, values, zero_based=False) -> str:

@@ -25,10 +25,13 @@ class MulticlassModels:
     def classify(model, data, X, settings):
         import numpy as np
 
+        from ...io.float_text import format_fixed_rows
+
         check_class_labels(data, model)
         scores = model.decision_function(X)
         predicted = np.argmax(scores, axis=1) + 1
-        lines = [f"{c} " + " ".join(f"{s:f}" for s in row) for c, row in zip(predicted, scores)]
+        rows = format_fixed_rows(scores, 6)  # f"{s:f}" of each score
+        lines = [f"{c} {row}" for c, row in zip(predicted.tolist(), rows)]
 
         def draw(path, title):
             from ...plotting import plot_scores

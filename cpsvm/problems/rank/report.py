@@ -44,6 +44,7 @@ class RankingModels:
 
     @staticmethod
     def classify(model, data, X, settings):
+        from ...io.float_text import format_fixed_rows
         from .problem import check_targets, query_starts
 
         check_targets(data)
@@ -54,7 +55,7 @@ class RankingModels:
                 "one query (a ranking model scores queries, qid:<query> on each line)"
             )
         scores = model.decision_function(X)
-        lines = [f"{v:.8f}" for v in scores]
+        lines = format_fixed_rows(scores, 8)
 
         def draw(path, title):
             from ...plotting import plot_scores
