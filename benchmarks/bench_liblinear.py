@@ -315,18 +315,7 @@ def processes(a, data_dir, exe):
                     acc += f", LIBLINEAR {accuracy(w_ll, X_test, y_test, multiclass):.2f}"
                 rounds = f"{a.repeats} rounds, load {loads[0]:.1f} -> {loads[1]:.1f}"
                 print(f"\n== {name} C={C:g} ({rounds})")
-                for label, rs in runs.items():
-                    if rs:
-                        print(f"   {label:11s} {_medians(rs)}")
-                if theirs:
-                    ratio = [
-                        statistics.median(r[i] for r in runs["ocas_learn"])
-                        / statistics.median(r[i] for r in runs["liblinear"])
-                        for i in (0, 1)
-                    ]
-                    print(
-                        f"   ratio ocas_learn/LIBLINEAR: wall {ratio[0]:.2f}x, CPU {ratio[1]:.2f}x"
-                    )
+                _print_runs(runs, "ocas_learn", "liblinear")
                 print(f"   {acc}")
                 classify(a.repeats, cp_classify, predict, test, ours_model, ll_model, workdir)
 
@@ -342,16 +331,21 @@ def classify(repeats, cp_classify, predict, test, ours_model, ll_model, workdir)
         if theirs:
             runs["predict"].append(timed_process(theirs))
         runs["cp_classify"].append(timed_process(ours))
+    _print_runs(runs, "cp_classify", "predict")
+
+
+def _print_runs(runs, ours, theirs):
+    """Each command's medians, and ours/theirs when both ran."""
     for label, rs in runs.items():
         if rs:
             print(f"   {label:11s} {_medians(rs)}")
-    if theirs:
+    if runs[theirs]:
         ratio = [
-            statistics.median(r[i] for r in runs["cp_classify"])
-            / statistics.median(r[i] for r in runs["predict"])
+            statistics.median(r[i] for r in runs[ours])
+            / statistics.median(r[i] for r in runs[theirs])
             for i in (0, 1)
         ]
-        print(f"   ratio cp_classify/predict: wall {ratio[0]:.2f}x, CPU {ratio[1]:.2f}x")
+        print(f"   ratio {ours}/{theirs}: wall {ratio[0]:.2f}x, CPU {ratio[1]:.2f}x")
 
 
 def _medians(runs):

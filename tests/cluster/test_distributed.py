@@ -405,19 +405,25 @@ def test_a_lost_cluster_carries_the_model_so_far(sets, tmp_path, algorithm):
 # -- on a real LocalCluster --------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def cluster():
+def local_cluster(n_workers):
+    """A LocalCluster of single-threaded worker processes, nothing stolen between them
+    (a shard stays where it was loaded)."""
     dask = pytest.importorskip("dask")
     distributed = pytest.importorskip("distributed")
     with dask.config.set({"distributed.scheduler.work-stealing": False}):
-        lc = distributed.LocalCluster(
-            n_workers=2,
+        return distributed.LocalCluster(
+            n_workers=n_workers,
             threads_per_worker=1,
             processes=True,
             dashboard_address=None,
             silence_logs=50,
         )
-    client = distributed.Client(lc)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    lc = local_cluster(2)
+    client = pytest.importorskip("distributed").Client(lc)
     yield lc.scheduler_address, client
     client.close()
     lc.close()
@@ -611,19 +617,11 @@ def test_a_worker_that_joined_later_takes_over(sets, tmp_path):
     """What lasts the whole run (the cut's grid, a hashed file's columns) is formed
     again for a worker that joined after the start, once every worker that held it
     is gone: the run ends at an undisturbed run's model."""
-    dask = pytest.importorskip("dask")
     distributed = pytest.importorskip("distributed")
     source = sets / "hashed.svm"
     params = OcasParams(C=10.0, tol_rel=0.001)
     reference, _ = train_ocas(file_shards(source, 2), params)
-    with dask.config.set({"distributed.scheduler.work-stealing": False}):
-        lc = distributed.LocalCluster(
-            n_workers=1,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=50,
-        )
+    lc = local_cluster(1)
     with lc, distributed.Client(lc) as client, Session(lc.scheduler_address) as session:
         (first,) = client.scheduler_info()["workers"]
         killed = []
