@@ -131,6 +131,8 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
             source=name,
             line=first_sv_line,
         )
+    # Huge or hashed indices: the weights held in the support vectors' distinct columns;
+    # else a dense weight vector of ``width``.
     if kind == "multiclass":
         k = header["number of classes"]
         d = header["number of base features"]
@@ -140,24 +142,19 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
                 source=name,
                 line=2,
             )
-    # Huge or hashed indices: the weights held in the support vectors' distinct columns
-    # (a multiclass model's k rows of d weights: the distinct base features; zero
-    # weights are left out of the file, so its highest index says little).
-    renumber = bool(svs.X.nnz) and (
-        worth_renumbering(d, svs.X.indices % max(d, 1))
-        if kind == "multiclass"
-        else worth_renumbering(dim, svs.X.indices)
-    )
-    # A dense weight vector: of the highest index, or a multiclass model's k·d weights
-    # (indices beyond them are unused).
-    width = k * d if kind == "multiclass" else dim
+        # k rows of d weights (indices beyond are unused): the distinct base features
+        # decide, since zero weights are left out of the file.
+        renumber = bool(svs.X.nnz) and worth_renumbering(d, svs.X.indices % max(d, 1))
+        width, sized_by, size = k * d, "number of base features", d
+    else:
+        renumber = bool(svs.X.nnz) and worth_renumbering(dim, svs.X.indices)
+        width, sized_by, size = dim, "highest feature index", dim
     if header["kernel type"] == 0 and not renumber:
-        what = "number of base features" if kind == "multiclass" else "highest feature index"
         check_fits(
             8.0 * width,
-            f"the header's {what} {d if kind == 'multiclass' else dim}",
+            f"the header's {sized_by} {size}",
             source=name,
-            line=[label for label, _ in fields].index(what) + 2,
+            line=[label for label, _ in fields].index(sized_by) + 2,
         )
     sv_matrix = svs.X if renumber else fit_columns(svs.X, width)
     if float32_features:
