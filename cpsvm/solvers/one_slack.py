@@ -350,15 +350,7 @@ def _cutting_planes(
         oracle = LinearCutOracle(
             problem, params.rescaling, params.cache_size if algorithm == 4 else 0, cost_factors
         )
-    if warm is not None:
-        result = one_slack(
-            oracle,
-            engine_params,
-            callback=callback,
-            should_stop=should_stop,
-            working_set=working_set,
-        )
-    elif algorithm == 0:
+    if warm is None and algorithm == 0:
         result = n_slack(
             oracle,
             problem.n_examples,
@@ -368,11 +360,12 @@ def _cutting_planes(
             should_stop=should_stop,
         )
     else:
-        working_set = (
-            PrimalCutWorkingSet(params.C, lambda: oracle.vectors)
-            if algorithm == 2
-            else CutWorkingSet([params.C])
-        )
+        if warm is None:
+            working_set = (
+                PrimalCutWorkingSet(params.C, lambda: oracle.vectors)
+                if algorithm == 2
+                else CutWorkingSet([params.C])
+            )
         result = one_slack(
             oracle,
             engine_params,
