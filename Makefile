@@ -1,14 +1,18 @@
-# make demo: set up .venv, install, train and classify on data/samples/.
+# make demo: set up .venv, install, train and classify on data/samples/, print the results.
 # make test: set up .venv with the test extras, check the code with ruff (lint and format),
 # run the whole suite (two pytest workers, a test file each at a time: its module fixtures
 # are made once).
-# make warm: compile (numba) and cache the kernels of every command, as a first run would.
+# Installing compiles the numba kernels ahead of time for this CPU (setup.py); after an
+# edit of a module holding kernels, both targets compile them again first.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 DEMO := build/demo
+KERNELS := cpsvm/compiled/index.json
+KERNEL_SOURCES := $(shell grep -rl --include='*.py' '@njit' cpsvm) \
+	cpsvm/compiled/signatures.txt cpsvm/compiled/__init__.py cpsvm/compiled/build.py
 
-.PHONY: demo test bench clean warm
+.PHONY: demo test bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +27,12 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $@ $(VENV)/.installed
 
-demo: $(VENV)/.installed
+# The install compiles the kernels; this rule, after a kernel's source changed (the targets
+# that need it install first).
+$(KERNELS): $(KERNEL_SOURCES) | $(BIN)/python
+	$(BIN)/python -m cpsvm.compiled.build
+
+demo: $(VENV)/.installed $(KERNELS)
 	@mkdir -p $(DEMO)
 	@echo "== binary (SVMperf): cp_learn on data/samples/a9a3k.train, cp_classify on a9a2k.test"
 	$(BIN)/cp_learn -v 0 -c 30 data/samples/a9a3k.train $(DEMO)/a9a.model
@@ -50,40 +59,12 @@ demo: $(VENV)/.installed
 	$(BIN)/ocas_learn --cv 5 --c-path 1e-3:1e3:7 --plot $(DEMO)/a9a.cv.png data/samples/a9a3k.train $(DEMO)/a9a.cv.model | sed -n '/^Cross-validation/,/^Best C/p'
 	$(BIN)/cp_classify -v 1 data/samples/a9a2k.test $(DEMO)/a9a.cv.model $(DEMO)/a9a.cv.predictions
 
-# One small run of each command path: numba compiles a kernel on its first use and caches
-# it beside the source (or in $$NUMBA_CACHE_DIR); later runs load it.
-warm: $(VENV)/.installed
-	@mkdir -p $(DEMO)
-	$(BIN)/ocas_learn -v 0 data/samples/a9a3k.train $(DEMO)/warm.ocas.model
-	$(BIN)/ocas_learn -v 0 -c 10 data/samples/dna1k.train $(DEMO)/warm.ocas-mc.model
-	$(BIN)/cp_learn -v 0 -c 30 data/samples/a9a3k.train $(DEMO)/warm.perf.model
-	$(BIN)/cp_learn -v 0 -c 30 -l 10 data/samples/a9a3k.train $(DEMO)/warm.roc.model
-	$(BIN)/cp_learn -v 0 -c 30 -l 1 -w 3 data/samples/a9a3k.train $(DEMO)/warm.f1.model
-	$(BIN)/cp_learn -v 0 -c 1000 data/samples/dna1k.train $(DEMO)/warm.dna.model
-	$(BIN)/cp_learn -v 0 -c 30 -t 2 -g 0.05 -# 3 data/samples/a9a3k.train $(DEMO)/warm.rbf.model
-	$(BIN)/cp_learn -v 0 -c 30 -t 2 -g 0.05 --t 1 --k 50 data/samples/a9a3k.train $(DEMO)/warm.cpny.model
-	$(BIN)/sampled_learn -v 0 -c 30 -t 2 -g 0.05 -# 3 data/samples/a9a3k.train $(DEMO)/warm.sampled.model
-	$(BIN)/cp_classify -v 0 data/samples/a9a2k.test $(DEMO)/warm.perf.model $(DEMO)/warm.predictions
-	$(BIN)/cp_classify -v 0 data/samples/a9a2k.test $(DEMO)/warm.rbf.model $(DEMO)/warm.predictions
-	$(BIN)/cp_classify -v 0 data/samples/dna500.test $(DEMO)/warm.dna.model $(DEMO)/warm.predictions
-	$(BIN)/cp_learn -v 0 -c 10 -e 0.5 data/samples/ewt60.hmm.train $(DEMO)/warm.ewt.model
-	$(BIN)/cp_classify -v 0 data/samples/ewt30.hmm.test $(DEMO)/warm.ewt.model $(DEMO)/warm.predictions
-	$(BIN)/cp_learn -v 0 -c 100 -e 1 -l 1 data/samples/toy.train.mrg $(DEMO)/warm.toy.model
-	$(BIN)/cp_learn -v 0 -c 100 -e 1 -w 0 data/samples/toy.train.mrg $(DEMO)/warm.toy.model
-	$(BIN)/cp_classify -v 0 data/samples/toy.test.mrg $(DEMO)/warm.toy.model $(DEMO)/warm.predictions
-	$(BIN)/cp_learn -v 0 -c 20 data/samples/toy.rank.train $(DEMO)/warm.rank.model
-	$(BIN)/cp_learn -v 0 -c 20 -w 4 data/samples/toy.rank.train $(DEMO)/warm.rank.model
-	$(BIN)/cp_classify -v 0 data/samples/toy.rank.test $(DEMO)/warm.rank.model $(DEMO)/warm.predictions
-	$(BIN)/asset_learn -v 0 -c 1000 -t 2 -g 0.001 --k 50 --epochs 1 data/samples/a9a3k.train $(DEMO)/warm.asset.model
-	$(BIN)/asset_learn -v 0 -c 1000 -t 2 -g 0.001 --approx rff --k 50 --epochs 1 data/samples/a9a3k.train $(DEMO)/warm.rff.model
-	$(BIN)/cp_classify -v 0 data/samples/a9a2k.test $(DEMO)/warm.rff.model $(DEMO)/warm.predictions
-
-test: $(VENV)/.installed-test
+test: $(VENV)/.installed-test $(KERNELS)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -q -n 2 --dist loadfile
 
-bench: $(VENV)/.installed-test
+bench: $(VENV)/.installed-test $(KERNELS)
 	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
 clean:

@@ -24,7 +24,8 @@ import scipy.sparse as sp
 from .errors import InputError
 from .kernel_rows import RowKernel, stacked
 from .kernels import RBF, Kernel
-from .sparse_ops import as_csr, map_in_threads
+from .sparse_ops import as_csr
+from .threads import map_in_threads
 
 
 class NystromMap:

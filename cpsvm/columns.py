@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+
+from .compiled import njit
 
 # Renumbering is considered from this width on (a dense vector of 8 MiB): below it every
 # file keeps its columns, and every output stays what it was.

@@ -18,9 +18,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
 
+from .compiled import njit
 from .kernels import POLYNOMIAL, RBF, SIGMOID
+from .threads import in_row_chunks
 
 TIMES, MATRIX = 0, 1  # what form_kernel_rows does with each row's values
 
@@ -428,7 +429,6 @@ def _use_values(mode, values, count, start, c, m, block_beta, lanes, out):
                 out[a, lo + j] = row[j]
 
 
-@njit(parallel=True, cache=True)
 def form_kernel_rows(
     x_indptr,
     x_indices,
@@ -465,18 +465,81 @@ def form_kernel_rows(
     of rows, formed _BATCH at a time; each row's values and sums are computed in the
     same order whatever the threads, so results do not depend on their number.
     """
-    width = b_sq.shape[1]
-    n_blocks = b_sq.shape[0]
     n_rows = len(rows)
-    longest = 0
-    for a in range(n_rows):
-        longest = max(longest, x_indptr[rows[a] + 1] - x_indptr[rows[a]])
     # At most _ROWS_PER_TASK rows a task, and at least 16 tasks when there are enough rows
     # (a few hundred draws must still keep every thread busy).
     per_task = min(_ROWS_PER_TASK, max(_BATCH, -(-n_rows // (16 * _BATCH)) * _BATCH))
     n_tasks = (n_rows + per_task - 1) // per_task
+    in_row_chunks(
+        _form_rows,
+        n_tasks,
+        per_task,
+        x_indptr,
+        x_indices,
+        x_data,
+        x_sq,
+        rows,
+        m,
+        b_sq,
+        feature_map,
+        dense,
+        bits,
+        bt_indptr,
+        bt_indices,
+        bt_data,
+        kind,
+        degree,
+        gamma,
+        coef_lin,
+        coef_const,
+        table,
+        mode,
+        beta,
+        single,
+        out,
+        min_rows=1,
+    )
+
+
+@njit(nogil=True, cache=True)
+def _form_rows(
+    lo_task,
+    hi_task,
+    per_task,
+    x_indptr,
+    x_indices,
+    x_data,
+    x_sq,
+    rows,
+    m,
+    b_sq,
+    feature_map,
+    dense,
+    bits,
+    bt_indptr,
+    bt_indices,
+    bt_data,
+    kind,
+    degree,
+    gamma,
+    coef_lin,
+    coef_const,
+    table,
+    mode,
+    beta,
+    single,
+    out,
+):
+    """:func:`form_kernel_rows` of tasks lo_task..hi_task (``per_task`` rows each)."""
+    width = b_sq.shape[1]
+    n_blocks = b_sq.shape[0]
+    n_rows = len(rows)
+    first, last = lo_task * per_task, min(n_rows, hi_task * per_task)
+    longest = 0
+    for a in range(first, last):
+        longest = max(longest, x_indptr[rows[a] + 1] - x_indptr[rows[a]])
     b_sq_counts = b_sq.astype(np.int64)  # 0/1 features: squared norms are counts
-    for task in prange(n_tasks):
+    for task in range(lo_task, hi_task):
         values = np.empty((_BATCH, width))
         flat_values = values.reshape(_BATCH * width)
         flat_scale = np.empty(_BATCH * width)

@@ -36,7 +36,8 @@ from .kernel_row_loops import (
     form_kernel_rows,
 )
 from .kernels import RBF, Kernel
-from .sparse_ops import as_csr, first_identical_rows, map_in_threads
+from .sparse_ops import as_csr, first_identical_rows
+from .threads import map_in_threads
 
 
 class RowKernel:
@@ -46,7 +47,7 @@ class RowKernel:
     average row, not 0/1) is also held as a dense array, and its inner products are one
     BLAS product X_rows·X_basisᵀ per block of rows; the kernel and the sums with the
     coefficients follow in numba (``finish_blas_block``, as below). The blocks run on
-    ``numba.get_num_threads()`` threads, each BLAS call single-threaded: BLAS threads
+    :func:`cpsvm.threads.get_num_threads` threads, each BLAS call single-threaded: BLAS threads
     of its own beside them would also be the master QP's, whose small calls they slow.
     Otherwise every kernel value is formed, used and forgotten in one numba pass over a
     batch of rows (``form_kernel_rows``, threads take fixed ranges of rows): the inner

@@ -2,8 +2,8 @@
 (:class:`RowBlocks`), and the row primitives the engine's kernels are written with.
 
 The rows are cut into fixed blocks (their number depends on the matrix only) and the
-blocks run on a thread pool of ``numba.get_num_threads()`` workers, read at each call (a
-solver's ``n_threads``, :func:`cpsvm.engine.threads.thread_count`);
+blocks run on a thread pool of :func:`cpsvm.threads.get_num_threads` workers, read at each
+call (a solver's ``n_threads``, :func:`cpsvm.threads.thread_count`);
 partial sums are added in block order, so results do not depend on the thread count.
 A block's X @ w is scipy's (its sparsetools release the GIL, and their loop was 1.5-2×
 faster than the same loop in numba here); sums of a few selected rows are a numba
@@ -25,11 +25,11 @@ sparse vectors packed one after another (the cut vectors).
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+
+from .compiled import njit
+from .threads import get_num_threads, map_in_threads
 
 # A matrix with fewer non-zeros is one block: handing work to threads costs ~0.1 ms.
 PARALLEL_MIN_NNZ = 1 << 20
@@ -48,8 +48,6 @@ STREAM_MIN_BYTES = 1 << 22
 # threads slower than one.
 DENSE_MIN_DENSITY = 2.0 / 3.0
 
-_pool: ThreadPoolExecutor | None = None
-
 
 def as_csr(X):
     """X as a float64 CSR matrix: X itself when it is one already. (A new wrapper of the
@@ -58,26 +56,6 @@ def as_csr(X):
     if sp.isspmatrix_csr(X) and X.dtype == np.float64:
         return X
     return sp.csr_matrix(X, dtype=np.float64)
-
-
-def _workers() -> int:
-    import numba
-
-    return numba.get_num_threads()
-
-
-def map_in_threads(fn, items):
-    """[fn(item) for item in items] on ``numba.get_num_threads()`` threads (numba kernels
-    with nogil, scipy, numpy and BLAS release the GIL); one pool for the whole library."""
-    global _pool
-    workers = _workers()
-    if len(items) == 1 or workers == 1:
-        return [fn(item) for item in items]
-    if _pool is None or _pool._max_workers != workers:
-        if _pool is not None:  # the count changed (n_threads): retire the old workers
-            _pool.shutdown(wait=False)
-        _pool = ThreadPoolExecutor(workers)
-    return list(_pool.map(fn, items))
 
 
 @njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})
@@ -436,7 +414,7 @@ class RowBlocks:
         columns in ascending order, as the row kernel's over sorted indices (the same
         bits)."""
         indptr, rows, values = self._column_copy()
-        n_blocks = max(1, min(_workers(), self.X.shape[0]))
+        n_blocks = max(1, min(get_num_threads(), self.X.shape[0]))
         if n_blocks not in self._column_blocks:
             bounds = _balanced_rows(self.X.indptr, n_blocks)
             self._column_blocks[n_blocks] = (

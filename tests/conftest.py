@@ -2,6 +2,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -14,6 +15,44 @@ from cpsvm.data import Dataset
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "data" / "samples"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+KERNEL_LOG = "CPSVM_KERNEL_LOG"
+
+
+# -- every kernel call of the suite runs compiled ahead of time ----------------------------
+# The controller points $CPSVM_KERNEL_LOG at a file of its own before the workers start:
+# the workers and every command they run inherit it, and a kernel that numba compiles at
+# run time writes its signature there (cpsvm.compiled). A run that set the variable
+# itself is collecting signatures (python -m cpsvm.compiled.build --add LOG): no check.
+
+
+def pytest_configure(config):
+    if hasattr(config, "workerinput") or os.environ.get(KERNEL_LOG):
+        return
+    config._kernel_log = Path(tempfile.mkdtemp(prefix="cpsvm-kernel-log-")) / "kernels.log"
+    os.environ[KERNEL_LOG] = str(config._kernel_log)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    log = getattr(session.config, "_kernel_log", None)
+    if log is None or not log.exists():
+        return
+    lines = sorted(set(log.read_text().splitlines()))
+    if not lines:
+        return
+    from cpsvm.compiled import library
+
+    reason = library().reason or "their argument types are not in cpsvm/compiled/signatures.txt"
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    message = (
+        f"{len(lines)} kernel signatures ran under numba's compiler, not compiled ahead of "
+        f"time ({reason}); add them with `python -m cpsvm.compiled.build --add {log}` "
+        "and rebuild (make test does):\n" + "\n".join(lines[:40])
+    )
+    if reporter is not None:
+        reporter.write_line(message, red=True)
+    else:
+        print(message, file=sys.stderr)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture
@@ -26,7 +65,7 @@ def fixtures():
     return FIXTURES
 
 
-def run_cli(module, *args, stdin=None, cwd=None):
+def run_cli_process(module, *args, stdin=None, cwd=None):
     """Run ``python -m cpsvm.cli.<module> args`` as users do; returns CompletedProcess."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.run(
@@ -37,6 +76,56 @@ def run_cli(module, *args, stdin=None, cwd=None):
         cwd=cwd,
         env=env,
         timeout=300,
+    )
+
+
+def run_cli(module, *args, stdin=None, cwd=None):
+    """The command ``cpsvm.cli.<module>`` run on ``args`` as its console script runs it,
+    in this process: its standard streams, working directory, environment, signal
+    handlers and warning filters swapped for the call and restored; returns what
+    :func:`run_cli_process` returns (exit status, stdout, stderr; an exception that
+    escapes the command's own handling is exit 1 with its traceback, as in a process).
+    A cluster run (--scheduler) starts processes of its own: it runs in a process."""
+    args = [str(a) for a in args]
+    if "--scheduler" in args:
+        return run_cli_process(module, *args, stdin=stdin, cwd=cwd)
+    import importlib
+    import io
+    import traceback
+    import warnings
+
+    main = importlib.import_module(f"cpsvm.cli.{module}").main
+    out, err = io.BytesIO(), io.BytesIO()
+    streams = (sys.stdin, sys.stdout, sys.stderr)
+    sys.stdin = io.TextIOWrapper(io.BytesIO((stdin or "").encode()), encoding="utf-8")
+    sys.stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
+    sys.stderr = io.TextIOWrapper(err, encoding="utf-8", write_through=True)
+    environ, directory = dict(os.environ), os.getcwd()
+    interrupt = signal.getsignal(signal.SIGINT)
+    code = 0
+    try:
+        with warnings.catch_warnings():
+            os.chdir(cwd or directory)
+            try:
+                main(args)
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+            except Exception:
+                traceback.print_exc()
+                code = 1
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        sys.stdin, sys.stdout, sys.stderr = streams
+        os.chdir(directory)
+        os.environ.clear()
+        os.environ.update(environ)
+        signal.signal(signal.SIGINT, interrupt)
+    return subprocess.CompletedProcess(
+        [module, *args],
+        code,
+        out.getvalue().decode("utf-8", "replace"),
+        err.getvalue().decode("utf-8", "replace"),
     )
 
 

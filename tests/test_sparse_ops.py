@@ -1,13 +1,13 @@
 """RowBlocks: threaded products over fixed row blocks equal scipy's and do not depend on
 the number of threads."""
 
-import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 from cpsvm import sparse_ops
 from cpsvm.sparse_ops import RowBlocks
+from cpsvm.threads import max_threads, thread_count
 
 
 @pytest.fixture
@@ -31,10 +31,9 @@ def test_blocks_share_the_matrix_data(blocked):
 def test_dot_equals_scipy_for_any_thread_count(blocked):
     X, rows, rng = blocked
     w = rng.standard_normal(17)
-    for threads in (1, numba.config.NUMBA_NUM_THREADS):
-        numba.set_num_threads(threads)
-        assert np.array_equal(rows.dot(w), X @ w)
-    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    for threads in (1, max_threads()):
+        with thread_count(threads):
+            assert np.array_equal(rows.dot(w), X @ w)
 
 
 def _row_by_row(A, B):
@@ -63,10 +62,9 @@ def test_products_with_k_columns_are_row_sums_for_any_thread_count(
     assert rows.ones == ones
     W, B = rng.standard_normal((17, 5)), rng.standard_normal((203, 5))
     results = []
-    for threads in (1, numba.config.NUMBA_NUM_THREADS):
-        numba.set_num_threads(threads)
-        results.append((rows.times(W), rows.transposed_times(B)))
-    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    for threads in (1, max_threads()):
+        with thread_count(threads):
+            results.append((rows.times(W), rows.transposed_times(B)))
     for a, b in zip(*results):
         assert np.array_equal(a, b)
     assert np.array_equal(results[0][0], _row_by_row(X, W))
@@ -78,10 +76,9 @@ def test_rows_sum_is_xt_coef_and_thread_independent(blocked, share):
     X, rows, rng = blocked
     coef = np.where(rng.random(203) < share, rng.standard_normal(203), 0.0)
     results = []
-    for threads in (1, numba.config.NUMBA_NUM_THREADS):
-        numba.set_num_threads(threads)
-        results.append(rows.rows_sum(coef))
-    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    for threads in (1, max_threads()):
+        with thread_count(threads):
+            results.append(rows.rows_sum(coef))
     assert np.array_equal(results[0], results[1])
     np.testing.assert_allclose(results[0], X.T @ coef, rtol=1e-12, atol=1e-12)
 
@@ -123,18 +120,17 @@ def test_dense_blocks_equal_scipy_and_are_thread_independent(monkeypatch, fill):
     coef = np.where(rng.random(203) < 0.5, rng.standard_normal(203), 0.0)
     few = np.where(rng.random(203) < 0.1, rng.standard_normal(203), 0.0)
     results = []
-    for threads in (1, numba.config.NUMBA_NUM_THREADS):
-        numba.set_num_threads(threads)
-        results.append(
-            (
-                rows.dot(w),
-                rows.times(W),
-                rows.transposed_times(B),
-                rows.rows_sum(coef),
-                rows.rows_sum(few),
-            )
-        )  # few: selected rows
-    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    for threads in (1, max_threads()):
+        with thread_count(threads):
+            results.append(
+                (
+                    rows.dot(w),
+                    rows.times(W),
+                    rows.transposed_times(B),
+                    rows.rows_sum(coef),
+                    rows.rows_sum(few),
+                )
+            )  # few: selected rows
     for a, b in zip(*results):
         assert np.array_equal(a, b)
     expected = (dense @ w, dense @ W, dense.T @ B, dense.T @ coef, dense.T @ few)
@@ -198,17 +194,14 @@ def test_the_pool_follows_the_thread_count_of_the_call():
     thread, with two on the pool; the caller's count is restored either way."""
     import threading
 
-    import numba
+    from cpsvm.threads import get_num_threads, map_in_threads
 
-    from cpsvm.engine.threads import thread_count
-    from cpsvm.sparse_ops import map_in_threads
-
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("needs 2 numba threads")
-    before = numba.get_num_threads()
+    if max_threads() < 2:
+        pytest.skip("needs 2 threads")
+    before = get_num_threads()
     me = threading.get_ident()
     with thread_count(1):
         assert set(map_in_threads(lambda _: threading.get_ident(), range(8))) == {me}
     with thread_count(2):
         assert me not in set(map_in_threads(lambda _: threading.get_ident(), range(8)))
-    assert numba.get_num_threads() == before
+    assert get_num_threads() == before

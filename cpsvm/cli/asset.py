@@ -372,9 +372,9 @@ def command(
     read them), random-feature models as 'cpsvm rff model V1' (cp_classify reads them),
     --approx none as SVMlight linear models.
     """
-    from ..engine.threads import thread_count
     from ..io.svmlight import read_examples
     from ..solvers.asset import AssetParams, train
+    from ..threads import thread_count
 
     params = AssetParams(
         C=C,

@@ -31,20 +31,12 @@ EXIT_TERMINATED = 143  # SIGTERM where a command handles it (a Dask session's cl
 def configure_process() -> None:
     """The process-wide settings a command needs; the library never makes them.
 
-    OpenBLAS threads beside numba's made the master QP's small dense factorizations
+    OpenBLAS threads beside the kernels' made the master QP's small dense factorizations
     many times slower on 2 cores, and OpenBLAS reads OPENBLAS_NUM_THREADS only when numpy
-    loads it: this runs before the command imports numpy. numba's workqueue layer wakes
-    its threads faster than the OpenMP layer for the short parallel row loops of the
-    oracles. A value the user set in the environment wins over both.
+    loads it: this runs before the command imports numpy. A value the user set in the
+    environment wins.
     """
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    if "NUMBA_THREADING_LAYER" not in os.environ:
-        if "numba" in sys.modules:  # a command run in-process after numba was loaded
-            from numba import config
-
-            config.THREADING_LAYER = "workqueue"
-        else:
-            os.environ["NUMBA_THREADING_LAYER"] = "workqueue"
 
 
 def run(command: click.Command, argv=None, prog_name=None) -> None:

@@ -304,8 +304,8 @@ def command(
     spec = resolve_problem(problem)
     entry = entry_of(spec) if spec != "auto" else None
     options = entry.parse_options(given) if entry is not None else _check_for_any(given)
-    from ..engine.threads import thread_count
     from ..solvers.one_slack import StructParams, train
+    from ..threads import thread_count
 
     params = StructParams(
         C=C or 1.0,

@@ -202,10 +202,10 @@ def command(
     cp_classify and svm_classify read); class labels 1..k msvmocas's Crammer-Singer
     machine (an SVMmulticlass model).
     """
-    from ..engine.threads import thread_count
     from ..io.streams import source_name
     from ..io.svmlight import read_examples
     from ..solvers.ocas import METHODS, OcasParams, resolve_method, train
+    from ..threads import thread_count
 
     params = OcasParams(
         C=C,

@@ -142,9 +142,9 @@ def command(
     """Learn a binary kernel SVM from EXAMPLE_FILE (targets +1/-1) with sampled cuts and
     write MODEL_FILE, an SVMlight kernel model (cp_classify and svm_classify read it).
     """
-    from ..engine.threads import thread_count
     from ..io.svmlight import read_examples
     from ..solvers.sampled import SampledParams, train
+    from ..threads import thread_count
 
     if verbosity >= 1 and _coef_const_unused(kernel):
         note(

@@ -11,8 +11,8 @@ multiclass line search traces each example's envelope with the single-machine wa
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..compiled import njit
 from ..engine.hinge import hinge_excess
 from ..engine.ocas import class_lines, upper_envelope
 from .numerics import deposit, deposit_packed, exact_sign

@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from ..compiled import njit
 
 FOLDS = 3  # at most; 2 when a sum has at most 2^23 terms (fold_grid)
 TWO_FOLD_HEADROOM = 26

@@ -1,6 +1,7 @@
 """CKY over a binarised grammar with bounded unary chains: best and 2-best parses,
-optionally loss-augmented, batched over sentences in parallel (numba ``prange``; each
-sentence is parsed on its own, so results do not depend on the thread count).
+optionally loss-augmented, batched over sentences on threads
+(:func:`cpsvm.threads.in_row_chunks`; each sentence is parsed on its own, so results do
+not depend on the thread count).
 
 The grammar (:class:`cpsvm.decoding.grammar.Grammar`) reaches the kernels as arrays:
 
@@ -38,7 +39,8 @@ followed by the span features of the node it builds.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+
+from ..compiled import njit
 
 NEG = -np.inf
 
@@ -53,7 +55,7 @@ MAX_ENTRIES = 2**31 - 1
 
 def chart_bytes(n, n_sym, n_kinds, n_base, augmented):
     """Bytes the CKY of one sentence of ``n`` words allocates at least (:func:`_cky_one`,
-    and the gold brackets of :func:`cky_all` when ``augmented``): what it needs before
+    and the gold brackets of :func:`cky_rows` when ``augmented``): what it needs before
     its entries outgrow their first allocation."""
     spans = n * (n + 1) // 2
     per_span = 4 * n_sym + 8 * max(n_kinds, 1) + 16 + INITIAL_ENTRIES * ENTRY_BYTES
@@ -61,11 +63,11 @@ def chart_bytes(n, n_sym, n_kinds, n_base, augmented):
     return spans * per_span + gold
 
 
-def run_kernel(kernel, *args):
-    """``kernel(*args)``, a MemoryError raised in it (numba wraps one in a SystemError)
-    raised as such."""
+def run_kernel(kernel, *args, **options):
+    """``kernel(*args, **options)``, a MemoryError raised in it (numba wraps one in a
+    SystemError) raised as such."""
     try:
-        kernel(*args)
+        kernel(*args, **options)
     except SystemError as e:
         if isinstance(e.__cause__, MemoryError):
             raise e.__cause__ from None
@@ -94,9 +96,9 @@ def check_charts(g, lengths, sentences, *, augmented=False, where=None, n_thread
     worst = int(np.argmax(need))
     if need[worst] > limit:
         chart_refused(g, int(lengths[worst]), int(sentences[worst]), augmented, where)
-    import numba
+    from ..threads import get_num_threads
 
-    threads = n_threads or numba.get_num_threads()
+    threads = n_threads or get_num_threads()
     largest = np.cumsum(np.sort(need)[::-1][:threads])
     fitting = int(np.searchsorted(largest, limit, side="right"))
     return n_threads if fitting >= len(largest) else max(fitting, 1)
@@ -608,8 +610,10 @@ def _grow2i(a, size):
     return out
 
 
-@njit(cache=True, parallel=True)
-def cky_all(
+@njit(cache=True, nogil=True)
+def cky_rows(
+    lo,
+    hi,
     tags,
     starts,
     sentences,
@@ -655,11 +659,11 @@ def cky_all(
     fcaps,
     out_done,
 ):
-    """:func:`_cky_one` of each sentence of ``sentences``, in parallel. ``out_done[q]``
-    is set to 1 once sentence q is parsed: an exception in a worker thread (an
-    allocation that failed) may not reach the caller under every threading layer
-    (workqueue drops it), and a sentence left at 0 tells it."""
-    for q in prange(len(sentences)):
+    """:func:`_cky_one` of sentences ``sentences[lo:hi]`` (rows of the outputs lo..hi;
+    :func:`cpsvm.threads.in_row_chunks` runs chunks of them on threads). ``out_done[q]``
+    is set to 1 once sentence q is parsed, and a sentence left at 0 tells which were not
+    (an allocation that failed)."""
+    for q in range(lo, hi):
         s = sentences[q]
         a, b = starts[s], starts[s + 1]
         n = b - a

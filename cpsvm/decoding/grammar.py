@@ -576,8 +576,8 @@ def cky(
     anything is allocated (:func:`cpsvm.decoding.cky.check_charts`; fewer threads run
     when only the charts parsed at once would not fit), or, should its chart outgrow
     memory while parsing, after: never a missing parse."""
-    from ..engine.threads import thread_count
-    from .cky import chart_refused, check_charts, cky_all, run_kernel
+    from ..threads import in_row_chunks, thread_count
+    from .cky import chart_refused, check_charts, cky_rows, run_kernel
 
     g = grammar.arrays()
     bin_score, chain_score, root_score, w = grammar.scores(w)
@@ -612,7 +612,9 @@ def cky(
     try:
         with thread_count(n_threads):
             run_kernel(
-                cky_all,
+                in_row_chunks,
+                cky_rows,
+                m,
                 np.ascontiguousarray(tag_ids, dtype=np.int64),
                 starts,
                 sentences,
@@ -657,6 +659,7 @@ def cky(
                 out_fbase,
                 fcaps.astype(np.int64),
                 out_done,
+                min_rows=1,
             )
     except MemoryError:
         pass  # out_done tells which sentences were not parsed

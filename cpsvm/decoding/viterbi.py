@@ -29,9 +29,9 @@ Scores: w·Ψ(x, y) = Σ_i E[i, y_i] (+ pair emissions) + Σ_i transitions. The 
 ``E = emission_scores(w, X, layout)`` (one sparse product X·Wᵀ for all tokens; for e = 1
 the pair columns already include the tag's order-0 score) and w for the transitions.
 
-Decoders (numba, parallel over sentences with ``prange``; each sentence is decoded on
-its own, so results do not depend on the thread count; ``n_threads`` as
-:func:`cpsvm.engine.threads.thread_count`):
+Decoders (numba, over chunks of sentences on threads; each sentence is decoded on its
+own, so results do not depend on the thread count; ``n_threads`` as
+:func:`cpsvm.threads.thread_count`):
 
 * :func:`viterbi` — argmax_y w·Ψ(x, y), or with ``true_tags`` and ``loss_weight`` > 0
   the margin-rescaled argmax of loss_weight·Hamming(y_true, y) + w·Ψ(x, y); exact, or a
@@ -56,10 +56,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit, prange
 
+from ..compiled import njit
 from ..conventions import MARGIN_RESCALING, SLACK_RESCALING
-from ..engine.threads import thread_count
+from ..threads import in_row_chunks, thread_count
 from .segments import selected_starts
 
 __all__ = [
@@ -183,7 +183,8 @@ def emission_scores(w, X, layout: HmmLayout) -> np.ndarray:
     columns beyond F are ignored, as svm_hmm_classify ignores test features above the
     model's. One sparse product for all tokens, summed in each row's feature order.
     """
-    from ..sparse_ops import RowBlocks, map_in_threads
+    from ..sparse_ops import RowBlocks
+    from ..threads import map_in_threads
 
     W = layout.emission_weights(np.asarray(w, dtype=np.float64))
     f = layout.n_features
@@ -281,7 +282,9 @@ def viterbi(
     ytrue = _true_zero_based(true_tags if loss_weight else None, starts, E.shape[0], k)
     out = np.empty(out_starts[-1], dtype=np.int64)
     with thread_count(n_threads):
-        _viterbi_all(
+        in_row_chunks(
+            _viterbi_rows,
+            len(sentences),
             E,
             trans,
             toff,
@@ -295,6 +298,7 @@ def viterbi(
             float(loss_weight),
             int(beam),
             out,
+            min_rows=MIN_CHUNK_SENTENCES,
         )
     return out + 1
 
@@ -351,7 +355,9 @@ def most_violated(
     mode = _MODE_SLACK if rescaling == SLACK_RESCALING else _MODE_MARGIN
     zero_one = loss == LOSS_ZERO_ONE
     with thread_count(n_threads):
-        _errors_all(
+        in_row_chunks(
+            _errors_rows,
+            len(sentences),
             E,
             trans,
             toff,
@@ -366,6 +372,7 @@ def most_violated(
             float(loss_weight),
             mode,
             out,
+            min_rows=MIN_CHUNK_SENTENCES,
         )
     return out + 1
 
@@ -627,9 +634,14 @@ def _viterbi_one(E, trans, toff, lo, hi, k, t, e, ytrue, lw, beam, out, olo):
             s = back[i, s] if best >= 0 else 0
 
 
-@njit(cache=True, parallel=True)
-def _viterbi_all(E, trans, toff, starts, sentences, out_starts, k, t, e, ytrue, lw, beam, out):
-    for j in prange(len(sentences)):
+MIN_CHUNK_SENTENCES = 16  # a chunk of a decoder's sentences, at the least (in_row_chunks)
+
+
+@njit(cache=True, nogil=True)
+def _viterbi_rows(
+    lo, hi, E, trans, toff, starts, sentences, out_starts, k, t, e, ytrue, lw, beam, out
+):
+    for j in range(lo, hi):
         s = sentences[j]
         _viterbi_one(
             E, trans, toff, starts[s], starts[s + 1], k, t, e, ytrue, lw, beam, out, out_starts[j]
@@ -720,11 +732,11 @@ def _errors_one(E, trans, toff, lo, hi, k, t, e, ytrue, zero_one, lw, mode, out,
             sd = back[i, sd]
 
 
-@njit(cache=True, parallel=True)
-def _errors_all(
-    E, trans, toff, starts, sentences, out_starts, k, t, e, ytrue, zero_one, lw, mode, out
+@njit(cache=True, nogil=True)
+def _errors_rows(
+    lo, hi, E, trans, toff, starts, sentences, out_starts, k, t, e, ytrue, zero_one, lw, mode, out
 ):
-    for j in prange(len(sentences)):
+    for j in range(lo, hi):
         s = sentences[j]
         _errors_one(
             E,

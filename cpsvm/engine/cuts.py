@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from ..compiled import njit
 from ..sparse_ops import add_packed_rows, packed_rows_dot, row_dot_column, zero_rows_by_class
 
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .threads import thread_count
+from ..threads import thread_count
 from .working_set import CutWorkingSet
 
 

@@ -55,14 +55,11 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types, uint64
-from numba.core import cgutils
-from numba.extending import intrinsic
 
+from ..compiled import JitOnly, njit
 from ..sparse_ops import RowBlocks, as_csr, row_squared_norms
+from ..threads import thread_count
 from .cutting_plane import Progress
-from .threads import thread_count
 
 
 @dataclass
@@ -126,23 +123,9 @@ CS_UPPER, CS_NORM, CS_LOSS, CS_Y, CS_ACTIVE, CS_Y_AT = range(6)
 PREFETCH = 4
 
 
-@intrinsic
-def _prefetch(typingctx, array, index):
-    """Ask the CPU to bring array[index]'s cache line in (LLVM's prefetch: read, high
-    locality); no effect on the results."""
-
-    def codegen(context, builder, signature, args):
-        array_type, i8p, i32 = signature.args[0], ir.IntType(8).as_pointer(), ir.IntType(32)
-        view = context.make_array(array_type)(context, builder, args[0])
-        pointer = cgutils.get_item_pointer(context, builder, array_type, view, [args[1]])
-        # "llvm.prefetch": LLVM renames it to its overload for the pointer type
-        kind = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
-        function = cgutils.get_or_insert_function(builder.module, kind, "llvm.prefetch")
-        constants = [ir.Constant(i32, v) for v in (0, 3, 1)]  # read, keep in all caches
-        builder.call(function, [builder.bitcast(pointer, i8p), *constants])
-        return context.get_dummy_value()
-
-    return types.void(array, index), codegen
+# LLVM's prefetch (read, high locality), an intrinsic: numba's alone, compiled into the
+# kernels that call it and never imported by a run of the compiled code.
+_prefetch = JitOnly("cpsvm.engine.prefetch:prefetch")
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -166,15 +149,15 @@ def _prefetch_ahead(indptr, indices, data, index, s, active, table):
 @njit(cache=True, nogil=True, inline="always")
 def _shuffle(index, active, seed):
     """Fisher-Yates on index[:active], the draws from splitmix64 seeded with ``seed``."""
-    state = uint64(seed)
+    state = np.uint64(seed)
     for s in range(active - 1):
-        state += uint64(0x9E3779B97F4A7C15)
+        state += np.uint64(0x9E3779B97F4A7C15)
         z = state
-        z = (z ^ (z >> uint64(30))) * uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> uint64(27))) * uint64(0x94D049BB133111EB)
-        z ^= z >> uint64(31)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z ^= z >> np.uint64(31)
         # a bounded draw: the top 32 bits times the range
-        t = s + np.int64(((z >> uint64(32)) * uint64(active - s)) >> uint64(32))
+        t = s + np.int64(((z >> np.uint64(32)) * np.uint64(active - s)) >> np.uint64(32))
         index[s], index[t] = index[t], index[s]
 
 
@@ -196,11 +179,11 @@ def _binary_pass(indptr, indices, data, bias, ex, w, index, active, pg_old, seed
     for s in range(active):
         _prefetch_ahead(indptr, indices, data, index, s, active, ex)
         i = index[s]
-        lo, hi = uint64(indptr[i]), uint64(indptr[i + 1])
+        lo, hi = np.uint64(indptr[i]), np.uint64(indptr[i + 1])
         visited += indptr[i + 1] - indptr[i]
         dot = bias * w[d]
         for p in range(lo, hi):
-            dot += data[p] * w[uint64(indices[p])]
+            dot += data[p] * w[np.uint64(indices[p])]
         e = ex[i]
         yi, a, c = e[Y], e[ALPHA], e[UPPER]
         g = yi * dot - 1.0
@@ -221,7 +204,7 @@ def _binary_pass(indptr, indices, data, bias, ex, w, index, active, pg_old, seed
                 e[LOSS] = 0.0
                 shrunk_cost += c
                 for p in range(lo, hi):
-                    lin[uint64(indices[p])] += c * yi * data[p]
+                    lin[np.uint64(indices[p])] += c * yi * data[p]
                 lin[d] += c * yi * bias
                 continue
             pg = max(g, 0.0)
@@ -237,7 +220,7 @@ def _binary_pass(indptr, indices, data, bias, ex, w, index, active, pg_old, seed
             sum_alpha += new - a
             norm2 += step * (2.0 * dot + step * q)
             for p in range(lo, hi):
-                w[uint64(indices[p])] += step * data[p]
+                w[np.uint64(indices[p])] += step * data[p]
             w[d] += step * bias
             updates += 1
         index[kept] = i
@@ -281,14 +264,14 @@ def _cs_pass(indptr, indices, data, bias, ex, alpha, order, W, index, active, sh
             continue
         na, yp, yi = np.int64(e[CS_ACTIVE]), np.int64(e[CS_Y_AT]), np.int64(e[CS_Y])
         ai, oi = alpha[i], order[i]
-        lo, hi = uint64(indptr[i]), uint64(indptr[i + 1])
+        lo, hi = np.uint64(indptr[i]), np.uint64(indptr[i + 1])
         visited += indptr[i + 1] - indptr[i]
         # G_m = ⟨w_m, x_i⟩ + [m ≠ y_i] over the active classes, and ⟨w_y, x_i⟩
         if 2 * na >= k:  # most classes: the contiguous sum vectorises, then gather
             for c in range(k):
                 full[c] = bias * W[d, c]
             for p in range(lo, hi):
-                v, row = data[p], W[uint64(indices[p])]
+                v, row = data[p], W[np.uint64(indices[p])]
                 for c in range(k):
                     full[c] += v * row[c]
             for m in range(na):
@@ -299,7 +282,7 @@ def _cs_pass(indptr, indices, data, bias, ex, alpha, order, W, index, active, sh
             for m in range(na):
                 G[m] = bias * W[d, oi[m]] + 1.0
             for p in range(lo, hi):
-                v, row = data[p], W[uint64(indices[p])]
+                v, row = data[p], W[np.uint64(indices[p])]
                 for m in range(na):
                     G[m] += v * row[oi[m]]
                 g_y += v * row[yi]
@@ -352,7 +335,7 @@ def _cs_pass(indptr, indices, data, bias, ex, alpha, order, W, index, active, sh
                 deltas[n_changed] = delta
                 n_changed += 1
         for p in range(lo, hi):
-            v, row = data[p], W[uint64(indices[p])]
+            v, row = data[p], W[np.uint64(indices[p])]
             for t in range(n_changed):
                 row[changed[t]] += deltas[t] * v
         for t in range(n_changed):

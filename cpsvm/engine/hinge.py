@@ -22,7 +22,9 @@ numba's on-disk cache keys a function on its own file only: after editing
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+
+from ..compiled import njit
+from ..threads import in_row_chunks
 
 
 @njit(cache=True, inline="always")
@@ -75,15 +77,23 @@ def hinge_labels(y, out, a, b):
     return labels
 
 
-@njit(parallel=True, cache=True)
 def multiclass_most_violated(scores, y, margin_rescaling, loss_scale):
     """Crammer-Singer's loss-augmented argmax: per row of ``scores`` (n, k) and true
     class y_i (1-based), the class maximising Δ − (s_y − s_c) (margin rescaling) or
     Δ·(1 − (s_y − s_c)) (slack rescaling), Δ = ``loss_scale``; the true class (value 0)
     on ties. Returns 1-based classes."""
-    n, k = scores.shape
-    out = np.empty(n, np.int64)
-    for i in prange(n):
+    out = np.empty(scores.shape[0], np.int64)
+    in_row_chunks(
+        _most_violated_rows, scores.shape[0], scores, y, margin_rescaling, loss_scale, out
+    )
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _most_violated_rows(lo, hi, scores, y, margin_rescaling, loss_scale, out):
+    """:func:`multiclass_most_violated` of rows lo..hi into ``out``."""
+    k = scores.shape[1]
+    for i in range(lo, hi):
         yi = y[i] - 1
         best, best_value = yi, 0.0
         for c in range(k):
@@ -94,4 +104,3 @@ def multiclass_most_violated(scores, y, margin_rescaling, loss_scale):
             if value > best_value:
                 best, best_value = c, value
         out[i] = best + 1
-    return out

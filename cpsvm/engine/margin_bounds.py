@@ -44,8 +44,8 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
+from ..compiled import njit
 from ..sparse_ops import RowBlocks, add_row, as_csr, gather_row_indices, row_dot
 from .hinge import hinge_excess
 

@@ -55,8 +55,8 @@ import time
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 
+from ..compiled import njit
 from ..sparse_ops import first_identical_rows
 from .hinge import hinge_cut, hinge_excess, hinge_labels, multiclass_most_violated
 from .oracles import LinearCutOracle

@@ -22,8 +22,8 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from numba import njit
 
+from ..compiled import njit
 from ..sparse_ops import add_row, row_dot
 from .margin_bounds import ResortPolicy, SortedMargins
 from .ocas import OcasOracle, binary_line_search, binary_move

@@ -6,7 +6,8 @@ the numpy version's dozen array calls (a third of OCAS's QP time on a9a).
 """
 
 import numpy as np
-from numba import njit
+
+from ..compiled import njit
 
 
 @njit(cache=True)

@@ -46,8 +46,8 @@ from bisect import bisect_left
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
+from ..compiled import njit
 from ..sparse_ops import add_row, row_dot
 
 HINGE, EPSILON_INSENSITIVE = 0, 1

@@ -15,8 +15,8 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
-from numba import njit
 
+from ..compiled import njit
 from .svmlight_parser import mul128
 
 _POW5_INV_BITCOUNT = 125

@@ -7,14 +7,14 @@ one token per line, ``qid`` naming the sequence.
 
 The text is read in blocks of a few megabytes cut at line ends, each parsed by one
 compiled pass (:func:`cpsvm.io.svmlight_parser.parse_block`) into arrays of its own, on
-as many threads as numba's thread count, and appended in order to the CSR arrays, which
-grow in place (:class:`cpsvm.io.growing_array.GrowingArray`): memory is the matrix plus
-the blocks in flight, never the whole text beside it, and no Python object is made per
-line or token. gzip, bzip2 and xz input is recognised by its magic bytes and decompressed
-block by block. Numbers with more digits than the parser's exact fast path covers are
-handed back by position and converted here as Python's ``float`` converts them
-(correctly rounded, as ``strtod``), so values equal what scikit-learn's loader returns
-bit for bit.
+as many threads as the thread count (:mod:`cpsvm.threads`), and appended in order to the
+CSR arrays, which grow in place (:class:`cpsvm.io.growing_array.GrowingArray`): memory
+is the matrix plus the blocks in flight, never the whole text beside it, and no Python
+object is made per line or token. gzip, bzip2 and xz input is recognised by its magic
+bytes and decompressed block by block. Numbers with more digits than the parser's exact
+fast path covers are handed back by position and converted here as Python's ``float``
+converts them (correctly rounded, as ``strtod``), so values equal what scikit-learn's
+loader returns bit for bit.
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from itertools import chain, islice
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 
 from ..data import Dataset, SequenceDataset
 from ..errors import InputError
 from ..memory import check_fits
+from ..threads import get_num_threads
 from .atomic import atomic_output
 from .growing_array import GrowingArray
 from .streams import InputStream
@@ -334,7 +334,7 @@ def parse_svmlight_stream(
     :func:`stream_blocks` cuts a stream; the options as :func:`read_svmlight`'s);
     ``name`` and ``first_line`` are what errors name (a byte range of a file, as
     :mod:`cpsvm.cluster.shards` reads, numbers its lines from its own first). Blocks
-    are parsed on numba's thread count of threads at once, each into arrays of its own,
+    are parsed on the thread count's threads at once, each into arrays of its own,
     and appended in order: the first error in the file is the one reported."""
     zero_based = bool(zero_based)
     indptr = GrowingArray(np.int64, _INITIAL_ROWS + 1)
@@ -352,7 +352,7 @@ def parse_svmlight_stream(
         pos = 0 if n_block else _start_of_text(block, name, first_line)
         return _parse_block(block, pos, zero_based, keep_comments)
 
-    for part in _parsed_blocks(blocks, parse, numba.get_num_threads()):
+    for part in _parsed_blocks(blocks, parse, get_num_threads()):
         if part.error is not None:
             raise InputError(part.error.message, source=name, line=line + part.error.line)
         end, end_nnz = row + part.rows, nnz + part.nnz

@@ -17,7 +17,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from ..compiled import njit
 
 # Parser status codes (0 = ok).
 _ERR_LABEL = 1

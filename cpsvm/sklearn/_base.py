@@ -107,16 +107,16 @@ def _seed(random_state) -> int:
 
 
 def _n_threads(n_jobs):
-    """numba threads of ``n_jobs`` (joblib's convention: -1 all cores, -2 all but one)."""
+    """Threads of ``n_jobs`` (joblib's convention: -1 all cores, -2 all but one)."""
     if n_jobs is None:
         return None
     n_jobs = int(n_jobs)
     if n_jobs == 0:
         raise ValueError("expected n_jobs != 0")
     if n_jobs < 0:
-        import numba
+        from ..threads import max_threads
 
-        return max(1, numba.config.NUMBA_NUM_THREADS + 1 + n_jobs)
+        return max(1, max_threads() + 1 + n_jobs)
     return n_jobs
 
 

@@ -27,9 +27,9 @@ import numpy as np
 
 from ..data import Dataset
 from ..engine.sgd import EPSILON_INSENSITIVE, HINGE, SGDSettings, run_sgd
-from ..engine.threads import thread_count
 from ..errors import InputError, OptionError
 from ..kernels import LINEAR, RBF, Kernel
+from ..threads import thread_count
 
 APPROXIMATIONS = ("nystrom", "rff", "none")
 TASKS = ("classification", "regression")

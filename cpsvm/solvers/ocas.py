@@ -27,13 +27,13 @@ import numpy as np
 from ..data import Dataset
 from ..engine.cutting_plane import CuttingPlaneParams, one_slack
 from ..engine.ocas import OcasOracle, merged_examples
-from ..engine.threads import thread_count
 from ..engine.working_set import CutWorkingSet
 from ..errors import InputError
 from ..problems import choose_problem
 from ..problems.binary.problem import BinaryProblem
 from ..problems.multiclass.problem import MulticlassProblem
 from ..sparse_ops import squared_norms
+from ..threads import thread_count
 
 # --margin-bounds when not given (benchmarks/bench_margin_bounds.py).
 MARGIN_BOUNDS_DEFAULT = False

@@ -26,13 +26,13 @@ from ..data import Dataset
 from ..engine.cutting_plane import CuttingPlaneParams, CuttingPlaneResult, n_slack, one_slack
 from ..engine.ocas import OcasOracle, merged_examples
 from ..engine.oracles import KernelCutOracle, LinearCutOracle
-from ..engine.threads import thread_count
 from ..engine.working_set import CutWorkingSet, PrimalCutWorkingSet
 from ..errors import InputError, OptionError
 from ..kernels import Kernel
 from ..models import KernelModel
 from ..problems import choose_entry, entries, entry_of, resolve_problem
 from ..sparse_ops import squared_norms
+from ..threads import thread_count
 
 ALGORITHMS = (0, 2, 3, 4, 5, 9)
 # The default's choice for the binary hinge: -w 5 up to this mean C_i·|x_i|² of the

@@ -40,11 +40,11 @@ import numpy as np
 from ..data import Dataset
 from ..engine.cutting_plane import CuttingPlaneParams, Progress, one_slack
 from ..engine.sampled_cuts import ConstantTimeOracle, LinearTimeOracle
-from ..engine.threads import thread_count
 from ..errors import InputError
 from ..kernels import Kernel
 from ..models import KernelModel
 from ..problems import check_binary_labels
+from ..threads import thread_count
 
 ALGORITHMS = ("const", "linear")
 

@@ -1,7 +1,7 @@
 """CKY's charts and memory (issue 30): a sentence whose chart cannot fit is refused
 before anything is allocated, naming its file, line, length and the chart's size; a
 sentence whose parse fails for memory inside the kernel (a failed allocation raised,
-or dropped by the workqueue threading layer) is an input error too, never a flat
+or a chunk of sentences left undone) is an input error too, never a flat
 fallback tree; the charts parsed at once are bounded by running fewer threads."""
 
 import numpy as np
@@ -40,7 +40,7 @@ def test_a_chart_too_large_is_refused_before_parsing(problem, monkeypatch):
     needed = chart_bytes(61, g["n_sym"], len(g["kinds"]), g["n_base"], False)
     monkeypatch.setattr(cpsvm.memory, "physical_memory", lambda: needed - 1)
     kernel_ran = []
-    monkeypatch.setattr(cky_kernels, "cky_all", lambda *a: kernel_ran.append(1))
+    monkeypatch.setattr(cky_kernels, "cky_rows", lambda *a: kernel_ran.append(1))
     with pytest.raises(InputError) as caught:
         problem.separate(np.zeros(problem.size_psi), 1)
     message = str(caught.value)
@@ -68,14 +68,14 @@ def _raises_memory_error(*args):
 
 
 def _drops_its_work(*args):
-    """What the workqueue layer leaves when a thread's allocation fails: nothing."""
+    """A chunk of sentences left undone (its allocation failed): nothing written."""
 
 
 @pytest.mark.parametrize("kernel", [_raises_memory_error, _drops_its_work])
 @pytest.mark.parametrize("loss_id", [LOSS_BRACKETS, LOSS_ZERO_ONE])
 def test_memory_running_out_in_the_kernel_is_an_input_error(problem, monkeypatch, kernel, loss_id):
     problem.loss_id = loss_id
-    monkeypatch.setattr(cky_kernels, "cky_all", kernel)
+    monkeypatch.setattr(cky_kernels, "cky_rows", kernel)
     with pytest.raises(InputError) as caught:
         problem.separate(np.zeros(problem.size_psi), 2)
     assert str(caught.value).startswith(
@@ -88,7 +88,7 @@ def test_a_model_parsing_never_falls_back_for_memory(problem, monkeypatch):
     tests = parse_trees(TRAIN + "( (X (ZZ unknown)) )\n", "test.mrg")
     trees, parsed = model.parse(tests, source="test.mrg")
     assert parsed == [True, True, True, False]  # a tag never seen: the flat tree is right
-    monkeypatch.setattr(cky_kernels, "cky_all", _drops_its_work)
+    monkeypatch.setattr(cky_kernels, "cky_rows", _drops_its_work)
     with pytest.raises(InputError, match=r"^test.mrg:1: a sentence of 5 words ran out of memory"):
         model.parse(tests, source="test.mrg")
 

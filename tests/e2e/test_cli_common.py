@@ -91,11 +91,10 @@ def test_import_cpsvm_loads_nothing_and_sets_nothing():
 LIBRARY_USE = """
 import json, os, sys
 from dataclasses import fields
-import numba
 environ = dict(os.environ)
-layer = numba.config.THREADING_LAYER
-threads = numba.get_num_threads()
 mask = os.umask(0o027); os.umask(mask)
+import cpsvm.threads
+threads = cpsvm.threads.get_num_threads()
 import cpsvm, cpsvm.data, cpsvm.kernels, cpsvm.models, cpsvm.approx, cpsvm.problems
 import cpsvm.io.svmlight, cpsvm.io.model_file
 import cpsvm.engine.cutting_plane, cpsvm.engine.qp, cpsvm.engine.cuts, cpsvm.engine.oracles
@@ -111,8 +110,8 @@ model, info = train(data, params)
 write_model(sys.argv[2], model)
 mask_after = os.umask(0o027); os.umask(mask_after)
 print(json.dumps({"environ": dict(os.environ) == environ,
-                  "layer": [layer, numba.config.THREADING_LAYER],
-                  "threads": [threads, numba.get_num_threads()],
+                  "numba": "numba" in sys.modules,
+                  "threads": [threads, cpsvm.threads.get_num_threads()],
                   "umask": [mask, mask_after]}))
 """
 
@@ -131,16 +130,16 @@ def test_library_use_leaves_the_process_as_it_was(tmp_path):
     assert run.returncode == 0, run.stderr
     seen = json.loads(run.stdout.splitlines()[-1])
     assert seen["environ"], "importing or using cpsvm changed os.environ"
-    assert seen["layer"][0] == seen["layer"][1] == "default"
+    assert not seen["numba"], "training ran a kernel under numba: not compiled ahead of time"
     assert seen["threads"] == [2, 2]
     assert seen["umask"][0] == seen["umask"][1]
 
 
 def test_a_command_run_in_process_restores_the_thread_count(tmp_path):
     code = (
-        f"import numba\nfrom cpsvm.cli.ocas import main\ntry:\n"
+        f"from cpsvm.threads import get_num_threads\nfrom cpsvm.cli.ocas import main\ntry:\n"
         f"    main(['-p', '1', '-v', '0', {str(TRAIN)!r}, {str(tmp_path / 'm')!r}])\n"
-        f"except SystemExit as e:\n    print(e.code, numba.get_num_threads())"
+        f"except SystemExit as e:\n    print(e.code, get_num_threads())"
     )
     run = python(code, env=clean_env(NUMBA_NUM_THREADS="2"))
     assert run.stdout.split() == ["0", "2"], run.stderr
@@ -150,12 +149,11 @@ HOOK = """
 import atexit, json, os, sys
 seen = sys.argv[1]
 def report():
-    import numba
     from threadpoolctl import threadpool_info
     blas = [i["num_threads"] for i in threadpool_info() if i["internal_api"] == "openblas"]
     with open(seen, "w") as f:
         json.dump({"blas": blas, "environ": os.environ.get("OPENBLAS_NUM_THREADS"),
-                   "layer": numba.threading_layer()}, f)
+                   "numba": "numba" in sys.modules}, f)
 atexit.register(report)
 from cpsvm.cli.ocas import main   # what the console script ocas_learn does
 main(sys.argv[2:])
@@ -163,7 +161,7 @@ main(sys.argv[2:])
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: OpenBLAS uses 1 thread anyway")
-def test_commands_run_with_one_blas_thread_and_the_workqueue_layer(tmp_path):
+def test_commands_run_with_one_blas_thread_and_without_numba(tmp_path):
     pytest.importorskip("threadpoolctl")
     script, seen = tmp_path / "hook.py", tmp_path / "seen.json"
     script.write_text(HOOK)
@@ -189,7 +187,7 @@ def test_commands_run_with_one_blas_thread_and_the_workqueue_layer(tmp_path):
     after = json.loads(seen.read_text())
     assert after["blas"] and set(after["blas"]) == {1}  # numpy's and scipy's OpenBLAS
     assert after["environ"] == "1"  # and what a child would see
-    assert after["layer"] == "workqueue"
+    assert not after["numba"]  # the kernels ran compiled ahead of time
     # The control: the same interpreter and environment without the command.
     control = python(
         "import numpy, threadpoolctl\nprint(max(i['num_threads'] for i in "
@@ -201,10 +199,10 @@ def test_commands_run_with_one_blas_thread_and_the_workqueue_layer(tmp_path):
 def test_a_users_setting_wins(tmp_path):
     code = (
         "import os\nfrom cpsvm.cli.common import configure_process\nconfigure_process()\n"
-        "print(os.environ['OPENBLAS_NUM_THREADS'], os.environ['NUMBA_THREADING_LAYER'])"
+        "print(os.environ['OPENBLAS_NUM_THREADS'])"
     )
-    run = python(code, env=clean_env(OPENBLAS_NUM_THREADS="2", NUMBA_THREADING_LAYER="omp"))
-    assert run.stdout.split() == ["2", "omp"], run.stderr
+    run = python(code, env=clean_env(OPENBLAS_NUM_THREADS="2"))
+    assert run.stdout.split() == ["2"], run.stderr
 
 
 # --- the fast paths import nothing heavy ----------------------------------------------

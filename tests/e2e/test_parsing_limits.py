@@ -36,13 +36,13 @@ import cpsvm.memory
 from cpsvm.cli import classify, learn
 
 def run(main, args, patch):
-    saved = cpsvm.memory.physical_memory, kernels.cky_all
+    saved = cpsvm.memory.physical_memory, kernels.cky_rows
     if patch == "memory":
         cpsvm.memory.physical_memory = lambda: 1 << 20
     elif patch == "kernel":
         def kernel(*args):
             raise MemoryError("Allocation failed (probably too large).")
-        kernels.cky_all = kernel
+        kernels.cky_rows = kernel
     err = io.StringIO()
     try:
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
@@ -51,7 +51,7 @@ def run(main, args, patch):
     except SystemExit as e:
         code = e.code
     finally:
-        cpsvm.memory.physical_memory, kernels.cky_all = saved
+        cpsvm.memory.physical_memory, kernels.cky_rows = saved
     return [code, err.getvalue()]
 
 print(json.dumps([run(getattr(sys.modules["cpsvm.cli." + c], "main"), a, p)

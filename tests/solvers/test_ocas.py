@@ -413,37 +413,33 @@ def test_cp_learn_linear_honours_cost(samples, tmp_path, algorithm):
 
 
 def test_threads_are_a_parameter_and_restored(samples):
-    import numba
+    from cpsvm.threads import get_num_threads, max_threads, thread_count
 
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("needs 2 numba threads")
+    if max_threads() < 2:
+        pytest.skip("needs 2 threads")
     data = read_svmlight(samples / "a9a3k.train")
-    previous = numba.get_num_threads()
-    numba.set_num_threads(2)
-    try:
+    with thread_count(2):
         seen = []
         model1, _ = train(
-            data, OcasParams(n_threads=1), callback=lambda p: seen.append(numba.get_num_threads())
+            data, OcasParams(n_threads=1), callback=lambda p: seen.append(get_num_threads())
         )
-        assert set(seen) == {1} and numba.get_num_threads() == 2
+        assert set(seen) == {1} and get_num_threads() == 2
         seen.clear()
         train_one_slack(
             data,
             StructParams(C=1.0, n_threads=1, algorithm=3),
-            callback=lambda p: seen.append(numba.get_num_threads()),
+            callback=lambda p: seen.append(get_num_threads()),
         )
-        assert set(seen) == {1} and numba.get_num_threads() == 2
+        assert set(seen) == {1} and get_num_threads() == 2
 
         def fail(progress):
             raise RuntimeError("stop")
 
         with pytest.raises(RuntimeError):
             train(data, OcasParams(n_threads=1), callback=fail)
-        assert numba.get_num_threads() == 2
+        assert get_num_threads() == 2
         model2, _ = train(data, OcasParams(n_threads=2))
         assert np.array_equal(model1.w, model2.w)
-    finally:
-        numba.set_num_threads(previous)
 
 
 def test_stop_statuses(samples, monkeypatch):

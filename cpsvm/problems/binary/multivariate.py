@@ -32,8 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
+from ...compiled import njit
 from ...conventions import (
     LOSS_SCALE,
     MARGIN_RESCALING,

@@ -29,12 +29,13 @@ margin 0, ties counted, gives the evaluation's swapped pairs.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
+from ...compiled import njit
 from ...conventions import MARGIN_RESCALING
 from ...decoding.segments import selected_starts
 from ...errors import InputError
 from ...sparse_ops import RowBlocks, as_csr
+from ...threads import in_row_chunks
 from ..base import StructuredProblem
 
 SWAPPED_PAIRS = 1  # -l 1: number of swapped pairs (svm_rank_learn's default)
@@ -128,11 +129,15 @@ def describe_queries(dataset) -> str:
     return f"{n} queries{skipped}, {dataset.n_examples} documents, {int(n_pairs.sum())} pairs"
 
 
-@njit(cache=True, parallel=True)
-def _levels(y, starts, level, n_levels, n_pairs):
+# Queries a chunk of the per-query kernels takes at the least (cpsvm.threads.in_row_chunks).
+MIN_CHUNK_QUERIES = 16
+
+
+@njit(cache=True, nogil=True)
+def _levels(lo_query, hi_query, y, starts, level, n_levels, n_pairs):
     """level[i]: the dense rank (0, 1, ...) of y_i among its query's targets; n_levels and
-    n_pairs (the pairs y_i > y_j) of each query."""
-    for q in prange(len(starts) - 1):
+    n_pairs (the pairs y_i > y_j) of each query, for queries lo_query..hi_query."""
+    for q in range(lo_query, hi_query):
         lo, hi = starts[q], starts[q + 1]
         order = np.argsort(y[lo:hi], kind="mergesort")
         rank = 0
@@ -158,12 +163,15 @@ def relevance_levels(y, starts):
     level = np.empty(len(y), dtype=np.int64)
     n_levels = np.empty(n_queries, dtype=np.int64)
     n_pairs = np.empty(n_queries, dtype=np.int64)
-    _levels(
+    in_row_chunks(
+        _levels,
+        n_queries,
         np.ascontiguousarray(y, dtype=np.float64),
         np.asarray(starts, dtype=np.int64),
         level,
         n_levels,
         n_pairs,
+        min_rows=MIN_CHUNK_QUERIES,
     )
     return level, n_levels, n_pairs
 
@@ -220,11 +228,27 @@ def _query_counts(s, level, n_levels, lo, hi, margin, ties, counts):
         counts[j, 1] = p - _bit_below(tree, level[j] + 1)
 
 
-@njit(cache=True, parallel=True)
 def pair_counts(s, level, n_levels, starts, margin, ties, counts):
     """``counts`` (n_documents, 2) of every query with two levels or more (see
     _query_counts); the others' rows are set to 0."""
-    for q in prange(len(starts) - 1):
+    in_row_chunks(
+        _pair_counts,
+        len(starts) - 1,
+        s,
+        level,
+        n_levels,
+        starts,
+        margin,
+        ties,
+        counts,
+        min_rows=MIN_CHUNK_QUERIES,
+    )
+
+
+@njit(cache=True, nogil=True)
+def _pair_counts(lo_query, hi_query, s, level, n_levels, starts, margin, ties, counts):
+    """:func:`pair_counts` of queries lo_query..hi_query."""
+    for q in range(lo_query, hi_query):
         lo, hi = starts[q], starts[q + 1]
         if n_levels[q] < 2:
             for i in range(lo, hi):
@@ -382,12 +406,13 @@ class RankProblem(StructuredProblem):
 # -- evaluation ---------------------------------------------------------------------------------
 
 
-@njit(cache=True, parallel=True)
-def _query_metrics(s, y, starts, at, out):
-    """Per query: out[q] = (pairs, swapped pairs, NDCG@at, AP); NDCG is NaN for a query
-    without gain, AP for one without a relevant document. Documents are ranked by score,
-    ties broken against the targets (the less relevant first)."""
-    for q in prange(len(starts) - 1):
+@njit(cache=True, nogil=True)
+def _query_metrics(lo_query, hi_query, s, y, starts, at, out):
+    """Per query of lo_query..hi_query: out[q] = (pairs, swapped pairs, NDCG@at, AP);
+    NDCG is NaN for a query without gain, AP for one without a relevant document.
+    Documents are ranked by score, ties broken against the targets (the less relevant
+    first)."""
+    for q in range(lo_query, hi_query):
         lo, hi = starts[q], starts[q + 1]
         m = hi - lo
         rel = np.maximum(y[lo:hi], 0.0)
@@ -423,7 +448,9 @@ def query_metrics(scores, y, starts, at=NDCG_AT):
     counts = np.empty((len(y), 2), dtype=np.int64)
     pair_counts(scores, level, n_levels, starts, 0.0, True, counts)
     out = np.empty((len(starts) - 1, 4))
-    _query_metrics(scores, y, starts, at, out)
+    in_row_chunks(
+        _query_metrics, len(starts) - 1, scores, y, starts, at, out, min_rows=MIN_CHUNK_QUERIES
+    )
     out[:, 0] = n_pairs
     out[:, 1] = np.add.reduceat(counts[:, 0], starts[:-1]) if len(y) else 0
     return out
