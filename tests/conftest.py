@@ -114,8 +114,9 @@ def run_cli(module, *args, stdin=None, cwd=None):
                 traceback.print_exc()
                 code = 1
     finally:
-        for stream in (sys.stdout, sys.stderr):
+        for stream in (sys.stdin, sys.stdout, sys.stderr):
             stream.flush()
+            stream.detach()  # a collected wrapper would close its buffer
         sys.stdin, sys.stdout, sys.stderr = streams
         os.chdir(directory)
         os.environ.clear()
