@@ -57,7 +57,6 @@ The compiled steps (SMO, the refinement, the KKT checks) are
 from dataclasses import dataclass
 
 import numpy as np
-import quadprog
 
 from .qp_kernels import active_set_kernel, evaluate_kkt, kkt_tolerance, project_feasible, smo_kernel
 
@@ -298,6 +297,8 @@ def _quadprog(G, h, groups, bounds):
     constraint[:, :m] = np.eye(m)
     constraint[:, m:] = -(groups[:, None] == present[None, :]).astype(np.float64)
     rhs = np.concatenate([np.zeros(m), -np.ones(present.shape[0])])
+    import quadprog  # here: a run whose QP never goes cold does not load it
+
     beta = quadprog.solve_qp(Q, q, constraint, rhs, 0)[0]
     return beta * c
 

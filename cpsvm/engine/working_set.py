@@ -10,7 +10,6 @@ offsets h, groups and duals α, and solves the dual QP warm-started from the pre
 from __future__ import annotations
 
 import numpy as np
-import quadprog
 
 from .qp import DEFAULT_TOL, IDLE_THRESHOLD, METHODS, QPResult, kkt_violation, solve_dual_trusted
 
@@ -241,6 +240,8 @@ class PrimalCutWorkingSet(CutWorkingSet):
         constraints[:d, :n] = V.T
         constraints[d, :] = 1.0
         offsets = np.concatenate([self._h[:n], [0.0]])
+        import quadprog  # here: a run that never needs it does not load it
+
         solution = quadprog.solve_qp(G, linear, constraints, offsets, 0)
         alpha = np.clip(solution[4][:n], 0.0, None)
         total = alpha.sum()
