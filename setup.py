@@ -20,33 +20,35 @@ from cpsvm.compiled import build as kernels  # noqa: E402  (the source tree's)
 
 
 class BuildKernels(build_ext):
+    """build_ext for the kernels: compiled by cpsvm/compiled/build.py, which writes the
+    extension modules and index.json where build_ext puts extensions."""
+
     def build_extensions(self):
-        output_dir = os.path.dirname(self.get_ext_fullpath(self.extensions[0].name))
-        os.makedirs(output_dir, exist_ok=True)
+        self.kernel_dir = os.path.dirname(self.get_ext_fullpath(self.extensions[0].name))
+        os.makedirs(self.kernel_dir, exist_ok=True)
         print(
             "compiling cpsvm's kernels for this CPU (numba, ahead of time; a minute or two)",
             file=sys.stderr,
             flush=True,
         )
         try:
-            kernels.build(output_dir, len(self.extensions), log=print)
+            kernels.build(self.kernel_dir, len(self.extensions), log=print)
         except Exception as e:  # the kernels then compile at their first run
             print(f"warning: cpsvm's kernels were not compiled ahead of time: {e}", file=sys.stderr)
 
+    def _index(self):
+        return os.path.join(getattr(self, "kernel_dir", ""), "index.json")
+
     def copy_extensions_to_source(self):
+        """In place (pip install -e): index.json beside the extension modules."""
         super().copy_extensions_to_source()
-        build_dir = os.path.dirname(self.get_ext_fullpath(self.extensions[0].name))
-        index = os.path.join(build_dir, "index.json")
-        if os.path.exists(index):
+        if os.path.exists(self._index()):
             package_dir = self.get_finalized_command("build_py").get_package_dir("cpsvm.compiled")
-            shutil.copyfile(index, os.path.join(package_dir, "index.json"))
+            shutil.copyfile(self._index(), os.path.join(package_dir, "index.json"))
 
     def get_outputs(self):
         outputs = [p for p in super().get_outputs() if os.path.exists(p)]
-        index = os.path.join(
-            os.path.dirname(self.get_ext_fullpath(self.extensions[0].name)), "index.json"
-        )
-        return outputs + ([index] if os.path.exists(index) else [])
+        return outputs + ([self._index()] if os.path.exists(self._index()) else [])
 
 
 setup(
