@@ -184,13 +184,14 @@ def patch():
                 owner = getattr(owner, part)
             setattr(owner, last, timed(name, getattr(owner, last)))
     pending.difference_update(sys.modules.keys())
-load = boot._find_and_load
+load = timed("import", boot._find_and_load)
 def find_and_load(*a, **k):
+    outermost = not (stack and stack[-1][0] == "import")
     result = load(*a, **k)
-    if not (stack and stack[-1][0] == "import") and pending & sys.modules.keys():
+    if outermost and pending & sys.modules.keys():
         patch()
     return result
-boot._find_and_load = timed("import", find_and_load)
+boot._find_and_load = find_and_load
 modules = dict(cp_learn="learn", cp_classify="classify", ocas_learn="ocas",
                sampled_learn="sampled", asset_learn="asset")
 command = sys.argv[1]

@@ -66,12 +66,16 @@ class Kernel:
         self._compiled = None  # {argument types: compiled function}, read at the first call
         self._dispatcher = None
         self._logged = set()
+        self._arity = py_func.__code__.co_argcount
+        self._defaults = py_func.__defaults__ or ()
         KERNELS[self.name] = self
 
     def __repr__(self):
         return f"<kernel {self.name}>"
 
-    def __call__(self, *args):
+    def __call__(self, *args, **keywords):
+        if keywords or len(args) != self._arity:
+            args = self._all_arguments(args, keywords)
         compiled = self._compiled
         if compiled is None:
             compiled = self._compiled = library().functions(self.name)
@@ -80,6 +84,17 @@ class Kernel:
             if function is not None:
                 return function(*args)
         return self._run_under_numba(args)
+
+    def _all_arguments(self, args, keywords):
+        """Every parameter's value, positionally: the defaults filled in (compiled code
+        has no optional arguments; numba would type an omitted one apart)."""
+        if not keywords and self._arity - len(self._defaults) <= len(args) < self._arity:
+            return args + self._defaults[len(args) - self._arity :]
+        import inspect
+
+        bound = inspect.signature(self.py_func).bind(*args, **keywords)
+        bound.apply_defaults()
+        return bound.args
 
     def dispatcher(self):
         """This kernel as a numba dispatcher (numba is imported here)."""

@@ -21,16 +21,26 @@ from cpsvm.solvers.one_slack import train as train_one_slack
 
 
 def along_line(lam, A0, B0, intercepts, slopes, costs):
-    return 0.5 * A0 * lam**2 + B0 * lam + costs @ np.max(intercepts + lam * slopes, axis=1)
+    """The objective along the line at λ = ``lam``, a number or an array of them."""
+    lam = np.asarray(lam, dtype=float)
+    t = lam.reshape(-1, 1)
+    highest = intercepts[:, 0] + t * slopes[:, 0]
+    for c in range(1, intercepts.shape[1]):  # the max of each example's lines
+        np.maximum(highest, intercepts[:, c] + t * slopes[:, c], out=highest)
+    return (0.5 * A0 * lam**2 + B0 * lam + (highest @ costs).reshape(lam.shape))[()]
 
 
-def assert_minimises(f, lam):
-    """f(lam) is the minimum over λ >= 0 found independently: a dense grid, then
-    golden-section refinement around its best point."""
+def assert_minimises(line, lam):
+    """The minimum of ``line`` = (A0, B0, intercepts, slopes, costs) over λ >= 0 is at
+    ``lam``, as found independently: a dense grid, then golden-section refinement around
+    its best point."""
+    f = lambda t: float(along_line(t, *line))  # noqa: E731
     assert lam >= 0.0
     upper = max(4.0 * lam, 10.0)
     grid = np.linspace(0.0, upper, 4001)
-    values = np.array([f(t) for t in grid])
+    values = np.concatenate(
+        [along_line(grid[i : i + 128], *line) for i in range(0, len(grid), 128)]
+    )
     j = int(np.argmin(values))
     lo, hi = grid[max(j - 1, 0)], grid[min(j + 1, len(grid) - 1)]
     refined = (
@@ -54,7 +64,7 @@ def test_line_search_is_exact(seed, n, k, flat):
     if A0 == 0.0:  # keep the function bounded below: non-decreasing pieces
         B0, slopes = abs(B0), np.abs(slopes)
     lam = line_search(A0, B0, intercepts, slopes, costs)
-    assert_minimises(lambda t: along_line(t, A0, B0, intercepts, slopes, costs), lam)
+    assert_minimises((A0, B0, intercepts, slopes, costs), lam)
 
 
 @settings(max_examples=50, deadline=None)
@@ -74,7 +84,7 @@ def test_binary_line_search_is_exact(seed, n, ties):
     # The same function as a maximum of two lines per example, for the reference.
     intercepts = np.column_stack([np.zeros(n), 1.0 - y * out_from])
     slopes = np.column_stack([np.zeros(n), -y * (out_to - out_from)])
-    assert_minimises(lambda t: along_line(t, A0, B0, intercepts, slopes, costs), lam)
+    assert_minimises((A0, B0, intercepts, slopes, costs), lam)
     assert lam == pytest.approx(line_search(A0, B0, intercepts, slopes, costs), rel=1e-9, abs=1e-12)
 
 
