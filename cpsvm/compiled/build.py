@@ -147,8 +147,14 @@ def compile_part(part: int, numbered_entries, output_dir: str) -> None:
         options_of[dispatcher.py_func] = dispatcher.targetoptions
         signature = _numba_type(returns)(*[_numba_type(t) for t in _split(arguments)])
         cc.export(f"k{number}", signature)(dispatcher.py_func)
+    started = time.perf_counter()
     with _kernel_flags(options_of):
         cc.compile()
+    print(
+        f"{module_name(part)}: {len(numbered_entries)} signatures in "
+        f"{time.perf_counter() - started:.0f} s",
+        file=sys.stderr,
+    )
 
 
 def _split(arguments: str) -> list[str]:
