@@ -361,15 +361,16 @@ def _n_slack(oracle, n_examples, params, batch, callback, should_stop):
         if added_in_pass == 0:
             status = "converged"
             break
-    if status != "converged" and ws.size:
-        # The pass was partial or w moved during it: measure every slack at the final w.
+    if status != "converged":
+        # The pass was partial (or none: w = 0) or w moved during it: measure every slack
+        # at the final w.
         slack_sum = 0.0
         for start in range(0, n_examples, batch):
             rows = np.arange(start, min(n_examples, start + batch))
             offsets, cuts = oracle.separate_rows(alpha, rows)
             for c, cut in zip(offsets, cuts):
                 cross, _ = oracle.gram_row(cut)
-                slack_sum += max(0.0, c - float(cross @ alpha))
+                slack_sum += max(0.0, c - (float(cross @ alpha) if len(alpha) else 0.0))
     xi = slack_sum / n_examples
     return CuttingPlaneResult(
         alpha=alpha,

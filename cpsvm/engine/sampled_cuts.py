@@ -185,6 +185,11 @@ class LinearTimeOracle:
                 if excess > threshold:
                     break
             basis_rows = violators[best]
+            # The offset of the drawn sample, as its vector is (its costs' mean times |I|
+            # for Σ_I cost): its excess c − w·g is then the one drawn for. With unit costs
+            # it is the exact offset, to the bit.
+            mean_cost = float(np.sum(cost[best])) / self.sample_size
+            c = LOSS_SCALE * mean_cost * n_violators / self.n
         beta = DELTA_PSI_SCALE * scale * self.costs[basis_rows] * self.y[basis_rows]
         # The new row of A only matters if the cut can enter the working set.
         A_new = self._row(basis_rows, beta) if self.exact_excess > threshold else None

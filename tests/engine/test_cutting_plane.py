@@ -492,11 +492,6 @@ def test_n_slack_limits_measure_the_returned_w():
     assert result.xi == pytest.approx(max(0.0, np.max(offsets - vectors @ w)), abs=1e-12)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="n_slack stopped before its first constraint returns primal = xi = 0, not the "
-    "objective at its w = 0 (C times the mean loss); one_slack measures it",
-)
 @pytest.mark.parametrize("stop", ["time_limit", "should_stop"])
 def test_n_slack_stopped_before_its_first_constraint_reports_the_objective_at_w_0(stop):
     problem, _, _, C, _ = make_problem("binary", 8)

@@ -514,9 +514,10 @@ def test_constant_time_cuts_average_to_the_exact_cut():
 @pytest.mark.parametrize("weighted", [False, True], ids=["unit", "cost"])
 def test_linear_time_cut_is_exact_when_few_are_wrong_and_unbiased_when_sampled(weighted):
     """Algorithm 3: the exact slack 100·Σ_I cost·(1 − y·score)/n over the examples I with
-    a loss (exact_excess, the stop test), c = 100·Σ_I cost/n, and g the exact cut when
-    |I| ≤ r, else r examples of I with β_j = 100·y_j·cost_j·|I|/(n·r), redrawn until
-    violated beyond the threshold; over every r-subset of I the mean g is the exact."""
+    a loss (exact_excess, the stop test), and the exact cut (c = 100·Σ_I cost/n, g) when
+    |I| ≤ r, else r examples S of I with β_j = 100·y_j·cost_j·|I|/(n·r) and c = 100·Σ_S
+    cost·|I|/(n·r), redrawn until violated beyond the threshold; over every r-subset of I
+    the mean c and g are the exact ones."""
     X, y, costs, K = sampled_setup(17, n=7)
     n = len(y)
     if not weighted:
@@ -538,8 +539,9 @@ def test_linear_time_cut_is_exact_when_few_are_wrong_and_unbiased_when_sampled(w
             c, (basis, beta, A) = oracle.separate(alpha, excess + 1.0)
             assert oracle.draws == draws + 1 and A is None
             assert oracle.exact_excess == pytest.approx(excess, rel=1e-10)
-            assert c == pytest.approx(100.0 * costs[wrong].sum() / n, rel=1e-12)
+            exact_offset = 100.0 * costs[wrong].sum() / n
             if len(wrong) <= r:
+                assert c == pytest.approx(exact_offset, rel=1e-12)
                 np.testing.assert_array_equal(basis, wrong)
                 np.testing.assert_allclose(beta, 100.0 * y[wrong] * costs[wrong] / n)
             else:
@@ -547,21 +549,24 @@ def test_linear_time_cut_is_exact_when_few_are_wrong_and_unbiased_when_sampled(w
                 assert len(basis) == r and set(basis) <= set(wrong)
                 scale = len(wrong) / (n * r)
                 np.testing.assert_allclose(beta, 100.0 * y[basis] * costs[basis] * scale)
-                mean = np.zeros(n)
+                # The offset is the sample's, as its vector is: 100·Σ_S cost·|I|/(n·r).
+                assert c == pytest.approx(100.0 * costs[basis].sum() * scale, rel=1e-12)
+                mean, mean_offset = np.zeros(n), 0.0
                 subsets = list(itertools.combinations(range(len(wrong)), r))
                 for _ in subsets:
-                    _, (basis, beta, _) = oracle.separate(alpha, excess + 1.0)
+                    c, (basis, beta, _) = oracle.separate(alpha, excess + 1.0)
                     mean += expansion_vector(basis, beta, n) / len(subsets)
+                    mean_offset += c / len(subsets)
                 exact = expansion_vector(wrong, 100.0 * y[wrong] * costs[wrong] / n, n)
                 np.testing.assert_allclose(mean, exact, rtol=1e-12, atol=1e-15)
+                assert mean_offset == pytest.approx(exact_offset, rel=1e-12)
             # A threshold below the exact slack: a cut violated beyond it, with its row.
             threshold = 0.5 * excess
             c, cut = oracle.separate(alpha, threshold)
             basis, beta, A = cut
             g = expansion_vector(basis, beta, n)
             np.testing.assert_allclose(A, K @ g, rtol=1e-10, atol=1e-12)
-            if not weighted:  # (with cost: factors, see the next test)
-                assert c - g @ K @ w > threshold
+            assert c - g @ K @ w > threshold
             cross, own = oracle.gram_row(cut)
             np.testing.assert_allclose(cross, np.array(kept).reshape(-1, n) @ K @ g, rtol=1e-10)
             assert own == pytest.approx(g @ K @ g, rel=1e-10)
@@ -572,12 +577,6 @@ def test_linear_time_cut_is_exact_when_few_are_wrong_and_unbiased_when_sampled(w
     assert sampled >= 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LinearTimeOracle redraws until the sample's own excess 100·scale·Σ_chosen "
-    "cost·hinge passes the threshold, but returns the exact offset c = 100·Σ_I cost/n: with "
-    "cost: factors other than 1, c − w·g of the returned cut can be below the threshold",
-)
 def test_linear_time_cut_drawn_past_the_threshold_is_violated_past_it_with_costs():
     """The docstring's "redrawn until it is violated": the returned cut's own violation
     c − w·g exceeds the threshold it was drawn for (holds with unit costs, above)."""

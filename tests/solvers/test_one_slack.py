@@ -275,14 +275,7 @@ def test_progress_bounds_the_optimum_and_stops_return_the_reported_model(algorit
     assert problem.objective(model) == pytest.approx(info.result.primal, rel=1e-9)
 
 
-N_SLACK_AT_ONCE = pytest.mark.xfail(
-    strict=True,
-    reason="-w 0 stopped before its first constraint reports primal 0, not the "
-    "objective of its w = 0 (engine/test_cutting_plane.py)",
-)
-
-
-@pytest.mark.parametrize("algorithm", [pytest.param(0, marks=N_SLACK_AT_ONCE), *ALGORITHMS[1:]])
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_stopped_at_once_the_model_is_w_0_and_its_objective_is_reported(algorithm):
     """Ctrl-C before the first step: w = 0, every example's hinge 1, C·100 reported."""
     problem = case("binary")
