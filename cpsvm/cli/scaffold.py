@@ -217,6 +217,14 @@ STOP_REASONS = {
     "buffer_full": {"ocas": "Has not converged! (cut buffer -s full of active cuts)"},
     "epochs": {"asset": "the epoch cap (--epochs {epochs}) was reached"},
     "interrupted": {"struct": "interrupted (Ctrl-C)"},
+    "precision": {
+        "struct": "the duality gap is within the rounding error of the objective: C times "
+        "the margins is too large for the tolerance to be reached (the model is the best "
+        "point found)",
+        "ocas": "Has not converged! (Q_P-Q_D is within the rounding error of Q_P: C times the "
+        "margins is too large for TolRel or TolAbs to be reached; the model is the best point "
+        "found)",
+    },
 }
 
 
