@@ -11,6 +11,7 @@ import click
 from .common import (
     CONTEXT_SETTINGS,
     FilePath,
+    OutputPath,
     note,
     plot_file_option,
     progress,
@@ -84,7 +85,7 @@ CLASSIFY_VERBOSITY = (
     "output_file",
     required=False,
     default="svm_predictions",
-    type=FilePath(),
+    type=OutputPath(),
 )
 def command(
     verbosity,
