@@ -40,7 +40,7 @@ def read_hmm(raw, name, float32_features):
 
     from ..columns import worth_renumbering
     from ..decoding.viterbi import HmmLayout
-    from ..models import SequenceModel
+    from ..models import SequenceModel, svmlight_floats
     from .svmlight import parse_svmlight_bytes
 
     n_fields = len(_HMM_FIELDS)
@@ -72,6 +72,17 @@ def read_hmm(raw, name, float32_features):
         raise InputError(
             f"expected a valid SVM-hmm header: {e}", source=name, line=field_line[label]
         ) from None
+    # SVMhmm writes size_psi + 1; a header edited to other numbers of tags or emission
+    # features, or other orders, contradicts it (and the weights' indices).
+    if header["highest feature index"] != layout.highest_feature_index:
+        raise InputError(
+            f"expected the highest feature index {layout.highest_feature_index} of "
+            f"{layout.n_tags} classes, {layout.n_features} emission features and orders "
+            f"{layout.trans_order}/{layout.emit_order} (lines 9 to 12), found "
+            f"{header['highest feature index']}: the header contradicts itself",
+            source=name,
+            line=field_line["highest feature index"],
+        )
     n_sv = header["number of support vectors plus 1"] - 1
     if n_sv < 0:
         raise InputError(
@@ -99,7 +110,7 @@ def read_hmm(raw, name, float32_features):
     X = svs.X
     if float32_features:  # svm_hmm_classify keeps the weights read as 32-bit floats
         X = X.copy()
-        X.data = X.data.astype(np.float32).astype(np.float64)
+        X.data = svmlight_floats(X.data)[0]
     if X.nnz and worth_renumbering(layout.size_psi, X.indices):  # huge or hashed indices
         return _hmm_in_distinct_features(
             X, svs.y, layout, header["loss function"], name, field_line

@@ -31,6 +31,11 @@ class BinaryModels:
 
     @staticmethod
     def classify(model, data, X, settings):
+        kernel = getattr(model, "kernel", None)
+        if kernel is not None:  # test values its polynomial kernel cannot raise
+            from ...kernels import check_kernel_values
+
+            check_kernel_values(kernel, data)
         with settings.progress(X.shape[0], "classifying", "ex") as bar:
             decision = model.decision_function(
                 X, progress=bar.update, single_precision=not settings.full_precision
@@ -93,14 +98,27 @@ def report_binary(y, decision, out, regression=False):
     fn = int(np.count_nonzero(positive & ~predicted_positive))
     total = int(np.count_nonzero(labelled))
     correct = int(np.count_nonzero(positive == predicted_positive))
-    precision = 100.0 * tp / (tp + fp) if tp + fp else 0.0
-    recall = 100.0 * tp / (tp + fn) if tp + fn else 0.0
+    # 0/0 is undefined, not 0%: said so (svm_classify would print nan).
+    precision = f"{100.0 * tp / (tp + fp):.2f}%" if tp + fp else "undefined"
+    recall = f"{100.0 * tp / (tp + fn):.2f}%" if tp + fn else "undefined"
+    why = [
+        what
+        for what, empty in (
+            ("precision: no example predicted +1", tp + fp == 0),
+            ("recall: no +1 example", tp + fn == 0),
+        )
+        if empty
+    ]
     print(
         f"Accuracy on test set: {100.0 * correct / total:.2f}% ({correct} correct, "
         f"{total - correct} incorrect, {total} total)",
         file=out,
     )
-    print(f"Precision/recall on test set: {precision:.2f}%/{recall:.2f}%", file=out)
+    print(
+        f"Precision/recall on test set: {precision}/{recall}"
+        + (f" ({'; '.join(why)})" if why else ""),
+        file=out,
+    )
     return True
 
 
