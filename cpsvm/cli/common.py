@@ -109,7 +109,7 @@ def _interrupts():
     import signal
 
     def interrupt(signum, frame):
-        raise Interrupted("interrupted (Ctrl-C)")
+        raise Interrupted("interrupted")
 
     try:
         previous = signal.signal(signal.SIGINT, interrupt)

@@ -142,14 +142,14 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
                 source=name,
                 line=2,
             )
-        # SVMmulticlass writes k·d + 1 (its joint feature space); a header edited to
-        # another number of classes or features contradicts it, and the weights.
-        if dim not in (k * d, k * d + 1):
+        # Class y's weights are at (y-1)·d + 1..y·d: a weight beyond k·d means a header
+        # edited to fewer classes or base features than the weights were written with.
+        if svs.n_features > k * d:
             raise InputError(
-                f"expected the highest feature index {k * d + 1} of {k} classes x {d} base "
-                f"features (lines 2 and 3), found {dim}: the header contradicts itself",
+                f"expected weight indices up to {k * d} ({k} classes x {d} base features, "
+                f"lines 2 and 3), found {svs.n_features}: the header contradicts its weights",
                 source=name,
-                line=[label for label, _ in fields].index("highest feature index") + 2,
+                line=2,
             )
         # k rows of d weights (indices beyond are unused): the distinct base features
         # decide, since zero weights are left out of the file.

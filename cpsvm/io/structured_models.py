@@ -72,17 +72,6 @@ def read_hmm(raw, name, float32_features):
         raise InputError(
             f"expected a valid SVM-hmm header: {e}", source=name, line=field_line[label]
         ) from None
-    # SVMhmm writes size_psi + 1; a header edited to other numbers of tags or emission
-    # features, or other orders, contradicts it (and the weights' indices).
-    if header["highest feature index"] != layout.highest_feature_index:
-        raise InputError(
-            f"expected the highest feature index {layout.highest_feature_index} of "
-            f"{layout.n_tags} classes, {layout.n_features} emission features and orders "
-            f"{layout.trans_order}/{layout.emit_order} (lines 9 to 12), found "
-            f"{header['highest feature index']}: the header contradicts itself",
-            source=name,
-            line=field_line["highest feature index"],
-        )
     n_sv = header["number of support vectors plus 1"] - 1
     if n_sv < 0:
         raise InputError(
@@ -112,9 +101,12 @@ def read_hmm(raw, name, float32_features):
         X = X.copy()
         X.data = svmlight_floats(X.data)[0]
     if X.nnz and worth_renumbering(layout.size_psi, X.indices):  # huge or hashed indices
-        return _hmm_in_distinct_features(
+        model = _hmm_in_distinct_features(
             X, svs.y, layout, header["loss function"], name, field_line
         )
+        _check_highest_index(header, layout, name, field_line)
+        return model
+    _check_highest_index(header, layout, name, field_line)
     check_fits(
         8.0 * layout.size_psi,
         f"the header's {layout.n_tags} tags x {layout.n_features} emission features "
@@ -126,6 +118,21 @@ def read_hmm(raw, name, float32_features):
     if n_sv:
         w[: X.shape[1]] = np.asarray(X.T @ svs.y).ravel()
     return SequenceModel.from_layout(w, layout, loss_id=header["loss function"])
+
+
+def _check_highest_index(header, layout, name, field_line):
+    """SVMhmm writes size_psi + 1 as the highest feature index: a header edited to other
+    numbers of tags or emission features, or other orders, contradicts it (and the
+    weights' places), InputError naming its line."""
+    if header["highest feature index"] != layout.highest_feature_index:
+        raise InputError(
+            f"expected the highest feature index {layout.highest_feature_index} of "
+            f"{layout.n_tags} classes, {layout.n_features} emission features and orders "
+            f"{layout.trans_order}/{layout.emit_order} (lines 9 to 12), found "
+            f"{header['highest feature index']}: the header contradicts itself",
+            source=name,
+            line=field_line["highest feature index"],
+        )
 
 
 def _emission_features(index, layout):

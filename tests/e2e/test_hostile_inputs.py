@@ -673,7 +673,7 @@ def test_model_header_contradicting_its_body(feature_outcomes, name):
     """A multiclass or SVM-hmm model whose header was edited (classes, base or emission
     features, transition order) contradicts its highest feature index: refused with the
     line, nothing predicted."""
-    _refused(1, "the header contradicts itself")(feature_outcomes[name])
+    _refused(1, "the header contradicts")(feature_outcomes[name])
 
 
 def _interrupted_in_cross_validation(module, args, model, delay):
