@@ -7,8 +7,8 @@ model), the same run rounds differently and the model files differ in their last
 digits. A run whose branches all go the same way differs only by that rounding; the
 weights it writes come out of the master QP, solved to a KKT violation of 1e-10 relative
 (cpsvm.engine.qp.DEFAULT_TOL), or of passes and steps that repeat the same updates. So
-REL = 1e-6, four orders above that precision (and above the largest difference measured
-between CPUs, 3e-12 of a model's norm), tells rounding from a different computation;
+REL = 1e-6, four orders above that precision (and far above the differences measured
+between CPUs, README.md), tells rounding from a different computation;
 and it is far inside what the stopping rules guarantee (a gap of 1e-3..1e-2 of the
 objective allows weights sqrt(2·gap) apart, a few percent): a model within REL of the
 recorded one is as good by the solvers' own standard.
