@@ -82,16 +82,25 @@ def _signs(n: int) -> np.ndarray:
     return rows
 
 
+def _norm_and_projections(v):
+    """‖v‖ and the PROJECTIONS projections of v (non-finite entries as 0), summed exactly
+    (math.fsum): the same on every CPU, so that ``--update`` writes the same file
+    wherever the outputs are the same."""
+    finite = np.where(np.isfinite(v), v, 0.0)
+    norm = math.sqrt(math.fsum((finite * finite).tolist()))
+    return norm, [math.fsum((row * finite).tolist()) for row in _signs(len(v))]
+
+
 def fingerprint(text: str) -> dict:
     """What ``--update`` records of an output file, for :func:`compare_file`."""
     skeleton, v = _split(text)
-    finite = np.where(np.isfinite(v), v, 0.0)
+    norm, projections = _norm_and_projections(v)
     return {
         "skeleton": hashlib.sha256(skeleton.encode()).hexdigest(),
         "reals": len(v),
-        "norm": float(np.linalg.norm(finite)),
+        "norm": norm,
         "nonfinite": hashlib.sha256(np.isfinite(v).tobytes()).hexdigest(),
-        "projections": [float(p) for p in _signs(len(v)) @ finite],
+        "projections": projections,
     }
 
 
@@ -107,9 +116,9 @@ def compare_file(name: str, text: str, recorded: dict) -> str | None:
         return f"{name}: {len(v)} real numbers, {recorded['reals']} recorded"
     if hashlib.sha256(np.isfinite(v).tobytes()).hexdigest() != recorded["nonfinite"]:
         return f"{name}: non-finite numbers where none were recorded (or the reverse)"
-    finite = np.where(np.isfinite(v), v, 0.0)
-    norm, scale = float(np.linalg.norm(finite)), max(recorded["norm"], 1e-300)
-    drift = np.asarray(recorded["projections"]) - _signs(len(v)) @ finite
+    norm, projections = _norm_and_projections(v)
+    scale = max(recorded["norm"], 1e-300)
+    drift = np.asarray(recorded["projections"]) - np.asarray(projections)
     distance = math.sqrt(float(np.mean(drift**2))) if len(drift) else 0.0
     if abs(norm - recorded["norm"]) > REL * scale or distance > REL * scale:
         return (
