@@ -155,7 +155,8 @@ def _one_slack(oracle, params, callback, should_stop, working_set):
         if exact:
             found = oracle.separate(alpha, xi_ws + params.epsilon)
         c, cut = found
-        cross, self_product = oracle.gram_row(cut)
+        with np.errstate(over="ignore"):  # an overflowing cut is refused just below
+            cross, self_product = oracle.gram_row(cut)
         check_cut(params.C, self_product)
         t_oracle += time.perf_counter() - t0
         w_dot_g = float(cross @ alpha) if len(alpha) else 0.0

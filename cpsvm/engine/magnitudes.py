@@ -42,8 +42,8 @@ class CTooLarge(OptionError):
             text = f"expected a C at most {factor:.3g} times the one given ({why})"
         elif factor > 0:
             text = f"expected C <= {C * factor:.3g} for this data, got {C:g} ({why})"
-        else:
-            text = f"no C can be trained on this data ({why})"
+        else:  # the bound itself overflowed: no factor to give
+            text = f"expected a smaller C for this data, got {C:g} ({why})"
         super().__init__(text)
 
 
@@ -64,8 +64,10 @@ def check_cut(C: float, self_product: float) -> None:
     NORM_LIMIT."""
     norm = math.sqrt(self_product) if self_product >= 0 else math.nan
     if not C * norm <= NORM_LIMIT:
+        if not 0 < norm < math.inf:
+            raise CTooLarge(0.0, "a cut's squared norm overflows double precision")
         raise CTooLarge(
-            NORM_LIMIT / norm / C if 0 < norm < math.inf else 0.0,
+            NORM_LIMIT / norm / C,
             f"C times a cut's norm, a bound on |w|, would be {C * norm:.3g}, past "
             f"{NORM_LIMIT:g}, and |w|^2 overflow",
         )
