@@ -28,3 +28,10 @@ class Terminated(BaseException):
     """SIGTERM, where a command handles it (while a Dask session is open): it unwinds
     like Ctrl-C, so that cleanup runs (a local cluster's processes, its scratch
     directory); the command then exits 143 (128 + SIGTERM) with one line."""
+
+
+class Interrupted(BaseException):
+    """Ctrl-C, raised where it is safe: between two compiled-kernel calls (a
+    KeyboardInterrupt raised inside one surfaces as numba's SystemError), or by the
+    commands' own handler. Not a KeyboardInterrupt, which click would answer with a line
+    of its own: the commands exit 130 with this one's text as their one line."""

@@ -67,5 +67,35 @@ class Kernel:
         return np.tanh(dots, out=dots)
 
 
+# |k(x, x)| at most this: the linear kernel's bound for feature values up to 1e150 (the
+# readers' limit), so that sums and products of kernel values stay finite.
+KERNEL_VALUE_LIMIT = 1e300
+
+
+def check_kernel_values(kernel: Kernel, dataset) -> None:
+    """InputError naming the example (its file and line) whose polynomial kernel values
+    would overflow: |(s a.b + r)^d| <= (|s|·max(|a|², |b|²) + |r|)^d, so each example's
+    (|s|·|x|² + |r|)^d at most KERNEL_VALUE_LIMIT keeps every kernel value finite. The
+    other kernels are bounded (RBF, sigmoid) or covered by the readers' limit (linear)."""
+    if kernel.kind != POLYNOMIAL or kernel.degree < 1 or dataset.X.shape[0] == 0:
+        return
+    with np.errstate(over="ignore", invalid="ignore"):
+        bound = abs(kernel.coef_lin) * _sq_norms(dataset.X) + abs(kernel.coef_const)
+        largest = int(np.argmax(bound))
+        value = float(np.power(bound[largest], float(kernel.degree)))
+    if not value <= KERNEL_VALUE_LIMIT:
+        root = (KERNEL_VALUE_LIMIT ** (1.0 / kernel.degree) - abs(kernel.coef_const)) / max(
+            abs(kernel.coef_lin), 1e-300
+        )
+        raise InputError(
+            f"expected feature values the polynomial kernel (-t 1 -d {kernel.degree}) can "
+            f"raise to its power: (|s|*|x|^2 + |r|)^d = {value:.3g} for this example, past "
+            f"{KERNEL_VALUE_LIMIT:g} (|x|^2 up to {max(root, 0.0):.3g} with -s "
+            f"{kernel.coef_lin:g} -r {kernel.coef_const:g})",
+            source=dataset.source,
+            line=dataset.line_of(largest),
+        )
+
+
 def _sq_norms(A) -> np.ndarray:
     return np.asarray(A.multiply(A).sum(axis=1), dtype=np.float64).ravel()

@@ -23,6 +23,24 @@ from .kernels import Kernel
 _KERNEL_BLOCK_ROWS = 2048
 
 
+_FLOAT32 = np.finfo(np.float32)
+
+
+def svmlight_floats(values):
+    """``values`` as SVMlight stores them, 32-bit floats, except those a 32-bit float
+    cannot hold (beyond its largest, or non-zero below its smallest normal number: inf,
+    or a subnormal or 0): kept in double precision, where rounding them would turn a
+    right answer into nan or 0. Returns (the values as float64, a mask of those kept)."""
+    values = np.asarray(values, dtype=np.float64)
+    size = np.abs(values)
+    kept = (size > _FLOAT32.max) | ((size < _FLOAT32.smallest_normal) & (values != 0))
+    with np.errstate(over="ignore"):
+        rounded = values.astype(np.float32).astype(np.float64)
+    if kept.any():
+        rounded[kept] = values[kept]
+    return rounded, kept
+
+
 def fit_columns(X, n_features: int, feature_ids=None):
     """X in a model's columns: with ``feature_ids`` (the model's original indices) each
     column renumbered to its position there, else exactly ``n_features`` columns; the

@@ -95,18 +95,16 @@ def test_row_kernel_real_valued_rows_in_several_batches_and_blocks(kernel, blas)
 
 
 def test_row_kernel_results_do_not_depend_on_the_thread_count(a9a):
-    import numba
+    from cpsvm.threads import max_threads, thread_count
 
-    if numba.config.NUMBA_NUM_THREADS < 2:
+    if max_threads() < 2:
         pytest.skip("one thread only")
     data = a9a
     rng = np.random.default_rng(7)
     basis, beta = rng.choice(data.n_examples, 90), rng.standard_normal(90)
     results = []
-    before = numba.get_num_threads()
-    try:
-        for threads in (1, 2):
-            numba.set_num_threads(threads)
+    for threads in (1, 2):
+        with thread_count(threads):
             for bits in (True, False):
                 rk = RowKernel(data.X, Kernel(2, gamma=0.05))
                 rk.BITSETS = bits
@@ -116,8 +114,6 @@ def test_row_kernel_results_do_not_depend_on_the_thread_count(a9a):
                         rk.matrix(np.arange(700), basis).tobytes(),
                     )
                 )
-    finally:
-        numba.set_num_threads(before)
     assert results[0] == results[2] and results[1] == results[3]
 
 

@@ -13,6 +13,7 @@ from .common import (
     CONTEXT_SETTINGS,
     Checked,
     FilePath,
+    OutputPath,
     note,
     positive,
     progress,
@@ -334,7 +335,7 @@ class AssetMonitor:
 @version_option("Lee & Wright's ASSET, with SVMlight's -c, -z, -w and kernel flags")
 @selection_options("folds stratified by class; -z r: not stratified")
 @click.argument("example_file", type=FilePath())
-@click.argument("model_file", type=FilePath(), required=False)
+@click.argument("model_file", type=OutputPath(), required=False)
 def command(
     C,
     lam,
@@ -402,7 +403,7 @@ def command(
     )
     if method == "gd" and validation_file is not None:
         raise OptionError("--method gd takes no --validate")
-    check_model_file(model_file, cv_folds, c_path)
+    check_model_file(model_file, cv_folds, c_path, trace_path)
     validate_options(params)
     with thread_count(threads):
         data = read_examples(example_file)

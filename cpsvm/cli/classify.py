@@ -11,6 +11,7 @@ import click
 from .common import (
     CONTEXT_SETTINGS,
     FilePath,
+    OutputPath,
     note,
     plot_file_option,
     progress,
@@ -84,7 +85,7 @@ CLASSIFY_VERBOSITY = (
     "output_file",
     required=False,
     default="svm_predictions",
-    type=FilePath(),
+    type=OutputPath(),
 )
 def command(
     verbosity,
@@ -161,7 +162,10 @@ def command(
     handler.load(model)
     if verbosity >= 2:
         note(f"Reading model...OK. ({handler.describe(model)})")
-    X = None if read is not None else _features(data, model, full_precision, verbosity)
+    X = None
+    if read is None:
+        X, outside = _features(data, model, full_precision, verbosity)
+        settings.full_precision = full_precision or outside
 
     started = time.process_time()
     # A handler that can draw its scores (--plot) returns how, third.
@@ -210,14 +214,27 @@ def _refuse_settings(handlers, **given):
 def _features(data, model, full_precision, verbosity):
     """The test examples' features as the model sees them: rounded to 32-bit floats as
     SVMlight stores them (unless --double), those above the model's highest index ignored
-    (said)."""
+    (said). A value a 32-bit float cannot hold (the readers take up to 1e150) is kept in
+    double precision and the run computes in double, as with --double (said), rather
+    than turning a decision value into nan. Returns (X, whether that happened)."""
     import numpy as np
 
+    from ..models import highest_index, svmlight_floats
+
     X = data.X
+    outside = False
     if not full_precision:
         X = X.copy()
-        X.data = X.data.astype(np.float32).astype(np.float64)
-    from ..models import highest_index
+        X.data, kept = svmlight_floats(X.data)
+        outside = bool(kept.any())
+        if outside and verbosity >= 1:
+            first = int(np.searchsorted(X.indptr, int(np.argmax(kept)), "right")) - 1
+            line = data.line_of(first)
+            note(
+                f"Note: {int(np.count_nonzero(kept))} feature values beyond what a 32-bit "
+                f"float holds (the first on line {line} of {data.source}) kept in double "
+                "precision; the decision values computed in double precision, as with --double"
+            )
 
     highest = highest_index(model)  # the model maps the file's indices to its columns
     if highest and X.shape[1] > highest and verbosity >= 1:
@@ -227,7 +244,7 @@ def _features(data, model, full_precision, verbosity):
                 f"Note: {ignored} feature values above the model's highest feature index "
                 f"({highest}) ignored"
             )
-    return X
+    return X, outside
 
 
 def main(argv=None):

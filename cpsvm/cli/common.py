@@ -13,12 +13,13 @@ numpy, scipy, numba, tqdm and the library are imported where they are used.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
 import click
 
-from ..errors import InputError, OptionError, Terminated
+from ..errors import InputError, Interrupted, OptionError, Terminated
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "-?", "--help"], "max_content_width": 100}
 
@@ -44,7 +45,8 @@ def run(command: click.Command, argv=None, prog_name=None) -> None:
     prog = prog_name or command.name
     configure_process()
     try:
-        rv = command.main(args=argv, prog_name=prog, standalone_mode=False)
+        with _interrupts():
+            rv = command.main(args=argv, prog_name=prog, standalone_mode=False)
     except click.UsageError as e:
         _fail(prog, f"{e.format_message()} (see '{prog} -h')", EXIT_USAGE)
     except OptionError as e:
@@ -53,6 +55,8 @@ def run(command: click.Command, argv=None, prog_name=None) -> None:
         _fail(prog, str(e), EXIT_INPUT_ERROR)
     except click.ClickException as e:
         _fail(prog, e.format_message(), e.exit_code)
+    except Interrupted as e:
+        _fail(prog, str(e) or "interrupted", EXIT_INTERRUPTED)
     except (click.Abort, KeyboardInterrupt):
         _fail(prog, "interrupted", EXIT_INTERRUPTED)
     except Terminated:
@@ -79,7 +83,46 @@ def run(command: click.Command, argv=None, prog_name=None) -> None:
         )
     except RecursionError:
         _fail(prog, "the input is nested too deeply to process (Python's recursion limit)", 1)
+    except SystemError as e:
+        # Ctrl-C raised while a compiled kernel's result was being returned: numba's
+        # dispatcher reports the interrupt as the cause of a SystemError.
+        interrupt = _interrupt_behind(e)
+        if interrupt is None:
+            raise
+        _fail(prog, str(interrupt) or "interrupted", EXIT_INTERRUPTED)
     sys.exit(rv or 0)
+
+
+@contextlib.contextmanager
+def _interrupts():
+    """While the command runs, Ctrl-C raises Interrupted (where the training loops do
+    not defer it, cpsvm.cli.scaffold.StopOnInterrupt): click would answer a
+    KeyboardInterrupt with an empty line of its own. The caller's handler is restored."""
+    import signal
+
+    def interrupt(signum, frame):
+        raise Interrupted("interrupted")
+
+    try:
+        previous = signal.signal(signal.SIGINT, interrupt)
+    except ValueError:  # not the main thread: the caller's Ctrl-C stays as it is
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _interrupt_behind(error: BaseException):
+    """The Ctrl-C (Interrupted or KeyboardInterrupt) an error was caused by, or None."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, (Interrupted, KeyboardInterrupt)):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
 
 
 def _fail(prog: str, message: str, code: int):
@@ -146,9 +189,11 @@ def plot_file_option(what: str):
     def check(ctx, param, value):
         if value is None or ctx.resilient_parsing:
             return value
+        from ..io.atomic import check_output_folder
         from ..plotting import check_plot_path
 
         check_plot_path(value)
+        check_output_folder(value)
         return value
 
     return click.option(
@@ -214,6 +259,18 @@ class FilePath(click.Path):
         if value == "":
             self.fail("expected a file name (or - for standard input/output), got ''", param, ctx)
         return super().convert(value, param, ctx)
+
+
+class OutputPath(FilePath):
+    """A file the command writes (``-``: standard output): its folder must exist, checked
+    as the command line is read, before anything is read or trained."""
+
+    def convert(self, value, param, ctx):
+        value = super().convert(value, param, ctx)
+        from ..io.atomic import check_output_folder
+
+        check_output_folder(value)
+        return value
 
 
 def positive(what: str) -> Checked:

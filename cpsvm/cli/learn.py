@@ -20,6 +20,7 @@ from .common import (
     CONTEXT_SETTINGS,
     FilePath,
     IntChoice,
+    OutputPath,
     positive,
     run,
     validate_options,
@@ -249,7 +250,7 @@ def _c_unless_baseline(ctx, param, value):
     "class for binary and multiclass"
 )
 @click.argument("example_file", type=FilePath())
-@click.argument("model_file", type=FilePath(), required=False)
+@click.argument("model_file", type=OutputPath(), required=False)
 def command(
     C,
     epsilon,
@@ -325,7 +326,7 @@ def command(
         time_limit=time_limit,
         margin_bounds=margin_bounds,
     )
-    check_model_file(model_file, cv_folds, c_path)
+    check_model_file(model_file, cv_folds, c_path, trace_path)
     refuse(
         cv_folds,
         c_path,
@@ -396,11 +397,11 @@ def _selected_c(data, entry, params, cv_folds, c_path, seed, verbosity, report, 
         raise OptionError(f"--cv and --c-path: the {entry.name} problem has no measure to judge by")
     loss_id = entry.loss_of(params.loss_id)
 
-    def make_path(part):
+    def make_path(part, should_stop):
         path = StructPath(part, params)
 
         def fit(C):
-            model, info = path.fit(C)
+            model, info = path.fit(C, should_stop=should_stop)
             return Fit(model, info.result.iterations, info.result.cuts_added)
 
         return fit

@@ -13,6 +13,7 @@ from .common import (
     Checked,
     FilePath,
     IntChoice,
+    OutputPath,
     non_negative,
     run,
     validate_options,
@@ -168,7 +169,7 @@ def read_costs(path):
 @margin_bounds_option("Binary problems (-m 1); default 0.")
 @selection_options("folds stratified by class")
 @click.argument("example_file", type=FilePath())
-@click.argument("model_file", type=FilePath(), required=False)
+@click.argument("model_file", type=OutputPath(), required=False)
 def command(
     C,
     cost_file,
@@ -225,7 +226,7 @@ def command(
     params.margin_bounds = margin_bounds
     validate_options(params)
     worker_timeout = check_worker_timeout(scheduler, worker_timeout)
-    check_model_file(model_file, cv_folds, c_path)
+    check_model_file(model_file, cv_folds, c_path, trace_path)
     refuse(
         cv_folds,
         c_path,
@@ -345,11 +346,11 @@ def _selected_c(data, params, cv_folds, c_path, seed, verbosity, report, plot_fi
     entry = choose_entry(data, params.problem)
     n_classes = int(np.max(data.y)) if entry.name == "multiclass" else None
 
-    def make_path(part):
+    def make_path(part, should_stop):
         path = OcasPath(part, params, n_classes)
 
         def fit(C):
-            model, info = path.fit(C)
+            model, info = path.fit(C, should_stop=should_stop)
             return Fit(model, info.result.iterations, getattr(info.result, "cuts_added", 0))
 
         return fit

@@ -10,6 +10,7 @@ from .common import (
     CONTEXT_SETTINGS,
     Checked,
     FilePath,
+    OutputPath,
     note,
     positive,
     run,
@@ -118,7 +119,7 @@ class SampledMonitor(TrainingMonitor):
 @version_option("SVM-perf V3.00's command line (Yu & Joachims' sampled cuts)")
 @selection_options("folds stratified by class")
 @click.argument("example_file", type=FilePath())
-@click.argument("model_file", type=FilePath(), required=False)
+@click.argument("model_file", type=OutputPath(), required=False)
 def command(
     C,
     epsilon,
@@ -166,7 +167,7 @@ def command(
         seed=seed,
         time_limit=time_limit,
     )
-    check_model_file(model_file, cv_folds, c_path)
+    check_model_file(model_file, cv_folds, c_path, trace_path)
     validate_options(params)
     with thread_count(threads):
         data = read_examples(example_file)

@@ -16,14 +16,14 @@ import sys
 
 import click
 
-from ..errors import InputError, OptionError
+from ..errors import InputError, Interrupted, OptionError
 from .common import (
     EXIT_INTERRUPTED,
     Checked,
     IntChoice,
+    OutputPath,
     note,
     plot_file_option,
-    positive,
     progress,
 )
 
@@ -38,23 +38,32 @@ LEARNER_VERBOSITY = (
 
 
 def c_option(help: str, **settings):
-    """-c, the trade-off C (> 0); ``settings`` are click's (default, required, callback);
-    the conventions differ by the tool each command follows, so ``help`` says which."""
-    return click.option("-c", "C", type=positive("C"), help=help, **settings)
+    """-c, the trade-off C (finite, > 0); ``settings`` are click's (default, required,
+    callback); the conventions differ by the tool each command follows, so ``help`` says
+    which. How large a finite C the data allow, the solvers say (cpsvm.engine.magnitudes)."""
+    finite = Checked(float, lambda v: 0 < v < math.inf, "a finite C > 0")
+    return click.option("-c", "C", type=finite, help=help, **settings)
 
 
 def seed_option(help: str):
-    return click.option("--seed", type=int, default=0, show_default=True, help=help)
+    return click.option(
+        "--seed",
+        type=Checked(int, lambda v: v >= 0, "--seed >= 0"),
+        default=0,
+        show_default=True,
+        help=help + " Any integer >= 0.",
+    )
 
 
 def trace_option(columns: str):
-    """--trace FILE: one TSV row per iteration (or check); ``columns`` names them."""
+    """--trace FILE: one TSV row per iteration (or check) of the training that writes the
+    model; ``columns`` names them."""
     return click.option(
         "--trace",
         "trace_path",
-        type=click.Path(dir_okay=False),
+        type=OutputPath(),
         default=None,
-        help=f"Write one TSV row per {columns}.",
+        help=f"Write one TSV row per {columns} of the training that writes MODEL_FILE.",
     )
 
 
@@ -217,6 +226,14 @@ STOP_REASONS = {
     "buffer_full": {"ocas": "Has not converged! (cut buffer -s full of active cuts)"},
     "epochs": {"asset": "the epoch cap (--epochs {epochs}) was reached"},
     "interrupted": {"struct": "interrupted (Ctrl-C)"},
+    "precision": {
+        "struct": "the duality gap is within the rounding error of the objective: C times "
+        "the margins is too large for the tolerance to be reached (the model is the best "
+        "point found)",
+        "ocas": "Has not converged! (Q_P-Q_D is within the rounding error of Q_P: C times the "
+        "margins is too large for TolRel or TolAbs to be reached; the model is the best point "
+        "found)",
+    },
 }
 
 
@@ -235,8 +252,14 @@ class StopOnInterrupt:
     """Ctrl-C asks the learner to stop after its current iteration; a second one aborts.
 
     Used as ``with StopOnInterrupt() as stop: train(..., should_stop=stop)``; the
-    learner then writes the model it has (a valid one) and exits 130.
+    learner then writes the model it has (a valid one) and exits 130. The handler only
+    records the request (and says ``message``, unless None): a KeyboardInterrupt raised
+    while a compiled kernel runs would surface as numba's SystemError, so the loops ask
+    ``stop()`` between their kernel calls.
     """
+
+    def __init__(self, message="Interrupt: stopping after this iteration (Ctrl-C again to abort)"):
+        self.message = message
 
     def __enter__(self):
         import signal
@@ -247,9 +270,10 @@ class StopOnInterrupt:
 
     def _handle(self, signum, frame):
         if self.requested:
-            raise KeyboardInterrupt
+            raise Interrupted("interrupted (Ctrl-C twice): stopped at once, nothing written")
         self.requested = True
-        note("Interrupt: stopping after this iteration (Ctrl-C again to abort)")
+        if self.message is not None:
+            note(self.message)
 
     def __call__(self) -> bool:
         return self.requested

@@ -56,10 +56,16 @@ def wanted(cv_folds, c_path) -> bool:
     return cv_folds is not None or c_path is not None
 
 
-def check_model_file(model_file, cv_folds, c_path):
-    """MODEL_FILE is optional only with --cv or --c-path."""
+def check_model_file(model_file, cv_folds, c_path, trace_path=None):
+    """MODEL_FILE is optional only with --cv or --c-path; --trace traces the training
+    that writes it, so without it there is nothing to trace."""
     if model_file is None and not wanted(cv_folds, c_path):
         raise click.UsageError("Missing argument 'MODEL_FILE'.")
+    if model_file is None and trace_path is not None:
+        raise OptionError(
+            "--trace writes the iterations of the training of MODEL_FILE: with --cv or "
+            "--c-path and no MODEL_FILE nothing is trained at the end (give MODEL_FILE)"
+        )
 
 
 def refuse(cv_folds, c_path, *reasons):
@@ -80,32 +86,44 @@ def path_picture(plot_file, c_path, model_file):
 
 def select_c(
     data, entry, C, cv_folds, c_path, seed, make_path, verbosity, out, *, loss_id=None,
-    plot_file=None, prog="",
+    plot_file=None, prog="", strata=True, measure=None,
 ):  # fmt: skip
     """Cross-validate at -c (``--cv``) or along ``--c-path``; print the figures to ``out``,
     draw the path to ``plot_file`` if given, and return the C to train the model at (the
-    best one on a path, else -c)."""
+    best one on a path, else -c). ``make_path(part, should_stop)`` gives a fold's path;
+    Ctrl-C stops the fold's training at its next iteration and ends the command (exit 130,
+    nothing written). ``strata``: False for folds that are not stratified (regression);
+    ``measure(model, held-out part)``: the figures, by default the problem's."""
     from ..selection.folds import assign_folds
     from ..selection.grid import parse_values
     from ..selection.path import best_point, cross_validate
+    from .scaffold import StopOnInterrupt
 
     values = parse_values(c_path) if c_path is not None else [C]
     k = cv_folds or DEFAULT_FOLDS
-    units, strata = entry.cv_units(data)
-    folds = assign_folds(k, data.n_examples, units, strata, seed, data.source)
-    if verbosity >= 1:
-        how = "stratified by class" if strata is not None else "whole units"
-        print(
-            f"Cross-validation: {k} folds ({how}, seed {seed}), {len(values)} value"
-            f"{'s' if len(values) > 1 else ''} of C",
-            file=out,
-        )
+    units, classes = entry.cv_units(data)
+    classes = classes if strata else None
+    folds = assign_folds(k, data.n_examples, units, classes, seed, data.source)
 
-    def measure(model, test):
-        return entry.cv_measure(model, test, loss_id)
+    if measure is None:
 
-    with progress(k * len(values), verbosity, "cross-validation", "fit") as bar:
-        points = cross_validate(data, folds, values, make_path, measure, bar.update)
+        def measure(model, test):
+            return entry.cv_measure(model, test, loss_id)
+
+    # The interrupt only asks; the trainings end their iteration, and cross_validate
+    # raises between two of them, never inside a compiled kernel.
+    with (
+        StopOnInterrupt(message=None) as stop,
+        progress(k * len(values), verbosity, "cross-validation", "fit") as bar,
+    ):
+        if verbosity >= 1:
+            how = "stratified by class" if classes is not None else "whole units"
+            print(
+                f"Cross-validation: {k} folds ({how}, seed {seed}), {len(values)} value"
+                f"{'s' if len(values) > 1 else ''} of C",
+                file=out,
+            )
+        points = cross_validate(data, folds, values, make_path, measure, bar.update, stop)
     best = best_point(points)
     if verbosity >= 1:
         if len(points) == 1:
@@ -113,14 +131,16 @@ def select_c(
         else:
             _print_path(points, out)
         name = best.names()[0]
+        figure = f"{_shown(name, best.mean())} +- {_shown(name, best.sd())}"
         print(
-            f"Best C: {best.C:g} ({name} {_shown(name, best.mean())} +- "
-            f"{_shown(name, best.sd())}, {k} folds)"
+            f"Best C: {best.C:g} ({name} {figure}, {_over(best, 0, k)})"
             if len(points) > 1
-            else f"Cross-validated {name}: {_shown(name, best.mean())} +- "
-            f"{_shown(name, best.sd())} at C = {best.C:g}",
+            else f"Cross-validated {name}: {figure} at C = {best.C:g}"
+            + (f" ({_over(best, 0, k)})" if best.left_out() else ""),
             file=out,
         )
+        for line in _left_out_notes(points, k):
+            print(line, file=out)
     if plot_file is not None:
         from ..plotting import plot_path
 
@@ -133,13 +153,47 @@ def select_c(
 
 
 def _shown(name, value) -> str:
+    if value != value:
+        return "undefined"
     return f"{value:.4f}" if name.startswith(_PLAIN) else f"{value:.2f}%"
+
+
+def _over(point, i, k) -> str:
+    """Over how many folds figure ``i``'s mean is taken."""
+    left = point.left_out(i)
+    return f"{k} folds" if not left else f"over {k - left} of {k} folds, {left} left out"
+
+
+def _left_out_notes(points, k) -> list:
+    """A line per figure that is undefined on some folds: how many were left out of its
+    means, and why."""
+    lines = []
+    for i, name in enumerate(points[0].names()):
+        counts = [p.left_out(i) for p in points]
+        if not any(counts):
+            continue
+        why = next((p.why(i) for p in points if p.why(i)), "")
+        where = (
+            f"on {counts[0]} of the {k} held-out folds"
+            if len(set(counts)) == 1
+            else f"on {min(counts)} to {max(counts)} of the {k} held-out folds, by C"
+        )
+        lines.append(
+            f"Note: {name} is undefined {where}{f' ({why})' if why else ''}: left out of its "
+            "mean and sd, not counted as 0"
+        )
+    return lines
 
 
 def _print_folds(point, out):
     names = point.names()
     for f, figures in enumerate(point.figures, 1):
-        print(f"Fold {f}: " + "  ".join(f"{n} {_shown(n, v)}" for n, v, _ in figures), file=out)
+        shown = []
+        for figure in figures:
+            n, v = figure[0], figure[1]
+            why = figure[3] if v != v and len(figure) > 3 and figure[3] else ""
+            shown.append(f"{n} {_shown(n, v)}" + (f" ({why})" if why else ""))
+        print(f"Fold {f}: " + "  ".join(shown), file=out)
     print(
         "Mean +- sd: "
         + "  ".join(
@@ -168,22 +222,27 @@ def _print_path(points, out):
 
 def select_c_cold(data, params, train, cv_folds, c_path, seed, verbosity, out, plot_file, prog):
     """select_c for a binary learner without warm starts (sampled_learn, asset_learn):
-    each value of each fold trained by ``train(dataset, params)`` from scratch."""
+    each value of each fold trained by ``train(dataset, params)`` from scratch. A
+    regression (asset_learn -z r) is judged by the RMSE on folds that are not stratified."""
     import dataclasses
 
     from ..problems.registry import problem_entry
     from ..selection.path import Fit
 
-    def make_path(part):
+    def make_path(part, should_stop):
         def fit(C):
-            model, info = train(part, dataclasses.replace(params, C=C))
+            model, info = train(part, dataclasses.replace(params, C=C), should_stop=should_stop)
             r = info.result
             return Fit(model, getattr(r, "iterations", 0), getattr(r, "cuts_added", 0))
 
         return fit
 
     entry = problem_entry("binary")
+    regression = getattr(params, "task", "classification") == "regression"
+    measure = None
+    if regression:
+        from ..problems.binary.report import cv_regression_figures as measure
     return select_c(
         data, entry, params.C, cv_folds, c_path, seed, make_path, verbosity, out,
-        plot_file=plot_file, prog=prog,
+        plot_file=plot_file, prog=prog, strata=not regression, measure=measure,
     )  # fmt: skip

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..conventions import LOSS_SCALE, PERF_ERROR_RATE, PSI_SCALE
 from ..engine.cutting_plane import CuttingPlaneParams, Progress, one_slack
+from ..engine.magnitudes import c_bound
 from ..engine.working_set import CutWorkingSet
 from ..errors import InputError, OptionError
 from ..problems.labels import check_class_count
@@ -194,6 +195,11 @@ def _finish(kind, algorithm, data, oracle, result, started, w, notes=()):
 
 def train_ocas(data: ShardedData, params, *, callback=None, should_stop=None):
     """ocas_learn on the cluster; ``params`` an :class:`cpsvm.solvers.ocas.OcasParams`."""
+    with c_bound(params.C):  # a C too large for the data named as the user's -c
+        return _train_ocas(data, params, callback, should_stop)
+
+
+def _train_ocas(data, params, callback, should_stop):
     params.validate()
     if params.example_costs is not None:
         raise OptionError(
@@ -272,6 +278,11 @@ def refuse_struct_options(params, basis_method) -> int:
 def train_struct(data: ShardedData, params, *, callback=None, should_stop=None):
     """cp_learn -w 3 / -w 9 on the cluster, linear; ``params`` a
     :class:`cpsvm.solvers.one_slack.StructParams`."""
+    with c_bound(params.C):
+        return _train_struct(data, params, callback, should_stop)
+
+
+def _train_struct(data, params, callback, should_stop):
     params.validate()
     kind = choose_kind(data, params.problem)
     entry = problem_entry(kind)

@@ -19,6 +19,8 @@ Oracle protocol::
     oracle.primal                                 optional: the objective at the oracle's own
                                                   best point (OCAS's w_b), used as the primal
                                                   bound instead of the cut's
+    oracle.rounding                               optional: how precisely that objective is
+                                                  known (cpsvm.engine.magnitudes)
     oracle.separate_cached(alpha, threshold) -> (c, cut) or None
                                                   a cut from the constraint cache that is
                                                   violated by more than ``threshold``
@@ -28,7 +30,10 @@ Oracle protocol::
 
 Stopping: the cut is violated by at most ε beyond the working set's ξ (SVMstruct), or
 the gap primal − dual is at most ``tol_abs`` or ``tol_rel``·|primal|, or the primal is at
-most ``qp_bound`` (libocas's TolAbs, TolRel, QPBound).
+most ``qp_bound`` (libocas's TolAbs, TolRel, QPBound). When the oracle says how precisely
+its primal is known, a gap within that rounding error ends the run as "precision": at a
+C that huge the tolerance cannot be seen to be reached. A C whose cuts would make |w|
+overflow is refused (cpsvm.engine.magnitudes.CTooLarge) before its cut is used.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..threads import thread_count
+from .magnitudes import check_cut
 from .working_set import CutWorkingSet
 
 
@@ -78,7 +84,8 @@ class Progress:
 @dataclass
 class CuttingPlaneResult:
     alpha: np.ndarray
-    status: str  # converged | max_iterations | time_limit | interrupted | buffer_full
+    status: str  # converged | max_iterations | time_limit | interrupted | buffer_full |
+    # precision (the gap is within the rounding error of the primal)
     iterations: int
     primal: float
     dual: float
@@ -148,7 +155,9 @@ def _one_slack(oracle, params, callback, should_stop, working_set):
         if exact:
             found = oracle.separate(alpha, xi_ws + params.epsilon)
         c, cut = found
-        cross, self_product = oracle.gram_row(cut)
+        with np.errstate(over="ignore"):  # an overflowing cut is refused just below
+            cross, self_product = oracle.gram_row(cut)
+        check_cut(params.C, self_product)
         t_oracle += time.perf_counter() - t0
         w_dot_g = float(cross @ alpha) if len(alpha) else 0.0
         excess = getattr(oracle, "exact_excess", None) if exact else None
@@ -161,6 +170,21 @@ def _one_slack(oracle, params, callback, should_stop, working_set):
             best_primal = getattr(oracle, "primal", best_primal)
             if ws.size and _gap_closed(best_primal, dual, params):
                 status = "converged"
+                _report(
+                    callback,
+                    iteration,
+                    best_primal,
+                    dual,
+                    violation,
+                    ws,
+                    oracle,
+                    started,
+                    t_qp,
+                    t_oracle,
+                )
+                break
+            if ws.size and best_primal - dual <= getattr(oracle, "rounding", -math.inf):
+                status = "precision"
                 _report(
                     callback,
                     iteration,
@@ -328,6 +352,7 @@ def _n_slack(oracle, n_examples, params, batch, callback, should_stop):
             added = 0
             for i, c, cut in zip(rows, offsets, cuts):
                 cross, self_product = oracle.gram_row(cut)
+                check_cut(params.C, self_product)
                 excess = c - (float(cross @ alpha) if len(alpha) else 0.0)
                 slack_sum += max(0.0, excess)
                 if excess - group_xi[i] > params.epsilon:

@@ -533,8 +533,8 @@ def _inputs(X, costs, params):
     n = X.shape[0]
     costs = np.asarray(costs, dtype=np.float64)
     costs = np.full(n, float(costs)) if costs.ndim == 0 else costs
-    if costs.shape != (n,) or not np.all(costs > 0):
-        raise ValueError(f"expected {n} costs C_i > 0")
+    if costs.shape != (n,) or not np.all((costs > 0) & (costs < math.inf)):
+        raise ValueError(f"expected {n} finite costs C_i > 0")
     return X, costs, params
 
 

@@ -59,6 +59,7 @@ import scipy.sparse as sp
 from ..compiled import njit
 from ..sparse_ops import first_identical_rows
 from .hinge import hinge_cut, hinge_excess, hinge_labels, multiclass_most_violated
+from .magnitudes import objective_rounding
 from .oracles import LinearCutOracle
 
 
@@ -355,6 +356,22 @@ class OcasOracle(LinearCutOracle):
         return 0.5 * float(w @ w) + self.C * class_risk(y, out, self.costs, self.loss)
 
     def separate(self, alpha, threshold=None):
+        found = self._separate(alpha)
+        if not self.structured:
+            self.rounding = self._rounding()
+        return found
+
+    def _rounding(self) -> float:
+        """How precisely F(w_b) is known (cpsvm.engine.magnitudes): the engine stops
+        once the gap is within it (a huge C)."""
+        w, out = self.w_best, self.out_best
+        # A class score enters the Crammer-Singer loss as a difference of two.
+        scale = self.margin if self.binary else 2.0
+        return objective_rounding(
+            0.5 * float(w @ w), self.C, self.costs, self.loss, scale * np.abs(out)
+        )
+
+    def _separate(self, alpha):
         t0 = time.perf_counter()
         w_t = self.weights(alpha)
         out_t = self.outputs(w_t)

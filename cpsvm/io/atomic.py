@@ -78,6 +78,23 @@ def _output(path, binary):
         raise
 
 
+def check_output_folder(path) -> None:
+    """Refuse, before anything is trained or read, an output whose folder does not exist
+    or is not a folder (an OSError naming ``path``): found at the end, the work would be
+    lost. ``-`` and what is written directly (a device, a pipe) are not checked."""
+    if path == "-":
+        return
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise OSError(errno.EISDIR, "expected a file name, got a folder", path)
+    if os.path.exists(path) and not os.path.isfile(path):
+        return  # a device, a pipe, /dev/fd/N: written directly (open() reports the rest)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        what = "is not a folder" if os.path.exists(folder) else "does not exist"
+        raise OSError(errno.ENOENT, f"cannot write it: the folder {folder} {what}", path)
+
+
 def _replaceable_target(path: str):
     """The path to replace atomically, or None when ``path`` must be written directly.
 

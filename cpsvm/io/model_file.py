@@ -96,7 +96,7 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
 
     from ..columns import distinct_columns, worth_renumbering
     from ..kernels import Kernel
-    from ..models import KernelModel, MulticlassModel, fit_columns
+    from ..models import KernelModel, MulticlassModel, fit_columns, svmlight_floats
     from .svmlight import parse_svmlight_bytes
 
     fields = _MULTICLASS_FIELDS if kind == "multiclass" else KERNEL_FIELDS
@@ -142,6 +142,15 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
                 source=name,
                 line=2,
             )
+        # Class y's weights are at (y-1)·d + 1..y·d: a weight beyond k·d means a header
+        # edited to fewer classes or base features than the weights were written with.
+        if svs.n_features > k * d:
+            raise InputError(
+                f"expected weight indices up to {k * d} ({k} classes x {d} base features, "
+                f"lines 2 and 3), found {svs.n_features}: the header contradicts its weights",
+                source=name,
+                line=2,
+            )
         # k rows of d weights (indices beyond are unused): the distinct base features
         # decide, since zero weights are left out of the file.
         renumber = bool(svs.X.nnz) and worth_renumbering(d, svs.X.indices % max(d, 1))
@@ -158,7 +167,7 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
         )
     sv_matrix = svs.X if renumber else fit_columns(svs.X, width)
     if float32_features:
-        sv_matrix.data = sv_matrix.data.astype(np.float32).astype(np.float64)
+        sv_matrix.data = svmlight_floats(sv_matrix.data)[0]
     try:
         kernel = Kernel(
             header["kernel type"],

@@ -40,7 +40,7 @@ def read_hmm(raw, name, float32_features):
 
     from ..columns import worth_renumbering
     from ..decoding.viterbi import HmmLayout
-    from ..models import SequenceModel
+    from ..models import SequenceModel, svmlight_floats
     from .svmlight import parse_svmlight_bytes
 
     n_fields = len(_HMM_FIELDS)
@@ -99,11 +99,14 @@ def read_hmm(raw, name, float32_features):
     X = svs.X
     if float32_features:  # svm_hmm_classify keeps the weights read as 32-bit floats
         X = X.copy()
-        X.data = X.data.astype(np.float32).astype(np.float64)
+        X.data = svmlight_floats(X.data)[0]
     if X.nnz and worth_renumbering(layout.size_psi, X.indices):  # huge or hashed indices
-        return _hmm_in_distinct_features(
+        model = _hmm_in_distinct_features(
             X, svs.y, layout, header["loss function"], name, field_line
         )
+        _check_highest_index(header, layout, name, field_line)
+        return model
+    _check_highest_index(header, layout, name, field_line)
     check_fits(
         8.0 * layout.size_psi,
         f"the header's {layout.n_tags} tags x {layout.n_features} emission features "
@@ -115,6 +118,21 @@ def read_hmm(raw, name, float32_features):
     if n_sv:
         w[: X.shape[1]] = np.asarray(X.T @ svs.y).ravel()
     return SequenceModel.from_layout(w, layout, loss_id=header["loss function"])
+
+
+def _check_highest_index(header, layout, name, field_line):
+    """SVMhmm writes size_psi + 1 as the highest feature index: a header edited to other
+    numbers of tags or emission features, or other orders, contradicts it (and the
+    weights' places), InputError naming its line."""
+    if header["highest feature index"] != layout.highest_feature_index:
+        raise InputError(
+            f"expected the highest feature index {layout.highest_feature_index} of "
+            f"{layout.n_tags} classes, {layout.n_features} emission features and orders "
+            f"{layout.trans_order}/{layout.emit_order} (lines 9 to 12), found "
+            f"{header['highest feature index']}: the header contradicts itself",
+            source=name,
+            line=field_line["highest feature index"],
+        )
 
 
 def _emission_features(index, layout):

@@ -502,8 +502,8 @@ MESSAGES = {
     _ERR_TOKEN: "expected <index>:<value> (or qid:/sid:/cost:), got {tok}",
     _ERR_VALUE: "expected a number after ':' in {tok}",
     _ERR_NONFINITE: "expected a finite feature value, got {tok}",
-    _ERR_INDEX0: "expected feature indices >= 1 (1-based file; use the zero-based option "
-    "for 0-based data), got {tok}",
+    _ERR_INDEX0: "expected feature indices >= 1 (SVMlight and LIBSVM files are 1-based: "
+    "add 1 to every index of a 0-based file), got {tok}",
     _ERR_ORDER: "expected strictly increasing feature indices, got {tok} after a larger "
     "or equal index",
     _ERR_QID: "expected an integer qid, got {tok}",

@@ -23,12 +23,28 @@ def parse_values(text: str, flag: str = "--c-path") -> list:
                 raise OptionError(f"{wanted}, N 1..{MAX_VALUES}, got {text!r}")
             if not (0 < low <= high < math.inf):
                 raise OptionError(f"{wanted}, 0 < LOW <= HIGH, got {text!r}")
+            # One value spans no range, and equal ends give one value, not N copies.
+            if n == 1 and low != high:
+                raise OptionError(
+                    f"{wanted}: N = 1 gives LOW alone, so HIGH would be ignored; give N >= 2 "
+                    f"or LOW = HIGH, got {text!r}"
+                )
+            if n > 1 and low == high:
+                raise OptionError(
+                    f"{wanted}: LOW = HIGH gives one value, not {n}; give LOW < HIGH or "
+                    f"N = 1, got {text!r}"
+                )
             if n == 1:
                 values = [low]
             else:
                 step = (math.log10(high) - math.log10(low)) / (n - 1)
                 values = [10 ** (math.log10(low) + i * step) for i in range(n)]
                 values[0], values[-1] = low, high  # exactly the ends given
+                if len(set(values)) < n:
+                    raise OptionError(
+                        f"{wanted}: {n} values between {low:g} and {high:g} are not all "
+                        f"distinct in double precision, got {text!r}"
+                    )
         else:
             values = [float(v) for v in text.split(",") if v.strip()]
     except ValueError:

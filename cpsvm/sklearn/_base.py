@@ -131,8 +131,8 @@ def _store(estimator, arguments):
 def _given_c(estimator) -> float:
     """The estimator's C, refused as given (before a command's conversion changes it)."""
     C = float(estimator.C)
-    if not C > 0:
-        raise ValueError(f"expected C > 0, got {estimator.C!r}")
+    if not 0 < C < float("inf"):
+        raise ValueError(f"expected a finite C > 0, got {estimator.C!r}")
     return C
 
 

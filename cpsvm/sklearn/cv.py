@@ -22,17 +22,23 @@ from .ocas import OCASClassifier
 _SEARCH = ("Cs", "cv", "scoring", "refit")
 
 
-def _values_of(Cs) -> np.ndarray:
+def _values_of(Cs, owner: str) -> np.ndarray:
     """The C values of ``Cs``, increasing: an int n is n values log-spaced over
-    1e-4..1e4 (LogisticRegressionCV's), else the given values."""
-    if isinstance(Cs, numbers.Integral) and not isinstance(Cs, bool):
+    1e-4..1e4 (LogisticRegressionCV's), else the given values (an array-like). A bare
+    float or a bool is neither (``Cs=3.0`` is not three values, nor C = 3), refused in
+    scikit-learn's words."""
+    wanted = f"The 'Cs' parameter of {owner} must be an int in the range [1, inf) or an array-like"
+    a_count = isinstance(Cs, numbers.Integral) and not isinstance(Cs, (bool, np.bool_))
+    if not a_count and np.ndim(Cs) == 0:
+        raise ValueError(f"{wanted}. Got {Cs!r} instead.")
+    if a_count:
         if Cs < 1:
-            raise ValueError(f"expected Cs >= 1 (a count) or a list of C values, got {Cs!r}")
+            raise ValueError(f"{wanted}. Got {Cs!r} instead.")
         return np.logspace(-4, 4, int(Cs))
     try:
         values = np.unique(np.asarray(Cs, dtype=np.float64).ravel())
     except (TypeError, ValueError):
-        raise ValueError(f"expected Cs an int or a list of C values, got {Cs!r}") from None
+        raise ValueError(f"{wanted} of C values. Got {Cs!r} instead.") from None
     if len(values) == 0 or not np.all(np.isfinite(values)) or not np.all(values > 0):
         raise ValueError(f"expected C values > 0, got Cs={Cs!r}")
     return values
@@ -62,7 +68,7 @@ class _PathCV:
         from sklearn.metrics import check_scoring
         from sklearn.model_selection import check_cv
 
-        values = _values_of(self.Cs)
+        values = _values_of(self.Cs, type(self).__name__)
         if not isinstance(self.refit, (bool, np.bool_)):
             raise ValueError(f"expected refit True or False, got {self.refit!r}")
         from sklearn.utils.validation import _check_sample_weight, _num_samples
@@ -99,7 +105,7 @@ class _PathCV:
                 seconds[f, j] = time.perf_counter() - started
                 estimator = self._estimator_of(model, C, X.shape[1])
                 estimator.n_iter_ = getattr(info.result, "iterations", 0)
-                if len(test):
+                if len(test) and (cost is None or np.any(cost[test] > 0)):
                     scores[f, j] = scorer(estimator, X[test], labels[test], **weights)
                 models.append(estimator)
             fold_models.append(models)
@@ -111,10 +117,31 @@ class _PathCV:
         return self
 
     def _results(self, values, scores, seconds):
-        """cv_results_ (GridSearchCV's keys), C_, best_index_, best_score_."""
+        """cv_results_ (GridSearchCV's keys), C_, best_index_, best_score_. A split with
+        no test row of positive weight has no score: it is left out of the means (said
+        in a warning), as an undefined figure is not 0; with no split scored at all,
+        there is nothing to choose C by (ValueError)."""
+        import warnings
+
         from scipy.stats import rankdata
 
-        mean = scores.mean(axis=0)
+        unscored = np.flatnonzero(np.all(np.isnan(scores), axis=1))
+        if len(unscored) == len(scores):
+            raise ValueError(
+                "no cross-validation split has a test row of positive sample_weight: "
+                "there is no score to choose C by"
+            )
+        if len(unscored):
+            warnings.warn(
+                f"{len(unscored)} of the {len(scores)} cross-validation splits "
+                f"({', '.join(str(f) for f in unscored)}) have no test row of positive "
+                "sample_weight: they have no score and are left out of mean_test_score "
+                "and std_test_score",
+                UserWarning,
+                stacklevel=3,
+            )
+        scored = np.delete(scores, unscored, axis=0)
+        mean = scored.mean(axis=0)
         ranked = np.where(np.isnan(mean), -np.inf, mean)  # a failed score ranks last
         results = {
             "mean_fit_time": seconds.mean(axis=0),
@@ -125,7 +152,7 @@ class _PathCV:
         for f in range(scores.shape[0]):
             results[f"split{f}_test_score"] = scores[f]
         results["mean_test_score"] = mean
-        results["std_test_score"] = scores.std(axis=0)
+        results["std_test_score"] = scored.std(axis=0)
         results["rank_test_score"] = rankdata(-ranked, method="min").astype(np.int32)
         self.cv_results_ = results
         self.Cs_ = values

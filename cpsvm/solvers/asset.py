@@ -28,7 +28,7 @@ import numpy as np
 from ..data import Dataset
 from ..engine.sgd import EPSILON_INSENSITIVE, HINGE, SGDSettings, run_sgd
 from ..errors import InputError, OptionError
-from ..kernels import LINEAR, RBF, Kernel
+from ..kernels import LINEAR, RBF, Kernel, check_kernel_values
 from ..threads import thread_count
 
 APPROXIMATIONS = ("nystrom", "rff", "none")
@@ -284,10 +284,12 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
     _check_targets(dataset, params.task, "training")
     if params.method == "gd":
         return _train_gd(dataset, params, callback, should_stop)
+    check_kernel_values(params.kernel, dataset)
     validation = params.validation
     notes = []
     if validation is not None:
         _check_targets(validation, params.task, "validation")
+        check_kernel_values(params.kernel, validation)
         validation, dropped = validation.with_n_features(dataset.n_features)
         if dropped:
             notes.append(

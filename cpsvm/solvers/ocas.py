@@ -26,6 +26,7 @@ import numpy as np
 
 from ..data import Dataset
 from ..engine.cutting_plane import CuttingPlaneParams, one_slack
+from ..engine.magnitudes import c_bound, check_costs
 from ..engine.ocas import OcasOracle, merged_examples
 from ..engine.working_set import CutWorkingSet
 from ..errors import InputError
@@ -61,8 +62,8 @@ class OcasParams:
     seed: int = 0  # DCD's pass orders
 
     def validate(self):
-        if not self.C > 0:
-            raise InputError(f"expected C > 0 (-c), got {self.C:g}")
+        if not 0 < self.C < math.inf:
+            raise InputError(f"expected a finite C > 0 (-c), got {self.C:g}")
         if self.method not in (None, 0, 1, 2):
             raise InputError(
                 f"expected -m 0 (cutting plane), 1 (OCAS) or 2 (dual coordinate descent), "
@@ -110,7 +111,7 @@ def train(dataset: Dataset, params: OcasParams, *, callback=None, should_stop=No
     """Train on ``dataset`` with ``params.n_threads`` threads (the caller's count is
     restored on return)."""
     params.validate()
-    with thread_count(params.n_threads):
+    with thread_count(params.n_threads), c_bound(params.C):
         return _train(dataset, params, callback, should_stop)
 
 
@@ -137,6 +138,7 @@ def _train(dataset, params, callback, should_stop):
     if method is None:
         method = choose_method(kind, dataset.X, costs, params)
     X, y, costs, position = merged_examples(dataset.X, dataset.y, costs)
+    check_costs(costs, np.sqrt(squared_norms(X, params.bias**2)))
     if kind == "binary":
         problem = BinaryProblem(X, y, bias=params.bias, loss_scale=1.0, psi_scale=0.5)
     else:
@@ -266,13 +268,15 @@ class OcasPath:
             )
         else:
             self.problem = MulticlassProblem(self.X, self.y, n_classes=n_classes, loss_scale=1.0)
+        self.norms = np.sqrt(squared_norms(self.X, params.bias**2))  # |x_i| (C's bound)
         self._ocas = None  # (oracle, working set) of the last OCAS run
         self._dcd = None  # (C, DcdResult) of the last DCD run
 
     def fit(self, C: float, *, callback=None, should_stop=None):
         """(model, OcasInfo) at ``C``, warm from the previous fit."""
         params = dataclasses.replace(self.params, C=C)
-        with thread_count(params.n_threads):
+        with thread_count(params.n_threads), c_bound(C):
+            check_costs(C * self.unit_costs, self.norms)
             method = params.method
             if method is None:
                 method = choose_method(self.kind, self.dataset.X, C * self.factors, params)

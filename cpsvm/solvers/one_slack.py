@@ -24,11 +24,12 @@ import numpy as np
 from ..conventions import MARGIN_RESCALING
 from ..data import Dataset
 from ..engine.cutting_plane import CuttingPlaneParams, CuttingPlaneResult, n_slack, one_slack
+from ..engine.magnitudes import c_bound, check_costs
 from ..engine.ocas import OcasOracle, merged_examples
 from ..engine.oracles import KernelCutOracle, LinearCutOracle
 from ..engine.working_set import CutWorkingSet, PrimalCutWorkingSet
 from ..errors import InputError, OptionError
-from ..kernels import Kernel
+from ..kernels import Kernel, check_kernel_values
 from ..models import KernelModel
 from ..problems import choose_entry, entries, entry_of, resolve_problem
 from ..sparse_ops import squared_norms
@@ -69,8 +70,8 @@ class StructParams:
     def validate(self):
         """The settings any problem needs, the spec, and, when the problem is named, its
         own checks (:meth:`checked`): every refusal before any data is read."""
-        if not self.C > 0:
-            raise InputError(f"expected C > 0 (-c), got {self.C:g}")
+        if not 0 < self.C < math.inf:
+            raise InputError(f"expected a finite C > 0 (-c), got {self.C:g}")
         if self.epsilon is not None and not self.epsilon > 0:
             raise InputError(f"expected epsilon > 0 (-e), got {self.epsilon:g}")
         if self.algorithm not in (None, 1) + ALGORITHMS:
@@ -145,6 +146,8 @@ class StructPath:
         self.nonlinear = nonlinear = not kernel.is_linear
         if nonlinear and not entry.kernels:
             raise OptionError("kernels (-t 1..3) are supported for binary problems only")
+        if nonlinear:
+            check_kernel_values(kernel, dataset)
         # A loss over the whole label vector (SVMperf's multivariate ones): one example.
         self.decomposes = decomposes = entry.decomposes is None or entry.decomposes(self.loss_id)
         self.basis_method = basis_method = options.get("basis_method", 0)
@@ -236,7 +239,13 @@ class StructPath:
 
     def fit(self, C: float, *, callback=None, should_stop=None):
         """The model and TrainInfo at ``C``, warm from the previous fit where the
-        algorithm allows."""
+        algorithm allows; OptionError (CTooLarge) for a C too large for the data."""
+        if not 0 < C < math.inf:
+            raise InputError(f"expected a finite C > 0 (-c), got {C:g}")
+        with c_bound(C):
+            return self._fit(C, callback, should_stop)
+
+    def _fit(self, C, callback, should_stop):
         params = dataclasses.replace(self.params, C=C)
         algorithm, notes = self.algorithm, list(self.notes)
         engine_params = CuttingPlaneParams(
@@ -424,10 +433,11 @@ def _coordinate_descent(problem, costs, params, epsilon, callback, should_stop, 
 
     multiclass = problem.flip_gain is None
     run = dict(params=dcd_params, callback=report, should_stop=should_stop)
+    plain_costs = params.C * costs * m * m / L
+    check_costs(plain_costs, np.sqrt(squared_norms(problem.X)))  # before α is scaled
     if warm is not None:
         alpha, w_start = path_start(warm[1], params.C / warm[0], multiclass)
         run.update(alpha=alpha, **({"W": w_start} if multiclass else {"w": w_start}))
-    plain_costs = params.C * costs * m * m / L
     if multiclass:
         dcd = crammer_singer_dcd(
             problem.X, problem.y, plain_costs, n_classes=problem.n_classes, **run

@@ -39,9 +39,10 @@ import numpy as np
 
 from ..data import Dataset
 from ..engine.cutting_plane import CuttingPlaneParams, Progress, one_slack
+from ..engine.magnitudes import c_bound
 from ..engine.sampled_cuts import ConstantTimeOracle, LinearTimeOracle
 from ..errors import InputError
-from ..kernels import Kernel
+from ..kernels import Kernel, check_kernel_values
 from ..models import KernelModel
 from ..problems import check_binary_labels
 from ..threads import thread_count
@@ -70,8 +71,8 @@ class SampledParams:
     n_threads: int | None = None  # numba threads for the run (None: the caller's)
 
     def validate(self):
-        if not self.C > 0:
-            raise InputError(f"expected C > 0 (-c), got {self.C:g}")
+        if not 0 < self.C < math.inf:
+            raise InputError(f"expected a finite C > 0 (-c), got {self.C:g}")
         if not self.epsilon > 0:
             raise InputError(f"expected epsilon > 0 (-e), got {self.epsilon:g}")
         if self.algorithm not in ALGORITHMS:
@@ -119,13 +120,14 @@ def train(dataset: Dataset, params: SampledParams, *, callback=None, should_stop
     model so far is returned, status "interrupted"). The run uses ``params.n_threads``
     numba threads and leaves the caller's count as it was.
     """
-    with thread_count(params.n_threads):
+    with thread_count(params.n_threads), c_bound(params.C):
         return _train(dataset, params, callback=callback, should_stop=should_stop)
 
 
 def _train(dataset: Dataset, params: SampledParams, *, callback=None, should_stop=None):
     params.validate()
     check_binary_labels(dataset)
+    check_kernel_values(params.kernel, dataset)
     rng = np.random.default_rng(params.seed)
     const = params.algorithm == "const"
     oracle_class = ConstantTimeOracle if const else LinearTimeOracle

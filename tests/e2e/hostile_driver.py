@@ -1,5 +1,6 @@
 """Runs many command lines in one process for tests/e2e/test_hostile_inputs.py: each
-case's exit code, its stderr and whether its output file exists, as JSON on stdout.
+case's exit code, its stdout and stderr and whether its output file exists, as JSON on
+stdout.
 
     python hostile_driver.py PLAN.json   # [[command, [args...], output path], ...]
 """
@@ -23,9 +24,9 @@ MODULES = {
 
 def run_case(command, args):
     module = importlib.import_module(f"cpsvm.cli.{MODULES[command]}")
-    err = io.StringIO()
+    out, err = io.StringIO(), io.StringIO()
     code = 0
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
         try:
             module.main(args)
         except SystemExit as e:
@@ -33,7 +34,7 @@ def run_case(command, args):
         except Exception:  # escaped the command's error handling: reported as exit -1
             code = -1
             err.write(traceback.format_exc())
-    return code, err.getvalue()
+    return code, out.getvalue(), err.getvalue()
 
 
 def main():
@@ -41,12 +42,13 @@ def main():
         plan = json.load(f)
     outcomes = []
     for command, args, output in plan:
-        code, stderr = run_case(command, args)
+        code, stdout, stderr = run_case(command, args)
         outcomes.append(
             dict(
                 command=command,
                 args=args,
                 code=code,
+                stdout=stdout,
                 stderr=stderr,
                 output_exists=os.path.exists(output),
             )

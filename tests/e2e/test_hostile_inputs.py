@@ -5,10 +5,14 @@ another (tests/e2e/hostile_driver.py). The property: exit 0, 1 or 2; on failure 
 on stderr, no traceback and no output file; on success the output file exists."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pytest
+from conftest import SAMPLES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -241,3 +245,527 @@ def test_figures_a_test_file_cannot_give(cli, samples, tmp_path):
     assert run.returncode == 0 and "tokens have targets outside the model's tags" in run.stderr
     run = cli("classify", samples / "ewt30.hmm.test", model, tmp_path / "p")
     assert run.returncode == 0 and "outside the model's tags" not in run.stderr
+
+
+# -- model selection, huge C and the other features under hostile input ------------------
+#
+# One driver process runs every command line of FEATURE_CASES in order (later cases read
+# what earlier ones wrote); each case is then its own test, judged by its own check on
+# the outcome (exit status, stdout, stderr, output file).
+
+
+def _lines(path, n=None):
+    lines = path.read_text().splitlines()
+    return lines if n is None else lines[:n]
+
+
+def _write(path, lines):
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _feature_files(tmp):
+    """The small files the cases read, made from the samples."""
+    a9a = _lines(SAMPLES / "a9a3k.train")
+    _write(tmp / "first20.train", a9a[:20])
+    _write(tmp / "a300.train", a9a[:300])
+    big = a9a[:20]
+    big[6] = "+1 1:1e100 3:1"
+    _write(tmp / "big.train", big)
+    positives = [x for x in a9a if x.startswith("+1")][:1]
+    _write(tmp / "one.train", positives + [x for x in a9a if x.startswith("-1")][:49])
+    zero = a9a[:5]
+    zero[2] = "-1 0:1 3:1"
+    _write(tmp / "zero.train", zero)
+    _write(tmp / "dna60.train", _lines(SAMPLES / "dna1k.train", 60))
+    # regression targets: -1, 0.5, 1 and -1, 0, 1 (a fold's targets may all be +-1)
+    sat = [line.split(" ", 1)[1] for line in _lines(SAMPLES / "satimage500.train", 60)]
+    _write(tmp / "reg.train", [f"{(-1, 0.5, 1)[k % 3]:g} {x}" for k, x in enumerate(sat)])
+    _write(tmp / "reg3.train", [f"{(-1, 0, 1)[k % 3]:g} {x}" for k, x in enumerate(sat)])
+    _write(tmp / "e50.train", ["1 1:1e50", "-1 1:-1e50", "1 1:2e50", "-1 1:-3e50"])
+    # no example can be predicted +1: the positives have no features, w.x = 0 for them
+    _write(tmp / "noplus.train", ["+1", "-1 1:1 2:0.5"] * 6)
+    # a ranking file whose first three queries have no relevant document
+    rank = []
+    for line in _lines(SAMPLES / "toy.rank.train"):
+        target, qid, rest = line.split(" ", 2)
+        rank.append(f"{0 if int(qid[4:]) <= 3 else target} {qid} {rest}")
+    _write(tmp / "rank0.train", rank)
+
+
+def _models_with_edited_headers(tmp):
+    """Copies of a multiclass and an SVM-hmm model, each with one header number changed
+    (what the body's indices contradict)."""
+    edits = {
+        "mc.classes": ("mc.model", "# number of classes", -1),
+        "mc.base-1": ("mc.model", "# number of base features", -1),
+        "mc.base10": ("mc.model", "# number of base features", 10),
+        "hmm.classes": ("hmm.model", "# number of classes", +1),
+        "hmm.emission": ("hmm.model", "# number of emission features", +1),
+        "hmm.order": ("hmm.model", "# HMM order of transitions", +1),
+    }
+    for name, (source, label, change) in edits.items():
+        lines = (tmp / source).read_text().split("\n")
+        at = next(k for k, line in enumerate(lines) if label in line)
+        value, _, rest = lines[at].partition(" ")
+        new = change if change == 10 else int(value) + change
+        lines[at] = f"{new} {rest}"
+        (tmp / name).write_text("\n".join(lines))
+
+
+def _ok(*texts, stream="stdout"):
+    """A check: exit 0 and each text in the stream."""
+
+    def check(case):
+        assert case["code"] == 0, case
+        for text in texts:
+            assert text in case[stream], (text, case[stream])
+
+    return check
+
+
+def _refused(code, *texts):
+    """A check: exit ``code``, one line on stderr naming the command and holding each
+    text, no output file, nothing on stdout (refused before any training)."""
+
+    def check(case):
+        assert case["code"] == code, case
+        lines = case["stderr"].strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(case["command"] + ": "), case
+        for text in texts:
+            assert text in lines[0], (text, lines[0])
+        assert not case["output_exists"], case
+
+    return check
+
+
+def _before_training(code, *texts):
+    """_refused, and nothing printed on stdout: refused before any training."""
+
+    def check(case):
+        _refused(code, *texts)(case)
+        assert case["stdout"] == "", case
+
+    return check
+
+
+def _fold_means_agree(case):
+    """The mean printed is the mean of the folds' figures printed, over the folds where
+    the figure is defined (recomputed here), and the count left out is said."""
+    assert case["code"] == 0, case
+    folds = re.findall(r"^Fold \d+: NDCG@10 (\S+)", case["stdout"], re.M)
+    defined = [float(v) for v in folds if v != "undefined"]
+    assert 0 < len(defined) < len(folds)
+    mean = float(re.search(r"Cross-validated NDCG@10: (\S+)", case["stdout"]).group(1))
+    assert abs(mean - sum(defined) / len(defined)) <= 5e-5
+    left = len(folds) - len(defined)
+    assert f"over {len(defined)} of {len(folds)} folds, {left} left out" in case["stdout"]
+    assert f"NDCG@10 is undefined on {left} of the {len(folds)} held-out folds" in case["stdout"]
+
+
+def _regression_folds(case):
+    assert case["code"] == 0, case
+    assert len(re.findall(r"^Fold \d: RMSE \d", case["stdout"], re.M)) == 5, case["stdout"]
+    assert "error" not in case["stdout"], case["stdout"]
+
+
+def _classified_right(case):
+    """1e50 is beyond 32-bit floats: computed in double (said), every example right."""
+    assert case["code"] == 0, case
+    assert "Accuracy on test set: 100.00% (4 correct" in case["stdout"], case["stdout"]
+    assert "kept in double precision" in case["stderr"], case["stderr"]
+    assert "nan" not in case["stdout"]
+
+
+def _chosen_by_error(case):
+    assert case["code"] == 0, case
+    header = next(line for line in case["stdout"].splitlines() if line.lstrip().startswith("C "))
+    assert header.split()[1] == "error" and "Zero/one" not in case["stdout"], case["stdout"]
+    assert re.search(r"^Best C: \S+ \(error ", case["stdout"], re.M), case["stdout"]
+
+
+def _stopped_at_rounding(case):
+    assert case["code"] == 0 and case["output_exists"], case
+    assert "within the rounding error of Q_P" in case["stdout"], case["stdout"]
+
+
+def _trained(case):
+    assert case["code"] == 0 and case["output_exists"], case
+    assert case["stderr"].strip() == "" or "Warning" in case["stderr"], case["stderr"]
+
+
+LEARNERS = ["cp_learn", "ocas_learn", "sampled_learn", "asset_learn"]
+
+# name: (command, arguments, output file (in the case's folder), check)
+FEATURE_CASES = {
+    # hang: huge C trains (to the rounding floor) or is refused with its bound
+    "ocas -c 1e15": ("ocas_learn", ["-c", "1e15", "{first20}", "{out}"], _stopped_at_rounding),
+    "ocas -c 1e30": ("ocas_learn", ["-c", "1e30", "{first20}", "{out}"], _stopped_at_rounding),
+    "ocas -m 0 -c 1e15": (
+        "ocas_learn",
+        ["-m", "0", "-c", "1e15", "{first20}", "{out}"],
+        _stopped_at_rounding,
+    ),
+    "ocas -m 1 -c 1e15": (
+        "ocas_learn",
+        ["-m", "1", "-c", "1e15", "{first20}", "{out}"],
+        _stopped_at_rounding,
+    ),
+    "ocas -m 2 -c 1e30": (
+        "ocas_learn",
+        ["-m", "2", "-c", "1e30", "{first20}", "{out}"],
+        _trained,
+    ),
+    "ocas --c-path 1e15": (
+        "ocas_learn",
+        ["--cv", "2", "--c-path", "1e15", "{first20}", "{out}"],
+        _stopped_at_rounding,
+    ),
+    "ocas --c-path 1e-300,1e300": (
+        "ocas_learn",
+        ["--cv", "2", "--c-path", "1e-300,1e300", "{first20}", "{out}"],
+        _refused(2, "expected C <= ", "got 1e+300"),
+    ),
+    # tracebacks: -c inf and 1e300, --seed -1, a polynomial kernel on 1e100
+    "ocas -c 1e300": (
+        "ocas_learn",
+        ["-c", "1e300", "{first20}", "{out}"],
+        _refused(2, "expected C <= ", "got 1e+300"),
+    ),
+    "ocas -m 2 -c 1e300": (
+        "ocas_learn",
+        ["-m", "2", "-c", "1e300", "{first20}", "{out}"],
+        _refused(2, "expected C <= "),
+    ),
+    "ocas multiclass -c 1e300": (
+        "ocas_learn",
+        ["-c", "1e300", "{dna60}", "{out}"],
+        _refused(2, "expected C <= "),
+    ),
+    "cp -c 1e300": (
+        "cp_learn",
+        ["-v", "0", "-c", "1e300", "{first20}", "{out}"],
+        _refused(2, "expected C <= "),
+    ),
+    "cp -w 5 -c 1e300": (
+        "cp_learn",
+        ["-v", "0", "-w", "5", "-c", "1e300", "{first20}", "{out}"],
+        _refused(2, "expected C <= "),
+    ),
+    "cp multiclass -c 1e300": (
+        "cp_learn",
+        ["-v", "0", "-c", "1e300", "{dna60}", "{out}"],
+        _refused(2, "expected C <= "),
+    ),
+    "sampled -c 1e300": (
+        "sampled_learn",
+        ["-v", "0", "-c", "1e300", "{first20}", "{out}"],
+        _refused(2, "expected C <= "),
+    ),
+    "asset -c 1e300": (
+        "asset_learn",
+        ["-v", "0", "-c", "1e300", "--k", "5", "{first20}", "{out}"],
+        _trained,
+    ),
+    **{
+        f"{command} -c inf": (
+            command,
+            ["-c", "inf", "{first20}", "{out}"],
+            _before_training(2, "expected a finite C > 0"),
+        )
+        for command in LEARNERS
+    },
+    "ocas -m 2 -c inf": (
+        "ocas_learn",
+        ["-m", "2", "-c", "inf", "{first20}", "{out}"],
+        _before_training(2, "expected a finite C > 0"),
+    ),
+    **{
+        f"{command} --seed -1": (
+            command,
+            ["-c", "1", "--seed", "-1", "{first20}", "{out}"],
+            _before_training(2, "expected --seed >= 0"),
+        )
+        for command in LEARNERS
+    },
+    **{
+        f"{command} -t 1 -d 3 on 1e100": (
+            command,
+            ["-v", "0", "-c", "1", "-t", "1", "-d", "3", "--k", "5", "{big}", "{out}"]
+            if command != "sampled_learn"
+            else ["-v", "0", "-c", "1", "-t", "1", "-d", "3", "{big}", "{out}"],
+            _refused(1, "big.train:7: ", "polynomial kernel"),
+        )
+        for command in ("cp_learn", "sampled_learn", "asset_learn")
+    },
+    # silently wrong: the measure, the float32 reading, --c-path's ranges, --trace, -l 0
+    "asset -z r --cv on -1 0.5 1": (
+        "asset_learn",
+        ["-z", "r", "-c", "1", "--k", "5", "--cv", "5", "--seed", "2", "{reg}"],
+        _regression_folds,
+    ),
+    "asset -z r --cv on -1 0 1": (
+        "asset_learn",
+        ["-z", "r", "-c", "1", "--k", "5", "--cv", "5", "{reg3}"],
+        _regression_folds,
+    ),
+    "ocas -m 2 on 1e50": (
+        "ocas_learn",
+        ["-v", "0", "-m", "2", "{e50}", "{tmp}/e50.model"],
+        _trained,
+    ),
+    "cp_classify 1e50": (
+        "cp_classify",
+        ["-v", "1", "{e50}", "{tmp}/e50.model", "{out}"],
+        _classified_right,
+    ),
+    "cp --cv 60 rank": ("cp_learn", ["-c", "10", "--cv", "60", "{rank0}"], _fold_means_agree),
+    "ocas --cv precision 0/0": (
+        "ocas_learn",
+        ["-c", "1", "--cv", "3", "{noplus}"],
+        _ok(
+            "precision undefined (no example predicted +1)",
+            "Note: precision is undefined on 3 of the 3 held-out folds",
+        ),
+    ),
+    "--c-path LOW:HIGH:1": (
+        "ocas_learn",
+        ["--c-path", "1e-3:1e3:1", "{first20}", "{out}"],
+        _before_training(2, "HIGH would be ignored"),
+    ),
+    "--c-path 5:5:3": (
+        "ocas_learn",
+        ["--c-path", "5:5:3", "{first20}", "{out}"],
+        _before_training(2, "LOW = HIGH gives one value"),
+    ),
+    "ocas --cv --trace, no model": (
+        "ocas_learn",
+        ["--cv", "2", "--trace", "{tmp}/t.tsv", "{first20}"],
+        _before_training(2, "--trace"),
+    ),
+    "cp -l 0 --c-path": (
+        "cp_learn",
+        ["-l", "0", "-w", "3", "--cv", "3", "--c-path", "1,100", "{a300}"],
+        _chosen_by_error,
+    ),
+    # unclear messages: a fold's training part, a 0-based index, missing folders
+    "--cv 5 on one +1": (
+        "ocas_learn",
+        ["--cv", "5", "{one}", "{out}"],
+        _refused(1, "the training part of fold", "all targets are -1"),
+    ),
+    "0-based index": (
+        "ocas_learn",
+        ["{zero}", "{out}"],
+        _refused(1, "zero.train:3: ", "add 1 to every index"),
+    ),
+    **{
+        f"{command} missing {what} folder": (
+            command,
+            [*args, "{first20}", "{out}"],
+            _before_training(1, "/no/such/folder", "the folder"),
+        )
+        for command in LEARNERS
+        for what, args in (
+            ("--plot", ["-c", "1", "--cv", "2", "--plot", "/no/such/folder/p.svg"]),
+            ("--trace", ["-c", "1", "--trace", "/no/such/folder/t.tsv"]),
+        )
+    },
+    **{
+        f"{command} missing model folder": (
+            command,
+            ["-c", "1", "--cv", "2", "{first20}", "/no/such/folder/m"],
+            _before_training(1, "/no/such/folder/m: ", "does not exist"),
+        )
+        for command in LEARNERS
+    },
+    "cp_classify missing output folder": (
+        "cp_classify",
+        ["{first20}", "{tmp}/e50.model", "/no/such/folder/p"],
+        _before_training(1, "/no/such/folder/p: "),
+    ),
+}
+
+HEADER_CASES = [
+    "mc.classes",
+    "mc.base-1",
+    "mc.base10",
+    "hmm.classes",
+    "hmm.emission",
+    "hmm.order",
+]
+
+
+@pytest.fixture(scope="module")
+def feature_outcomes(tmp_path_factory):
+    """Every case of FEATURE_CASES and HEADER_CASES run in driver processes: by name."""
+    tmp = tmp_path_factory.mktemp("features")
+    _feature_files(tmp)
+    names = {
+        k: str(tmp / f"{k}.train")
+        for k in (
+            "first20",
+            "a300",
+            "big",
+            "one",
+            "zero",
+            "dna60",
+            "reg",
+            "reg3",
+            "e50",
+            "rank0",
+            "noplus",
+        )
+    }
+    plan, order = [], []
+    for k, (name, (command, args, _)) in enumerate(FEATURE_CASES.items()):
+        out = tmp / f"case{k}.out"
+        filled = [a.format(tmp=tmp, out=out, **names) for a in args]
+        # the output file: {out}, or a file the case names in the case's folder
+        written = out if "{out}" in args or not args[-1].startswith("{tmp}") else filled[-1]
+        plan.append([command, filled, str(written)])
+        order.append(name)
+    models = [
+        [
+            "cp_learn",
+            ["-v", "0", "-c", "10", str(SAMPLES / "dna1k.train"), str(tmp / "mc.model")],
+            str(tmp / "mc.model"),
+        ],
+        [
+            "cp_learn",
+            [
+                "-v",
+                "0",
+                "-c",
+                "10",
+                "-e",
+                "1",
+                str(SAMPLES / "ewt60.hmm.train"),
+                str(tmp / "hmm.model"),
+            ],
+            str(tmp / "hmm.model"),
+        ],
+    ]
+    outcomes = dict(zip(order, _run_plan(tmp, plan + models)))
+    _models_with_edited_headers(tmp)
+    plan = []
+    for name in HEADER_CASES:
+        test = SAMPLES / ("dna500.test" if name.startswith("mc") else "ewt30.hmm.test")
+        out = tmp / f"{name}.pred"
+        plan.append(["cp_classify", ["-v", "0", str(test), str(tmp / name), str(out)], str(out)])
+    outcomes.update(zip(HEADER_CASES, _run_plan(tmp, plan)))
+    return outcomes
+
+
+def _run_plan(tmp, plan):
+    return run_family(tmp, plan)
+
+
+@pytest.mark.parametrize("name", list(FEATURE_CASES))
+def test_feature_case(feature_outcomes, name):
+    case = feature_outcomes[name]
+    assert "Traceback" not in case["stderr"], case["stderr"]
+    FEATURE_CASES[name][2](case)
+
+
+@pytest.mark.parametrize("name", HEADER_CASES)
+def test_model_header_contradicting_its_body(feature_outcomes, name):
+    """A multiclass or SVM-hmm model whose header was edited (classes, base or emission
+    features, transition order) contradicts its highest feature index: refused with the
+    line, nothing predicted."""
+    _refused(1, "the header contradicts")(feature_outcomes[name])
+
+
+def _interrupted_in_cross_validation(module, args, model, delay):
+    """Run ``python -m cpsvm.cli.<module> args`` (its stdout unbuffered), send Ctrl-C
+    ``delay`` seconds after it says the cross-validation started; (status, stderr)."""
+    import os
+    import signal
+    import time
+
+    from conftest import ROOT
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", f"cpsvm.cli.{module}", *map(str, args), str(model)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    for line in proc.stdout:
+        if line.startswith("Cross-validation:"):
+            break
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=300)
+    return proc.returncode, err
+
+
+@pytest.mark.parametrize(
+    ("module", "args"),
+    [
+        ("ocas", ["-r", "1e-6", "-c", "100", "--cv", "5", SAMPLES / "a9a3k.train"]),
+        ("learn", ["-e", "0.001", "--c-path", "100,1000,10000", SAMPLES / "a9a3k.train"]),
+    ],
+)
+def test_ctrl_c_in_cross_validation(tmp_path, module, args):
+    """Ctrl-C while the folds train (in a compiled kernel or between two): exit 130, one
+    line saying where, no traceback, the model file as it was; at several moments."""
+    model = tmp_path / "m"
+    for delay in (0.0, 0.3, 1.0):
+        model.write_text("the model of an earlier run\n")
+        code, err = _interrupted_in_cross_validation(module, args, model, delay)
+        prog = "ocas_learn" if module == "ocas" else "cp_learn"
+        assert code == 130, err
+        assert err.startswith(f"{prog}: interrupted (Ctrl-C) in the cross-validation, fold "), err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+        assert model.read_text() == "the model of an earlier run\n"
+
+
+# -- the scikit-learn searches under hostile parameters (in this process) -----------------
+
+
+def _a9a(n):
+    from sklearn.datasets import load_svmlight_file
+
+    X, y = load_svmlight_file(str(SAMPLES / "a9a3k.train"))
+    return X[:n], y[:n]
+
+
+def test_cv_estimator_refuses_a_c_too_large_with_its_bound():
+    from cpsvm.sklearn import OCASClassifierCV
+
+    X, y = _a9a(20)
+    with pytest.raises(ValueError, match=r"expected C <= \S+ for this data, got 1e\+300"):
+        OCASClassifierCV(Cs=[1e300], cv=2).fit(X, y)
+
+
+@pytest.mark.parametrize("Cs", [3.0, True, np.float64(2.5), None])
+def test_cv_estimator_refuses_cs_that_is_no_count_nor_list(Cs):
+    from cpsvm.sklearn import CuttingPlaneSVCCV, OCASClassifierCV
+
+    X, y = _a9a(40)
+    for search in (OCASClassifierCV, CuttingPlaneSVCCV):
+        with pytest.raises(ValueError, match=r"must be an int in the range \[1, inf\) or"):
+            search(Cs=Cs, cv=2).fit(X, y)
+
+
+def test_cv_split_without_weighted_test_rows_is_left_out():
+    """A split whose test rows all weigh 0 has no score: warned and left out of the
+    means; C_ is the best of the scored splits' means (recomputed here)."""
+    from cpsvm.sklearn import OCASClassifierCV
+
+    X, y = _a9a(120)
+    weight = np.ones(120)
+    weight[80:] = 0.0
+    rows = np.arange(120)
+    splits = [(rows[~((rows // 40) == f)], rows[(rows // 40) == f]) for f in range(3)]
+    Cs = [0.001, 0.1, 10.0]
+    with pytest.warns(UserWarning, match=r"1 of the 3 cross-validation splits \(2\)"):
+        search = OCASClassifierCV(Cs=Cs, cv=splits).fit(X, y, sample_weight=weight)
+    results = search.cv_results_
+    assert np.all(np.isnan(results["split2_test_score"]))
+    scored = np.vstack([results["split0_test_score"], results["split1_test_score"]])
+    np.testing.assert_allclose(results["mean_test_score"], scored.mean(axis=0))
+    assert search.C_ == Cs[int(np.argmax(scored.mean(axis=0)))]

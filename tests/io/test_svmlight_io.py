@@ -369,12 +369,10 @@ def tiny_capacities(monkeypatch):
 @pytest.fixture(params=[1, 2], ids=["1-thread", "2-threads"])
 def parse_threads(request):
     """Blocks parsed one at a time, and two at once on threads (appended in order)."""
-    import numba
+    from cpsvm.threads import max_threads, thread_count
 
-    before = numba.get_num_threads()
-    numba.set_num_threads(min(request.param, numba.config.NUMBA_NUM_THREADS))
-    yield
-    numba.set_num_threads(before)
+    with thread_count(min(request.param, max_threads())):
+        yield
 
 
 @pytest.mark.parametrize("seed", [0, 1])

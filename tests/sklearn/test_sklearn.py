@@ -809,12 +809,12 @@ def test_verbose_prints_the_commands_iteration_lines(make, marker, capsys):
 
 
 def test_n_jobs_changes_nothing_but_the_threads():
-    import numba
+    from cpsvm.threads import get_num_threads
 
     X, y = _small()
-    before = numba.get_num_threads()
+    before = get_num_threads()
     one = CuttingPlaneSVC(C=1, n_jobs=1).fit(X, y)
-    assert numba.get_num_threads() == before
+    assert get_num_threads() == before
     every = CuttingPlaneSVC(C=1, n_jobs=-1).fit(X, y)
     np.testing.assert_array_equal(one.coef_, every.coef_)
     with pytest.raises(ValueError, match="n_jobs"):

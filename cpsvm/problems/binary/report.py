@@ -31,6 +31,11 @@ class BinaryModels:
 
     @staticmethod
     def classify(model, data, X, settings):
+        kernel = getattr(model, "kernel", None)
+        if kernel is not None:  # test values its polynomial kernel cannot raise
+            from ...kernels import check_kernel_values
+
+            check_kernel_values(kernel, data)
         with settings.progress(X.shape[0], "classifying", "ex") as bar:
             decision = model.decision_function(
                 X, progress=bar.update, single_precision=not settings.full_precision
@@ -93,14 +98,27 @@ def report_binary(y, decision, out, regression=False):
     fn = int(np.count_nonzero(positive & ~predicted_positive))
     total = int(np.count_nonzero(labelled))
     correct = int(np.count_nonzero(positive == predicted_positive))
-    precision = 100.0 * tp / (tp + fp) if tp + fp else 0.0
-    recall = 100.0 * tp / (tp + fn) if tp + fn else 0.0
+    # 0/0 is undefined, not 0%: said so (svm_classify would print nan).
+    precision = f"{100.0 * tp / (tp + fp):.2f}%" if tp + fp else "undefined"
+    recall = f"{100.0 * tp / (tp + fn):.2f}%" if tp + fn else "undefined"
+    why = [
+        what
+        for what, empty in (
+            ("precision: no example predicted +1", tp + fp == 0),
+            ("recall: no +1 example", tp + fn == 0),
+        )
+        if empty
+    ]
     print(
         f"Accuracy on test set: {100.0 * correct / total:.2f}% ({correct} correct, "
         f"{total - correct} incorrect, {total} total)",
         file=out,
     )
-    print(f"Precision/recall on test set: {precision:.2f}%/{recall:.2f}%", file=out)
+    print(
+        f"Precision/recall on test set: {precision}/{recall}"
+        + (f" ({'; '.join(why)})" if why else ""),
+        file=out,
+    )
     return True
 
 
@@ -161,8 +179,12 @@ def multivariate_scale_line(C: float, loss_id: int, class_counts, primal: float)
 
 def cv_figures(model, data, loss_id=2, k_fraction=0.0):
     """A held-out fold's figures (cpsvm.selection): the error rate, precision and recall
-    in percent, led by the SVMperf measure the model was trained for (-l other than 2);
-    real targets: the root mean squared error."""
+    in percent, led by the SVMperf measure the model was trained for (-l other than 0 and
+    2). A figure a fold cannot give is NaN with the reason (precision without an example
+    predicted +1, recall without a +1 example, ROC area and the like on one class), so that
+    it is left out of the means rather than counted as 0. -l 0's zero/one loss of the whole
+    label vector is 100% on any fold with one error, whatever C: it cannot choose C, so the
+    error rate leads."""
     import numpy as np
 
     from ...measures import trained_measure
@@ -170,21 +192,34 @@ def cv_figures(model, data, loss_id=2, k_fraction=0.0):
 
     decision = model.decision_function(fit_columns(data.X, model.n_features))
     y = data.y
-    if np.any((y != 0) & (np.abs(y) != 1)):
-        return [("RMSE", float(np.sqrt(np.mean((decision - y) ** 2))), -1)]
     positive, predicted = y > 0, decision > 0
     tp = int(np.count_nonzero(positive & predicted))
-    precision = 100.0 * tp / max(1, int(np.count_nonzero(predicted)))
-    recall = 100.0 * tp / max(1, int(np.count_nonzero(positive)))
+    n_predicted, n_positive = int(np.count_nonzero(predicted)), int(np.count_nonzero(positive))
+    nan = float("nan")
     figures = [
         ("error", 100.0 * float(np.mean(positive != predicted)), -1),
-        ("precision", precision, 1),
-        ("recall", recall, 1),
+        (
+            "precision",
+            100.0 * tp / n_predicted if n_predicted else nan,
+            1,
+            "no example predicted +1",
+        ),
+        ("recall", 100.0 * tp / n_positive if n_positive else nan, 1, "no +1 example"),
     ]
-    if loss_id not in (None, 2):
+    if loss_id not in (None, 0, 2):
         name, value, _ = trained_measure(loss_id, y, decision, k_fraction)
-        figures.insert(0, (name, value, -1 if loss_id == 0 else 1))
+        figures.insert(0, (name, value, 1, "one class in the held-out fold"))
     return figures
+
+
+def cv_regression_figures(model, data):
+    """A held-out fold's root mean squared error (asset_learn -z r), whatever its targets."""
+    import numpy as np
+
+    from ...models import fit_columns
+
+    decision = model.decision_function(fit_columns(data.X, model.n_features))
+    return [("RMSE", float(np.sqrt(np.mean((decision - data.y) ** 2))), -1)]
 
 
 def cv_classes(data):

@@ -108,8 +108,8 @@ def report_ranking(y, scores, starts, out):
 
 
 def cv_figures(model, data, loss_id=None):
-    """A held-out fold's NDCG@10 (over the queries with a relevant document) and swapped
-    pairs in percent (cpsvm.selection)."""
+    """A held-out fold's NDCG@10 (over the queries with a relevant document; NaN, left
+    out of the means, when none has one) and swapped pairs in percent (cpsvm.selection)."""
     import numpy as np
 
     from ...models import fit_columns
@@ -119,9 +119,12 @@ def cv_figures(model, data, loss_id=None):
     metrics = query_metrics(scores, data.y, query_starts(data), at=NDCG_AT)
     pairs, swapped, ndcg = metrics[:, 0], metrics[:, 1], metrics[:, 2]
     scored = ~np.isnan(ndcg)
-    mean_ndcg = float(ndcg[scored].mean()) if scored.any() else 0.0
-    share = 100.0 * float(swapped.sum()) / max(1.0, float(pairs.sum()))
-    return [(f"NDCG@{NDCG_AT}", mean_ndcg, 1), ("swapped pairs", share, -1)]
+    mean_ndcg = float(ndcg[scored].mean()) if scored.any() else float("nan")
+    share = 100.0 * float(swapped.sum()) / float(pairs.sum()) if pairs.sum() else float("nan")
+    return [
+        (f"NDCG@{NDCG_AT}", mean_ndcg, 1, "no query with a relevant document"),
+        ("swapped pairs", share, -1, "no pair of documents of different relevance"),
+    ]
 
 
 def cv_queries(data):
