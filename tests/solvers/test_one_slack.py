@@ -308,8 +308,8 @@ def test_the_default_algorithm_is_the_faster_of_5_and_9():
 @pytest.mark.parametrize(
     "params, error, message",
     [
-        (dict(C=0.0), InputError, "expected C > 0"),
-        (dict(C=-1.0), InputError, "expected C > 0"),
+        (dict(C=0.0), InputError, "expected a finite C > 0"),
+        (dict(C=-1.0), InputError, "expected a finite C > 0"),
         (dict(C=1.0, epsilon=0.0), InputError, "expected epsilon > 0"),
         (dict(C=1.0, algorithm=7), InputError, "expected -w 0, 1, 2, 3, 4, 5 or 9"),
         (dict(C=1.0, rescaling=3), InputError, "expected -o 1 (slack) or 2"),
