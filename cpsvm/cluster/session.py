@@ -362,9 +362,14 @@ class Session:
         short (a second Ctrl-C kills the local workers): what cut it is raised after
         the last."""
         interrupted = None
-        for step in (self._close_client, self._end_helper, self._close_cluster):
+        steps = (
+            self._close_client,
+            lambda: self._end_helper(at_once=interrupted is not None),
+            self._close_cluster,
+        )
+        for step in steps:
             try:
-                step(at_once=interrupted is not None)
+                step()
             except BaseException as e:  # (Exception: a scheduler already gone)
                 if not isinstance(e, Exception) and interrupted is None:
                     interrupted = e
@@ -382,7 +387,7 @@ class Session:
         if interrupted is not None:
             raise interrupted
 
-    def _close_client(self, at_once=False):
+    def _close_client(self):
         client, self.client = self.client, None
         if client is not None:
             client.close(timeout=CLOSE_TIMEOUT)
@@ -392,7 +397,7 @@ class Session:
         if helper is not None:
             _end_local_workers(helper, at_once)
 
-    def _close_cluster(self, at_once=False):
+    def _close_cluster(self):
         cluster, self.cluster = self.cluster, None
         if cluster is not None:
             cluster.close(timeout=CLOSE_TIMEOUT)
