@@ -41,6 +41,7 @@ DEFAULT_FILE = Path("/work/bench/synthetic-396MB.svm")
 
 def synthetic(path: Path, mb: float) -> Path:
     if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
         sys.path.insert(0, str(ROOT / "benchmarks"))
         from bench_io import make_synthetic
 
