@@ -1,5 +1,5 @@
 """ocas_learn on a Dask cluster (--scheduler local:N) against the same command without
-Dask, on the text-like synthetic file of bench_io/bench_ocas.
+Dask (both by OCAS, -m 1), on the text-like synthetic file of bench_io/bench_ocas.
 
 Per configuration (interleaved, --repeats times, so that a busy machine slows all alike):
 whole-process wall time (reading included), training time, iterations, and for the
@@ -67,7 +67,9 @@ def run(config, data, C, out, codes=None):
     trace = out / f"{name}.tsv"
     scheduler, _, ref = config.partition("@")
     code = codes[ref] if ref else ROOT
-    cmd = [sys.executable, "-m", "cpsvm.cli.ocas", "-c", str(C), "--trace", str(trace)]
+    # -m 1 (OCAS) everywhere: what a cluster runs, where one machine would pick dual
+    # coordinate descent for such C.
+    cmd = [sys.executable, "-m", "cpsvm.cli.ocas", "-m", "1", "-c", str(C), "--trace", str(trace)]
     cmd += [str(data), str(model)]
     if scheduler != "local":
         cmd[3:3] = ["--scheduler", scheduler]
