@@ -149,3 +149,9 @@ def combine_pair(combine, extra, a, b):
     """Two (result, seconds) pairs as one: the results added by ``combine(*extra, ...)``,
     the slowest seconds."""
     return combine(*extra, a[0], b[0]), max(a[1], b[1])
+
+
+def combine_root(finish, combine, extra, a, b):
+    """:func:`combine_pair`, then ``finish`` of it if given (the root of a tree)."""
+    both = combine_pair(combine, extra, a, b)
+    return both if finish is None else finish(both)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 
 from ..errors import InputError
-from .partials import add_sums, combine_pair
+from .partials import add_sums, combine_pair, combine_root
 from .session import ClusterLost
 
 SHIP_INLINE = 1 << 16  # bytes: vectors up to this size travel inside the tasks, larger
@@ -94,15 +94,19 @@ class Rounds:
             at = where.get(shard.key)
             shard_args = [a.on(at) if isinstance(a, Broadcast) else a for a in args]
             leaves.append((self._submit(fn, shard, *shard_args, where=at), at))
-        while len(leaves) > 1:
+        while len(leaves) > 2:
             # Adjacent shards first; each sum runs where its left part is.
             paired = [
                 (self._submit(combine_pair, combine, extra, a, b, where=at), at)
                 for (a, at), (b, _) in zip(leaves[::2], leaves[1::2])
             ]
             leaves = paired + leaves[len(paired) * 2 :]
-        root, at = leaves[0]
-        return root if finish is None else self._submit(finish, root, where=at)
+        if len(leaves) == 1:
+            root, at = leaves[0]
+            return root if finish is None else self._submit(finish, root, where=at)
+        # The last sum and the finish in one task (a hop less on the round's path).
+        (a, at), (b, _) = leaves
+        return self._submit(combine_root, finish, combine, extra, a, b, where=at)
 
     def __call__(self, fn, *args, combine=add_sums, extra=(), chained=False):
         """One round trip: :meth:`stage` and the client waits for the root. ``chained``:
