@@ -42,7 +42,9 @@ def scheduler_option():
         "running 'dask scheduler' (e.g. tcp://host:8786) or local:N (N worker "
         "processes on this machine). EXAMPLE_FILE is then read by the workers: one "
         "file (cut into byte ranges) or a quoted glob of shard files ('part-*.svm', "
-        ".gz too). Linear binary and multiclass only; needs pip install cpsvm[dask].",
+        ".gz too), a path every worker sees or an fsspec URL: s3://, gs://, hdfs://, "
+        "http(s)://, file:// (s3fs, gcsfs, pyarrow on the workers for the first three). "
+        "Linear binary and multiclass only; needs pip install cpsvm[dask].",
     )
     timeout = click.option(
         "--worker-timeout",
@@ -51,7 +53,9 @@ def scheduler_option():
         default=None,
         metavar="SECONDS",
         help=f"With --scheduler: how long the cluster may have no worker before the run "
-        f"ends (exit 1, the best model so far written); default {WORKER_TIMEOUT:g}.",
+        f"ends (exit 1, the best model so far written), and a worker may stay silent (no "
+        f"heartbeat) beyond the longest task before it is dropped and its shard read "
+        f"again elsewhere; default {WORKER_TIMEOUT:g}.",
     )
 
     def options(f):

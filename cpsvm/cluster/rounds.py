@@ -140,22 +140,29 @@ class Rounds:
             ) from None
 
     def broadcast(self, value):
-        """``value`` on every worker holding a shard: the client sends it once (inside
-        the first copy's task, so that Dask can form it again if its worker is lost),
-        each further worker fetches it from one that has it."""
+        """``value`` on every worker holding a shard, along a binary tree of the workers:
+        the client sends it once (inside the root's copy task, so that Dask can form it
+        again if its worker is lost); a worker with workers below it holds a copy
+        fetched from the one above, and a worker at the tree's edge has its tasks fetch
+        the copy above them (a task less on their path)."""
         import dask
 
         t0 = time.perf_counter()
         addresses = list(dict.fromkeys(self._placement().values())) or [None]
+        held = []  # the copy each worker's tasks use
         # The value travels in the first task; Dask's warning about large graphs would
         # only tell the user what this method is for.
         with dask.config.set({"distributed.admin.large-graph-warning-threshold": "1 PiB"}):
             with self.session._lost_guard():
-                copies = [self._submit(_copy, value, where=addresses[0])]
-                for i, at in enumerate(addresses[1:], 1):
-                    copies.append(self._submit(_copy, copies[(i - 1) // 2], where=at))
+                for i, at in enumerate(addresses):
+                    if i == 0:
+                        held.append(self._submit(_copy, value, where=at))
+                    elif 2 * i + 1 < len(addresses):
+                        held.append(self._submit(_copy, held[(i - 1) // 2], where=at))
+                    else:
+                        held.append(held[(i - 1) // 2])
         self.communication += time.perf_counter() - t0
-        return Broadcast(dict(zip(addresses, copies)), copies[0], value.nbytes)
+        return Broadcast(dict(zip(addresses, held)), held[0], value.nbytes)
 
     def ship(self, w):
         """w itself (it travels with each task) or, if large, a :class:`Broadcast`."""
