@@ -326,7 +326,7 @@ class _Done:
 class _InProcess:
     """What the cluster code needs of a Session and its Client, run in this process."""
 
-    longest_task = None
+    longest_task = load_seconds = None
 
     def __init__(self):
         self.client = self

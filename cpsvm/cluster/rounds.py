@@ -123,7 +123,7 @@ class Rounds:
         self.rounds += 1
         self.compute += slowest
         self.communication += max(0.0, wall - slowest)
-        self.session.longest_task = max(self.session.longest_task, slowest)
+        self.session.longest_task = max(self.session.longest_task or 0.0, slowest)
         return result
 
     def result(self, future):

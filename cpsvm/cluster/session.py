@@ -119,10 +119,11 @@ class Session:
         self.client = None
         self.scratch = None
         self.worker_timeout = float(worker_timeout)
-        # The longest task so far (a worker busy in compiled code may not heartbeat
-        # meanwhile): a worker silent for the timeout plus this is frozen. None while
-        # the shards load (no task length is known yet).
-        self.longest_task = None
+        # A worker busy in compiled code may not heartbeat meanwhile: a worker silent
+        # for the timeout plus the longest round task so far (before the first round,
+        # the shards' reading) is frozen. Neither is known while the shards load.
+        self.longest_task = None  # the rounds' (Rounds sets it)
+        self.load_seconds = None  # the shards' reading (ShardedData sets it)
         self._heard = {}  # address: (its last heartbeat's time, when that last changed)
         self.address = value if kind == "address" else None
         # (Python sets handlers from the main thread only; a session started elsewhere,
@@ -316,19 +317,18 @@ class Session:
 
     def _silent(self, workers, now):
         """The workers whose heartbeat has not changed for the worker timeout plus the
-        longest task so far (the client's clock: the scheduler's may differ)."""
+        longest round task so far, or the shards' reading before the first round (the
+        client's clock: the scheduler's may differ)."""
         for gone in set(self._heard) - set(workers):
             del self._heard[gone]
+        task = self.longest_task if self.longest_task is not None else self.load_seconds
         silent = []
         for address, info in workers.items():
             seen = info.get("last_seen")
             heard = self._heard.get(address)
             if heard is None or heard[0] != seen:
                 self._heard[address] = (seen, now)
-            elif (
-                self.longest_task is not None
-                and now - heard[1] >= self.worker_timeout + self.longest_task
-            ):
+            elif task is not None and now - heard[1] >= self.worker_timeout + task:
                 silent.append(address)
         return silent
 
@@ -536,8 +536,7 @@ class ShardedData:
         self.summaries = session.gather(
             [client.submit(summarize_shard, f, pure=False) for f in self.loaded]
         )
-        # Reading a shard is the longest task a run knows before its rounds.
-        session.longest_task = max(session.longest_task or 0.0, time.monotonic() - started)
+        session.load_seconds = time.monotonic() - started
         s = self.summaries
         self.n_files = sum(x["files"] for x in s)
         self.n_examples = sum(x["n"] for x in s)

@@ -77,7 +77,7 @@ class InProcessSession:
 
     client = InProcessClient()
     n_workers = 1
-    longest_task = None
+    longest_task = load_seconds = None
 
     def gather(self, futures):
         return self.client.gather(futures)
