@@ -50,6 +50,7 @@ from .tasks import (
     count_errors,
     cut_at,
     final_step,
+    grid_sums,
     moved_risk_grid,
     ocas_at,
     ocas_eval,
@@ -364,7 +365,10 @@ class ClusterOcasOracle(LinearCutOracle):
             limit // len(self.data.shards),
             STEP_GRID,
             combine=add_outputs,
-            extra=(STEP_GRID, sig, SAMPLE_CAP * GRID_SAMPLES),
+            extra=(
+                functools.partial(grid_sums, grid=STEP_GRID, sig=sig),
+                SAMPLE_CAP * GRID_SAMPLES,
+            ),
         )
         args = (it, self._kb, None, kt, None, self.spec, sig)
         G = first[0][:1]

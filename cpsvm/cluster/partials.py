@@ -131,17 +131,15 @@ def add_buckets(cap, a, b):
     )
 
 
-def add_outputs(grid, sig, cap, a, b):
+def add_outputs(on_grid, cap, a, b):
     """:func:`.tasks.ocas_outputs`'s results: slope sums and counts added; the
     breakpoints themselves while both sides sent all theirs, else their jump sums on
-    the global ``grid`` (a side that sent breakpoints summed here: the same bits as
-    on its worker)."""
-    from .tasks import grid_sums
-
+    the global grid (``on_grid(positions, jumps)``: a side that sent breakpoints summed
+    here, the same bits as on its worker)."""
     acc, count = a[0] + b[0], a[1] + b[1]
     if a[3] is not None and b[3] is not None:
         return acc, count, None, join_pieces(a[3], b[3])
-    sums = [r[2] if r[2] is not None else grid_sums(r[3][0], r[3][1], grid, sig) for r in (a, b)]
+    sums = [r[2] if r[2] is not None else on_grid(*r[3]) for r in (a, b)]
     return acc, count, add_buckets(cap, *sums), None
 
 
