@@ -43,6 +43,7 @@ Usage: .venv/bin/python benchmarks/bench_cluster_scaling.py [--before main] [--r
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import math
 import os
@@ -377,6 +378,7 @@ def extract(ref: str) -> Path:
         ["git", "-C", str(ROOT), "archive", ref], capture_output=True, check=True
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(out)], input=archive, check=True)
+    atexit.register(shutil.rmtree, out, True)  # removed when the script ends
     return out
 
 

@@ -24,9 +24,11 @@ Usage: .venv/bin/python benchmarks/bench_dask.py [--file F] [-c C] [--repeats R]
 from __future__ import annotations
 
 import argparse
+import atexit
 import csv
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -56,6 +58,7 @@ def extract(ref: str) -> Path:
         ["git", "-C", str(ROOT), "archive", ref], capture_output=True, check=True
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(out)], input=archive, check=True)
+    atexit.register(shutil.rmtree, out, True)  # removed when the script ends
     return out
 
 
@@ -148,6 +151,7 @@ def main():
         DEFAULT_FILE if DEFAULT_FILE.exists() else synthetic(WORK / "synthetic-396MB.svm", 396)
     )
     out = Path(tempfile.mkdtemp(prefix="bench-dask-"))
+    atexit.register(shutil.rmtree, out, True)
     configs = a.configs.split(",")
     codes = {}
     if a.baseline:
