@@ -1,5 +1,5 @@
 """ocas_learn on a Dask cluster (--scheduler local:N) against the same command without
-Dask, on the text-like synthetic file of bench_io/bench_ocas.
+Dask (both by OCAS, -m 1), on the text-like synthetic file of bench_io/bench_ocas.
 
 Per configuration (interleaved, --repeats times, so that a busy machine slows all alike):
 whole-process wall time (reading included), training time, iterations, and for the
@@ -13,15 +13,23 @@ d-vector) and the cost model of an iteration on W workers:
 (the cut comes back in two exact folds, three beyond 2^23 examples), and the data size
 beyond which W workers beat one machine.
 
+With --baseline REF, each cluster configuration runs also with the code of git revision
+REF (extracted with git archive; its configurations named CONFIG@REF), interleaved with
+this tree's: an A/B of the same command in one run.
+
 Usage: .venv/bin/python benchmarks/bench_dask.py [--file F] [-c C] [--repeats R]
+           [--baseline REF]
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import csv
 import os
 import re
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,13 +37,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
 WORK = Path(tempfile.gettempdir()) / "cpsvm-bench"
 DEFAULT_FILE = Path("/work/bench/synthetic-396MB.svm")
 
 
 def synthetic(path: Path, mb: float) -> Path:
     if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
         sys.path.insert(0, str(ROOT / "benchmarks"))
         from bench_io import make_synthetic
 
@@ -43,13 +51,32 @@ def synthetic(path: Path, mb: float) -> Path:
     return path
 
 
-def run(config, data, C, out):
-    model = out / f"{config.replace(':', '')}.model"
-    trace = out / f"{config.replace(':', '')}.tsv"
-    cmd = [str(BIN / "ocas_learn"), "-c", str(C), "--trace", str(trace), str(data), str(model)]
-    if config != "local":
-        cmd[1:1] = ["--scheduler", config]
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+def extract(ref: str) -> Path:
+    """The tree of git revision ``ref``, in a temporary directory."""
+    out = Path(tempfile.mkdtemp(prefix="cpsvm-baseline-"))
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref], capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(out)], input=archive, check=True)
+    atexit.register(shutil.rmtree, out, True)  # removed when the script ends
+    return out
+
+
+def run(config, data, C, out, codes=None):
+    """One run of ``config`` (local, local:N, or local:N@REF: the code of REF, a root
+    in ``codes``)."""
+    name = re.sub(r"[^A-Za-z0-9]", "", config)
+    model = out / f"{name}.model"
+    trace = out / f"{name}.tsv"
+    scheduler, _, ref = config.partition("@")
+    code = codes[ref] if ref else ROOT
+    # -m 1 (OCAS) everywhere: what a cluster runs, where one machine would pick dual
+    # coordinate descent for such C.
+    cmd = [sys.executable, "-m", "cpsvm.cli.ocas", "-m", "1", "-c", str(C), "--trace", str(trace)]
+    cmd += [str(data), str(model)]
+    if scheduler != "local":
+        cmd[3:3] = ["--scheduler", scheduler]
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONPATH=str(code))
     t0 = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t0
@@ -67,7 +94,7 @@ def run(config, data, C, out):
     )
     with open(trace) as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
-    if config != "local":
+    if scheduler != "local":
         row["rounds"] = sum(int(x["rounds"]) for x in rows)
         row["compute"] = sum(float(x["compute_seconds"]) for x in rows)
         row["communication"] = sum(float(x["communication_seconds"]) for x in rows)
@@ -118,12 +145,18 @@ def main():
     ap.add_argument("-c", type=float, default=0.001)
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--configs", default="local,local:1,local:2")
+    ap.add_argument("--baseline", default=None, help="git revision to A/B against")
     a = ap.parse_args()
     data = a.file or (
         DEFAULT_FILE if DEFAULT_FILE.exists() else synthetic(WORK / "synthetic-396MB.svm", 396)
     )
     out = Path(tempfile.mkdtemp(prefix="bench-dask-"))
+    atexit.register(shutil.rmtree, out, True)
     configs = a.configs.split(",")
+    codes = {}
+    if a.baseline:
+        codes[a.baseline] = extract(a.baseline)
+        configs += [f"{c}@{a.baseline}" for c in configs if c != "local"]
     print(
         f"ocas_learn -c {a.c} on {data} ({data.stat().st_size / 2**20:.0f} MB); "
         f"{os.cpu_count()} cores; configurations interleaved, {a.repeats} repeats"
@@ -131,19 +164,19 @@ def main():
     # Untimed: each configuration once on a small file, so that numba's compilation
     # (in every new worker process after an edit) is not timed.
     for config in configs:
-        run(config, ROOT / "data" / "samples" / "a9a3k.train", a.c, out)
+        run(config, ROOT / "data" / "samples" / "a9a3k.train", a.c, out, codes)
     results = {c: [] for c in configs}
     for rep in range(a.repeats):
         for config in configs:
-            row = run(config, data, a.c, out)
+            row = run(config, data, a.c, out, codes)
             results[config].append(row)
             print(
-                f"  [{rep}] {config:8s} wall {row['wall']:7.2f} s, train {row['train']:7.2f} s,"
+                f"  [{rep}] {config:14s} wall {row['wall']:7.2f} s, train {row['train']:7.2f} s,"
                 f" {row['iterations']} iterations, Q_P {row['primal']:.6f}",
                 flush=True,
             )
     print(
-        "\nconfig    wall/local  train/local  s/iter  compute/iter  comm/iter  rounds/iter  "
+        "\nconfig          wall/local  train/local  s/iter  compute/iter  comm/iter  rounds/iter  "
         "ls rounds/search"
     )
     for config in configs:
@@ -153,16 +186,28 @@ def main():
         it = sum(r["iterations"] for r in rows)
         per = sum(r["train"] for r in rows) / it
         if config == "local":
-            print(f"{config:8s}  {1.0:10.2f}  {1.0:11.2f}  {per:6.3f}")
+            print(f"{config:14s}  {1.0:10.2f}  {1.0:11.2f}  {per:6.3f}")
             continue
         comp = sum(r["compute"] for r in rows) / it
         comm = sum(r["communication"] for r in rows) / it
         rounds = sum(r["rounds"] for r in rows) / it
         ls = sum(r["ls_rounds"] for r in rows) / len(rows)
         print(
-            f"{config:8s}  {min(ratio_w):5.2f}-{max(ratio_w):4.2f}  {min(ratio_t):6.2f}-"
+            f"{config:14s}  {min(ratio_w):5.2f}-{max(ratio_w):4.2f}  {min(ratio_t):6.2f}-"
             f"{max(ratio_t):4.2f}  {per:6.3f}  {comp:12.4f}  {comm:9.4f}  {rounds:11.2f}  "
             f"{ls:16.2f}"
+        )
+    for config in configs:
+        scheduler, _, ref = config.partition("@")
+        if not ref:
+            continue
+        # This tree against the baseline, each repeat's pair run back to back.
+        wall = [r["wall"] / b["wall"] for r, b in zip(results[scheduler], results[config])]
+        train = [r["train"] / b["train"] for r, b in zip(results[scheduler], results[config])]
+        print(
+            f"{scheduler} against {config}: wall {statistics.median(wall):.3f}x "
+            f"(repeats {', '.join(f'{x:.3f}' for x in wall)}), training "
+            f"{statistics.median(train):.3f}x (median of the repeats' ratios)"
         )
     cluster = [c for c in configs if c != "local"]
     models = {r["model"] for c in cluster for r in results[c]}

@@ -245,6 +245,7 @@ def command(
             margin_bounds=margin_bounds,
             verbosity=verbosity,
             worker_timeout=worker_timeout,
+            method=method,
         )
         train = data.train
     else:
@@ -289,7 +290,9 @@ def command(
     monitor = getattr(data, "Monitor", TrainingMonitor)(
         verbosity, trace_path, "ocas_learn", style="ocas", keep_rows=plot_file is not None
     )
-    info, _ = train_and_save(train, data, params, model_file, monitor)
+    info, _ = train_and_save(
+        train, data, params, model_file, monitor, terminate=scheduler is not None
+    )
     r = info.result
     if verbosity >= 1:
         reason = stop_reason(r.status, "ocas") or _converged_reason(r, params)
@@ -332,7 +335,15 @@ def command(
     if verbosity >= 2:
         print(peak_rss_line(), file=report)
     draw_trace(plot_file, monitor, f"ocas_learn {example_file}: training trace")
-    finish("ocas_learn", r, model_file, verbosity, warn=False, best=True)
+    finish(
+        "ocas_learn",
+        r,
+        model_file,
+        verbosity,
+        warn=False,
+        best=True,
+        terminated=getattr(info, "terminated", False),
+    )
 
 
 def _selected_c(data, params, cv_folds, c_path, seed, verbosity, report, plot_file):

@@ -3,9 +3,12 @@
 1-slack cut of ``cp_learn -w 3``, with the examples staying on the workers.
 
 Data. Each worker loads its shards once (a loader callable the caller gives, run on the
-worker) and keeps them in memory; the client holds only d-vectors. Per iteration the
-client broadcasts w (OCAS: the two points w_b, w_t) and gets back per-shard sums: the
-cut, the loss, counts — O(d) per worker, never O(n).
+worker: a path every worker mounts or an fsspec URL) and keeps them in memory; the
+client holds only d-vectors. Per iteration the client sends w (OCAS: the new point w_t)
+and gets back the sums over the shards: the cut, the loss, counts — O(d), never O(n),
+and not O(d) per worker: w leaves the client once and is copied from worker to worker
+along a binary tree, and the shards' sums are added on the workers along a binary tree
+of tasks, the client receiving the root.
 
 Huge or hashed feature indices (up to 2^63): each shard renumbers its own columns as it
 loads when its width is far beyond them; the client merges every shard's distinct
@@ -28,20 +31,26 @@ The modules, from the bottom up:
 
     numerics    exact (binned) sums and the sign of an exact sum
     kernels     the numba kernels a worker runs on its shard
+    sources     where a shard's bytes live (path or fsspec URL), their fingerprints
+    partials    a round's partial results and how two are added (sparse folds)
     shards      planning, grouping and reading the shards; a shard on its worker
                 (Shard) and the replay of its lost outputs (Replay)
     tasks       what the workers run each round, one task per shard
     local       the process that runs local:N's workers in a session of their own
-    session     the Dask session (bounded waits: ClusterLost), the sharded training
-                set, the rounds (client side)
+    session     the Dask session (bounded waits: ClusterLost; frozen workers
+                removed), the sharded training set
+    rounds      the rounds (client side): the tasks, the tree that adds their
+                results, the tree that copies w
     oracles     ClusterCutOracle and ClusterOcasOracle for the engine's 1-slack loop
     solver      train_ocas and train_struct: the oracles on the engine's loop
     command     the learners' --scheduler option and their flow on a cluster
 
-Faults. A worker lost mid-run: Dask reads its shard again elsewhere and the worker
-replays how its outputs were formed, so the model is the undisturbed run's, byte for
-byte. No worker for WORKER_TIMEOUT seconds (--worker-timeout), or the scheduler gone:
-ClusterLost, carrying the model reached so far, which the command writes.
+Faults. A worker lost mid-run (or frozen past WORKER_TIMEOUT and the longest task,
+then removed): Dask reads its shard again elsewhere and the worker replays how its
+outputs were formed, so the model is the undisturbed run's, byte for byte. No worker
+for WORKER_TIMEOUT seconds (--worker-timeout), the scheduler gone, or a shard that
+reads differently the second time (changed, gone): ClusterLost, carrying the model
+reached so far, which the command writes.
 
 This ``__init__`` imports nothing: the learners import :func:`.command.scheduler_option`
 at start-up (click only), and the rest of the package, Dask with it, loads when

@@ -42,7 +42,9 @@ def scheduler_option():
         "running 'dask scheduler' (e.g. tcp://host:8786) or local:N (N worker "
         "processes on this machine). EXAMPLE_FILE is then read by the workers: one "
         "file (cut into byte ranges) or a quoted glob of shard files ('part-*.svm', "
-        ".gz too). Linear binary and multiclass only; needs pip install cpsvm[dask].",
+        ".gz too), a path every worker sees or an fsspec URL: s3://, gs://, hdfs://, "
+        "http(s)://, file:// (s3fs, gcsfs, pyarrow on the workers for the first three). "
+        "Linear binary and multiclass only; needs pip install cpsvm[dask].",
     )
     timeout = click.option(
         "--worker-timeout",
@@ -51,7 +53,9 @@ def scheduler_option():
         default=None,
         metavar="SECONDS",
         help=f"With --scheduler: how long the cluster may have no worker before the run "
-        f"ends (exit 1, the best model so far written); default {WORKER_TIMEOUT:g}.",
+        f"ends (exit 1, the best model so far written), and a worker may stay silent (no "
+        f"heartbeat) beyond the longest task before it is dropped and its shard read "
+        f"again elsewhere; default {WORKER_TIMEOUT:g}.",
     )
 
     def options(f):
@@ -61,11 +65,17 @@ def scheduler_option():
 
 
 def check_worker_timeout(scheduler, worker_timeout) -> float:
-    """The worker timeout of a run (only with --scheduler)."""
+    """The worker timeout of a run (only with --scheduler; a finite number of seconds)."""
+    import math
+
     if worker_timeout is None:
         return WORKER_TIMEOUT
     if scheduler is None:
         raise OptionError("--worker-timeout needs --scheduler")
+    if not math.isfinite(worker_timeout):
+        raise OptionError(
+            f"expected --worker-timeout a finite number of seconds > 0, got {worker_timeout:g}"
+        )
     return worker_timeout
 
 
@@ -81,28 +91,20 @@ def _shard_count(session) -> int:
 
 def open_data(scheduler, example_file, parts=None, worker_timeout=WORKER_TIMEOUT):
     """Connect (or start a local cluster) and load the shards on the workers."""
-    import functools
-
     from .session import Session, ShardedData
-    from .shards import global_line, group_shards, plan_shards, read_group, read_shard
+    from .shards import plan_shards, shard_loaders
+    from .sources import is_url
 
     session = Session(scheduler, worker_timeout=worker_timeout)
     # The workers resolve a relative path in their own directory: made absolute here,
-    # where the user named it.
-    example_file = os.path.abspath(example_file)
+    # where the user named it (a URL names its store).
+    if not is_url(example_file):
+        example_file = os.path.abspath(example_file)
     try:
         count = parts or _shard_count(session)
         # Planned where the shards will be read: the client need not see the files.
         specs = session.run(plan_shards, example_file, count)
-        if len(specs) > count:  # shard files (byte ranges are one per worker)
-            loaders = [functools.partial(read_group, g) for g in group_shards(specs, count)]
-            data = ShardedData(session, loaders)
-        else:
-            data = ShardedData(
-                session,
-                [functools.partial(read_shard, s) for s in specs],
-                [functools.partial(global_line, s) for s in specs],
-            )
+        data = ShardedData(session, *shard_loaders(specs, count))
     except BaseException:
         session.close()
         raise
@@ -140,8 +142,12 @@ class ClusterInputs:
         margin_bounds=None,
         verbosity=1,
         worker_timeout=WORKER_TIMEOUT,
+        method=None,
     ):
+        from .solver import refuse_method
+
         refuse_margin_bounds(margin_bounds)
+        refuse_method(method)
         if first_n is not None:
             raise OptionError("-n cannot be used with --scheduler")
         if cost_file is not None:
@@ -237,7 +243,7 @@ def learn_on_cluster(
         if verbosity >= 1:
             print(reading_line(shape), file=report)
         monitor = ClusterMonitor(verbosity, trace_path, "cp_learn", keep_rows=plot_file is not None)
-        info, cpu = train_and_save(train, shape, params, model_file, monitor)
+        info, cpu = train_and_save(train, shape, params, model_file, monitor, terminate=True)
     finally:
         data.session.close()
     if verbosity >= 1:
@@ -246,4 +252,6 @@ def learn_on_cluster(
     if verbosity >= 2:
         print(peak_rss_line(), file=report)
     draw_trace(plot_file, monitor, f"cp_learn {example_file}: training trace")
-    finish("cp_learn", info.result, model_file, verbosity, notes=info.notes)
+    finish(
+        "cp_learn", info.result, model_file, verbosity, notes=info.notes, terminated=info.terminated
+    )

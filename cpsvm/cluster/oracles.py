@@ -13,8 +13,10 @@ interval where D changes sign at once. If it holds too many breakpoints, the cli
 refines it with candidate steps sampled by the workers (more rounds of a few hundred
 numbers). The breakpoints of the final interval alone are gathered and the step is
 found exactly in them; that gather is chained, inside the cluster, to the round that
-moves w_b (every worker finds the step from all the gathered pieces), so an iteration
-usually costs two round trips: the outputs, the move (:meth:`.session.Rounds.chained`).
+moves w_b (its pieces joined along the workers' tree, the step found on a worker and
+given to every move), so an iteration usually costs two round trips: the outputs, the
+move. Every round's partial results are added on the workers
+(:class:`.rounds.Rounds`): the client receives one result a round.
 
 Faults. Worker state (outputs, breakpoints, the last cut's coefficients) is a cache:
 a task that lands on a worker that lost the shard (Dask recomputes the shard from its
@@ -29,6 +31,7 @@ the same in every run, so that a replay stays short.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from types import SimpleNamespace
@@ -37,9 +40,13 @@ import numpy as np
 
 from ..engine.oracles import LinearCutOracle
 from .numerics import exact_scalar, exact_sign, fold_grid, fold_value
-from .session import ClusterLost, Rounds, ShardedData
+from .partials import add_buckets, add_moves, add_outputs, dense_folds, join_pieces
+from .rounds import Rounds
+from .session import ClusterLost, ShardedData
 from .shards import Replay, StateLost
 from .tasks import (
+    BUCKET_SAMPLES,
+    GRID_SAMPLES,
     count_errors,
     cut_at,
     final_step,
@@ -50,12 +57,14 @@ from .tasks import (
     ocas_gather,
     ocas_move,
     ocas_outputs,
+    step_from,
 )
 
 MAX_CANDIDATES = 256
 REPLAY_MAX = 32  # moves of w_b's outputs between two formed from w_b itself
 REPLAY_BYTES = 256 << 20  # at most, in the client's memory, of the moves' w_t
 MIN_GATHER = 8192  # breakpoints gathered at most (or size_psi, if larger)
+SAMPLE_CAP = 2  # times a task's samples per candidate interval, kept as they are added
 # The steps whose jump sums come back with the outputs: 0 and 2^k, k in [-24, 8], 32
 # per octave; the same for every iteration and sharding.
 STEP_GRID = np.concatenate([[0.0], np.exp2(np.arange(-24 * 32, 8 * 32 + 1) / 32.0)])
@@ -95,15 +104,13 @@ class ClusterCutOracle(LinearCutOracle):
         self._version += 1
         future = self.rounds.ship(w)
         t0 = time.perf_counter()
-        results = self.rounds(
+        acc_g, acc_s, _ = self.rounds(
             cut_at, ("w", self._version), future, self.spec, self.sig_g, self.sig_s
         )
         self.oracle_calls += self.data.n_examples
-        acc_g = sum(r[0] for r in results)
-        acc_s = sum(r[1] for r in results)
         self.seconds["cut"] += time.perf_counter() - t0
         self.separations += 1
-        return exact_scalar(acc_s), fold_value(acc_g)
+        return exact_scalar(acc_s), fold_value(dense_folds(acc_g))
 
 
 def _column_bounds(data, size_psi, n_classes, bias):
@@ -204,7 +211,7 @@ class ClusterOcasOracle(LinearCutOracle):
         return result
 
     def _at(self, w_t, kt, wt_future, t0):
-        results = self.rounds(
+        result = self.rounds(
             ocas_at,
             self._kb,
             kt,
@@ -215,7 +222,7 @@ class ClusterOcasOracle(LinearCutOracle):
             self._risk_grid(w_t),
         )
         self.oracle_calls += self.data.n_examples
-        risk = exact_scalar(*(r[0] for r in results))
+        risk = exact_scalar(result[0])
         f_t = 0.5 * float(w_t @ w_t) + self.C * risk
         if f_t < self.primal:
             self.primal, self.w_best = f_t, w_t
@@ -223,12 +230,10 @@ class ClusterOcasOracle(LinearCutOracle):
             self._anchor, self._moves = w_t, []
         t1 = time.perf_counter()
         self.seconds["output"] += t1 - t0
-        return self._cut(results)
+        return self._cut(result)
 
-    def _cut(self, results):
-        acc_g = sum(r[1] for r in results)
-        acc_s = sum(r[2] for r in results)
-        return exact_scalar(acc_s), fold_value(acc_g)
+    def _cut(self, result):
+        return exact_scalar(result[2]), fold_value(dense_folds(result[1]))
 
     def _step(self, w_t, kt, wt_future, t0):
         w_b = self.w_best
@@ -249,34 +254,38 @@ class ClusterOcasOracle(LinearCutOracle):
         # (one product more), so that a worker that loses them replays a few moves.
         fresh = len(self._moves) >= self.replay_limit
         fresh_w = self.rounds.ship(w_b) if fresh else None
-        results = None
+        move_args = (self.spec, self.sig_g, self.sig_s, rg, fresh_w)
+        result = None
         if isinstance(step, _Pending):
             # The gather of the interval's breakpoints and the move in one round trip:
-            # every worker finds the step from all of them.
+            # the pieces joined along the workers' tree, the step found where they
+            # meet and given to every move.
             try:
-                results = self.rounds.chained(
+                gathered = self.rounds.stage(
                     ocas_gather,
-                    step.args,
+                    *step.args,
+                    combine=join_pieces,
+                    finish=functools.partial(step_from, step.search),
+                )
+                result = self.rounds(
                     ocas_move,
                     self._kb,
                     self._wb_future,
                     kt,
                     wt_future,
                     k_new,
-                    step.search,
-                    self.spec,
-                    self.sig_g,
-                    self.sig_s,
-                    rg,
-                    fresh_w,
+                    gathered,
+                    *move_args,
+                    combine=add_moves,
+                    chained=True,
                 )
                 self.line_search_rounds += 1
             except StateLost:
                 self._ship_replay()
                 self.line_searches -= 1  # the same search, finished
                 step = self.line_search(A0, B0, w_b, kt, wt_future, w_t)
-        if results is None:
-            results = self._retried(
+        if result is None:
+            result = self._retried(
                 lambda: self.rounds(
                     ocas_move,
                     self._kb,
@@ -285,14 +294,11 @@ class ClusterOcasOracle(LinearCutOracle):
                     wt_future,
                     k_new,
                     step,
-                    self.spec,
-                    self.sig_g,
-                    self.sig_s,
-                    rg,
-                    fresh_w,
+                    *move_args,
+                    combine=add_moves,
                 )
             )
-        step = results[0][4]
+        step = result[4]
         self.w_best = w_b + step * direction
         if fresh:
             self._anchor, self._moves = self.w_best, []
@@ -302,9 +308,9 @@ class ClusterOcasOracle(LinearCutOracle):
         self._kb = k_new
         # The workers moved their outputs: w_b itself travels only if one lost them.
         self._wb_future = None
-        risk = exact_scalar(*(r[0] for r in results))
+        risk = exact_scalar(result[0])
         self.primal = 0.5 * float(self.w_best @ self.w_best) + self.C * risk
-        cut = self._cut(results)
+        cut = self._cut(result)
         self.seconds["cut"] += time.perf_counter() - t1
         return cut
 
@@ -358,10 +364,15 @@ class ClusterOcasOracle(LinearCutOracle):
             sig,
             limit // len(self.data.shards),
             STEP_GRID,
+            combine=add_outputs,
+            extra=(
+                functools.partial(grid_sums, grid=STEP_GRID, sig=sig),
+                SAMPLE_CAP * GRID_SAMPLES,
+            ),
         )
         args = (it, self._kb, None, kt, None, self.spec, sig)
-        G = sum(r[0][:1] for r in first)
-        count = sum(r[1] for r in first)
+        G = first[0][:1]
+        count = first[1]
 
         def D_sign(t, J):
             return exact_sign(np.concatenate([[A0 * t, B0], G[0], J[0]]))
@@ -372,18 +383,14 @@ class ClusterOcasOracle(LinearCutOracle):
         if D_sign(0.0, np.zeros((1, sig.shape[1]))) >= 0:
             return 0.0
         lo, hi, J_lo, inside = -math.inf, math.inf, np.zeros((1, sig.shape[1])), count
-        if all(r[3] is not None for r in first):
-            pieces = [r[3] for r in first]
+        if first[3] is not None:  # every shard sent all its breakpoints
+            pieces = first[3]
         else:
-            # Jump sums on the global grid: the workers' and, for the shards that sent
-            # all their breakpoints, the client's own (exact sums: the same bits).
+            # Jump sums on the global grid (the shards' that sent their breakpoints
+            # summed on the workers: exact sums, the same bits).
             cand = STEP_GRID
-            results = [
-                r[2] if r[2] is not None else grid_sums(r[3][0], r[3][1], cand, sig) for r in first
-            ]
+            acc, counts, found = first[2]
             while True:
-                acc = sum(r[0] for r in results)
-                counts = sum(r[1] for r in results)
                 J = np.cumsum(acc, axis=0)  # exact: J at every candidate
                 b_lo, b_hi = 0, len(cand)  # first candidate where D >= 0 (D rises)
                 while b_lo < b_hi:
@@ -397,30 +404,34 @@ class ClusterOcasOracle(LinearCutOracle):
                     lo, J_lo = cand[b - 1], J[b - 1 : b]
                 hi = cand[b] if b < len(cand) else math.inf
                 inside = int(counts[b])
-                found = np.concatenate([r[2][b] for r in results])
-                samples = np.unique(found[~np.isnan(found) & (found > lo) & (found < hi)])
+                samples = found[b]
+                samples = np.unique(samples[~np.isnan(samples) & (samples > lo) & (samples < hi)])
                 if inside <= limit or not len(samples):
                     break
                 cand = _spread(samples, MAX_CANDIDATES)
-                results = self.rounds(ocas_eval, *args, cand)
+                acc, counts, found = self.rounds(
+                    ocas_eval,
+                    *args,
+                    cand,
+                    combine=add_buckets,
+                    extra=(SAMPLE_CAP * BUCKET_SAMPLES,),
+                )
             if inside == 0:
                 return min(root(J_lo), hi)
             search = (A0, B0, G, J_lo, sig[:1].copy())
             if chain:
                 return _Pending(search=search, args=args + (lo, hi))
-            pieces = self.rounds(ocas_gather, *args, lo, hi)
-        return final_step((A0, B0, G, J_lo, sig[:1].copy()), pieces)
+            pieces = self.rounds(ocas_gather, *args, lo, hi, combine=join_pieces)
+        return final_step((A0, B0, G, J_lo, sig[:1].copy()), [pieces])
 
     def training_error(self):
-        client = self.data.session.client
+        """The share of misclassified examples at the best point (a round of its own,
+        not booked with the training's)."""
         key = self._kb or ("w", -1)
 
         def count():
-            wb = self._wb_future if self._kb is not None else self.w_best
-            futures = [
-                client.submit(count_errors, s, key, wb, pure=False) for s in self.data.shards
-            ]
-            return sum(self.data.session.gather(futures))
+            wb = self._wb_future if self._kb is not None else self.rounds.ship(self.w_best)
+            return self.rounds.result(self.rounds.stage(count_errors, key, wb))[0]
 
         return self._retried(count) / max(1, self.data.n_examples)
 

@@ -1,11 +1,13 @@
-"""The client's side of the cluster: a Dask session, the training set as shards on its
-workers, and the rounds that run one task per shard.
+"""The client's side of the cluster: a Dask session and the training set as shards on
+its workers (the rounds are :mod:`.rounds`).
 
-Every wait on the cluster is bounded (:meth:`Session.gather`): no worker for the
-worker timeout, the scheduler gone, or a task whose workers kept dying end the run
-with :class:`ClusterLost`. A local:N cluster's workers run in a process of their own
-session (:mod:`.local`), its scheduler here; while a session is open, SIGTERM unwinds
-the command (Terminated) so that the session closes.
+Every wait on the cluster is bounded (:meth:`Session.wait`): no worker for the worker
+timeout, the scheduler gone, or a task whose workers kept dying end the run with
+:class:`ClusterLost`; a worker that stops answering (frozen, its heartbeats gone) for
+the worker timeout plus the longest task seen is removed from the cluster, which then
+runs its tasks on the others as for a lost worker. A local:N cluster's workers run in a
+process of their own session (:mod:`.local`), its scheduler here; while a session is
+open, SIGTERM unwinds the command (Terminated) so that the session closes.
 
 Dask is imported only when a :class:`Session` starts (``--scheduler``); without it the
 command says how to install it.
@@ -29,12 +31,10 @@ from . import WORKER_TIMEOUT
 from .local import CLOSE_LIMIT
 from .shards import load_shard, prepare_shard, shard_columns, shard_size, summarize_shard
 
-SHIP_INLINE = 1 << 16  # vectors up to this size travel inside the tasks, larger ones
-# are scattered to every worker first
-PLACEMENT_CHECK = 2.0  # seconds between checks that the shards' workers are alive
 POLL = 1.0  # seconds between checks of the cluster while a round waits
 CLOSE_TIMEOUT = 10.0  # seconds for the client to close
 START_TIMEOUT = 60.0  # seconds a local cluster may take to start, when it must then close
+TERM_GRACE = 5.0  # seconds the local workers' process has to end after SIGTERM
 DASK_MISSING = "--scheduler needs Dask: pip install cpsvm[dask]"
 
 
@@ -119,6 +119,12 @@ class Session:
         self.client = None
         self.scratch = None
         self.worker_timeout = float(worker_timeout)
+        # A worker busy in compiled code may not heartbeat meanwhile: a worker silent
+        # for the timeout plus the longest round task so far (before the first round,
+        # the shards' reading) is frozen. Neither is known while the shards load.
+        self.longest_task = None  # the rounds' (Rounds sets it)
+        self.load_seconds = None  # the shards' reading (ShardedData sets it)
+        self._heard = {}  # address: (its last heartbeat's time, when that last changed)
         self.address = value if kind == "address" else None
         # (Python sets handlers from the main thread only; a session started elsewhere,
         # from a library caller's thread, leaves SIGTERM alone.)
@@ -182,6 +188,8 @@ class Session:
                 processes=True,
                 dashboard_address=None,
                 silence_logs=logging.CRITICAL,
+                # (its scratch space, dask-scratch-space and its locks, in ours)
+                scheduler_kwargs={"local_directory": self.scratch},
             )
         address = self.cluster.scheduler_address
         try:
@@ -202,7 +210,10 @@ class Session:
         """A client of the scheduler at ``address``, within Dask's connect timeout
         (distributed.comm.timeouts.connect, 30 s unless configured, e.g.
         DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT=5s), also when something there
-        accepts the connection and never answers."""
+        accepts the connection and never answers. Dask's handshake is tried first on a
+        connection of its own: something else listening there (a web server, SSH)
+        answers with bytes Dask would read as a message of exabytes, and a Client
+        that failed so would hang in its cleanup."""
         import dask
         from dask.utils import parse_timedelta
         from distributed import Client
@@ -213,17 +224,23 @@ class Session:
 
         def connect():
             try:
+                _handshake(address, seconds)
                 reached["client"] = Client(address, timeout=timeout, set_as_default=False)
             except BaseException as e:
                 reached["error"] = e
 
         connector = threading.Thread(target=connect, name="cpsvm-connect", daemon=True)
         connector.start()
-        connector.join(seconds + 2.0)  # Client(timeout=) can wait on a mute listener
+        connector.join(2 * seconds + 2.0)  # Client(timeout=) can wait on a mute listener
         error = reached.get("error")
         if "client" in reached:
             self.client = reached["client"]
             return
+        if isinstance(error, _NotDask):
+            raise InputError(
+                f"something at {address} answers, but not as a Dask scheduler does: is it "
+                "the scheduler's address, as 'dask scheduler' prints it?"
+            )
         if connector.is_alive() or isinstance(error, (OSError, TimeoutError)):
             what = type(error).__name__ if error is not None else "no answer"
             raise InputError(
@@ -285,7 +302,8 @@ class Session:
         alone_since = None
         while not done.wait(POLL):
             now = time.monotonic()
-            if self.workers():
+            workers = self.workers()
+            if workers:
                 alone_since = None
             elif alone_since is None:
                 alone_since = now
@@ -294,19 +312,37 @@ class Session:
                     f"the Dask cluster has had no worker for {self.worker_timeout:g} s "
                     "(--worker-timeout)"
                 )
+            for address in self._silent(workers, now):
+                self._remove(address)
 
-    def scatter(self, w):
-        """w on every worker (a future), waiting for a worker as :meth:`gather`."""
+    def _silent(self, workers, now):
+        """The workers whose heartbeat has not changed for the worker timeout plus the
+        longest round task so far, or the shards' reading before the first round (the
+        client's clock: the scheduler's may differ)."""
+        for gone in set(self._heard) - set(workers):
+            del self._heard[gone]
+        task = self.longest_task if self.longest_task is not None else self.load_seconds
+        silent = []
+        for address, info in workers.items():
+            seen = info.get("last_seen")
+            heard = self._heard.get(address)
+            if heard is None or heard[0] != seen:
+                self._heard[address] = (seen, now)
+            elif task is not None and now - heard[1] >= self.worker_timeout + task:
+                silent.append(address)
+        return silent
+
+    def _remove(self, address):
+        """A frozen worker out of the cluster (the scheduler's own removal of a worker
+        that does not answer): its tasks run again on the others, its shards read
+        again there."""
+        self._heard.pop(address, None)
         with self._lost_guard():
-            try:
-                return self.client.scatter(
-                    w, broadcast=True, hash=False, timeout=self.worker_timeout
-                )
-            except TimeoutError:
-                raise ClusterLost(
-                    f"the Dask cluster has had no worker for {self.worker_timeout:g} s "
-                    "(--worker-timeout)"
-                ) from None
+            self.client.sync(
+                self.client.scheduler.unregister,
+                address=address,
+                stimulus_id=f"cpsvm-silent-worker-{time.time()}",
+            )
 
     def keep(self, value):
         """``value`` for the whole run, as the result of a task that carries it: the
@@ -322,34 +358,49 @@ class Session:
 
     def close(self):
         """Close the client and a local cluster (bounded waits) and remove the scratch
-        directory; SIGTERM's handling ends here."""
-        try:
-            if self.client is not None:
-                try:
-                    self.client.close(timeout=CLOSE_TIMEOUT)
-                except Exception:  # a scheduler already gone: nothing to tell it
-                    pass
-                self.client = None
-            if self.helper is not None:
-                _end_local_workers(self.helper)
-                self.helper = None
-            if self.cluster is not None:
-                try:
-                    self.cluster.close(timeout=CLOSE_TIMEOUT)
-                except Exception:
-                    pass
-                self.cluster = None
-            if self.scratch is not None:
-                shutil.rmtree(self.scratch, ignore_errors=True)
-                self.scratch = None
-        finally:
-            if self._open:
-                self._open = False
-                if self._handles_term:
-                    previous = self._previous_term
-                    signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
-                for logger, level in self._log_levels:
-                    logger.setLevel(level)
+        directory; SIGTERM's handling ends here. Every step runs, also when one is cut
+        short (a second Ctrl-C kills the local workers): what cut it is raised after
+        the last."""
+        interrupted = None
+        steps = (
+            self._close_client,
+            lambda: self._end_helper(at_once=interrupted is not None),
+            self._close_cluster,
+        )
+        for step in steps:
+            try:
+                step()
+            except BaseException as e:  # (Exception: a scheduler already gone)
+                if not isinstance(e, Exception) and interrupted is None:
+                    interrupted = e
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
+        if self._open:
+            self._open = False
+            # (unless the command has put its own handler over ours meanwhile)
+            if self._handles_term and signal.getsignal(signal.SIGTERM) is _terminate:
+                previous = self._previous_term
+                signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+            for logger, level in self._log_levels:
+                logger.setLevel(level)
+        if interrupted is not None:
+            raise interrupted
+
+    def _close_client(self):
+        client, self.client = self.client, None
+        if client is not None:
+            client.close(timeout=CLOSE_TIMEOUT)
+
+    def _end_helper(self, at_once=False):
+        helper, self.helper = self.helper, None
+        if helper is not None:
+            _end_local_workers(helper, at_once)
+
+    def _close_cluster(self):
+        cluster, self.cluster = self.cluster, None
+        if cluster is not None:
+            cluster.close(timeout=CLOSE_TIMEOUT)
 
     def __enter__(self):
         return self
@@ -358,10 +409,13 @@ class Session:
         self.close()
 
 
-def _end_local_workers(helper):
-    """Close the local workers' process's stdin (it then closes them and exits) and wait;
-    its whole process group is killed if it does not end in time, or if a second
-    Ctrl-C cuts the wait short."""
+def _end_local_workers(helper, at_once=False):
+    """Close the local workers' process's stdin (it then closes them and exits) and wait.
+    If they do not end in time, a second Ctrl-C cuts the wait short, or ``at_once``,
+    its process group is terminated: SIGTERM, which ends the workers at once and that
+    process through its cleanup, but not multiprocessing's resource tracker (it ignores
+    SIGTERM, outlives them and unlinks their semaphores from /dev/shm); SIGKILL only
+    for what is left TERM_GRACE seconds later, or at a further Ctrl-C."""
     import subprocess
 
     for stream in (helper.stdin, helper.stdout):
@@ -370,16 +424,56 @@ def _end_local_workers(helper):
         except OSError:
             pass
     try:
+        if at_once:
+            raise subprocess.TimeoutExpired(helper.args, 0)
         # They may still be starting (a Ctrl-C from the first moment): start, then close.
         helper.wait(timeout=START_TIMEOUT + CLOSE_LIMIT + 5.0)
     except BaseException as e:
         try:
-            os.killpg(helper.pid, signal.SIGKILL)
-        except OSError:
+            _signal_group(helper.pid, signal.SIGTERM)
+            helper.wait(timeout=TERM_GRACE)
+        except BaseException:
             pass
-        helper.wait()
+        finally:
+            if helper.poll() is None:
+                _signal_group(helper.pid, signal.SIGKILL)
+            helper.wait()
         if not isinstance(e, subprocess.TimeoutExpired):
             raise
+
+
+def _signal_group(group, signum):
+    try:
+        os.killpg(group, signum)
+    except OSError:  # gone already
+        pass
+
+
+class _NotDask(Exception):
+    """Something answered at the scheduler's address, not in Dask's protocol."""
+
+
+def _handshake(address, seconds):
+    """Dask's handshake with ``address`` on a connection of its own: OSError or
+    TimeoutError if nothing answers in time, _NotDask if what answers is not Dask."""
+    import asyncio
+    import socket
+
+    from distributed.comm import connect
+
+    host, _, port = address[len("tcp://") :].rpartition(":")
+    socket.create_connection((host.strip("[]"), int(port)), timeout=seconds).close()
+
+    async def greet():
+        comm = await connect(address, timeout=seconds)
+        await comm.close()
+
+    try:
+        asyncio.run(asyncio.wait_for(greet(), seconds))
+    except (TimeoutError, asyncio.TimeoutError):
+        raise TimeoutError from None
+    except Exception:  # e.g. MemoryError: a length read from another protocol's bytes
+        raise _NotDask from None
 
 
 def _quiet_logs():
@@ -419,7 +513,7 @@ class _LostGuard:
         if issubclass(kind, cancelled):
             if "scheduler-connection-lost" in str(error):
                 raise ClusterLost(self.session._scheduler_lost()) from None
-            # A vector shipped for a round (scattered, not computable again) lost with
+            # Data the client placed on the workers (not computable again) lost with
             # every worker holding it.
             raise ClusterLost("lost every Dask worker holding the run's data") from None
         return False
@@ -435,12 +529,14 @@ class ShardedData:
         self.session = session
         client = session.client
         self.locate = locate
+        started = time.monotonic()
         self.loaded = [
             client.submit(load_shard, loader, i, pure=False) for i, loader in enumerate(loaders)
         ]
         self.summaries = session.gather(
             [client.submit(summarize_shard, f, pure=False) for f in self.loaded]
         )
+        session.load_seconds = time.monotonic() - started
         s = self.summaries
         self.n_files = sum(x["files"] for x in s)
         self.n_examples = sum(x["n"] for x in s)
@@ -525,88 +621,21 @@ class ShardedData:
         return None
 
     def prepare(self, d, bias=0.0, n_classes=0):
+        """The shards for a run (:func:`.shards.prepare_shard`); a shard read again later
+        (its worker lost) is checked against the fingerprints of its first reading."""
         client = self.session.client
         self.shards = [
-            client.submit(prepare_shard, f, d, bias, n_classes, self._run_columns, pure=False)
-            for f in self.loaded
+            client.submit(
+                prepare_shard,
+                f,
+                d,
+                bias,
+                n_classes,
+                self._run_columns,
+                x["fingerprints"],
+                pure=False,
+            )
+            for f, x in zip(self.loaded, self.summaries)
         ]
         # Waits for them (and fails if one did) without bringing the shards here.
         self.session.gather([client.submit(shard_size, f, pure=False) for f in self.shards])
-
-
-class Rounds:
-    """Submits one task per shard, gathers, and books the time: compute is the slowest
-    task, communication the rest of the round's wall time."""
-
-    def __init__(self, session, shards):
-        self.session = session
-        self.client = session.client
-        self.shards = shards
-        self.rounds = 0
-        self.compute = 0.0
-        self.communication = 0.0
-        self._where = None
-        self._checked = 0.0
-        self.by_task = {}  # compute seconds of each kind of round
-
-    def _placement(self):
-        """The worker holding each shard: its tasks run there (a shard copied elsewhere
-        would leave its cache behind). Asked again, at most every PLACEMENT_CHECK
-        seconds (each asking is a round trip), when one of them has left; until then
-        a task pinned to a lost worker runs where the scheduler puts its shard."""
-        now = time.monotonic()
-        if self._where is not None and now - self._checked < PLACEMENT_CHECK:
-            return self._where
-        self._checked = now
-        live = self.session.workers()
-        if self._where is None or any(a not in live for a in self._where.values()):
-            with self.session._lost_guard():
-                held = self.client.who_has(self.shards)
-            self._where = {s.key: held[s.key][0] for s in self.shards if held.get(s.key)}
-        return self._where
-
-    def __call__(self, fn, *args):
-        return self.chained(None, (), fn, *args)
-
-    def chained(self, first, first_args, then, *args):
-        """One round trip: ``then`` on every shard, after (if given) ``first`` on every
-        shard, whose results ``then`` gets as its last argument, all of them (they
-        travel between the workers; ``then`` returns the slowest of them last)."""
-        t0 = time.perf_counter()
-        where = self._placement()
-
-        def submit(fn, shard, *extra):
-            return self.client.submit(
-                fn,
-                shard,
-                *extra,
-                pure=False,
-                allow_other_workers=True,
-                workers=[where[shard.key]] if shard.key in where else None,
-            )
-
-        if first is not None:
-            stage = [submit(first, shard, *first_args) for shard in self.shards]
-            args = args + (stage,)
-        results = self.session.gather([submit(then, shard, *args) for shard in self.shards])
-        wall = time.perf_counter() - t0
-        slowest = max(seconds + (r[-1] if first is not None else 0.0) for r, seconds in results)
-        name = then.__name__
-        self.by_task[name] = self.by_task.get(name, 0.0) + slowest
-        self.rounds += 1
-        self.compute += slowest
-        self.communication += max(0.0, wall - slowest)
-        return [r for r, _ in results]
-
-    def scatter(self, w):
-        t0 = time.perf_counter()
-        future = self.session.scatter(w)
-        self.communication += time.perf_counter() - t0
-        return future
-
-    def ship(self, w):
-        """w itself (it travels with each task) or, if large, a future on every worker."""
-        return w if w.nbytes <= SHIP_INLINE else self.scatter(w)
-
-    def snapshot(self):
-        return self.rounds, self.compute, self.communication

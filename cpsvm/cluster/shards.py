@@ -5,9 +5,9 @@ A shard is a byte range of one SVMlight file, widened to whole lines (a range st
 the first line that begins inside it and ends where the next range's first line
 begins, so every line belongs to exactly one shard), or one whole file of a glob such
 as ``'part-*.svm'`` (compressed files included: they cannot be cut, so each is one
-shard). A worker reads its own shard with the numba reader of
-:mod:`cpsvm.io.svmlight`; the process that plans the shards only lists the files and
-their sizes.
+shard). A file is a path every worker mounts or an fsspec URL (:mod:`.sources`). A
+worker reads its own shard with the numba reader of :mod:`cpsvm.io.svmlight`; the
+process that plans the shards only lists the files and their sizes.
 
 Line numbers: a byte range does not know how many lines precede it. Its rows carry
 line numbers counted from the range's first line, and :func:`global_line` turns one
@@ -18,14 +18,15 @@ On its worker a shard is a :class:`Shard`: the examples plus the run's cached st
 (outputs, breakpoints, the last cut), which a worker that rebuilt the shard has lost
 (:class:`StateLost`). A shard of huge or hashed indices is held in its own distinct
 columns from the start, and in the run's columns once :func:`prepare_shard` gives them
-(the same task rebuilds a lost shard: it reads, then renumbers again).
+(the same task rebuilds a lost shard: it reads, then renumbers again). Each file read
+leaves its :class:`.sources.Fingerprint`; a shard read again after a worker was lost
+must match the first reading's (:class:`ShardChanged` otherwise).
 """
 
 from __future__ import annotations
 
-import glob
+import functools
 import math
-import os
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -44,11 +45,28 @@ from ..errors import InputError
 from ..io.streams import InputStream
 from ..sparse_ops import rows_times
 from .kernels import abs_bounds
+from .partials import touched_rows
+from .sources import (
+    Reader,
+    check_local,
+    file_system,
+    is_pattern,
+    is_url,
+    list_pattern,
+    open_file,
+    stamp,
+    unreadable,
+    worker_name,
+)
 
 
 class StateLost(Exception):
     """A task on a worker that lost its shard (rebuilt by Dask) found neither the outputs
     it needs nor the vector to recompute them: the client ships it and repeats."""
+
+
+class ShardChanged(InputError):
+    """A shard read again (its worker lost) is not the bytes first read."""
 
 
 _SCAN = 1 << 16  # bytes read at a time when looking for a line end
@@ -73,7 +91,8 @@ class Replay:
 
 @dataclass(frozen=True)
 class ShardSpec:
-    """``path`` whole (``end`` None) or its bytes [start, end) widened to whole lines."""
+    """``path`` (a path or a URL) whole (``end`` None) or its bytes [start, end) widened
+    to whole lines."""
 
     path: str
     start: int = 0
@@ -85,53 +104,33 @@ class ShardSpec:
         return self.end is None
 
 
-def is_pattern(source: str) -> bool:
-    return any(c in source for c in "*?[")
-
-
-def _worker_name() -> str:
-    """'the Dask worker at ADDRESS' where a task runs ('the Dask workers' elsewhere)."""
-    try:
-        from distributed import get_worker
-
-        return f"the Dask worker at {get_worker().address}"
-    except (ImportError, ValueError):
-        return "the Dask workers"
-
-
 def check_visible(path: str) -> None:
-    """A file the workers must read: if this worker cannot, say so (the command's
-    machine may see a file its workers do not)."""
-    if os.access(path, os.R_OK) and os.path.isfile(path):
-        return
-    why = "no such file there" if not os.path.exists(path) else "not a readable file there"
-    raise InputError(
-        f"{_worker_name()} cannot read it ({why}); the workers read the examples "
-        "themselves, so the file must be visible to every worker under this path",
-        source=path,
-    )
+    """A file the workers must read: if this worker cannot, say so."""
+    if not is_url(path):
+        check_local(path)
 
 
 def plan_shards(source: str, parts: int) -> list[ShardSpec]:
     """The shards of ``source``: every file a glob matches (sorted by name), or ``parts``
     byte ranges of one uncompressed file (one shard if it is compressed or small)."""
     if is_pattern(source):
-        paths = sorted(p for p in glob.glob(source) if os.path.isfile(p))
-        if not paths:
+        files = list_pattern(source)
+        if not files:
             raise InputError(
-                f"no file matches this pattern where {_worker_name()} looks (the workers "
+                f"no file matches this pattern where {worker_name()} looks (the workers "
                 "read the examples themselves, so the files must be visible to every "
-                "worker under this path)",
+                "worker under this " + ("URL)" if is_url(source) else "path)"),
                 source=source,
             )
-        return [ShardSpec(p, size=os.path.getsize(p)) for p in paths]
+        return [ShardSpec(name, size=size) for name, size in files]
     check_visible(source)
-    with InputStream(source) as f:  # a missing or unreadable file fails here
-        size = f.size if f.compression is None else None
-    if size is None or parts <= 1 or size < parts:
-        return [ShardSpec(source)]
+    with InputStream(source, Reader(open_file(source), source)) as f:
+        compressed = f.compression is not None
+    size = stamp(source)[0]
+    if compressed or parts <= 1 or size < parts:
+        return [ShardSpec(source, size=size)]
     cuts = [size * k // parts for k in range(parts + 1)]
-    return [ShardSpec(source, a, b) for a, b in zip(cuts, cuts[1:])]
+    return [ShardSpec(source, a, b, size) for a, b in zip(cuts, cuts[1:])]
 
 
 def group_shards(specs: list[ShardSpec], groups: int) -> list[list[ShardSpec]]:
@@ -168,64 +167,60 @@ def _line_start(f, pos: int, size: int) -> int:
         at += len(chunk)
 
 
-class _Range:
-    """readinto over bytes [begin, stop) of an open file."""
-
-    def __init__(self, f, begin, stop):
-        self.f, self.left = f, stop - begin
-        f.seek(begin)
-
-    def readinto(self, b):
-        if self.left <= 0:
-            return 0
-        view = memoryview(b)[: min(len(b), self.left)]
-        n = self.f.readinto(view) or 0
-        self.left -= n
-        return n
-
-
 def _lines_before(path: str, pos: int) -> int:
     count = 0
-    with open(path, "rb") as f:
-        while pos > 0:
-            chunk = f.read(min(_SCAN * 16, pos))
-            if not chunk:
+    with open_file(path) as f:
+        reader = Reader(f, path, 0, pos)
+        buf = bytearray(_SCAN * 16)
+        while True:
+            n = reader.readinto(buf)
+            if not n:
                 break
-            count += chunk.count(b"\n")
-            pos -= len(chunk)
+            count += buf.count(b"\n", 0, n)
     return count
 
 
-def _range(spec: ShardSpec):
-    size = os.path.getsize(spec.path)
-    with open(spec.path, "rb") as f:
+def _range(spec: ShardSpec, f, size):
+    try:
         return _line_start(f, spec.start, size), _line_start(f, spec.end, size)
+    except InputError:
+        raise
+    except Exception as e:
+        raise unreadable(spec.path, e) from None
 
 
 def global_line(spec: ShardSpec, line):
     """The file's line number of the shard's line ``line`` (counted from its first)."""
     if line is None or spec.whole:
         return line
-    return line + _lines_before(spec.path, _range(spec)[0])
+    with open_file(spec.path) as f:
+        begin = _range(spec, f, stamp(spec.path, f)[0])[0]
+    return line + _lines_before(spec.path, begin)
 
 
-def read_shard(spec: ShardSpec):
-    """The shard's examples as a Dataset (maybe empty); errors name the file and its
-    line. Byte ranges number their rows' lines from the range's first line (see
+def read_fingerprinted(spec: ShardSpec):
+    """The shard's examples as a Dataset (maybe empty) and the
+    :class:`.sources.Fingerprint` of what was read; errors name the file and its line.
+    Byte ranges number their rows' lines from the range's first line (see
     :func:`global_line`)."""
-    from ..io.svmlight import BLOCK_SIZE, parse_svmlight_stream, read_svmlight, stream_blocks
+    from ..io.svmlight import BLOCK_SIZE, parse_svmlight_stream, stream_blocks
 
     check_visible(spec.path)
-    if spec.whole:
-        return read_svmlight(spec.path, allow_empty=True)
-    try:
-        begin, stop = _range(spec)
-        with open(spec.path, "rb") as f:
+    fs = file_system(spec.path)[0] if is_url(spec.path) else None
+    with open_file(spec.path, fs) as f:
+        size, modified = stamp(spec.path, f)
+        if spec.whole:
+            begin, stop = 0, size
+            reader = Reader(f, spec.path)
+        else:
+            begin, stop = _range(spec, f, size)
+            reader = Reader(f, spec.path, begin, stop)
+        with InputStream(spec.path, reader) as text:
+            # (a small file needs no buffer larger than itself)
+            block = BLOCK_SIZE if text.compression else min(BLOCK_SIZE, stop - begin + 1)
             try:
-                return parse_svmlight_stream(
-                    stream_blocks(
-                        _Range(f, begin, stop).readinto, min(BLOCK_SIZE, stop - begin + 1)
-                    ),
+                data = parse_svmlight_stream(
+                    stream_blocks(text.readinto, block),
                     spec.path,
                     first_line=1,
                     n_features=None,
@@ -234,16 +229,19 @@ def read_shard(spec: ShardSpec):
                     allow_empty=True,
                 )
             except InputError as e:
-                if e.line is None:
+                if e.line is None or spec.whole:
                     raise
                 message = str(e)[len(f"{e.source}:{e.line}: ") :]
                 raise InputError(
                     message, source=e.source, line=e.line + _lines_before(spec.path, begin)
                 ) from None
-    except FileNotFoundError:
-        raise InputError("no such file", source=spec.path) from None
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror or e}", source=spec.path) from None
+        return data, reader.fingerprint(size, modified)
+
+
+def read_shard(spec: ShardSpec):
+    """The shard's examples as a Dataset (:func:`read_fingerprinted` without the
+    fingerprint)."""
+    return read_fingerprinted(spec)[0]
 
 
 # -- a shard on its worker ----------------------------------------------------------------
@@ -252,6 +250,31 @@ def read_shard(spec: ShardSpec):
 def read_group(specs):
     """The examples of a group of shards, as one Dataset per shard."""
     return [read_shard(s) for s in specs]
+
+
+@dataclass(frozen=True)
+class ReadFiles:
+    """What a loader read: one Dataset per file (or byte range) and their
+    fingerprints."""
+
+    parts: list
+    fingerprints: tuple
+
+
+def read_files(specs) -> ReadFiles:
+    """The loader of a shard of one or several files (or one byte range)."""
+    read = [read_fingerprinted(s) for s in specs]
+    return ReadFiles([d for d, _ in read], tuple(f for _, f in read))
+
+
+def shard_loaders(specs, count):
+    """The loaders of ``specs`` on ``count`` workers: shard files beyond the count in
+    groups of one per worker, else one shard each; and, for byte ranges, how a
+    shard's line number becomes its file's (None for whole files)."""
+    if len(specs) > count:
+        return [functools.partial(read_files, g) for g in group_shards(specs, count)], None
+    loaders = [functools.partial(read_files, [s]) for s in specs]
+    return loaders, [functools.partial(global_line, s) for s in specs]
 
 
 def _joined(parts):
@@ -282,10 +305,16 @@ def _joined(parts):
 
 
 class Shard:
-    """One shard's examples on its worker (one Dataset, or a group's list of them),
-    plus the run's cached state."""
+    """One shard's examples on its worker (one Dataset, a group's list of them, or what
+    :func:`read_files` read: then with its files' ``fingerprints``), plus the run's
+    cached state."""
 
     def __init__(self, data, index):
+        self.fingerprints = None
+        if isinstance(data, ReadFiles):
+            data, self.fingerprints = data.parts, data.fingerprints
+            if len(data) == 1:
+                data = data[0]
         if isinstance(data, list):
             X, y, cost, lines, self.sources, self.part_of = _joined(data)
             data = SimpleNamespace(X=X, y=y, cost=cost, line_numbers=lines, source=self.sources[0])
@@ -310,6 +339,7 @@ class Shard:
         self.d = self.width
         self.bias = 0.0
         self.n_classes = 0
+        self.touched = None  # the rows of the cut it can touch, if few (prepare_shard)
         self.state = {}
 
     def _set_columns(self, X):
@@ -446,6 +476,7 @@ def summarize_shard(shard):
         bad_cost=bad_cost,
         source=shard.source,
         files=len(shard.sources),
+        fingerprints=shard.fingerprints,
     )
 
 
@@ -455,12 +486,34 @@ def shard_columns(shard):
     return present_columns(shard.X)
 
 
-def prepare_shard(shard, d, bias, n_classes, feature_ids=None):
-    """The shard for a run: in its columns (:meth:`Shard.onto_run_columns`), Ψ's size
-    ``d`` of a class (its bias column at d), the bias, the classes (0: binary); the
-    cached state of any earlier run is dropped."""
+def check_fingerprints(shard, fingerprints):
+    """A shard read again (its worker lost) must be the bytes first read: ShardChanged
+    naming the first file that is not."""
+    if fingerprints is None or shard.fingerprints is None:
+        return
+    for first, now in zip(fingerprints, shard.fingerprints):
+        change = first.differs(now)
+        if change is not None:
+            raise ShardChanged(
+                f"changed since the run first read it ({change}); a shard must stay the "
+                "same for the whole run",
+                source=first.source,
+            )
+
+
+def prepare_shard(shard, d, bias, n_classes, feature_ids=None, fingerprints=None):
+    """The shard for a run: the same bytes as the first reading's ``fingerprints`` (if
+    given), in its columns (:meth:`Shard.onto_run_columns`), Ψ's size ``d`` of a class
+    (its bias column at d), the bias, the classes (0: binary), the rows of the cut it
+    can touch if few (``touched``, :func:`.partials.touched_rows`); the cached state of
+    any earlier run is dropped."""
+    check_fingerprints(shard, fingerprints)
     shard.onto_run_columns(feature_ids)
     shard.d, shard.bias, shard.n_classes = d, float(bias), int(n_classes)
+    size = d * n_classes if n_classes else d + (1 if bias else 0)
+    shard.touched = touched_rows(
+        present_columns(shard.X), size, n_classes, d if bias and not n_classes else None
+    )
     shard.state = {}
     return shard
 

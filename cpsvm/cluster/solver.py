@@ -60,6 +60,7 @@ class ClusterInfo:
     notes: list = field(default_factory=list)
     kernel_evaluations: int = 0
     method: int = 1  # ocas_learn's -m
+    terminated: bool = False  # stopped by SIGTERM (the command's StopOnInterrupt)
     loss_id: int = PERF_ERROR_RATE  # cp_learn's -l (the problem's statistics read it)
 
 
@@ -193,6 +194,13 @@ def _finish(kind, algorithm, data, oracle, result, started, w, notes=()):
     )
 
 
+def refuse_method(method):
+    """ocas_learn's -m on a cluster: 0 or 1 (the command checks it before any data is
+    read)."""
+    if method == 2:
+        raise OptionError("-m 2 (dual coordinate descent) cannot run on a cluster: -m 0 or 1")
+
+
 def train_ocas(data: ShardedData, params, *, callback=None, should_stop=None):
     """ocas_learn on the cluster; ``params`` an :class:`cpsvm.solvers.ocas.OcasParams`."""
     with c_bound(params.C):  # a C too large for the data named as the user's -c
@@ -205,8 +213,7 @@ def _train_ocas(data, params, callback, should_stop):
         raise OptionError(
             "-C FILE cannot be used with --scheduler (give cost: factors in the shards instead)"
         )
-    if params.method == 2:
-        raise OptionError("-m 2 (dual coordinate descent) cannot run on a cluster: -m 0 or 1")
+    refuse_method(params.method)
     method = 1 if params.method is None else params.method
     kind = choose_kind(data, params.problem)
     if kind != "binary" and params.bias != 0:

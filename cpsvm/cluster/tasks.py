@@ -1,6 +1,8 @@
 """What the workers run, one task per shard and round: the cut at a point, the loss,
 the OCAS line search's breakpoints and the move of w_b. Each returns its exact partial
-sums (folds, :mod:`.numerics`) and its seconds (:func:`_timed`); the client adds them.
+sums (folds, :mod:`.numerics`; the cut's sparse where the shard touches few of its
+rows) and its seconds (:func:`_timed`); the workers add them along a tree
+(:mod:`.partials`).
 
 A shard keeps what the next round needs (outputs, this iteration's breakpoints, the
 last binary cut) in its ``state``; a task that finds it gone raises
@@ -27,6 +29,7 @@ from .kernels import (
     walk_to_zero,
 )
 from .numerics import exact_scalar, fold_grid, packed_accumulator
+from .partials import cut_folds
 
 GRID_SAMPLES = 8  # breakpoint positions per worker and grid interval
 BUCKET_SAMPLES = 16  # per worker and candidate interval, with each evaluation
@@ -102,7 +105,7 @@ def _shard_class_cut(shard, out, costs, loss, margin_rescaling, acc_s, sig_s, si
         acc_s,
         sig_s,
     )
-    return acc_g[:, 1:].copy(), acc_s, nv
+    return cut_folds(acc_g, shard.touched), acc_s, nv
 
 
 @_timed
@@ -119,7 +122,7 @@ def cut_at(shard, key, w, p, sig_g, sig_s):
     _, acc_g, nv = _binary_cut(
         shard, out, p["a"], p["b"], p["cscale"], p["wscale"], costs, acc_s, sig_s, sig_g
     )
-    return acc_g[:, 1:].copy(), acc_s, nv
+    return cut_folds(acc_g, shard.touched), acc_s, nv
 
 
 def _ocas_cut(shard, out_c, p, sig_g, sig_s):
@@ -142,7 +145,7 @@ def _ocas_cut(shard, out_c, p, sig_g, sig_s):
         shard.state.get("cut"),
     )
     shard.state["cut"] = (coef, acc_g)
-    return acc_g[:, 1:].copy(), acc_s, nv
+    return cut_folds(acc_g, shard.touched), acc_s, nv
 
 
 def _risk(shard, out, p, sig_r):
@@ -250,18 +253,26 @@ def final_step(search, pieces):
     return -exact_scalar(B0, G, J_end) / A0 if A0 > 0.0 else 0.0
 
 
+def step_from(search, gathered):
+    """The task that finds the step from the gathered breakpoints (``gathered``: the
+    pieces of every shard, joined, and the slowest gather's seconds) for the round that
+    moves w_b: (step, seconds)."""
+    pieces, seconds = gathered
+    return final_step(search, [pieces]), seconds
+
+
 @_timed
-def ocas_move(shard, kb, wb, kt, wt, k_new, step, p, sig_g, sig_s, rg, fresh, pieces=None):
-    """w_b moves by ``step`` towards w_t (``step`` found here from the gathered
-    ``pieces`` if given): the new outputs, the loss there and the cut at
-    w_c = (1−λ)·w_b + λ·w_t. The outputs move from the old ones, as the single-machine
-    oracle does (``wb`` None, or the :class:`.shards.Replay` of the old ones for a
-    worker that lost them), or, when the client gives ``fresh`` (w_b itself, every few
-    iterations, so that a replay stays short), are X·(w_b + step·(w_t − w_b))."""
+def ocas_move(shard, kb, wb, kt, wt, k_new, step, p, sig_g, sig_s, rg, fresh):
+    """w_b moves by ``step`` towards w_t (or, chained to the gather of the breakpoints,
+    by the step and after the seconds :func:`step_from` gives): the new outputs, the
+    loss there and the cut at w_c = (1−λ)·w_b + λ·w_t. The outputs move from the old
+    ones, as the single-machine oracle does (``wb`` None, or the
+    :class:`.shards.Replay` of the old ones for a worker that lost them), or, when the
+    client gives ``fresh`` (w_b itself, every few iterations, so that a replay stays
+    short), are X·(w_b + step·(w_t − w_b))."""
     first_seconds = 0.0
-    if pieces is not None:
-        step = final_step(step, [r for r, _ in pieces])
-        first_seconds = max(seconds for _, seconds in pieces)
+    if isinstance(step, tuple):
+        step, first_seconds = step
     sig_r = moved_risk_grid(rg, step)
     cache = shard.state.setdefault("out", {})
     out_t = shard.outputs(kt, wt)
@@ -279,6 +290,7 @@ def ocas_move(shard, kb, wb, kt, wt, k_new, step, p, sig_g, sig_s, rg, fresh, pi
     return risk, acc_g, acc_s, nv, step, first_seconds
 
 
+@_timed
 def count_errors(shard, key, w):
     """The shard's misclassified examples at w (its outputs cached under ``key``)."""
     out = shard.outputs(key, w)

@@ -68,14 +68,18 @@ class _Prefixed(io.RawIOBase):
 
 class InputStream:
     """An open input: ``readinto`` fills a buffer with (decompressed) bytes, 0 at the end;
-    every failure becomes an InputError naming the source."""
+    every failure becomes an InputError naming the source. ``raw``: the source's bytes
+    as an open stream (its ``readinto``; closed with this one), instead of opening
+    ``source``."""
 
-    def __init__(self, source):
+    def __init__(self, source, raw=None):
         self.name = source_name(source)
         self._owned = None
         self.compression = None
         try:
-            if source == "-":
+            if raw is not None:
+                self._owned = raw
+            elif source == "-":
                 raw = sys.stdin.buffer
             else:
                 raw = self._owned = open(source, "rb", buffering=0)

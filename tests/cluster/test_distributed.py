@@ -23,7 +23,7 @@ from conftest import ROOT, run_cli
 
 from cpsvm.cluster import numerics, oracles, shards, tasks
 from cpsvm.cluster.session import ClusterLost, Session, ShardedData
-from cpsvm.cluster.shards import global_line, group_shards, plan_shards, read_group, read_shard
+from cpsvm.cluster.shards import plan_shards, read_shard, shard_loaders
 from cpsvm.cluster.solver import train_ocas, train_struct
 from cpsvm.data import Dataset
 from cpsvm.engine.ocas import binary_line_search, class_line_search
@@ -77,9 +77,13 @@ class InProcessSession:
 
     client = InProcessClient()
     n_workers = 1
+    longest_task = load_seconds = None
 
     def gather(self, futures):
         return self.client.gather(futures)
+
+    def result(self, future):
+        return self.gather([future])[0]
 
     def run(self, fn, *args):
         return self.client.submit(fn, *args).result()
@@ -112,15 +116,10 @@ def sharded(X, y, cuts, session=None):
 
 
 def file_shards(path, parts, session=None, groups=None):
+    """The shards of ``path`` as the command loads them: ``parts`` byte ranges, or a
+    glob's files (in ``groups`` groups if given, else one shard each)."""
     specs = plan_shards(str(path), parts)
-    if groups:
-        loaders = [functools.partial(read_group, g) for g in group_shards(specs, groups)]
-        return ShardedData(session or InProcessSession(), loaders)
-    return ShardedData(
-        session or InProcessSession(),
-        [functools.partial(read_shard, s) for s in specs],
-        [functools.partial(global_line, s) for s in specs],
-    )
+    return ShardedData(session or InProcessSession(), *shard_loaders(specs, groups or len(specs)))
 
 
 def model_bytes(model, tmp_path, name="m"):
@@ -702,6 +701,25 @@ def test_worker_timeout_needs_a_scheduler(command, sets, tmp_path):
     assert "--worker-timeout needs --scheduler" in r.stderr
     r = run_cli(command, "-c", "1", "--worker-timeout", "0", sets / "binary.svm", tmp_path / "m")
     assert r.returncode == 2 and "--worker-timeout" in r.stderr
+
+
+@pytest.mark.parametrize(
+    "command, args, message",
+    [
+        ("ocas", ["--worker-timeout", "nan"], "--worker-timeout a finite number"),
+        ("learn", ["--worker-timeout", "inf"], "--worker-timeout a finite number"),
+        ("ocas", ["-m", "2"], "-m 2 (dual coordinate descent) cannot run on a cluster"),
+    ],
+)
+def test_refused_before_anything_connects_or_loads(sets, tmp_path, command, args, message):
+    """A timeout that is no number of seconds (it would wait forever), and ocas_learn's
+    -m 2, are refused at once: an address nothing listens on is never tried."""
+    model = tmp_path / "m"
+    r = run_cli(
+        command, "-c", "1", *args, "--scheduler", "tcp://127.0.0.1:9", sets / "binary.svm", model
+    )
+    assert r.returncode == 2 and not model.exists(), r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and message in r.stderr, r.stderr
 
 
 def test_a_local_cluster_leaves_the_callers_environment_as_it_was():

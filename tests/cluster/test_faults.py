@@ -1,9 +1,13 @@
 """The cluster path when things go wrong, through the commands as users run them: a
 cluster without workers, every worker or the scheduler killed mid-run (a bounded wait,
-one line, exit 1, the model so far written), Ctrl-C while a local cluster starts and
-SIGTERM mid-run (nothing left behind), a listener that never answers, a file the
-workers cannot see. Real processes, a few runs (the suite's time)."""
+one line, exit 1, the model so far written), a worker frozen (SIGSTOP) or killed while
+w travels between the workers (the undisturbed run's model), a shard changed or gone
+when a lost worker's shard is read again (one line, the best model so far), Ctrl-C
+while a local cluster starts or loads, twice, and SIGTERM mid-run (the model so far;
+nothing left behind in $TMPDIR or /dev/shm), a listener that never answers or answers
+in another protocol. Real processes, a few runs (the suite's time)."""
 
+import contextlib
 import os
 import re
 import signal
@@ -36,7 +40,21 @@ def train_file(tmp_path_factory):
     return path
 
 
-def start(*argv, new_session=False, log=None):
+@pytest.fixture(scope="module")
+def wide_file(tmp_path_factory):
+    """A binary set of 20,000 columns: its w (160 KB) travels between the workers along
+    the tree of copies, not inside the tasks."""
+    rng = np.random.default_rng(7)
+    n, d = 8000, 20000
+    X = sp.random(n, d, density=20 / d, random_state=7, format="csr")
+    X.data = rng.standard_normal(X.nnz)
+    y = np.where(X @ rng.standard_normal(d) + 0.3 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    path = tmp_path_factory.mktemp("wide") / "wide.svm"
+    write_svmlight(str(path), X, y)
+    return path
+
+
+def start(*argv, new_session=False, log=None, env=None):
     """``python argv``; its output in ``log`` if given (a pipe nobody reads could fill)."""
     out = open(log, "w") if log is not None else subprocess.PIPE
     try:
@@ -45,7 +63,7 @@ def start(*argv, new_session=False, log=None):
             stdout=out,
             stderr=subprocess.STDOUT if log is not None else subprocess.PIPE,
             text=True,
-            env=ENV,
+            env=dict(ENV, **(env or {})),
             start_new_session=new_session,
         )
     finally:
@@ -59,10 +77,12 @@ def stop(proc):
     proc.communicate()
 
 
-def dask_scheduler(tmp_path):
+def dask_scheduler(tmp_path, env=None):
     """A 'dask scheduler' process and its address."""
     log = tmp_path / "scheduler.log"
-    proc = start("-m", "distributed.cli.dask_scheduler", "--port", "0", "--no-dashboard", log=log)
+    proc = start(
+        "-m", "distributed.cli.dask_scheduler", "--port", "0", "--no-dashboard", log=log, env=env
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
         found = re.search(r"tcp://[0-9.]+:\d+", log.read_text())
@@ -86,6 +106,28 @@ def dask_worker(address, tmp_path):
         str(tmp_path),
         log=tmp_path / "worker.log",
     )
+
+
+def wait_for_workers(address, n):
+    """Until the scheduler at ``address`` has ``n`` workers."""
+    from distributed import Client
+
+    with Client(address, timeout=60) as client:
+        client.wait_for_workers(n, timeout=60)
+
+
+def dask_cluster(tmp_path, n, env=None):
+    """A scheduler and ``n`` workers without nannies, every worker connected."""
+    scheduler, address = dask_scheduler(tmp_path, env)
+    workers = [dask_worker(address, tmp_path) for _ in range(n)]
+    wait_for_workers(address, n)
+    return scheduler, address, workers
+
+
+def end_all(*procs):
+    for proc in procs:
+        if proc is not None:
+            stop(proc)
 
 
 def learn_until(args, iterations, kill):
@@ -167,7 +209,9 @@ def _group_of(pid):
     return None
 
 
-def _alive(group):
+def _members(group):
+    """The live processes of a process group."""
+    found = []
     for entry in os.listdir("/proc"):
         try:
             with open(f"/proc/{entry}/stat") as f:
@@ -175,62 +219,103 @@ def _alive(group):
         except OSError:
             continue
         if int(fields[2]) == group and fields[0] != "Z":
-            return True
-    return False
+            found.append(int(entry))
+    return found
+
+
+def _alive(group):
+    return bool(_members(group))
+
+
+def _semaphores(group):
+    """The named semaphores in /dev/shm the group's processes have mapped (and not
+    unlinked): multiprocessing's, of the workers' queues."""
+    names = set()
+    for pid in _members(group):
+        try:
+            with open(f"/proc/{pid}/maps") as f:
+                maps = f.read()
+        except OSError:
+            continue
+        names.update(re.findall(r"/dev/shm/(sem\.\S+)$", maps, flags=re.M))
+    return names
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_signals_leave_nothing_behind(train_file, tmp_path):
-    """Ctrl-C while --scheduler local:2 starts its cluster stops the command: exit 130,
-    one line. SIGTERM mid-run: exit 143, one line, no leaked semaphore warning. Either
-    way the local cluster's processes and its scratch directory are gone when the
-    command ends; after a SIGKILL of the command, soon after (the cluster's process
-    sees its stdin end)."""
-    scratch = set(os.listdir(os.environ.get("TMPDIR", "/tmp")))
-    for sig, wait in ((signal.SIGINT, 0.5), (signal.SIGTERM, None), (signal.SIGKILL, None)):
-        model = tmp_path / "m"
-        proc = start(
-            "-m",
-            "cpsvm.cli.ocas",
-            "--scheduler",
-            "local:2",
-            "-c",
-            "100",
-            "-v",
-            "2",
-            train_file,
-            model,
-            new_session=True,  # as at a terminal: the command leads its process group
-        )
-        group = None
-        if wait is not None:
-            # Once the local cluster's process is there, and still starting.
-            deadline = time.monotonic() + 60
-            while group is None and time.monotonic() < deadline:
-                time.sleep(0.1)
-                group = _group_of(proc.pid)
-            time.sleep(wait)
-        else:
-            for line in proc.stderr:
-                group = group or _group_of(proc.pid)
-                if re.match(r"\s*2: tim=", line):
-                    break
-        os.killpg(proc.pid, sig)  # a terminal's Ctrl-C reaches the whole group
-        out, err = proc.communicate(timeout=120)
-        lines = err.strip().splitlines()
-        if sig == signal.SIGINT:
-            assert proc.returncode == 130 and lines[-1] == "ocas_learn: interrupted", err
-        elif sig == signal.SIGTERM:
-            assert proc.returncode == 143 and lines[-1] == "ocas_learn: terminated (SIGTERM)"
-        else:  # the cluster sees its stdin end, and ends on its own
-            assert proc.returncode == -signal.SIGKILL
-            deadline = time.monotonic() + 60
-            while _alive(group) and time.monotonic() < deadline:
-                time.sleep(0.2)
-        assert "Traceback" not in err and "leaked" not in err
-        assert group is not None and not _alive(group)
-    left = set(os.listdir(os.environ.get("TMPDIR", "/tmp"))) - scratch
-    assert not [name for name in left if name.startswith("cpsvm-dask-")]
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGINT twice", "SIGTERM", "SIGKILL"])
+def test_signals_leave_nothing_behind(train_file, tmp_path, sig):
+    """--scheduler local:2 in a $TMPDIR of its own. Ctrl-C while it starts its cluster:
+    exit 130, one line. Ctrl-C twice once its workers are up (starting or loading):
+    exit 130 too. SIGTERM mid-run, as Ctrl-C: the iteration ends, the best model so far
+    is written and said, exit 143, no leaked semaphore warning. Either way the local
+    cluster's processes are gone when the command ends (after a SIGKILL of the command,
+    soon after: the cluster's process sees its stdin end), nothing is left in $TMPDIR
+    (its scratch directory, Dask's dask-scratch-space and locks), and none of the
+    semaphores its workers had in /dev/shm."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    model = tmp_path / "m"
+    proc = start(
+        "-m",
+        "cpsvm.cli.ocas",
+        "--scheduler",
+        "local:2",
+        "-c",
+        "100",
+        "-v",
+        "2",
+        train_file,
+        model,
+        new_session=True,  # as at a terminal: the command leads its process group
+        env={"TMPDIR": str(temp)},
+    )
+    group, semaphores = None, set()
+    deadline = time.monotonic() + 60
+    if sig == "SIGINT":  # once the local cluster's process is there, and still starting
+        while group is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+            group = _group_of(proc.pid)
+        time.sleep(0.5)
+    elif sig == "SIGINT twice":  # once its workers hold their semaphores
+        while not semaphores and time.monotonic() < deadline:
+            time.sleep(0.1)
+            group = group or _group_of(proc.pid)
+            semaphores = _semaphores(group) if group else set()
+    else:
+        for line in proc.stderr:
+            group = group or _group_of(proc.pid)
+            if re.match(r"\s*2: tim=", line):
+                break
+        semaphores = _semaphores(group)
+    signum = signal.SIGINT if sig.startswith("SIGINT") else getattr(signal, sig)
+    os.killpg(proc.pid, signum)  # a terminal's Ctrl-C reaches the whole group
+    if sig == "SIGINT twice":
+        time.sleep(0.3)
+        os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    lines = err.strip().splitlines()
+    if sig.startswith("SIGINT"):
+        assert proc.returncode == 130 and lines[-1].startswith("ocas_learn: interrupted"), err
+    elif sig == "SIGTERM":
+        assert proc.returncode == 143, err
+        assert re.fullmatch(
+            r"ocas_learn: terminated \(SIGTERM\) at iteration \d+ with duality gap \S+; the "
+            rf"best model so far was written to {re.escape(str(model))}",
+            lines[-1],
+        ), lines[-1]
+        assert run_cli("classify", train_file, model, tmp_path / "p").returncode == 0
+    else:
+        assert proc.returncode == -signal.SIGKILL
+    assert "Traceback" not in err and "leaked" not in err
+    # (the processes end, multiprocessing's resource tracker last, after it unlinked
+    # the semaphores left)
+    while _alive(group) and time.monotonic() < deadline + 60:
+        time.sleep(0.2)
+    assert group is not None and not _alive(group)
+    assert sorted(temp.iterdir()) == []
+    if sig != "SIGINT":
+        assert semaphores
+    assert not [name for name in semaphores if os.path.exists(f"/dev/shm/{name}")]
 
 
 def test_a_listener_that_never_answers(train_file, tmp_path):
@@ -268,3 +353,126 @@ def test_a_listener_that_never_answers(train_file, tmp_path):
     assert len(lines) == 1 and lines[0].startswith(
         f"ocas_learn: cannot reach the Dask scheduler at tcp://127.0.0.1:{port} within 1s"
     ), lines
+
+
+def test_a_worker_frozen_or_killed_while_w_travels(wide_file, tmp_path):
+    """w over 64 KB goes from worker to worker. A worker frozen (SIGSTOP) then killed,
+    and a worker frozen for good, mid-run: the run goes on without it (the frozen one
+    removed once its heartbeats have stopped for --worker-timeout plus the longest
+    task; Dask alone would wait for its worker-ttl, an hour here) and writes the
+    undisturbed run's model."""
+    env = {"DASK_DISTRIBUTED__SCHEDULER__WORKER_TTL": "1h"}
+    scheduler, address, workers = dask_cluster(tmp_path, 3, env)
+    try:
+        args = ["--scheduler", address, "--worker-timeout", "2", "-c", "1", wide_file]
+        reference = tmp_path / "reference.model"
+        r = run_cli("ocas", *args, reference)
+        assert r.returncode == 0, r.stderr
+
+        def freeze_then_kill():
+            workers[1].send_signal(signal.SIGSTOP)
+            time.sleep(1.0)
+            workers[1].send_signal(signal.SIGKILL)
+
+        for name, fault in (
+            ("killed", freeze_then_kill),
+            ("frozen", lambda: workers[2].send_signal(signal.SIGSTOP)),
+        ):
+            model = tmp_path / f"{name}.model"
+            status, lines, _ = learn_until([*args, model], 5, fault)
+            assert status == 0, lines
+            assert not any("Traceback" in line for line in lines)
+            assert model.read_bytes() == reference.read_bytes(), name
+    finally:
+        end_all(*workers, scheduler)
+
+
+@pytest.mark.parametrize("change", ["truncated", "rewritten", "deleted"])
+def test_a_shard_changed_or_gone_when_read_again(train_file, tmp_path, change):
+    """A worker lost mid-run after its file changed: read again, the shard is not the
+    bytes first read (cut at a line boundary; one digit changed in each half, the size
+    and modification time kept: the checksum), or the file is gone. One line naming
+    the file and what happened, exit 1, and the best model so far written (which
+    cp_classify reads)."""
+    source = tmp_path / "train.svm"
+    text = train_file.read_bytes()
+    source.write_bytes(text)
+    scheduler, address, workers = dask_cluster(tmp_path, 2)
+
+    def change_then_kill():
+        if change == "truncated":
+            lines = text.splitlines(keepends=True)
+            source.write_bytes(b"".join(lines[: len(lines) * 5 // 6]))
+        elif change == "rewritten":
+            stat = source.stat()
+            changed = bytearray(text)
+            for half in (len(text) // 4, 3 * len(text) // 4):
+                at = changed.index(b":", half) + 1  # a value's first character
+                changed[at : at + 1] = b"7" if changed[at : at + 1] != b"7" else b"3"
+            source.write_bytes(bytes(changed))
+            os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        else:
+            source.unlink()
+        workers[0].send_signal(signal.SIGKILL)
+
+    model = tmp_path / "m.model"
+    try:
+        args = ["--scheduler", address, "--worker-timeout", "5", "-c", "100", source, model]
+        status, lines, _ = learn_until(args, 3, change_then_kill)
+    finally:
+        end_all(*workers, scheduler)
+    assert status == 1, lines
+    assert not any("Traceback" in line for line in lines)
+    what = {
+        "truncated": r"changed since the run first read it \(its size changed from \d+ to "
+        r"\d+ bytes\); a shard must stay the same for the whole run",
+        "rewritten": r"changed since the run first read it \(its content changed "
+        r"\(checksum\)\); a shard must stay the same for the whole run",
+        "deleted": r"the Dask worker at tcp://\S+ cannot read it \(no such file there\)",
+    }[change]
+    assert re.fullmatch(
+        rf"ocas_learn: lost a Dask worker, and reading its shard again failed: "
+        rf"{re.escape(str(source))}: {what}.* after iteration \d+; the best model so far "
+        rf"was written to {re.escape(str(model))}",
+        lines[-1],
+    ), lines[-1]
+    if change != "deleted":
+        classified = run_cli("classify", source, model, tmp_path / "p")
+        assert classified.returncode == 0, classified.stderr
+
+
+@pytest.mark.parametrize("answer", ["HTTP/1.1 400 Bad Request", "SSH-2.0-OpenSSH_9.6"])
+def test_an_address_that_answers_in_another_protocol(train_file, tmp_path, answer):
+    """A web server (it answers Dask's handshake with a 400) or an SSH server (it
+    speaks first) at the address: one line, exit 1, no model, no traceback."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    port = listener.getsockname()[1]
+
+    def serve():
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn, contextlib.suppress(OSError):  # a client that went away
+                if answer.startswith("SSH"):
+                    conn.sendall(answer.encode() + b"\r\n")
+                conn.recv(65536)
+                conn.sendall(answer.encode() + b"\r\nContent-Length: 0\r\n\r\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    model = tmp_path / "m"
+    try:
+        r = run_cli("ocas", "--scheduler", f"tcp://127.0.0.1:{port}", train_file, model)
+    finally:
+        listener.close()
+    assert r.returncode == 1 and not model.exists()
+    assert r.stderr.strip().splitlines() == [
+        f"ocas_learn: something at tcp://127.0.0.1:{port} answers, but not as a Dask "
+        "scheduler does: is it the scheduler's address, as 'dask scheduler' prints it?"
+    ]
