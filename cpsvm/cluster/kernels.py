@@ -1,6 +1,7 @@
 """The numba kernels each worker runs on its shard, row by row and without
 reassociation, so that every per-row term has the same bits for any sharding; their sums
-go into the exact accumulators of :mod:`.numerics`.
+go into the exact accumulators of :mod:`.numerics`. They release the GIL (nogil), so that
+a worker busy with its shard still answers its scheduler and its peers.
 
 Kernels that need no exact sum are not here: a shard's scores X·W are
 :func:`cpsvm.sparse_ops.rows_times` (each row summed in its own order), and the
@@ -18,7 +19,7 @@ from ..engine.ocas import class_lines, upper_envelope
 from .numerics import deposit, deposit_packed, exact_sign
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def deposit_hinge_risk(y, costs, out, a, b, acc, sig, col):
     """Σ costs_i·max(0, a − b·y_i·out_i) into column ``col`` of ``acc``."""
     for i in range(len(y)):
@@ -27,7 +28,7 @@ def deposit_hinge_risk(y, costs, out, a, b, acc, sig, col):
             deposit(acc, sig, col, costs[i] * e, 1.0)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def deposit_class_risk(y, costs, out, loss, acc, sig, col):
     """Σ costs_i·max(0, max_{c ≠ y_i} out_ic − out_iy + loss) into column ``col`` of
     ``acc`` (Crammer-Singer's risk, y 1-based)."""
@@ -43,7 +44,7 @@ def deposit_class_risk(y, costs, out, loss, acc, sig, col):
             deposit(acc, sig, col, costs[i] * slack, 1.0)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def binary_coef(y, costs, out, a, b, cscale, wscale, old, new, acc_s, sig_s, indptr):
     """Violators of a − b·y·out > 0: c += costs·cscale into acc_s, their coefficient
     costs·wscale·y into ``new`` (0 for the others). Returns the violators and the
@@ -69,7 +70,7 @@ def binary_coef(y, costs, out, a, b, cscale, wscale, old, new, acc_s, sig_s, ind
     return n_violated, from_old, from_violators, from_all
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def deposit_rows(indptr, indices, data, bias, d, coef, sign, acc, shift):
     """Deposit sign·coef_i·x_i (the bias feature at column d) for every coef_i ≠ 0 into
     the packed accumulator ``acc``."""
@@ -83,7 +84,7 @@ def deposit_rows(indptr, indices, data, bias, d, coef, sign, acc, shift):
             deposit_packed(acc, d, c * bias, sign, shift)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def deposit_class_cut(
     indptr, indices, data, k, y, labels, costs, loss, margin_rescaling, acc_g, shift, acc_s, sig_s
 ):
@@ -107,7 +108,7 @@ def deposit_class_cut(
     return n_violated
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def binary_breakpoints(y, out_b, out_t, costs, loss, margin, acc, sig):
     """The hinge terms along out_b → out_t as in :func:`cpsvm.engine.ocas.binary_line_search`:
     the slope at 0+ into acc[0], the breakpoints (position, jump) returned, their
@@ -132,7 +133,7 @@ def binary_breakpoints(y, out_b, out_t, costs, loss, margin, acc, sig):
     return at[:m].copy(), jump[:m].copy()
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def class_breakpoints(y, out_b, out_t, costs, loss, acc, sig):
     """The upper envelope of each example's k lines along out_b → out_t, traced by the
     single-machine line search's walk (:func:`cpsvm.engine.ocas.upper_envelope`, ties
@@ -156,7 +157,7 @@ def class_breakpoints(y, out_b, out_t, costs, loss, acc, sig):
     return at[:m].copy(), jump[:m].copy()
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def bucket_jumps(at, jump, cand, acc, sig, counts, per_bucket):
     """Jumps summed (exactly) per interval (cand[b-1], cand[b]] (b = len(cand): above
     all), their counts, and up to ``per_bucket`` positions spread over each interval."""
@@ -181,7 +182,7 @@ def bucket_jumps(at, jump, cand, acc, sig, counts, per_bucket):
     return samples
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def walk_to_zero(A0, base, J, at, jump, sig):
     """In sorted breakpoints (at, jump) above a point where D < 0, the first place where
     D(λ) = A0·λ + base + J(λ) reaches 0: (0, t) at breakpoint t, or (1, -) between the
@@ -210,7 +211,7 @@ def walk_to_zero(A0, base, J, at, jump, sig):
     return 1, np.inf, acc
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def abs_bounds(indptr, indices, data, col_max, row_sum):
     """max |x_ij| per column and Σ_j |x_ij| per row, in one pass."""
     for i in range(len(row_sum)):
