@@ -97,7 +97,7 @@ def check_options(options):
 
 def tree_options(options):
     """The trees' preprocessing (and feature set) of the problem's options."""
-    from ...io.trees import TreeOptions
+    from ...decoding.trees import TreeOptions
 
     return TreeOptions(
         strip_functions=not options["keep_functions"],
@@ -121,9 +121,9 @@ def detect(dataset) -> bool:
 
 
 def read(path, options):
-    from ...data import TreeDataset
+    from ...io.trees import read_tree_dataset
 
-    return TreeDataset.read(path, options["max_length"] or 0)
+    return read_tree_dataset(path, options["max_length"] or 0)
 
 
 def check_labels(dataset):
