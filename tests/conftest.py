@@ -65,6 +65,23 @@ def fixtures():
     return FIXTURES
 
 
+@pytest.fixture(scope="module")
+def own_tmpdir(tmp_path_factory, request):
+    """A $TMPDIR of the test module's own for every process it starts (the cluster
+    tests': Dask's scheduler and workers, local clusters, the commands), so that what
+    one leaves there, or looks for there, is never another pytest worker's."""
+    folder = tmp_path_factory.mktemp(f"tmp-{request.module.__name__}")
+    saved = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(folder)
+    tempfile.tempdir = None  # read $TMPDIR again
+    yield folder
+    if saved is None:
+        del os.environ["TMPDIR"]
+    else:
+        os.environ["TMPDIR"] = saved
+    tempfile.tempdir = None
+
+
 def run_cli_process(module, *args, stdin=None, cwd=None):
     """Run ``python -m cpsvm.cli.<module> args`` as users do; returns CompletedProcess."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))

@@ -110,6 +110,12 @@ def _interrupts():
         return
     try:
         yield
+    except BaseException as e:
+        if _interrupt_behind(e) is not None:
+            # The command ends on this Ctrl-C: another one while the process winds down
+            # (a cluster's teardown, the interpreter's exit) must not cut that short.
+            previous = signal.SIG_IGN
+        raise
     finally:
         signal.signal(signal.SIGINT, previous)
 

@@ -33,6 +33,8 @@ from cpsvm.solvers.ocas import train as ocas_train
 from cpsvm.solvers.one_slack import StructParams
 from cpsvm.solvers.one_slack import train as struct_train
 
+pytestmark = pytest.mark.usefixtures("own_tmpdir")  # tests/conftest.py
+
 # -- an in-process stand-in for dask.distributed.Client ----------------------------------
 
 

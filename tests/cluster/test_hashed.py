@@ -34,6 +34,8 @@ from cpsvm.io.svmlight import read_examples, write_svmlight
 from cpsvm.solvers.ocas import OcasParams
 from cpsvm.solvers.one_slack import StructParams
 
+pytestmark = pytest.mark.usefixtures("own_tmpdir")  # tests/conftest.py
+
 # The compact columns' original 0-based indices: the first 15 below 2^20 (a shard of rows
 # using only those keeps the file's indices), the others huge; the largest is 9e15 - 1.
 SMALL = np.array(

@@ -13,6 +13,8 @@ from cpsvm.cluster import numerics, partials, rounds
 from cpsvm.cluster.solver import train_ocas
 from cpsvm.solvers.ocas import OcasParams
 
+pytestmark = pytest.mark.usefixtures("own_tmpdir")  # tests/conftest.py
+
 
 def shard_partial(rng, sig, rows, terms):
     """A packed accumulator with ``terms`` random terms deposited into ``rows``."""

@@ -22,6 +22,8 @@ from cpsvm.errors import InputError
 from cpsvm.io.svmlight import write_svmlight
 from cpsvm.solvers.ocas import OcasParams
 
+pytestmark = pytest.mark.usefixtures("own_tmpdir")  # tests/conftest.py
+
 pytest.importorskip("fsspec")
 pytest.importorskip("aiohttp")
 
