@@ -54,6 +54,12 @@ _TEXT_BYTES_PER_ROW = 32
 _TEXT_BYTES_PER_NONZERO = 8
 _INT32_MAX = 2**31 - 1  # the most non-zeros int32 indptr can count
 
+# A line longer than LONG_LINE (bytes) is parsed in pieces of about LONG_LINE_PIECE on
+# several threads (_parse_long_line).
+LONG_LINE = 8 << 20
+LONG_LINE_PIECE = 4 << 20
+_SPACE, _TAB, _ZERO = 32, 9, 48
+
 _SHOWN_CHARS = 60  # of a bad token in a message (a line can be megabytes of garbage)
 
 
@@ -294,6 +300,79 @@ def _parse_block(block, pos, zero_based, keep_comments) -> _ParsedBlock:
     return out
 
 
+def _parse_long_line(block, pos, zero_based, keep_comments, workers):
+    """A block that is one line of many megabytes (a linear model's weights: SVMlight
+    writes them as one support vector) parsed in pieces on ``workers`` threads: cut at
+    blanks, every piece but the first read as a line of its own after a target of 0, the
+    pieces' features joined. None when a piece does not read cleanly as part of one line
+    (a line end or a comment before the last piece, an error, a qid after features,
+    indices not increasing across a cut): the block is then parsed whole, which says
+    what is wrong exactly as it would have."""
+    text = block[pos:]
+    cuts = [0]
+    for target in range(LONG_LINE_PIECE, len(text) - LONG_LINE_PIECE, LONG_LINE_PIECE):
+        blank = _next_blank(text, target)
+        if blank < 0:
+            break
+        if blank > cuts[-1]:
+            cuts.append(blank)
+    if len(cuts) < 2:
+        return None
+    cuts.append(len(text))
+
+    def piece(start, end):
+        if start == 0:
+            return text[:end].copy()
+        out = np.empty(end - start + 1, np.uint8)
+        out[0] = _ZERO
+        out[1:] = text[start:end]
+        return out
+
+    def parse(piece, _):
+        return _parse_block(piece, 0, zero_based, keep_comments)
+
+    pieces = (piece(start, end) for start, end in zip(cuts, cuts[1:]))
+    parts = list(_parsed_blocks(pieces, parse, workers))
+    # A piece whose line ends or whose comment starts (a comment has blanks too): the
+    # rest of the line is parsed again as one piece from that piece on.
+    for k, part in enumerate(parts[:-1]):
+        if part.lines or (part.rows and part.scratch["comment_start"][0] >= 0):
+            parts[k:] = [parse(piece(cuts[k], len(text)), k)]
+            break
+    last_index = -1
+    for k, part in enumerate(parts):
+        if part.error is not None or part.rows != 1 or (k and part.seen):
+            return None
+        if part.nnz:
+            if part.indices[0] <= last_index:
+                return None
+            last_index = part.indices[part.nnz - 1]
+    if parts[-1].lines > 1:
+        return None
+    first = parts[0]
+    indices = [part.indices for part in parts]
+    if len({a.dtype for a in indices}) > 1:
+        indices = [a.astype(np.int64) for a in indices]
+    first.indices = np.concatenate(indices)
+    first.data = np.concatenate([part.data for part in parts])
+    first.nnz = len(first.data)
+    first.indptr = np.array([0, first.nnz], np.int64)
+    first.lines = parts[-1].lines
+    first.comments = parts[-1].comments
+    return first
+
+
+def _next_blank(text, start, window=1 << 16) -> int:
+    """The position of the first space or tab in text[start:], -1 when there is none."""
+    while start < len(text):
+        chunk = text[start : start + window]
+        found = np.flatnonzero((chunk == _SPACE) | (chunk == _TAB))
+        if len(found):
+            return start + int(found[0])
+        start += window
+    return -1
+
+
 def _new_scratch(size):
     return dict(
         qid=np.empty(size, np.int64),
@@ -348,11 +427,17 @@ def parse_svmlight_stream(
     row = nnz = 0
     line = first_line
 
+    workers = get_num_threads()
+
     def parse(block, n_block):
         pos = 0 if n_block else _start_of_text(block, name, first_line)
+        if workers > 1 and len(block) - pos > LONG_LINE:
+            part = _parse_long_line(block, pos, zero_based, keep_comments, workers)
+            if part is not None:
+                return part
         return _parse_block(block, pos, zero_based, keep_comments)
 
-    for part in _parsed_blocks(blocks, parse, get_num_threads()):
+    for part in _parsed_blocks(blocks, parse, workers):
         if part.error is not None:
             raise InputError(part.error.message, source=name, line=line + part.error.line)
         end, end_nnz = row + part.rows, nnz + part.nnz
