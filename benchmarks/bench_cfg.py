@@ -195,16 +195,16 @@ def select(args, ml):
 
 
 def round_trip(ptb):
-    from cpsvm.io.trees import (
+    from cpsvm.decoding.trees import (
         TreeOptions,
         debinarise,
         drop_none,
         format_tree,
-        parse_trees,
         preprocess,
         strip_functions,
         with_root,
     )
+    from cpsvm.io.trees import parse_trees
 
     trees = []
     for p in sorted(ptb.glob("wsj_0*.mrg")):

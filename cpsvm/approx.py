@@ -21,6 +21,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from .columns import onto_columns
 from .errors import InputError
 from .kernel_rows import RowKernel, stacked
 from .kernels import RBF, Kernel
@@ -90,9 +91,7 @@ class RandomFourierMap:
 
     def cosines(self, X) -> np.ndarray:
         """cos(Ωᵀx + ν) for every row of X (columns beyond Ω's rows ignored)."""
-        from .models import fit_columns
-
-        Z = np.asarray(fit_columns(X, self.omega.shape[0]) @ self.omega)
+        Z = np.asarray(onto_columns(X, self.omega.shape[0])[0] @ self.omega)
         Z += self.nu
         return np.cos(Z, out=Z)
 

@@ -283,9 +283,10 @@ class SequenceDataset:
 @dataclass
 class TreeDataset:
     """Parse trees (bracketed, Penn Treebank), one example per tree, as
-    :func:`cpsvm.io.trees.read_trees` returns them (root bracket included).
+    :func:`cpsvm.io.trees.read_trees` returns them (root bracket included);
+    :func:`cpsvm.io.trees.read_tree_dataset` reads a file into one.
 
-    trees : list of :class:`cpsvm.io.trees.Tree` (each knows its first line).
+    trees : list of :class:`cpsvm.decoding.trees.Tree` (each knows its first line).
     n_skipped : trees of the file left out (``--max-length``).
     """
 
@@ -310,14 +311,3 @@ class TreeDataset:
     def subset(self, rows) -> TreeDataset:
         """Trees ``rows`` (an index array)."""
         return TreeDataset([self.trees[i] for i in rows], self.source, 0)
-
-    @classmethod
-    def read(cls, source, max_length: int = 0) -> TreeDataset:
-        """The trees of a file, only those of at most ``max_length`` words (-NONE-
-        elements not counted) when it is > 0."""
-        from .io.streams import source_name
-        from .io.trees import n_words, read_trees
-
-        trees = read_trees(source)
-        kept = [t for t in trees if max_length <= 0 or n_words(t) <= max_length]
-        return cls(kept, source_name(source), len(trees) - len(kept))

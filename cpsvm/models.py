@@ -333,7 +333,7 @@ class CfgModel:
         whether the grammar parsed it. ``source``: the trees' file, which the refusal of
         a sentence too long for memory names."""
         from .decoding.grammar import parse_sentences
-        from .io.trees import drop_none, strip_functions
+        from .decoding.trees import drop_none, strip_functions
 
         predicted, parsed = parse_sentences(
             self.grammar,

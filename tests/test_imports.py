@@ -1,5 +1,6 @@
-"""The house rules on imports, read from the source of every module (ast), and an import
-of cpsvm that leaves the process as it found it."""
+"""The house rules on imports, read from the source of every module (ast): the layers of
+tests/layers.py (no import upward, no cycle between layers or modules), the engine's and
+the solvers' own rules; and an import of cpsvm that leaves the process as it found it."""
 
 import ast
 import json
@@ -9,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from layers import LAYERS
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "cpsvm"
@@ -114,14 +116,16 @@ def test_import_cpsvm_changes_nothing_in_the_process():
     assert report == {"changed": [], "numba": False}
 
 
-def import_graph() -> dict:
+def import_graph(planted: dict | None = None) -> dict:
     """cpsvm's modules and the cpsvm modules each imports (anywhere in it: imports inside
-    functions count), a ``from X import a`` read as X.a when that is a module, else X."""
-    names = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    functions count), a ``from X import a`` read as X.a when that is a module, else X.
+    ``planted``: {path: text} read instead of those files (the checkers' own tests)."""
+    planted = planted or {}
+    names = {module_name(p): p for p in [*PACKAGE.rglob("*.py"), *planted]}
     graph = {}
     for name, path in names.items():
         targets = set()
-        for _, target in imported_names(path):
+        for _, target in imported_names(path, planted.get(path)):
             while target and target not in names:
                 target = target.rpartition(".")[0]
             if target and target != name:
@@ -178,6 +182,115 @@ def test_cycles_are_found():
 
 def test_no_import_cycle():
     assert cycles(import_graph()) == []
+
+
+# -- layers (tests/layers.py) -------------------------------------------------------------
+
+# The upward imports left, each (importer, imported module): cluster's command and the
+# estimators still use cli's scaffold and monitors, which issue 41 moves below cli. The
+# test fails when one of them goes (delete its line) as when a new one comes.
+ALLOWED_UPWARD_IMPORTS = {
+    ("cpsvm.cluster.command", "cpsvm.cli.common"),
+    ("cpsvm.cluster.command", "cpsvm.cli.scaffold"),
+    ("cpsvm.sklearn._base", "cpsvm.cli.scaffold"),
+    ("cpsvm.sklearn.asset", "cpsvm.cli.asset"),
+    ("cpsvm.sklearn.sampled", "cpsvm.cli.sampled"),
+}
+
+
+def layer_of(module: str) -> str:
+    """The layer of a cpsvm module, spelt as LAYERS spells it: ``io/`` for cpsvm.io and
+    its modules, ``data.py`` for cpsvm.data, ``__init__.py`` for cpsvm itself."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "__init__.py"
+    return f"{parts[1]}/" if (PACKAGE / parts[1]).is_dir() else f"{parts[1]}.py"
+
+
+def upward_imports(graph: dict) -> set:
+    """(importer, imported) pairs of modules where the imported one's layer is above the
+    importer's."""
+    rank = {layer: k for k, layer in enumerate(LAYERS)}
+    return {
+        (importer, imported)
+        for importer, targets in graph.items()
+        for imported in targets
+        if rank[layer_of(imported)] < rank[layer_of(importer)]
+    }
+
+
+def upward_imports_not_allowed(graph: dict) -> dict:
+    """The imports upward that ALLOWED_UPWARD_IMPORTS does not list, and the ones it lists
+    that are gone."""
+    upward = upward_imports(graph)
+    return {
+        "new (import from a lower layer only)": sorted(upward - ALLOWED_UPWARD_IMPORTS),
+        "gone (delete it from ALLOWED_UPWARD_IMPORTS)": sorted(ALLOWED_UPWARD_IMPORTS - upward),
+    }
+
+
+def layer_graph(graph: dict, leaving_out=frozenset()) -> dict:
+    """The layers and the other layers each imports, the module imports ``leaving_out``
+    (importer, imported) not counted."""
+    layers = {}
+    for importer, targets in graph.items():
+        imports = layers.setdefault(layer_of(importer), set())
+        imports.update(
+            layer_of(imported)
+            for imported in targets
+            if (importer, imported) not in leaving_out and layer_of(imported) != layer_of(importer)
+        )
+    return layers
+
+
+def test_the_checkers_catch_a_planted_upward_import_and_layer_cycle():
+    """decoding/viterbi.py importing io/atomic.py inside a function: no cycle between
+    modules (atomic imports no decoding), but an import upward and a cycle between the
+    layers (io imports decoding, and models.py, which imports decoding); and the allowed
+    imports upward, taken out, reported gone."""
+    viterbi = PACKAGE / "decoding" / "viterbi.py"
+    planted = (
+        viterbi.read_text() + "\n\ndef planted():\n    from ..io.atomic import atomic_output\n"
+    )
+    graph = import_graph({viterbi: planted})
+    assert cycles(graph) == []
+    assert cycles(layer_graph(graph, ALLOWED_UPWARD_IMPORTS)) == [["decoding/", "io/", "models.py"]]
+    for importer, imported in ALLOWED_UPWARD_IMPORTS:  # and the allowed ones gone
+        graph[importer].discard(imported)
+    assert upward_imports_not_allowed(graph) == {
+        "new (import from a lower layer only)": [("cpsvm.decoding.viterbi", "cpsvm.io.atomic")],
+        "gone (delete it from ALLOWED_UPWARD_IMPORTS)": sorted(ALLOWED_UPWARD_IMPORTS),
+    }
+
+
+def test_every_module_is_in_one_declared_layer():
+    assert len(set(LAYERS)) == len(LAYERS)
+    assert {layer_of(module) for module in import_graph()} == set(LAYERS)
+
+
+def test_no_upward_import_but_the_allowed_ones():
+    assert upward_imports_not_allowed(import_graph()) == {
+        "new (import from a lower layer only)": [],
+        "gone (delete it from ALLOWED_UPWARD_IMPORTS)": [],
+    }
+
+
+def test_no_cycle_between_layers():
+    assert cycles(layer_graph(import_graph(), ALLOWED_UPWARD_IMPORTS)) == []
+
+
+def page_layers(page: str) -> list:
+    """The layers docs/ARCHITECTURE.md lists, in its order: the first word of each line
+    of the code block under "## Layers" that does not start with a space (the others
+    carry on a description)."""
+    block = page.split("## Layers", 1)[1].split("```", 2)[1]
+    return [line.split()[0] for line in block.splitlines()[1:] if line[:1].strip()]
+
+
+def test_the_architecture_page_lists_the_declared_layers():
+    sample = "## Layers\n\ntext\n\n```\nio/     readers,\n        writers\ndata.py Dataset\n```\n"
+    assert page_layers(sample) == ["io/", "data.py"]
+    assert page_layers((ROOT / "docs" / "ARCHITECTURE.md").read_text()) == list(LAYERS)
 
 
 def test_no_module_over_800_lines():

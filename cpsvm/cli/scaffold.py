@@ -430,7 +430,7 @@ def train_and_save(train, data, params, model_file, monitor, terminate=False):
 
     started = time.process_time()
     try:
-        with StopOnInterrupt(terminate) as stop:
+        with StopOnInterrupt(terminate=terminate) as stop:
             model, info = train(data, params, callback=monitor, should_stop=stop)
         if stop.terminated:
             info.terminated = True

@@ -8,7 +8,7 @@ its length (SPAN_TEMPLATES). A tree of a sentence is a :class:`Parse` (its nodes
 preorder and its feature indices). :func:`cky` finds the best or two best parses of
 sentences under weights w (the kernels are :mod:`cpsvm.decoding.cky`);
 :func:`parse_sentences` parses the sentences of trees and returns trees, preprocessing
-undone (:mod:`cpsvm.io.trees`); :func:`pcfg_weights` are the maximum-likelihood PCFG's
+undone (:mod:`cpsvm.decoding.trees`); :func:`pcfg_weights` are the maximum-likelihood PCFG's
 log-probabilities. The problem built on them is :class:`cpsvm.problems.cfg.problem.CfgProblem`,
 the model :class:`cpsvm.models.CfgModel`.
 """
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..io.trees import (
+from .trees import (
     CHAIN_JOIN,
     INTERMEDIATE,
     Tree,

@@ -134,7 +134,18 @@ class InputStream:
             ) from None
 
     def read_all(self) -> bytes:
+        """The whole (decompressed) text. A regular file of known size is read in one
+        call into one object (chunks joined copied a model file of 67 MB twice); other
+        streams, and the rest of a file that grew, a megabyte at a time."""
         chunks = []
+        if self.size is not None:
+            try:
+                whole = self._stream.read(self.size + 1)
+            except self._errors as e:
+                raise InputError(f"cannot read: {e.strerror or e}", source=self.name) from None
+            if len(whole) == self.size:
+                return whole
+            chunks.append(whole)
         buf = bytearray(1 << 20)
         view = memoryview(buf)
         while True:

@@ -246,8 +246,8 @@ def read_cfg(raw, name, float32_features):
     import numpy as np
 
     from ..decoding.grammar import Grammar, feature_set_name, span_templates
+    from ..decoding.trees import TreeOptions
     from ..models import CfgModel
-    from .trees import TreeOptions
 
     spans = raw.startswith(CFG_SPANS_VERSION.encode())
     fields = _CFG_SPAN_FIELDS if spans else _CFG_FIELDS

@@ -56,7 +56,7 @@ def test_a_class_label_whose_model_cannot_fit(label):
 
 
 def test_trees_of_any_depth_or_width_are_read():
-    # no limit: nothing recurses over trees (tests/io/test_deep_trees.py)
+    # no limit: nothing recurses over trees (tests/decoding/test_deep_trees.py)
     deep = "(S " + "(NP " * 5000 + "(NN w)" + ")" * 5000 + ")"
     flat = "(S " + " ".join(f"(NN w{i})" for i in range(5000)) + ")"
     trees = parse_trees(f"(S (NN a))\n{deep}\n{flat}\n", "t")

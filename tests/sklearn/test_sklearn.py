@@ -22,9 +22,9 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
-from cpsvm.data import TreeDataset  # noqa: E402
+from cpsvm.decoding.trees import format_tree  # noqa: E402
 from cpsvm.io.svmlight import read_svmlight  # noqa: E402
-from cpsvm.io.trees import format_tree  # noqa: E402
+from cpsvm.io.trees import read_tree_dataset  # noqa: E402
 from cpsvm.models import fit_columns  # noqa: E402
 from cpsvm.sklearn import (
     ASSETClassifier,
@@ -342,7 +342,7 @@ CASES = {
         ["-c", _c(10.0 * 300), "-e", "1"],
         "toy.train.mrg",
         lambda: StructuredSVM(problem="cfg", C=10, epsilon=1).fit(
-            TreeDataset.read(SAMPLES / "toy.train.mrg", 0)
+            read_tree_dataset(SAMPLES / "toy.train.mrg", 0)
         ),
     ),
     "rank": (
@@ -595,11 +595,11 @@ def test_a_dataset_predicts_what_cp_classify_writes(tmp_path):
 def test_parsing_a_tree_dataset_writes_what_cp_classify_writes(tmp_path):
     """cfg from Python: the trees cp_classify writes for the same model and test file."""
     est = StructuredSVM(problem="cfg", C=10, epsilon=1).fit(
-        TreeDataset.read(SAMPLES / "toy.train.mrg", 0)
+        read_tree_dataset(SAMPLES / "toy.train.mrg", 0)
     )
     est.save_model(tmp_path / "m")
     _cp_classify(SAMPLES / "toy.test.mrg", tmp_path / "m", tmp_path / "p")
-    predicted = est.predict(TreeDataset.read(SAMPLES / "toy.test.mrg", 0))
+    predicted = est.predict(read_tree_dataset(SAMPLES / "toy.test.mrg", 0))
     written = (tmp_path / "p").read_text().splitlines()
     assert len(written) > 10
     assert [format_tree(t) for t in predicted] == written

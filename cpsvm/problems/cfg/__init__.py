@@ -105,7 +105,7 @@ CLASSIFY_OPTIONS = (
 
 def tree_options(options):
     """The trees' preprocessing (and feature set) of the problem's options."""
-    from ...io.trees import TreeOptions
+    from ...decoding.trees import TreeOptions
 
     return TreeOptions(
         strip_functions=not options["keep_functions"],
@@ -162,9 +162,9 @@ class Cfg(ProblemEntry):
         return hasattr(dataset, "trees")
 
     def read(self, path, options):
-        from ...data import TreeDataset
+        from ...io.trees import read_tree_dataset
 
-        return TreeDataset.read(path, options["max_length"] or 0)
+        return read_tree_dataset(path, options["max_length"] or 0)
 
     def check_labels(self, dataset):
         check_trees(dataset)

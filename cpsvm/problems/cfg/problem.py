@@ -2,7 +2,7 @@
 Yu 2009, §5; Tsochantaridis et al. 2005).
 
 An example is a sentence x, its POS tags (the gold tags: the terminals of the grammar),
-and y its parse tree, preprocessed as :mod:`cpsvm.io.trees` describes (function tags
+and y its parse tree, preprocessed as :mod:`cpsvm.decoding.trees` describes (function tags
 and -NONE- removed, unary chains joined or bounded, Markovised binarisation). The
 grammar is the set of rules seen in the training trees: binary A → B C, unary A → B and
 root rules ROOT → A. Ψ(x, y) counts how often y uses each rule (one feature per rule, in
@@ -43,7 +43,7 @@ import numpy as np
 
 from ...conventions import LOSS_SCALE, MARGIN_RESCALING
 from ...decoding.grammar import Grammar, Parse, cky, pcfg_weights, span_templates
-from ...io.trees import TreeOptions, preprocess
+from ...decoding.trees import TreeOptions, preprocess
 from ..base import StructuredProblem
 
 LOSS_ZERO_ONE = 0
@@ -66,7 +66,7 @@ def _bracket_multiset(grammar: Grammar, parse: Parse) -> Counter:
 class CfgProblem(StructuredProblem):
     """SVMcfg's problem on training trees (as read: the root bracket included).
 
-    options : the preprocessing and Ψ's feature set (:class:`cpsvm.io.trees.TreeOptions`);
+    options : the preprocessing and Ψ's feature set (:class:`cpsvm.decoding.trees.TreeOptions`);
     loss_id : ``-l`` (LOSS_BRACKETS, the default, or LOSS_ZERO_ONE); loss_scale : Δ of a
     wrong tree; source : the trees' file, named with their lines by CKY's refusal of a
     sentence too long for memory.

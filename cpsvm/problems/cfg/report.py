@@ -13,9 +13,9 @@ class ParsingModels:
 
     @staticmethod
     def read(path, settings):
-        from ...data import TreeDataset
+        from ...io.trees import read_tree_dataset
 
-        return TreeDataset.read(path, settings.max_length or 0)
+        return read_tree_dataset(path, settings.max_length or 0)
 
     @staticmethod
     def load(model):
@@ -30,7 +30,7 @@ class ParsingModels:
 
     @staticmethod
     def classify(model, data, X, settings):
-        from ...io.trees import format_tree
+        from ...decoding.trees import format_tree
 
         if settings.verbosity >= 2:
             skipped = f", {data.n_skipped} longer skipped" if data.n_skipped else ""
@@ -64,7 +64,7 @@ def report_parses(trees, predicted, parsed, model, out):
 def bracket_scores(trees, predicted):
     """(precision, recall, F1 in percent, matched, predicted and gold brackets, exact
     matches) of the labelled brackets."""
-    from ...io.trees import bracket_match, brackets
+    from ...decoding.trees import bracket_match, brackets
 
     matched = n_gold = n_test = exact = 0
     for tree, guess in zip(trees, predicted):

@@ -13,20 +13,20 @@ from conftest import run_cli
 
 from cpsvm.conventions import MARGIN_RESCALING, SLACK_RESCALING
 from cpsvm.decoding.grammar import Grammar, cky
-from cpsvm.errors import InputError
-from cpsvm.io.model_file import format_model, read_model
-from cpsvm.io.trees import (
+from cpsvm.decoding.trees import (
     TreeOptions,
     bracket_match,
     brackets,
     debinarise,
     drop_none,
     format_tree,
-    parse_trees,
     preprocess,
     strip_functions,
     with_root,
 )
+from cpsvm.errors import InputError
+from cpsvm.io.model_file import format_model, read_model
+from cpsvm.io.trees import parse_trees
 from cpsvm.problems.cfg.problem import LOSS_BRACKETS, LOSS_ZERO_ONE, CfgProblem
 
 TREEBANK = """\

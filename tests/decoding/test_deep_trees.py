@@ -7,17 +7,17 @@ import sys
 import pytest
 
 from cpsvm.decoding.grammar import Grammar
-from cpsvm.io.trees import (
+from cpsvm.decoding.trees import (
     TreeOptions,
     brackets,
     debinarise,
     drop_none,
     format_tree,
     n_words,
-    parse_trees,
     preprocess,
     strip_functions,
 )
+from cpsvm.io.trees import parse_trees
 
 DEPTH = 3000  # three times Python's default recursion limit
 
