@@ -24,6 +24,8 @@ from typing import Any
 
 import click
 
+from .errors import InputError, OptionError
+
 METADATA_KEY = "option"
 
 
@@ -100,6 +102,17 @@ def field_default(f):
     if f.default_factory is not dataclasses.MISSING:
         return f.default_factory()
     return None
+
+
+def validate_options(params) -> None:
+    """``params.validate()`` as the command line sees it: a refused value is a usage
+    error (exit 2), whatever exception class the library's check raised it with."""
+    try:
+        params.validate()
+    except OptionError:
+        raise
+    except InputError as e:
+        raise OptionError(str(e)) from None
 
 
 # -- value types ---------------------------------------------------------------------------

@@ -7,8 +7,6 @@ Like :mod:`.common`, it imports nothing heavy."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import click
 
 from ..options import FIELD_DEFAULT, declared, field_default
@@ -42,9 +40,18 @@ def parameters(cls, texts=None) -> list:
     for f, declaration in declared(cls):
         for option in declaration.group or (declaration,):
             name = option.dest or f.name
-            default = field_default(f) if option.cli_default is FIELD_DEFAULT else option.cli_default
+            default = (
+                field_default(f) if option.cli_default is FIELD_DEFAULT else option.cli_default
+            )
             made.append(_parameter(option, name, default, texts))
     return made
+
+
+def member_parameter(option, name):
+    """The click parameter of an option that is no dataclass field (a problem's
+    cp_classify option), the command getting its value as ``name``."""
+    default = None if option.cli_default is FIELD_DEFAULT else option.cli_default
+    return _parameter(option, name, default, None)
 
 
 def _parameter(option, name, default, texts):
@@ -82,7 +89,3 @@ def values_of(cls, values: dict):
         elif value is not None or field_default(f) is None:
             fields[f.name] = value
     return cls(**fields), reads
-
-
-def has_fields(cls) -> bool:
-    return dataclasses.is_dataclass(cls)

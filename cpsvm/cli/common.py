@@ -20,13 +20,12 @@ import sys
 import click
 
 from ..errors import InputError, Interrupted, OptionError, Terminated
+from ..reporting.run import EXIT_INTERRUPTED, EXIT_TERMINATED
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "-?", "--help"], "max_content_width": 100}
 
 EXIT_INPUT_ERROR = 1
 EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
-EXIT_TERMINATED = 143  # SIGTERM where a command handles it (a Dask session's cleanup)
 
 
 def configure_process() -> None:
@@ -96,7 +95,7 @@ def run(command: click.Command, argv=None, prog_name=None) -> None:
 @contextlib.contextmanager
 def _interrupts():
     """While the command runs, Ctrl-C raises Interrupted (where the training loops do
-    not defer it, cpsvm.cli.scaffold.StopOnInterrupt): click would answer a
+    not defer it, cpsvm.reporting.run.StopOnInterrupt): click would answer a
     KeyboardInterrupt with an empty line of its own. The caller's handler is restored."""
     import signal
 
@@ -129,17 +128,6 @@ def _fail(prog: str, message: str, code: int):
     sys.stdout.flush()
     print(f"{prog}: {message}", file=sys.stderr)
     sys.exit(code)
-
-
-def validate_options(params) -> None:
-    """``params.validate()`` as the command line sees it: a refused value is a usage
-    error (exit 2), whatever exception class the library's check raised it with."""
-    try:
-        params.validate()
-    except OptionError:
-        raise
-    except InputError as e:
-        raise OptionError(str(e)) from None
 
 
 def version_option(follows: str) -> click.Option:

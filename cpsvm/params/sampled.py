@@ -79,6 +79,11 @@ class SampledParams:
     seed: int = shared.seed("Seed of the draws: the same seed gives the same model file.")
     n_threads: int | None = shared.threads()  # numba threads for the run (None: the caller's)
 
+    @property
+    def problem(self) -> str:
+        """The problem it trains (cpsvm.problems): sampled cuts are binary."""
+        return "binary"
+
     def validate(self):
         if not 0 < self.C < math.inf:
             raise InputError(f"expected a finite C > 0 (-c), got {self.C:g}")

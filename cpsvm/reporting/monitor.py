@@ -109,7 +109,7 @@ class Monitor:
                 self.trace.flush()  # readable while training runs
 
     def extra_columns(self, p, base) -> str:
-        """", c=value" of the columns beyond the style's ``base`` ones (a cluster's)."""
+        """ ", c=value" of the columns beyond the style's ``base`` ones (a cluster's)."""
         extra = [c for c in self.columns if c not in base]
         return "".join(f", {c}={getattr(p, c)}" for c in extra)
 
