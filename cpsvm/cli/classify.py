@@ -118,12 +118,12 @@ def classify(**values):
     # Figures go to stdout unless the predictions do; then to stderr, keeping the pipe clean.
     report = sys.stderr if output_file == "-" else sys.stdout
     refused = {o.name: settings[o.name] for o in _model_options() if o.refused_elsewhere}
+    # What the problems' handlers read: the command's settings and their own options.
     settings = SimpleNamespace(
-        verbosity=verbosity,
-        full_precision=full_precision,
+        **vars(given),
+        **settings,
         note=note,
         progress=lambda total, desc, unit: progress(total, verbosity, desc, unit),
-        **settings,
     )
 
     # First: a file that is no model is refused before numpy, scipy or numba load.

@@ -25,7 +25,7 @@ from ..params.one_slack import StructParams
 from ..problems import entries, entry_of, resolve_problem
 from .common import run
 from .runner import Learner
-from .selection import refuse, select_c
+from .selection import fits_along, refuse
 
 # The reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
 
@@ -218,26 +218,11 @@ class StructLearn(Learner):
 
     def select_c(self, job, picture):
         """--cv/--c-path: the C to train at, each fold's path warm along the values."""
-        from ..selection.path import Fit
         from ..solvers.one_slack import StructPath
 
         params, entry = job.params, job.entry
-        loss_id = entry.loss_of(params.loss_id)
-
-        def make_path(part, should_stop):
-            path = StructPath(part, params)
-
-            def fit(C):
-                model, info = path.fit(C, should_stop=should_stop)
-                return Fit(model, info.result.iterations, info.result.cuts_added)
-
-            return fit
-
-        return select_c(
-            job.data, entry, params.C, job.run.cv_folds, job.run.c_path, params.seed,
-            make_path, job.run.verbosity, job.report, loss_id=loss_id, plot_file=picture,
-            prog=self.name,
-        )  # fmt: skip
+        make_path = fits_along(lambda part: StructPath(part, params))
+        return self.cross_validate(job, entry, make_path, picture, entry.loss_of(params.loss_id))
 
     def solver_train(self):
         from ..solvers.one_slack import train

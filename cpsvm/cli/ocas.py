@@ -13,7 +13,7 @@ from ..options import option, validate_options
 from ..params.ocas import OcasParams
 from .common import run
 from .runner import Learner
-from .selection import refuse, select_c
+from .selection import fits_along, refuse
 
 # numpy, the reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
 
@@ -77,26 +77,13 @@ class OcasLearn(Learner):
         import numpy as np
 
         from ..problems import choose_entry
-        from ..selection.path import Fit
         from ..solvers.ocas import OcasPath
 
         data, params = job.data, job.params
         entry = choose_entry(data, params.problem)
         n_classes = int(np.max(data.y)) if entry.name == "multiclass" else None
-
-        def make_path(part, should_stop):
-            path = OcasPath(part, params, n_classes)
-
-            def fit(C):
-                model, info = path.fit(C, should_stop=should_stop)
-                return Fit(model, info.result.iterations, getattr(info.result, "cuts_added", 0))
-
-            return fit
-
-        return select_c(
-            data, entry, params.C, job.run.cv_folds, job.run.c_path, params.seed, make_path,
-            job.run.verbosity, job.report, plot_file=picture, prog=self.name,
-        )  # fmt: skip
+        make_path = fits_along(lambda part: OcasPath(part, params, n_classes))
+        return self.cross_validate(job, entry, make_path, picture)
 
     def before_training(self, job):
         from ..reporting.statistics import ocas_settings

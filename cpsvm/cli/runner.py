@@ -24,7 +24,15 @@ from ..cluster.command import ClusterData
 from ..options import FilePath, OutputPath, option, validate_options
 from .command import DeclaredCommand, parameters, values_of
 from .common import check_plot_file, plot_help, version_option
-from .selection import DEFAULT_FOLDS, check_model_file, path_picture, select_c_cold, wanted
+from .selection import (
+    DEFAULT_FOLDS,
+    ColdPath,
+    check_model_file,
+    fits_along,
+    path_picture,
+    select_c,
+    wanted,
+)
 
 LEARNER_VERBOSITY = (
     "Verbosity 0..3: 0 silent but errors; 1 statistics (and a progress "
@@ -255,9 +263,19 @@ class Learner:
         """The C to train at: --cv or --c-path, each value trained from scratch."""
         from ..problems import problem_entry
 
-        return select_c_cold(
-            job.data, problem_entry(job.params.problem), job.params, self.solver_train(),
-            job.run.cv_folds, job.run.c_path, job.run.verbosity, job.report, picture, self.name,
+        train, params = self.solver_train(), job.params
+        make_path = fits_along(lambda part: ColdPath(train, part, params))
+        return self.cross_validate(job, problem_entry(params.problem), make_path, picture)
+
+    def cross_validate(self, job: Job, entry, make_path, picture, loss=None):
+        """select_c of the run: ``make_path`` the folds' paths, ``entry`` the problem whose
+        measure judges them (by the loss id ``loss``, cp_learn's -l), ``picture`` the --plot
+        file of the path, if any."""
+        run = job.run
+        return select_c(
+            job.data, entry, job.params.C, run.cv_folds, run.c_path, job.params.seed,
+            make_path, run.verbosity, job.report, loss_id=loss, plot_file=picture,
+            prog=self.name,
         )  # fmt: skip
 
     def before_training(self, job: Job) -> None:

@@ -179,23 +179,34 @@ def _print_path(points, out):
         print(row + f" {p.seconds:>9.2f} {p.iterations:>10} {p.cuts:>7}", file=out)
 
 
-def select_c_cold(data, entry, params, train, cv_folds, c_path, verbosity, out, plot_file, prog):
-    """select_c for a learner without warm starts (sampled_learn, asset_learn): each value
-    of each fold trained by ``train(dataset, params)`` from scratch, judged by the measure
-    of the problem's ``entry`` on its folds (a regression's: not stratified)."""
-    import dataclasses
-
+def fits_along(make):
+    """select_c's ``make_path`` of a solver's path: ``make(part)`` gives the fold's path,
+    whose ``fit(C, should_stop=...)`` returns (model, info), warm from the last C where
+    the solver allows."""
     from ..selection.path import Fit
 
     def make_path(part, should_stop):
+        path = make(part)
+
         def fit(C):
-            model, info = train(part, dataclasses.replace(params, C=C), should_stop=should_stop)
+            model, info = path.fit(C, should_stop=should_stop)
             r = info.result
             return Fit(model, getattr(r, "iterations", 0), getattr(r, "cuts_added", 0))
 
         return fit
 
-    return select_c(
-        data, entry, params.C, cv_folds, c_path, params.seed, make_path, verbosity, out,
-        plot_file=plot_file, prog=prog,
-    )  # fmt: skip
+    return make_path
+
+
+class ColdPath:
+    """The path of a solver without warm starts (sampled_learn, asset_learn): each C
+    trained from scratch by ``train(dataset, params)``."""
+
+    def __init__(self, train, part, params):
+        self.train, self.part, self.params = train, part, params
+
+    def fit(self, value, *, should_stop):
+        import dataclasses
+
+        params = dataclasses.replace(self.params, C=value)
+        return self.train(self.part, params, should_stop=should_stop)
