@@ -44,7 +44,8 @@ class Option:
     """What the command line knows of one field.
 
     ``flags`` the option's names (``("-p", "--threads")``), none for an ``argument``
-    (EXAMPLE_FILE); ``type`` its click type;
+    (EXAMPLE_FILE); ``help`` its text, or a function giving it when the command is built
+    (a text made of the problems registered by then); ``type`` its click type;
     ``cli_default`` click's default when it is not the field's (``-z``'s "c" for the
     field's "classification"; None for a value the command leaves unset); ``dest`` the
     name the command gets it by when the field's value is made from it (``convert``,
@@ -55,7 +56,7 @@ class Option:
     """
 
     flags: tuple = ()
-    help: str = ""
+    help: str | Callable = ""
     type: Any = None
     show_default: bool = False
     metavar: str | None = None

@@ -223,9 +223,17 @@ def _features(data, model, full_precision, verbosity):
     return X, outside
 
 
-command = DeclaredCommand(
-    "cp_classify", params=_parameters(), callback=classify, help=inspect.cleandoc(classify.__doc__)
-)
+def make_command() -> click.Command:
+    """cp_classify's command, with the options of the problems registered so far."""
+    return DeclaredCommand(
+        "cp_classify",
+        params=_parameters(),
+        callback=classify,
+        help=inspect.cleandoc(classify.__doc__),
+    )
+
+
+command = make_command()
 
 
 def main(argv=None):

@@ -57,10 +57,12 @@ def member_parameter(option, name):
 def _parameter(option, name, default, texts):
     if option.argument:
         return click.Argument([name], type=option.type, required=option.required)
+    # A help made of the registered problems' texts is made as the command is built.
+    text = option.help() if callable(option.help) else option.help
     settings = dict(
         type=option.type,
         default=default,
-        help=option.help.format_map(texts) if texts else option.help,
+        help=text.format_map(texts) if texts else text,
         show_default=option.show_default,
         metavar=option.metavar,
         callback=option.callback or (_unless_given if option.required else None),

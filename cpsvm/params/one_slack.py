@@ -74,6 +74,10 @@ def _problem_help() -> str:
     )
 
 
+def _loss_help() -> str:
+    return "Loss. " + " ".join(e.loss_help for e in _trained())
+
+
 def _loss_type() -> IntChoice:
     ids = _loss_ids()
     return IntChoice(*ids, expected="-l " + ", ".join(map(str, ids[:-1])) + f" or {ids[-1]}")
@@ -85,13 +89,11 @@ class StructParams:
     its entry declares: ``{"trans_order": 2}`` for hmm; the defaults fill the rest); a
     None ``epsilon``, ``algorithm`` or ``loss_id`` is the problem's default."""
 
-    C: float = shared.trade_off(_c_help(), required=True)
-    epsilon: float | None = option(
-        "-e", help=_epsilon_help(), default=None, type=positive("epsilon")
-    )
+    C: float = shared.trade_off(_c_help, required=True)
+    epsilon: float | None = option("-e", help=_epsilon_help, default=None, type=positive("epsilon"))
     algorithm: int | None = option(
         "-w",
-        help=_algorithm_help(),
+        help=_algorithm_help,
         default=None,
         type=IntChoice(0, 1, 2, 3, 4, 5, 9, expected="-w 0, 1, 2, 3, 4, 5 or 9"),
     )
@@ -104,7 +106,7 @@ class StructParams:
     )
     loss_id: int | None = option(
         "-l",
-        help="Loss. " + " ".join(e.loss_help for e in _trained()),
+        help=_loss_help,
         default=None,
         type=_loss_type(),
     )
@@ -126,7 +128,7 @@ class StructParams:
     time_limit: float = shared.time_limit()
     max_idle: int = shared.max_idle(50)
     kernel: Kernel = shared.kernel()
-    problem: str = option("--problem", help=_problem_help(), default="auto", show_default=True)
+    problem: str = option("--problem", help=_problem_help, default="auto", show_default=True)
     options: dict = field(default_factory=dict)
     seed: int = shared.seed("Seed for the random basis (--t 1).")
     n_threads: int | None = shared.threads()  # numba threads for the run (None: the caller's)
