@@ -14,7 +14,7 @@ from ..options import FilePath, OutputPath, option
 from ..problems import entries
 from ..reporting.monitor import note, progress
 from .command import DeclaredCommand, member_parameter, parameters, values_of
-from .common import check_plot_file, plot_help, run, version_option
+from .common import plot_option, run, version_option
 
 # numpy, the readers and the models are imported inside the command
 # (cpsvm/cli/__init__.py).
@@ -41,17 +41,10 @@ class Classify:
         default=False,
         is_flag=True,
     )
-    plot_file: str | None = option(
-        "--plot",
-        help=plot_help(
-            "the scores: ROC and precision-recall curves (their areas in the legends) for "
-            "binary models, the confusion matrix for multiclass ones, per-query NDCG@10 for "
-            "ranking functions"
-        ),
-        default=None,
-        type=click.Path(dir_okay=False),
-        metavar="FILE",
-        callback=check_plot_file,
+    plot_file: str | None = plot_option(
+        "the scores: ROC and precision-recall curves (their areas in the legends) for "
+        "binary models, the confusion matrix for multiclass ones, per-query NDCG@10 for "
+        "ranking functions"
     )
     example_file: str = option(argument=True, default=None, type=FilePath(), required=True)
     model_file: str = option(argument=True, default=None, type=FilePath(), required=True)

@@ -51,12 +51,16 @@ def member_parameter(option, name):
     """The click parameter of an option that is no dataclass field (a problem's
     cp_classify option), the command getting its value as ``name``."""
     default = None if option.cli_default is FIELD_DEFAULT else option.cli_default
+    if option.is_flag and default is None:
+        default = False
     return _parameter(option, name, default, None)
 
 
 def _parameter(option, name, default, texts):
     if option.argument:
-        return click.Argument([name], type=option.type, required=option.required)
+        # An optional file's default (cp_classify's svm_predictions), none for the others.
+        given = {} if option.required or default is None else {"default": default}
+        return click.Argument([name], type=option.type, required=option.required, **given)
     # A help made of the registered problems' texts is made as the command is built.
     text = option.help() if callable(option.help) else option.help
     settings = dict(

@@ -165,8 +165,16 @@ def check_plot_file(ctx, param, value):
     return value
 
 
-def plot_help(what: str) -> str:
-    return (
-        f"Draw {what} in FILE: .png or .svg, by its name (needs matplotlib: "
-        "pip install 'cpsvm[plot]')."
+def plot_option(what: str):
+    """The field of --plot FILE (every command): draw ``what`` in FILE."""
+    from ..options import option
+
+    return option(
+        "--plot",
+        help=f"Draw {what} in FILE: .png or .svg, by its name (needs matplotlib: "
+        "pip install 'cpsvm[plot]').",
+        default=None,
+        type=click.Path(dir_okay=False),
+        metavar="FILE",
+        callback=check_plot_file,
     )

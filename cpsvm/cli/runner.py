@@ -20,10 +20,9 @@ from typing import Any
 
 import click
 
-from ..cluster.command import ClusterData
 from ..options import FilePath, OutputPath, option, validate_options
 from .command import DeclaredCommand, parameters, values_of
-from .common import check_plot_file, plot_help, version_option
+from .common import plot_option, version_option
 from .selection import (
     DEFAULT_FOLDS,
     ColdPath,
@@ -54,17 +53,10 @@ class Run:
         default=None,
         type=OutputPath(),
     )
-    plot_file: str | None = option(
-        "--plot",
-        help=plot_help(
-            "the training trace (the objectives and the duality gap against iterations and "
-            "against seconds, as --trace writes them) or, with --c-path, the C path (the "
-            "cross-validated measure against C)"
-        ),
-        default=None,
-        type=click.Path(dir_okay=False),
-        metavar="FILE",
-        callback=check_plot_file,
+    plot_file: str | None = plot_option(
+        "the training trace (the objectives and the duality gap against iterations and "
+        "against seconds, as --trace writes them) or, with --c-path, the C path (the "
+        "cross-validated measure against C)"
     )
     verbosity: int = option(
         "-v", help="{verbosity}", default=1, type=click.IntRange(0, 3), show_default=True
@@ -113,7 +105,8 @@ class Job:
 
     @property
     def on_cluster(self) -> bool:
-        return isinstance(self.data, ClusterData)
+        """The data are a cluster's (cpsvm.cluster.command.ClusterData), which trains them."""
+        return getattr(self.data, "on_cluster", False)
 
 
 class Learner:
@@ -286,7 +279,7 @@ class Learner:
 
         style = getattr(monitor, self.style)
         if job.on_cluster:
-            style = style.with_columns(ClusterData.columns)
+            style = style.with_columns(job.data.columns)
         return monitor.Monitor(
             style,
             job.run.verbosity,

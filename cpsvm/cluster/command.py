@@ -157,6 +157,7 @@ class ClusterData:
     statistics (:meth:`report`); :meth:`close` ends the session."""
 
     columns = ("rounds", "compute_seconds", "communication_seconds")
+    on_cluster = True  # what the learners' run asks of its data (cpsvm.cli.runner.Job)
 
     def __init__(self, options: ClusterOptions, example_file, model_file, solver: str):
         self.model_file = model_file

@@ -25,7 +25,7 @@ ALGORITHMS = (0, 2, 3, 4, 5, 9)
 
 def _trained() -> list:
     """The entries of the problems cp_learn trains, in the registry's order."""
-    return entries()
+    return entries("cp_learn")
 
 
 def _c_help() -> str:
