@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from ..options import FIELD_DEFAULT, declared, field_default
+from ..options import FIELD_DEFAULT, METADATA_KEY, declared, field_default
 from .common import CONTEXT_SETTINGS
 
 
@@ -95,3 +95,11 @@ def values_of(cls, values: dict):
         elif value is not None or field_default(f) is None:
             fields[f.name] = value
     return cls(**fields), reads
+
+
+def read_files(params, reads: dict, data) -> None:
+    """The fields of ``params`` whose flags name files (``reads``, by field, as
+    :func:`values_of` gives them), read now that the training ``data`` are."""
+    fields = type(params).__dataclass_fields__
+    for name, path in reads.items():
+        setattr(params, name, fields[name].metadata[METADATA_KEY].read(path, data))

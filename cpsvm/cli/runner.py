@@ -15,13 +15,13 @@ nothing heavy: the reader, the solvers and numpy load when the command runs.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import click
 
 from ..options import FilePath, OutputPath, option, validate_options
-from .command import DeclaredCommand, parameters, values_of
+from .command import DeclaredCommand, parameters, read_files, values_of
 from .common import plot_option, version_option
 from .selection import (
     DEFAULT_FOLDS,
@@ -101,7 +101,6 @@ class Job:
     entry: Any = None
     report: Any = None
     plot_file: str | None = None
-    notes: list = field(default_factory=list)
 
     @property
     def on_cluster(self) -> bool:
@@ -130,6 +129,7 @@ class Learner:
     peak_rss = False  # -v 2 prints the peak memory
 
     def texts(self) -> dict:
+        """What the shared flags' help says of this learner (:class:`Run`)."""
         return {
             "trace_columns": self.trace_columns,
             "verbosity": self.verbosity_help,
@@ -179,8 +179,7 @@ class Learner:
         job.plot_file = run.plot_file
         with thread_count(params.n_threads):
             job.data = self.read(job)
-            for name, path in job.reads.items():
-                setattr(params, name, self._read_field(name)(path, job.data))
+            read_files(params, job.reads, job.data)
         try:
             self.after_read(job)
             if wanted(run.cv_folds, run.c_path):
@@ -216,12 +215,6 @@ class Learner:
             terminated=getattr(info, "terminated", False),
         )
         return None
-
-    def _read_field(self, name):
-        from ..options import METADATA_KEY
-
-        declared = self.params.__dataclass_fields__[name]
-        return declared.metadata[METADATA_KEY].read
 
     # -- the hooks ------------------------------------------------------------------------------
 
