@@ -1,4 +1,5 @@
-"""What every command shares: running it, reporting errors in one line, progress output.
+"""What every command shares: running it, reporting errors in one line, --version and
+--plot (the progress output is cpsvm.reporting's).
 
 Results go to stdout or files; progress, notes and errors to stderr, so pipes stay
 clean. Any user error ends as one line ``<prog>: <file>:<line>: <what was expected>``
