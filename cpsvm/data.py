@@ -45,6 +45,11 @@ class Dataset:
     def n_features(self) -> int:
         return self.X.shape[1]
 
+    @property
+    def nnz(self) -> int:
+        """The feature values stored (a cluster's shards have the same count)."""
+        return self.X.nnz
+
     def line_of(self, i: int):
         """1-based line number of example i in its file (None for in-memory data)."""
         return None if self.line_numbers is None else int(self.line_numbers[i])

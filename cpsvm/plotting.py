@@ -108,7 +108,7 @@ def _numbers(rows, column):
 def plot_trace(rows, path, title: str) -> None:
     """The training trace: the objectives against iterations and, when the rows have
     ``seconds``, against seconds (a panel each). ``rows`` are dicts keyed by the columns
-    --trace writes (TrainingMonitor's: primal, dual, gap, ...; asset_learn's: objective,
+    --trace writes (cp_learn's and ocas_learn's: primal, dual, gap, ...; asset_learn's: objective,
     validation_error; --method gd's: objective), numbers or their text. The primal and
     dual objectives (or the objective) go on the left axis, the duality gap (or the
     validation error) on a log (linear) right axis."""

@@ -2,103 +2,78 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 import time
+from dataclasses import dataclass
 from types import SimpleNamespace
 
 import click
 
-from .common import (
-    CONTEXT_SETTINGS,
-    FilePath,
-    OutputPath,
-    note,
-    plot_file_option,
-    progress,
-    run,
-    verbosity_option,
-    version_option,
-)
+from ..options import FilePath, OutputPath, option
+from ..problems import entries
+from ..reporting.monitor import note, progress
+from .command import DeclaredCommand, member_parameter, parameters, values_of
+from .common import plot_option, run, version_option
 
 # numpy, the readers and the models are imported inside the command
 # (cpsvm/cli/__init__.py).
-CLASSIFY_VERBOSITY = (
-    "Verbosity 0..3: 0 silent but errors; 1 the figures; 2 also the "
-    "reading and runtime lines (on stderr); 3 as 2."
-)
 
 
-@click.command("cp_classify", context_settings=CONTEXT_SETTINGS)
-@verbosity_option(default=2, help=CLASSIFY_VERBOSITY)
-@click.option(
-    "-f",
-    "pred_format",
-    type=click.IntRange(0, 1),
-    default=1,
-    show_default=True,
-    help="Output format for binary models: 1 decision value per line; 0 "
-    "SVMlight V1.0's pairs of value:class, the predicted class first "
-    "(see the man page).",
-)
-@click.option(
-    "--double",
-    "full_precision",
-    is_flag=True,
-    help="Compute with feature values in full double precision. By default they "
-    "are rounded to 32-bit floats as SVMlight stores them, so that decision "
-    "values match svm_classify's digit for digit.",
-)
-@click.option(
-    "--b",
-    "beam",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    help="Sequence models: width of the beam in approximate Viterbi search (0 "
-    "means exact Viterbi), as svm_hmm_classify's --b.",
-)
-@click.option(
-    "--perf-measures",
-    "perf_measures",
-    is_flag=True,
-    help="Binary models: also print svm_perf_classify's figures (Accuracy, "
-    "Precision, Recall, F1, PRBEP, ROCArea, AvgPrec; ties in the ranking "
-    "broken pessimistically), in its format.",
-)
-@click.option(
-    "--max-length",
-    "max_length",
-    type=click.IntRange(min=0),
-    default=None,
-    help="cfg: parse only the sentences of at most N words (-NONE- elements not counted); "
-    "0 = all (default).",
-)
-@plot_file_option(
-    "the scores: ROC and precision-recall curves (their areas in the legends) for binary "
-    "models, the confusion matrix for multiclass ones, per-query NDCG@10 for ranking "
-    "functions"
-)
-@version_option("SVM-light V6.20's svm_classify (and svm_multiclass_classify V2.20)")
-@click.argument("example_file", type=FilePath())
-@click.argument("model_file", type=FilePath())
-@click.argument(
-    "output_file",
-    required=False,
-    default="svm_predictions",
-    type=OutputPath(),
-)
-def command(
-    verbosity,
-    pred_format,
-    full_precision,
-    beam,
-    perf_measures,
-    max_length,
-    plot_file,
-    example_file,
-    model_file,
-    output_file,
-):
+@dataclass
+class Classify:
+    """cp_classify's own flags; the options that only some models take are their
+    problems' (each entry's ``classify_options``)."""
+
+    verbosity: int = option(
+        "-v",
+        help="Verbosity 0..3: 0 silent but errors; 1 the figures; 2 also the "
+        "reading and runtime lines (on stderr); 3 as 2.",
+        default=2,
+        type=click.IntRange(0, 3),
+        show_default=True,
+    )
+    full_precision: bool = option(
+        "--double",
+        help="Compute with feature values in full double precision. By default they "
+        "are rounded to 32-bit floats as SVMlight stores them, so that decision "
+        "values match svm_classify's digit for digit.",
+        default=False,
+        is_flag=True,
+    )
+    plot_file: str | None = plot_option(
+        "the scores: ROC and precision-recall curves (their areas in the legends) for "
+        "binary models, the confusion matrix for multiclass ones, per-query NDCG@10 for "
+        "ranking functions"
+    )
+    example_file: str = option(argument=True, default=None, type=FilePath(), required=True)
+    model_file: str = option(argument=True, default=None, type=FilePath(), required=True)
+    output_file: str = option(
+        argument=True, default="svm_predictions", type=OutputPath(), required=False
+    )
+
+
+def _model_options() -> list:
+    """The problems' cp_classify options, each once: (setting name, Option)."""
+    seen = {}
+    for entry in entries():
+        for declared in entry.classify_options:
+            seen.setdefault(declared.name, declared)
+    return list(seen.values())
+
+
+def _parameters() -> list:
+    own = parameters(Classify)
+    options = [member_parameter(o.option, o.name) for o in _model_options()]
+    return (
+        own[:2]
+        + options
+        + own[2:]
+        + [version_option("SVM-light V6.20's svm_classify (and svm_multiclass_classify V2.20)")]
+    )
+
+
+def classify(**values):
     """Classify EXAMPLE_FILE with MODEL_FILE, writing OUTPUT_FILE (default
     svm_predictions; '-' for stdout).
 
@@ -125,19 +100,21 @@ def command(
     averaged) with NDCG@10 and MAP. Test features above the model's highest feature index
     are ignored.
     """
+    settings = {o.name: values.pop(o.name) for o in _model_options()}
+    given, _ = values_of(Classify, values)
+    example_file, model_file, output_file = given.example_file, given.model_file, given.output_file
+    verbosity, full_precision = given.verbosity, given.full_precision
     if example_file == "-" and model_file == "-":
         raise click.UsageError("only one of EXAMPLE_FILE and MODEL_FILE can be '-'")
     from ..io.model_file import model_kind_of, read_model
 
     # Figures go to stdout unless the predictions do; then to stderr, keeping the pipe clean.
     report = sys.stderr if output_file == "-" else sys.stdout
+    refused = {o.name: settings[o.name] for o in _model_options() if o.refused_elsewhere}
+    # What the problems' handlers read: the command's settings and their own options.
     settings = SimpleNamespace(
-        verbosity=verbosity,
-        pred_format=pred_format,
-        full_precision=full_precision,
-        beam=beam,
-        perf_measures=perf_measures,
-        max_length=max_length,
+        **vars(given),
+        **settings,
         note=note,
         progress=lambda total, desc, unit: progress(total, verbosity, desc, unit),
     )
@@ -145,12 +122,7 @@ def command(
     # First: a file that is no model is refused before numpy, scipy or numba load.
     model = read_model(model_file, float32_features=not full_precision)
     handlers = _handlers_of(model_kind_of(model).name)
-    _refuse_settings(
-        handlers,
-        perf_measures=perf_measures,
-        max_length=max_length is not None,
-        plot=plot_file is not None,
-    )
+    _refuse_settings(handlers, plot=given.plot_file is not None, **refused)
     read = getattr(handlers[0], "read", None)
     if read is not None:
         data = read(example_file, settings)
@@ -180,16 +152,8 @@ def command(
         note(f"Runtime (without IO) in cpu-seconds: {runtime:.2f}")
     if verbosity >= 1:
         report_figures(report)
-    if plot_file is not None:
-        draw[0](plot_file, f"{model_file} on {example_file}")
-
-
-# The settings of cp_classify that only some handlers take, and how a refusal names them.
-_SETTING_FLAGS = {
-    "perf_measures": "--perf-measures",
-    "max_length": "--max-length",
-    "plot": "--plot",
-}
+    if given.plot_file is not None:
+        draw[0](given.plot_file, f"{model_file} on {example_file}")
 
 
 def _handlers_of(kind: str) -> list:
@@ -205,10 +169,15 @@ def _refuse_settings(handlers, **given):
     is a usage error, named with the problems that take it."""
     from ..problems import entries
 
+    flags = {o.name: o.option.flags[0] for o in _model_options()} | {"plot": "--plot"}
     for name, value in given.items():
-        if value and not any(name in h.settings for h in handlers):
+        if (
+            value is not None
+            and value is not False
+            and not any(name in h.settings for h in handlers)
+        ):
             takers = [e.name for e in entries() if e.classify and name in e.classify.settings]
-            raise click.UsageError(f"{_SETTING_FLAGS[name]} is for {' and '.join(takers)} models")
+            raise click.UsageError(f"{flags[name]} is for {' and '.join(takers)} models")
 
 
 def _features(data, model, full_precision, verbosity):
@@ -245,6 +214,19 @@ def _features(data, model, full_precision, verbosity):
                 f"({highest}) ignored"
             )
     return X, outside
+
+
+def make_command() -> click.Command:
+    """cp_classify's command, with the options of the problems registered so far."""
+    return DeclaredCommand(
+        "cp_classify",
+        params=_parameters(),
+        callback=classify,
+        help=inspect.cleandoc(classify.__doc__),
+    )
+
+
+command = make_command()
 
 
 def main(argv=None):

@@ -1,4 +1,5 @@
-"""What every command shares: running it, reporting errors in one line, progress output.
+"""What every command shares: running it, reporting errors in one line, --version and
+--plot (the progress output is cpsvm.reporting's).
 
 Results go to stdout or files; progress, notes and errors to stderr, so pipes stay
 clean. Any user error ends as one line ``<prog>: <file>:<line>: <what was expected>``
@@ -20,13 +21,12 @@ import sys
 import click
 
 from ..errors import InputError, Interrupted, OptionError, Terminated
+from ..reporting.run import EXIT_INTERRUPTED, EXIT_TERMINATED
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "-?", "--help"], "max_content_width": 100}
 
 EXIT_INPUT_ERROR = 1
 EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
-EXIT_TERMINATED = 143  # SIGTERM where a command handles it (a Dask session's cleanup)
 
 
 def configure_process() -> None:
@@ -96,7 +96,7 @@ def run(command: click.Command, argv=None, prog_name=None) -> None:
 @contextlib.contextmanager
 def _interrupts():
     """While the command runs, Ctrl-C raises Interrupted (where the training loops do
-    not defer it, cpsvm.cli.scaffold.StopOnInterrupt): click would answer a
+    not defer it, cpsvm.reporting.run.StopOnInterrupt): click would answer a
     KeyboardInterrupt with an empty line of its own. The caller's handler is restored."""
     import signal
 
@@ -137,84 +137,7 @@ def _fail(prog: str, message: str, code: int):
     sys.exit(code)
 
 
-def validate_options(params) -> None:
-    """``params.validate()`` as the command line sees it: a refused value is a usage
-    error (exit 2), whatever exception class the library's check raised it with."""
-    try:
-        params.validate()
-    except OptionError:
-        raise
-    except InputError as e:
-        raise OptionError(str(e)) from None
-
-
-def note(message: str) -> None:
-    """A diagnostic line on stderr."""
-    print(message, file=sys.stderr)
-
-
-class _NoBar:
-    """What progress() returns when nothing is shown (tqdm is then not even imported)."""
-
-    def update(self, n=1):
-        pass
-
-    def set_postfix_str(self, s="", refresh=True):
-        pass
-
-    def close(self):
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-def progress(total, verbosity: int, desc: str, unit: str = "it"):
-    """A tqdm bar on stderr, shown only at verbosity >= 1 and on a terminal."""
-    if verbosity < 1 or not sys.stderr.isatty():
-        return _NoBar()
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False, dynamic_ncols=True)
-
-
-def verbosity_option(default: int, help: str):
-    return click.option(
-        "-v", "verbosity", type=click.IntRange(0, 3), default=default, show_default=True, help=help
-    )
-
-
-def plot_file_option(what: str):
-    """--plot FILE (every command): draw ``what`` in FILE, .png or .svg by its name. The
-    name and matplotlib's presence are checked as the option is read, before anything is
-    trained or classified; matplotlib is imported only when the picture is drawn."""
-
-    def check(ctx, param, value):
-        if value is None or ctx.resilient_parsing:
-            return value
-        from ..io.atomic import check_output_folder
-        from ..plotting import check_plot_path
-
-        check_plot_path(value)
-        check_output_folder(value)
-        return value
-
-    return click.option(
-        "--plot",
-        "plot_file",
-        type=click.Path(dir_okay=False),
-        metavar="FILE",
-        default=None,
-        callback=check,
-        help=f"Draw {what} in FILE: .png or .svg, by its name (needs matplotlib: "
-        "pip install 'cpsvm[plot]').",
-    )
-
-
-def version_option(follows: str):
+def version_option(follows: str) -> click.Option:
     """--version: ``<prog> (cpsvm <version>)`` and the tool whose command line it follows."""
 
     def show(ctx, param, value):
@@ -225,8 +148,8 @@ def version_option(follows: str):
         click.echo(f"{ctx.info_name} (cpsvm {__version__}), following {follows}")
         ctx.exit(0)
 
-    return click.option(
-        "--version",
+    return click.Option(
+        ["--version"],
         is_flag=True,
         expose_value=False,
         is_eager=True,
@@ -235,66 +158,30 @@ def version_option(follows: str):
     )
 
 
-class Checked(click.ParamType):
-    """A number that must pass a test (``C > 0``): a value failing it is a usage error,
-    found before anything is read or imported, and worded as the library's checks are
-    (``expected C > 0, got 0``)."""
-
-    def __init__(self, base, test, expected: str):
-        self.base, self.test, self.expected = base, test, expected
-        self.name = "float" if base is float else "integer"
-
-    def convert(self, value, param, ctx):
-        try:
-            number = value if isinstance(value, self.base) else self.base(value)
-        except (TypeError, ValueError):
-            self.fail(f"expected {self.expected}, got {value!r}", param, ctx)
-        if not self.test(number):
-            self.fail(f"expected {self.expected}, got {value}", param, ctx)
-        return number
-
-
-class FilePath(click.Path):
-    """A file argument (``-`` for standard input or output): an empty name is a usage
-    error before anything is read or trained, not a failure at the end."""
-
-    def __init__(self):
-        super().__init__(dir_okay=False, allow_dash=True)
-
-    def convert(self, value, param, ctx):
-        if value == "":
-            self.fail("expected a file name (or - for standard input/output), got ''", param, ctx)
-        return super().convert(value, param, ctx)
-
-
-class OutputPath(FilePath):
-    """A file the command writes (``-``: standard output): its folder must exist, checked
-    as the command line is read, before anything is read or trained."""
-
-    def convert(self, value, param, ctx):
-        value = super().convert(value, param, ctx)
-        from ..io.atomic import check_output_folder
-
-        check_output_folder(value)
+def check_plot_file(ctx, param, value):
+    """--plot FILE (every command): the name and matplotlib's presence are checked as the
+    option is read, before anything is trained or classified; matplotlib is imported only
+    when the picture is drawn."""
+    if value is None or ctx.resilient_parsing:
         return value
+    from ..io.atomic import check_output_folder
+    from ..plotting import check_plot_path
+
+    check_plot_path(value)
+    check_output_folder(value)
+    return value
 
 
-def positive(what: str) -> Checked:
-    return Checked(float, lambda v: v > 0, f"{what} > 0")
+def plot_option(what: str):
+    """The field of --plot FILE (every command): draw ``what`` in FILE."""
+    from ..options import option
 
-
-def non_negative(what: str) -> Checked:
-    return Checked(float, lambda v: v >= 0, f"{what} >= 0")
-
-
-class IntChoice(Checked):
-    """An integer from a fixed set (SVMstruct's -w 0..4|9 and the like)."""
-
-    def __init__(self, *choices: int, expected: str | None = None):
-        self.choices = tuple(choices)
-        super().__init__(
-            int, lambda v: v in self.choices, expected or "one of " + ", ".join(map(str, choices))
-        )
-
-    def get_metavar(self, param, ctx=None):
-        return "[" + "|".join(map(str, self.choices)) + "]"
+    return option(
+        "--plot",
+        help=f"Draw {what} in FILE: .png or .svg, by its name (needs matplotlib: "
+        "pip install 'cpsvm[plot]').",
+        default=None,
+        type=click.Path(dir_okay=False),
+        metavar="FILE",
+        callback=check_plot_file,
+    )

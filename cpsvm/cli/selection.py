@@ -1,55 +1,18 @@
-"""The learners' model selection (``--cv K``, ``--c-path VALUES``): the options, declared
-once, and the run — folds, the path in each fold, the table of figures, the chosen C.
-The numerics are cpsvm.selection's; this module prints. numpy and the library load
-inside the functions (cpsvm/cli/__init__.py)."""
+"""The learners' model selection (``--cv K``, ``--c-path VALUES``, declared in
+:class:`cpsvm.cli.runner.Run`): the run — folds, the path in each fold, the table of
+figures, the chosen C. The numerics are cpsvm.selection's; this module prints. numpy and
+the library load inside the functions (cpsvm/cli/__init__.py)."""
 
 from __future__ import annotations
 
 import click
 
 from ..errors import OptionError
-from .common import progress
+from ..reporting.monitor import progress
 
 DEFAULT_FOLDS = 5  # --c-path without --cv
 # Figures that are not percentages (printed with four decimals, no %).
 _PLAIN = ("NDCG", "RMSE")
-
-
-def selection_options(units: str):
-    """--cv and --c-path; ``units``: what a fold holds whole, for the help."""
-
-    def decorate(f):
-        f = click.option(
-            "--c-path",
-            "c_path",
-            default=None,
-            metavar="VALUES",
-            help="Train along these C values (a list 0.1,1,10 or LOW:HIGH:N, N log-spaced), "
-            "smallest first, each warm from the last where the method allows, in each fold "
-            f"of --cv (default {DEFAULT_FOLDS} folds); print C -> cross-validated measure, "
-            "pick the best C (ties: the smaller) and write MODEL_FILE trained on all the "
-            "data at it.",
-        )(f)
-        return click.option(
-            "--cv",
-            "cv_folds",
-            type=click.IntRange(min=2),
-            default=None,
-            metavar="K",
-            help=f"K-fold cross-validation ({units}; --seed fixes the folds): print the "
-            "problem's measure per fold and as mean +- sd. MODEL_FILE may then be left out "
-            "(nothing is written); given, it is trained on all the data.",
-        )(f)
-
-    return decorate
-
-
-def c_unless_path(ctx, param, value):
-    """-c's callback where it is required except with --c-path (given on the command
-    line, --c-path is processed before a missing -c)."""
-    if value is None and ctx.params.get("c_path") is None and not ctx.resilient_parsing:
-        raise click.MissingParameter(ctx=ctx, param=param)
-    return value
 
 
 def wanted(cv_folds, c_path) -> bool:
@@ -86,29 +49,25 @@ def path_picture(plot_file, c_path, model_file):
 
 def select_c(
     data, entry, C, cv_folds, c_path, seed, make_path, verbosity, out, *, loss_id=None,
-    plot_file=None, prog="", strata=True, measure=None,
+    plot_file=None, prog="",
 ):  # fmt: skip
     """Cross-validate at -c (``--cv``) or along ``--c-path``; print the figures to ``out``,
     draw the path to ``plot_file`` if given, and return the C to train the model at (the
     best one on a path, else -c). ``make_path(part, should_stop)`` gives a fold's path;
     Ctrl-C stops the fold's training at its next iteration and ends the command (exit 130,
-    nothing written). ``strata``: False for folds that are not stratified (regression);
-    ``measure(model, held-out part)``: the figures, by default the problem's."""
+    nothing written)."""
+    from ..reporting.run import StopOnInterrupt
     from ..selection.folds import assign_folds
     from ..selection.grid import parse_values
     from ..selection.path import best_point, cross_validate
-    from .scaffold import StopOnInterrupt
 
     values = parse_values(c_path) if c_path is not None else [C]
     k = cv_folds or DEFAULT_FOLDS
     units, classes = entry.cv_units(data)
-    classes = classes if strata else None
     folds = assign_folds(k, data.n_examples, units, classes, seed, data.source)
 
-    if measure is None:
-
-        def measure(model, test):
-            return entry.cv_measure(model, test, loss_id)
+    def measure(model, test):
+        return entry.cv_measure(model, test, loss_id)
 
     # The interrupt only asks; the trainings end their iteration, and cross_validate
     # raises between two of them, never inside a compiled kernel.
@@ -220,29 +179,34 @@ def _print_path(points, out):
         print(row + f" {p.seconds:>9.2f} {p.iterations:>10} {p.cuts:>7}", file=out)
 
 
-def select_c_cold(data, params, train, cv_folds, c_path, seed, verbosity, out, plot_file, prog):
-    """select_c for a binary learner without warm starts (sampled_learn, asset_learn):
-    each value of each fold trained by ``train(dataset, params)`` from scratch. A
-    regression (asset_learn -z r) is judged by the RMSE on folds that are not stratified."""
-    import dataclasses
-
-    from ..problems.registry import problem_entry
+def fits_along(make):
+    """select_c's ``make_path`` of a solver's path: ``make(part)`` gives the fold's path,
+    whose ``fit(C, should_stop=...)`` returns (model, info), warm from the last C where
+    the solver allows."""
     from ..selection.path import Fit
 
     def make_path(part, should_stop):
+        path = make(part)
+
         def fit(C):
-            model, info = train(part, dataclasses.replace(params, C=C), should_stop=should_stop)
+            model, info = path.fit(C, should_stop=should_stop)
             r = info.result
             return Fit(model, getattr(r, "iterations", 0), getattr(r, "cuts_added", 0))
 
         return fit
 
-    entry = problem_entry("binary")
-    regression = getattr(params, "task", "classification") == "regression"
-    measure = None
-    if regression:
-        from ..problems.binary.report import cv_regression_figures as measure
-    return select_c(
-        data, entry, params.C, cv_folds, c_path, seed, make_path, verbosity, out,
-        plot_file=plot_file, prog=prog, strata=not regression, measure=measure,
-    )  # fmt: skip
+    return make_path
+
+
+class ColdPath:
+    """The path of a solver without warm starts (sampled_learn, asset_learn): each C
+    trained from scratch by ``train(dataset, params)``."""
+
+    def __init__(self, train, part, params):
+        self.train, self.part, self.params = train, part, params
+
+    def fit(self, value, *, should_stop):
+        import dataclasses
+
+        params = dataclasses.replace(self.params, C=value)
+        return self.train(self.part, params, should_stop=should_stop)

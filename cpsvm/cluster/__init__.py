@@ -52,7 +52,7 @@ for WORKER_TIMEOUT seconds (--worker-timeout), the scheduler gone, or a shard th
 reads differently the second time (changed, gone): ClusterLost, carrying the model
 reached so far, which the command writes.
 
-This ``__init__`` imports nothing: the learners import :func:`.command.scheduler_option`
+This ``__init__`` imports nothing: the learners read :class:`.command.ClusterOptions`
 at start-up (click only), and the rest of the package, Dask with it, loads when
 ``--scheduler`` is given.
 """

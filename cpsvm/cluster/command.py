@@ -2,42 +2,35 @@
 
 The commands keep their flags, messages and model files; what changes is where the
 data are read (each worker reads its shards: byte ranges of one file, or the files of a
-glob) and which solver runs (:mod:`cpsvm.cluster.solver`). Dask is imported only when
-the flag is given (:class:`cpsvm.cluster.session.Session`): the learners import
-:func:`scheduler_option` from here at start-up, so at module level this module imports
-nothing heavy (no numpy, scipy, numba or dask).
+glob) and which solver runs (:mod:`cpsvm.cluster.solver`). The flags are declared here
+(:class:`ClusterOptions`); the run is the learners' own (cpsvm.cli.runner), with a
+:class:`ClusterData` standing for the data: their sizes, a ``train`` with the
+single-machine solvers' signature, the monitor's extra columns, the cluster's line of
+statistics. Dask is imported only when the flag is given
+(:class:`cpsvm.cluster.session.Session`): the learners read :class:`ClusterOptions` at
+start-up, so at module level this module imports nothing heavy (no numpy, scipy, numba
+or dask).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from types import SimpleNamespace
+from dataclasses import dataclass
 
 import click
 
-from ..cli.common import validate_options
-from ..cli.scaffold import (
-    TrainingMonitor,
-    draw_trace,
-    finish,
-    peak_rss_line,
-    print_struct_statistics,
-    reading_line,
-    report_stream,
-    train_and_save,
-)
 from ..errors import InputError, OptionError
+from ..options import option
 from . import WORKER_TIMEOUT
 
 
-def scheduler_option():
-    """--scheduler and --worker-timeout (the command gets ``scheduler`` and
-    ``worker_timeout``)."""
-    scheduler = click.option(
+@dataclass
+class ClusterOptions:
+    """--scheduler and --worker-timeout."""
+
+    scheduler: str | None = option(
         "--scheduler",
-        default=None,
-        metavar="ADDRESS|local:N",
         help="Train on a Dask cluster, the examples staying on the workers: ADDRESS of a "
         "running 'dask scheduler' (e.g. tcp://host:8786) or local:N (N worker "
         "processes on this machine). EXAMPLE_FILE is then read by the workers: one "
@@ -45,23 +38,23 @@ def scheduler_option():
         ".gz too), a path every worker sees or an fsspec URL: s3://, gs://, hdfs://, "
         "http(s)://, file:// (s3fs, gcsfs, pyarrow on the workers for the first three). "
         "Linear binary and multiclass only; needs pip install cpsvm[dask].",
-    )
-    timeout = click.option(
-        "--worker-timeout",
-        "worker_timeout",
-        type=click.FloatRange(min=0.0, min_open=True),
         default=None,
-        metavar="SECONDS",
+        metavar="ADDRESS|local:N",
+    )
+    worker_timeout: float | None = option(
+        "--worker-timeout",
         help=f"With --scheduler: how long the cluster may have no worker before the run "
         f"ends (exit 1, the best model so far written), and a worker may stay silent (no "
         f"heartbeat) beyond the longest task before it is dropped and its shard read "
         f"again elsewhere; default {WORKER_TIMEOUT:g}.",
+        default=None,
+        type=click.FloatRange(min=0.0, min_open=True),
+        metavar="SECONDS",
     )
 
-    def options(f):
-        return scheduler(timeout(f))
-
-    return options
+    def timeout(self) -> float:
+        """The worker timeout of the run, checked (before any data is read)."""
+        return check_worker_timeout(self.scheduler, self.worker_timeout)
 
 
 def check_worker_timeout(scheduler, worker_timeout) -> float:
@@ -77,12 +70,6 @@ def check_worker_timeout(scheduler, worker_timeout) -> float:
             f"expected --worker-timeout a finite number of seconds > 0, got {worker_timeout:g}"
         )
     return worker_timeout
-
-
-class ClusterMonitor(TrainingMonitor):
-    """The learners' monitor, with each iteration's rounds and seconds on the cluster."""
-
-    COLUMNS = TrainingMonitor.COLUMNS + ("rounds", "compute_seconds", "communication_seconds")
 
 
 def _shard_count(session) -> int:
@@ -125,60 +112,90 @@ def lost_cluster(error, model_file, best):
     )
 
 
-class ClusterInputs:
-    """What ocas_learn reads of its input, for a cluster: sizes for its statistics, a
-    ``train`` with the single-machine solver's signature, the cluster's monitor."""
+def refuse_margin_bounds(margin_bounds):
+    """The workers compute every margin: --margin-bounds 1 is a single-machine option."""
+    if margin_bounds:
+        raise OptionError("--margin-bounds 1 cannot be used with --scheduler")
 
-    Monitor = ClusterMonitor
 
-    def __init__(
-        self,
-        scheduler,
-        example_file,
-        model_file,
-        *,
-        first_n=None,
-        cost_file=None,
-        margin_bounds=None,
-        verbosity=1,
-        worker_timeout=WORKER_TIMEOUT,
-        method=None,
-    ):
-        from .solver import refuse_method
+def refuse_ocas(params, first_n, cost_file):
+    """What ocas_learn --scheduler cannot do, refused before the cluster starts."""
+    from .solver import refuse_method
 
-        refuse_margin_bounds(margin_bounds)
-        refuse_method(method)
-        if first_n is not None:
-            raise OptionError("-n cannot be used with --scheduler")
-        if cost_file is not None:
-            raise OptionError(
-                "-C FILE cannot be used with --scheduler (give cost: factors "
-                "in the examples instead)"
-            )
+    refuse_margin_bounds(params.margin_bounds)
+    refuse_method(params.method)
+    if first_n is not None:
+        raise OptionError("-n cannot be used with --scheduler")
+    if cost_file is not None:
+        raise OptionError(
+            "-C FILE cannot be used with --scheduler (give cost: factors in the examples instead)"
+        )
+
+
+def refuse_struct(params, given):
+    """What cp_learn --scheduler cannot train, refused before the cluster starts;
+    ``given`` the problems' own options as the command line gave them (a random basis,
+    the binary problem's --t 1, is not linear)."""
+    from ..problems import problem_entry, resolve_problem
+    from .solver import refuse_struct_options
+
+    refuse_margin_bounds(params.margin_bounds)
+    params.problem = resolve_problem(params.problem)
+    basis = 0
+    if "--t" in given:
+        try:
+            basis = problem_entry("binary").option("--t").parse(given["--t"], "binary")
+        except OptionError:  # another problem's --t: no linear binary run either
+            basis = None
+    refuse_struct_options(params, basis)
+
+
+class ClusterData:
+    """The examples on the cluster as a learner's run sees them: their sizes, ``train``
+    with the single-machine solvers' signature (``solver``: "ocas" for ocas_learn,
+    "struct" for cp_learn), the cluster's columns of the monitor and its line of
+    statistics (:meth:`report`); :meth:`close` ends the session."""
+
+    columns = ("rounds", "compute_seconds", "communication_seconds")
+    on_cluster = True  # what the learners' run asks of its data (cpsvm.cli.runner.Job)
+
+    def __init__(self, options: ClusterOptions, example_file, model_file, solver: str):
         self.model_file = model_file
-        self.verbosity = verbosity
-        self.data = open_data(scheduler, example_file, worker_timeout=worker_timeout)
+        self.solver = solver
+        self.data = open_data(options.scheduler, example_file, worker_timeout=options.timeout())
         self.n_examples = self.data.n_examples
         self.n_features = self.data.n_features
-        self.X = SimpleNamespace(nnz=self.data.nnz)
+        self.nnz = self.data.nnz
+        self.closed = False
+
+    def choose_kind(self, requested: str) -> str:
+        """binary or multiclass, from the shards' labels."""
+        from .solver import choose_kind
+
+        return choose_kind(self.data, requested)
 
     def train(self, _, params, *, callback=None, should_stop=None):
         from .session import ClusterLost
-        from .solver import train_ocas
+        from .solver import train_ocas, train_struct
 
+        solve = train_ocas if self.solver == "ocas" else train_struct
         try:
-            model, info = train_ocas(self.data, params, callback=callback, should_stop=should_stop)
+            return solve(self.data, params, callback=callback, should_stop=should_stop)
         except ClusterLost as e:
-            raise lost_cluster(e, self.model_file, best=True) from None
+            # OCAS keeps its best point (ocas_learn, cp_learn -w 9); -w 3 its last.
+            best = self.solver == "ocas" or params.algorithm in (None, 9)
+            raise lost_cluster(e, self.model_file, best) from None
         finally:
-            self.data.session.close()
-        self.info = info
-        return model, info
+            self.close()
 
-    def report(self):
-        """The cluster's line, after the command's own statistics."""
-        if self.verbosity >= 1:
-            report_cluster(self.info, self.data, self.model_file)
+    def close(self):
+        if not self.closed:
+            self.closed = True
+            self.data.session.close()
+
+    def report(self, info, out=None):
+        """The cluster's line, after the learner's own statistics."""
+        report_cluster(info, self.data, self.model_file, out)
 
 
 def report_cluster(info, data, model_file, out=None):
@@ -197,61 +214,4 @@ def report_cluster(info, data, model_file, out=None):
         f"{info.communication_seconds:.3f} s "
         f"({info.communication_seconds / iterations:.4f} s per iteration)",
         file=out,
-    )
-
-
-def refuse_margin_bounds(margin_bounds):
-    """The workers compute every margin: --margin-bounds 1 is a single-machine option."""
-    if margin_bounds:
-        raise OptionError("--margin-bounds 1 cannot be used with --scheduler")
-
-
-def learn_on_cluster(
-    params,
-    given,
-    scheduler,
-    example_file,
-    model_file,
-    verbosity,
-    trace_path,
-    plot_file=None,
-    worker_timeout=WORKER_TIMEOUT,
-):
-    """cp_learn --scheduler: the command's flow with the data on the cluster; ``given``
-    the problem's own options as the command line gave them."""
-    from ..problems import problem_entry, resolve_problem
-    from .session import ClusterLost
-    from .solver import choose_kind, refuse_struct_options, train_struct
-
-    def train(_, p, **kw):
-        try:
-            return train_struct(data, p, **kw)
-        except ClusterLost as e:
-            best = p.algorithm in (None, 9)  # OCAS keeps its best point; -w 3 its last
-            raise lost_cluster(e, model_file, best) from None
-
-    refuse_margin_bounds(params.margin_bounds)
-    params.problem = resolve_problem(params.problem)
-    refuse_struct_options(params, 0 if given.get("--t") in (None, "0") else 1)
-    data = open_data(scheduler, example_file, worker_timeout=worker_timeout)
-    try:
-        kind = choose_kind(data, params.problem)
-        params.problem, params.options = kind, problem_entry(kind).parse_options(given)
-        validate_options(params)
-        shape = SimpleNamespace(n_examples=data.n_examples, n_features=data.n_features)
-        report = report_stream(model_file)
-        if verbosity >= 1:
-            print(reading_line(shape), file=report)
-        monitor = ClusterMonitor(verbosity, trace_path, "cp_learn", keep_rows=plot_file is not None)
-        info, cpu = train_and_save(train, shape, params, model_file, monitor, terminate=True)
-    finally:
-        data.session.close()
-    if verbosity >= 1:
-        print_struct_statistics(info, params, cpu, report)
-        report_cluster(info, data, model_file, report)
-    if verbosity >= 2:
-        print(peak_rss_line(), file=report)
-    draw_trace(plot_file, monitor, f"cp_learn {example_file}: training trace")
-    finish(
-        "cp_learn", info.result, model_file, verbosity, notes=info.notes, terminated=info.terminated
     )

@@ -519,6 +519,33 @@ class _LostGuard:
         return False
 
 
+class ShardTargets:
+    """The shards' targets as cpsvm.problems.labels.DatasetTargets gives a dataset's: the
+    first target failing a test (the summaries name its file and line), the counts of
+    the classes, the extremes. The workers keep no targets to say more, so a refusal
+    carries no hint."""
+
+    def __init__(self, data):
+        self.data = data
+        self.source = data.summaries[0]["source"]
+        self.n_features = data.n_features
+
+    def first_bad(self, test):
+        return self.data.first_bad(test)  # the summaries' keys are the tests' names
+
+    def hint(self, test) -> str:
+        return ""
+
+    def counts(self):
+        s = self.data.summaries
+        return sum(x["n_pos"] for x in s), sum(x["n_neg"] for x in s)
+
+    def extremes(self):
+        s = self.data.summaries
+        largest = max(s, key=lambda x: x["y_max"])
+        return min(x["y_min"] for x in s), largest["y_max"], largest["source"], None
+
+
 class ShardedData:
     """The training set as shards on the workers: loaded once by ``loaders`` (callables
     run on the workers), summarised for the client (sizes, bounds, labels), and, when
@@ -612,6 +639,11 @@ class ShardedData:
         if line is None or self.locate is None:
             return line
         return self.session.run(self.locate[shard], line)
+
+    def targets(self):
+        """What the problems' label checks read of the targets (cpsvm.problems.labels):
+        the single machine's checks, on the shards' summaries."""
+        return ShardTargets(self)
 
     def first_bad(self, key):
         for i, x in enumerate(self.summaries):

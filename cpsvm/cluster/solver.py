@@ -25,7 +25,6 @@ from ..engine.cutting_plane import CuttingPlaneParams, Progress, one_slack
 from ..engine.magnitudes import c_bound
 from ..engine.working_set import CutWorkingSet
 from ..errors import InputError, OptionError
-from ..problems.labels import check_class_count
 from ..problems.registry import problem_entry
 from .oracles import ClusterCutOracle, ClusterOcasOracle
 from .session import ClusterLost, ShardedData
@@ -74,44 +73,16 @@ def refuse_problem(requested: str):
 
 
 def choose_kind(data: ShardedData, requested: str) -> str:
-    """binary or multiclass from the shards' labels (as problems.choose_problem)."""
+    """binary or multiclass from the shards' labels, checked by the problem's entry (as
+    problems.choose_entry checks a file's)."""
+    from ..problems import choose_entry
+
     refuse_problem(requested)
     if data.n_examples == 0:
         raise InputError(
             "expected at least one example, found none", source=data.summaries[0]["source"]
         )
-    if requested == "auto":
-        requested = "binary" if data.first_bad("not_pm1") is None else "multiclass"
-    s = data.summaries
-    if requested == "binary":
-        bad = data.first_bad("not_pm1")
-        if bad is not None:
-            raise InputError(
-                f"expected binary targets +1 or -1, got target {bad[2]:g}",
-                source=bad[0],
-                line=bad[1],
-            )
-        if not (sum(x["n_pos"] for x in s) and sum(x["n_neg"] for x in s)):
-            raise InputError(
-                f"expected examples of both classes, all targets are "
-                f"{'+1' if sum(x['n_pos'] for x in s) else '-1'}",
-                source=s[0]["source"],
-            )
-    else:
-        bad = data.first_bad("not_class")
-        if bad is not None:
-            raise InputError(
-                f"expected class labels 1..k (integers), got target {bad[2]:g}",
-                source=bad[0],
-                line=bad[1],
-            )
-        if min(x["y_min"] for x in s) == max(x["y_max"] for x in s):
-            raise InputError(
-                f"expected at least two classes, all targets are {s[0]['y_min']:g}",
-                source=s[0]["source"],
-            )
-        largest = max(s, key=lambda x: x["y_max"])
-        check_class_count(largest["y_max"], data.n_features, largest["source"])
+    requested = choose_entry(data, requested).name
     bad = data.first_bad("bad_cost")
     if bad is not None:
         raise InputError(f"expected cost: > 0, got cost:{bad[2]:g}", source=bad[0], line=bad[1])

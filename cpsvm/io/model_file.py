@@ -28,7 +28,8 @@ baseline, and read).
 Every kind is one entry of ``MODEL_KINDS`` (version line, reader, a writer per model
 class): reading dispatches on the first line, writing on the model's class. The SVMhmm
 and cfg kinds' readers and writers are :mod:`cpsvm.io.structured_models`, the text pieces
-all kinds share :mod:`cpsvm.io.model_text`.
+all kinds share :mod:`cpsvm.io.model_text`. A problem registered at run time brings its
+own kinds (``register_model_kind``, called by cpsvm.problems.register).
 
 A model trained on renumbered columns (huge or hashed indices, :mod:`cpsvm.columns`) is
 written with the original indices (its ``feature_ids``); a model file whose highest
@@ -542,7 +543,8 @@ def _format_rff(model) -> list:
 @dataclass(frozen=True)
 class ModelKind:
     """One kind of model file: the first lines that announce it, its reader, and a writer
-    for each model class it holds. A new kind is one more entry of MODEL_KINDS."""
+    for each model class it holds. A new kind is one more entry of MODEL_KINDS (or a
+    registered problem's: register_model_kind)."""
 
     name: str
     first_lines: tuple  # prefixes of the version line that mean this kind
@@ -579,6 +581,13 @@ MODEL_KINDS = [
     ModelKind("hmm", ("SVM-HMM Version V3.",), read_hmm, {"SequenceModel": format_hmm}),
     ModelKind("cfg", (CFG_VERSION, CFG_SPANS_VERSION), read_cfg, {"CfgModel": format_cfg}),
 ]
+
+
+def register_model_kind(kind: ModelKind) -> None:
+    """Make another kind of model file known (a registered problem's:
+    cpsvm.problems.register), read and written as the kinds above."""
+    if all(k.name != kind.name for k in MODEL_KINDS):
+        MODEL_KINDS.append(kind)
 
 
 def model_kind_of(model) -> ModelKind:

@@ -1,8 +1,9 @@
 """Structured problems: each one a registry entry (:mod:`.registry`) that owns everything
 about it, its numerics in its own package.
 
-``--problem`` takes a built-in name (``binary``, ``multiclass``, ``hmm``, ``cfg``,
-``rank``: the packages of this one), ``auto`` (the first structured problem whose
+``--problem`` takes the name of a problem cp_learn trains (``binary``, ``multiclass``,
+``hmm``, ``cfg``, ``rank``: packages of this one; ``regression`` is asset_learn's -z r),
+``auto`` (the first structured problem whose
 ``detect`` takes the file, for the learners that train structures: cfg for bracketed
 trees, rank for a qid file with graded targets, hmm for an SVM-hmm file; else binary if
 every target is ±1, else multiclass) or ``module:Class`` (a user's subclass of
@@ -17,17 +18,18 @@ the problem protocol (:mod:`.base`) and the numerics load when they are used.
 from __future__ import annotations
 
 from ..conventions import MARGIN_RESCALING, SLACK_RESCALING
-from .labels import check_binary_labels, check_multiclass_labels
+from .labels import all_pm1, check_binary_labels, check_multiclass_labels
 from .registry import (
-    AUTO_ORDER,
-    BUILT_IN,
+    ClassifyOption,
     ProblemEntry,
     ProblemOption,
     ProblemSpecError,
+    auto_order,
     entries,
     problem_choices,
     problem_entry,
     problem_names,
+    register,
 )
 from .user import import_problem_class, load_user_problem, user_entry
 
@@ -36,11 +38,13 @@ __all__ = [
     "SLACK_RESCALING",
     "PerExampleProblem",
     "StructuredProblem",
+    "ClassifyOption",
     "ProblemEntry",
     "ProblemOption",
     "ProblemSpecError",
     "problem_entry",
     "problem_names",
+    "register",
     "entries",
     "entry_of",
     "resolve_problem",
@@ -52,6 +56,7 @@ __all__ = [
     "load_user_problem",
     "user_entry",
     "model_handlers",
+    "entry_of_model",
 ]
 
 
@@ -67,11 +72,11 @@ def __getattr__(name):
 def resolve_problem(spec: str) -> str:
     """Check a --problem value before any data is read; returns it, stripped.
 
-    Built-in names and ``auto`` pass; ``module:Class`` must import; anything else raises
-    ProblemSpecError naming the choices.
+    The names of the problems cp_learn trains and ``auto`` pass; ``module:Class`` must
+    import; anything else raises ProblemSpecError naming the choices.
     """
     spec = (spec or "").strip()
-    if spec == "auto" or spec in BUILT_IN:
+    if spec == "auto" or spec in (e.name for e in entries("cp_learn")):
         return spec
     if ":" not in spec:
         raise ProblemSpecError(f"unknown problem {spec!r}: expected {problem_choices()}")
@@ -87,19 +92,15 @@ def entry_of(spec: str) -> ProblemEntry:
 def choose_entry(dataset, requested: str, sequences: bool = False) -> ProblemEntry:
     """The entry for ``requested`` (auto, a name, or for ``sequences`` module:Class) after
     checking the data's labels against it. ``sequences``: the caller trains structured
-    problems, so auto tries each structured problem's ``detect`` first; without it, only
-    binary and multiclass are taken."""
+    problems (cp_learn), so auto tries each structured problem's ``detect`` first;
+    without it, only the problems that are not (binary and multiclass) are taken.
+    ``dataset`` may be what stands for one (a cluster's shards: cpsvm.problems.labels)."""
     requested = (requested or "").strip()
-    allowed = [e for e in entries() if sequences or not e.structured]
+    allowed = [e for e in entries("cp_learn") if sequences or not e.structured]
     if requested == "auto":
-        structured = [problem_entry(name) for name in AUTO_ORDER] if sequences else []
+        structured = [problem_entry(name) for name in auto_order()] if sequences else []
         found = next((e for e in structured if e.detect(dataset)), None)
-        if found is None:
-            import numpy as np
-
-            binary = bool(np.all(np.abs(dataset.y) == 1))
-            found = problem_entry("binary" if binary else "multiclass")
-        entry = found
+        entry = found or problem_entry("binary" if all_pm1(dataset) else "multiclass")
     elif sequences and ":" in requested:
         return user_entry(requested)
     else:
@@ -108,8 +109,7 @@ def choose_entry(dataset, requested: str, sequences: bool = False) -> ProblemEnt
             names = ["auto"] + [e.name for e in allowed]
             choices = ", ".join(names[:-1]) + " or " + names[-1]
             raise ProblemSpecError(f"unknown problem {requested!r}: expected {choices}")
-    if entry.check_labels is not None:
-        entry.check_labels(dataset)
+    entry.check_labels(dataset)
     return entry
 
 
@@ -125,3 +125,15 @@ def model_handlers() -> list:
 
     handlers = [e.classify for e in entries() if e.classify is not None] + [UserProblemModels]
     return sorted(handlers, key=lambda h: not hasattr(h, "claims"))
+
+
+def entry_of_model(model) -> ProblemEntry:
+    """The entry whose models ``model`` is (by its model kind; a user problem's model:
+    its class's entry)."""
+    from ..io.model_file import model_kind_of
+    from ..models import UserProblemModel
+
+    if isinstance(model, UserProblemModel):
+        return user_entry(model.spec)
+    kind = model_kind_of(model).name
+    return next(e for e in entries() if e.classify is not None and kind in e.classify.model_kinds)

@@ -2,36 +2,46 @@
 :class:`ProblemEntry`) and where the built-in ones live.
 
 A problem's entry is everything the toolkit needs to know about it besides its numerics:
-its own options (SVMstruct's ``--x`` options, declared once: flag, type, range, default,
-help) and their checks, its losses (``-l``), its default tolerance (``-e``) and algorithm
-(``-w``), its C convention, how ``auto`` recognises its files and how its labels are
-checked, how it is built on a dataset, what the learners' statistics add for it, and how
-cp_classify evaluates its models. The commands, the solvers and the scikit-learn
-estimators read entries; none of them branches on a problem's name.
+its own options (SVMstruct's ``--x`` options, declared once: flag, click type and range,
+default, help) and their checks, its losses (``-l``), its default tolerance (``-e``) and
+algorithm (``-w``), its C convention, how ``auto`` recognises its files and how its
+labels are checked, how it is built on a dataset, what the learners' statistics add for
+it, how cp_classify evaluates its models (with cp_classify's options its models take),
+the defaults of the scikit-learn estimators' parameters for it. The commands, the
+solvers, the cluster and the estimators read entries; none of them branches on a
+structured problem's name.
 
-The built-in problems are the packages named in :data:`BUILT_IN`: each package's
-``__init__`` holds its ``ENTRY`` and imports nothing heavy (``cp_learn -h`` reads every
-entry), its numerics live in the package's other modules and load when the problem is
-built. A user's problem (``--problem module:Class``) gets its entry from its class
-(:mod:`cpsvm.problems.user`).
+:class:`ProblemEntry` is a base class whose methods are the defaults (no label check, no
+options of its own, no reader but the SVMlight one, ...): an entry overrides what its
+problem does otherwise. The built-in problems are the packages named in
+:data:`BUILT_IN`: each package's ``__init__`` holds its ``ENTRY`` and imports nothing
+heavy (``cp_learn -h`` reads every entry), its numerics live in the package's other
+modules and load when the problem is built. Another problem joins with :func:`register`
+(one call, its package anywhere on the path); a user's problem (``--problem
+module:Class``) gets its entry from its class (:mod:`cpsvm.problems.user`).
 """
 
 from __future__ import annotations
 
 import importlib
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import click
+
 from ..errors import OptionError
+from ..options import IntChoice, Option
 
 # The built-in problems, in the order --help lists them: each name is the package
 # cpsvm.problems.<name>, whose ENTRY is the problem.
-BUILT_IN = ("binary", "multiclass", "hmm", "cfg", "rank")
+BUILT_IN = ("binary", "multiclass", "hmm", "cfg", "rank", "regression")
 # The order in which ``auto`` asks the structured problems' ``detect``, the most specific
 # first: a ranking file (graded targets, some below 1) would pass hmm's test too.
 AUTO_ORDER = ("cfg", "rank", "hmm")
+# The problems registered at run time (register): name -> entry, and those auto asks.
+_REGISTERED: dict = {}
+_REGISTERED_AUTO: list = []
 
 
 class ProblemSpecError(OptionError):
@@ -40,36 +50,43 @@ class ProblemSpecError(OptionError):
 
 @dataclass(frozen=True)
 class ProblemOption:
-    """One option of a problem.
+    """One option of a problem on cp_learn's command line.
 
     ``flag`` on the command line (``--t``); ``name`` the keyword the problem receives it
-    by (``trans_order``); ``kind`` "int", "float", "choice", "text", "flag" or
-    "examples" (a file of examples, which the command reads: the problem receives the
-    dataset); ``low``/``high`` the range of a number, ``choices`` of a choice,
-    ``integral`` a number that must be whole; ``default`` its value when not given (a
-    callable of the run's params when it depends on them); ``what`` a few words on what
-    it sets, for error messages; ``help`` the problem's meaning of it, for --help and the
-    man page; ``metavar`` its value in --help.
+    by (``trans_order``); ``type`` click's type of its values (IntRange, FloatRange,
+    Choice, :class:`~cpsvm.options.IntChoice`), ``integral`` a float that must be whole;
+    ``kind`` "value", "text", "flag" or "examples" (a file of examples, which the command
+    reads: the problem receives the dataset); ``default`` its value when not given;
+    ``what`` a few words on what it sets, for error messages; ``help`` the problem's
+    meaning of it, for --help and the man page; ``metavar`` its value in --help;
+    ``trains_nothing``: given, the problem's model is made without training (cfg's
+    --baseline); ``estimator`` the scikit-learn estimators' name of it
+    (StructuredSVM's ``transition_order``), none when they do not take it.
     """
 
     flag: str
     name: str
-    kind: str = "int"
+    type: Any = None
+    kind: str = "value"
     default: Any = None
     what: str = ""
     help: str = ""
-    low: float = -math.inf
-    high: float = math.inf
-    choices: tuple = ()
     integral: bool = False
     metavar: str = "N"
+    trains_nothing: bool = False
+    estimator: str = ""
+
+    def _choices(self):
+        return getattr(self.type, "choices", None)
 
     def wanted(self) -> str:
         """The values it takes, as an error message says them (``--t 0..3``)."""
-        if self.kind == "choice":
-            *first, last = map(str, self.choices)
+        choices = self._choices()
+        if choices is not None:
+            *first, last = map(str, choices)
             return f"{self.flag} " + (f"{', '.join(first)} or {last}" if first else last)
-        low, high = self.low, self.high
+        low = -math.inf if getattr(self.type, "min", None) is None else self.type.min
+        high = math.inf if getattr(self.type, "max", None) is None else self.type.max
         if low > -math.inf and high < math.inf:
             return f"{self.flag} {low:g}..{high:g}"
         if low > -math.inf:
@@ -81,11 +98,11 @@ class ProblemOption:
     def parse(self, text: str, problem: str):
         """The value of ``text`` as given on the command line, checked (OptionError, a
         usage error, if the problem cannot take it)."""
-        if self.kind in ("text", "flag", "examples") or (
-            self.kind == "choice" and all(isinstance(c, str) for c in self.choices)
-        ):
+        choices = self._choices()
+        if self.kind != "value" or (choices and all(isinstance(c, str) for c in choices)):
             return self.check(text, problem)
-        number = int if self.kind in ("int", "choice") and not self.integral else float
+        whole = isinstance(self.type, (click.IntRange, IntChoice)) and not self.integral
+        number = int if whole else float
         try:
             value = number(text)
         except (TypeError, ValueError):
@@ -95,26 +112,42 @@ class ProblemOption:
 
     def check(self, value, problem: str, text=None):
         """``value`` (from the command line or from Python) as the problem takes it, or
-        OptionError naming the values it takes."""
-        if value is None or self.kind in ("text", "flag", "examples"):
+        OptionError naming the values it takes (click's type checks it)."""
+        if value is None or self.kind != "value":
             return value  # None: not set (the problem's default applies)
         shown = value if text is None else text
         about = f" ({problem}: {self.what})" if self.what else f" ({problem})"
-        if self.kind == "choice":
-            if value not in self.choices:
-                raise OptionError(f"expected {self.wanted()}{about}, got {shown}")
-            return value
-        whole = self.integral or self.kind == "int"
-        if not (self.low <= value <= self.high) or (whole and value != int(value)):
+        choices = self._choices()
+        whole = self.integral or isinstance(self.type, (click.IntRange, IntChoice))
+        try:
+            if not isinstance(value, str) and (value != value or (whole and value != int(value))):
+                raise click.BadParameter(str(value))  # NaN, or not a whole number
+            converted = self.type.convert(value, None, None)
+        except (click.BadParameter, OverflowError):
             integer = ", an integer" if self.integral else ""
-            raise OptionError(f"expected {self.wanted()}{integer}{about}, got {shown}")
+            raise OptionError(f"expected {self.wanted()}{integer}{about}, got {shown}") from None
+        if choices is not None:
+            return converted
         return int(value) if whole else float(value)
 
 
 @dataclass(frozen=True)
+class ClassifyOption:
+    """An option of cp_classify that a problem's models take: ``name`` the setting its
+    handler reads (``settings.beam``), ``option`` the flag, type, default and help;
+    ``refused_elsewhere``: given with a model of another kind, a usage error naming the
+    problems that take it (else it is ignored there)."""
+
+    name: str
+    option: Option
+    refused_elsewhere: bool = False
+
+
 class ProblemEntry:
-    """A problem as the toolkit knows it. The fields that are functions are called only
-    when needed; the module that defines an entry imports nothing heavy at module level.
+    """A problem as the toolkit knows it: the base class of every entry, its attributes
+    the declarations and its methods the defaults, which an entry overrides where its
+    problem differs. The module that defines an entry imports nothing heavy at module
+    level: the methods import what they need.
 
     Declarations:
       ``name``; ``summary`` (its gloss in --problem's help); ``tool`` (the program whose
@@ -125,71 +158,158 @@ class ProblemEntry:
       rescaling, trained linearly); ``coordinate_descent`` (-w 5 applies: a hinge whose
       dual cpsvm.engine.dcd solves, margin rescaled, linear); ``kernels`` (-t 1..3
       apply); ``structured`` (only cp_learn trains it: ocas_learn takes binary and
-      multiclass); ``detect_help`` (how auto recognises it, for --help).
-    Reading and checking the data:
-      ``detect(dataset)`` -> bool: auto takes it (the structured problems, in
-      BUILT_IN's order); ``sniff(path)`` -> bool: a file that is this problem's own
-      format (not SVMlight), read by ``read(path, options)``; ``check_labels(dataset)``;
-      ``auto_note(dataset)`` -> the line saying why auto chose it, or None.
-    Training:
-      ``check_options(options)``: checks between its options; ``check_run(params,
-      loss_id, options, notes)`` -> the loss id to train: the problem's refusals of
-      settings (rescaling, kernel), before any data is read; ``build(dataset, loss_id,
-      options)`` -> the StructuredProblem, for a problem whose examples are groups of
-      lines (None: the solver builds it on the features with ``build_on(X, y, loss_id,
-      options)``); ``decomposes(loss_id)`` -> False for a loss over the whole label
-      vector (per-example costs then do not apply; None: every loss is a sum over the
-      examples); ``examples(dataset)`` -> what the examples are, for the "Reading
-      training examples" line.
-    Reporting:
-      ``work_lines(info)`` and ``scale_lines(info, params)`` -> lines of the learners'
-      statistics (after the counters; last: the objective in its own convention);
-      ``c_of_sum(C, n)`` -> the -c of the C of ½|w|² + C·Σ ξ_i (the scikit-learn
-      estimators'); ``classify``: cp_classify's handler of its models (``model_kinds``,
-      ``settings`` the cp_classify settings it takes, ``load``, ``describe``,
-      ``classify(model, data, X, settings)`` -> (lines, report) or, with "plot" in its
-      settings, (lines, report, draw): ``draw(path, title)`` the --plot picture);
-      ``baseline(dataset, options)`` -> a model made without training (cfg's PCFG).
-    Model selection (``--cv``, ``--c-path``: cpsvm.selection):
-      ``cv_measure(model, dataset, loss_id)`` -> the figures a held-out fold is judged
-      by, [(name, value, +1 if higher is better else -1)], the one to choose by first;
-      ``cv_units(dataset)`` -> (each example's unit id or None: one unit an example,
-      each example's class to stratify by or None).
+      multiclass); ``learners`` (the commands that train it); ``on_features`` (its
+      examples are the file's lines, built by the solver on their features with
+      :meth:`build_on`; else :meth:`build` builds it); ``detect_help`` (how auto
+      recognises it, for --help); ``classify`` (cp_classify's handler of its models:
+      ``model_kinds``, ``settings`` the cp_classify settings it takes, ``load``,
+      ``describe``, ``classify(model, data, X, settings)`` -> (lines, report) or, with
+      "plot" in its settings, (lines, report, draw); optionally ``claims(model, data)``
+      and ``read(path, settings)``); ``classify_options`` (ClassifyOption);
+      ``model_kinds`` (model-file kinds it brings, cpsvm.io.model_file.ModelKind, made
+      known when it is registered).
+    The scikit-learn estimators (cpsvm.sklearn.StructuredSVM): ``takes_sequences`` (X a
+    list of sequences, each a block of rows), and the methods under "Estimators".
     """
 
-    name: str
-    summary: str = ""
-    tool: str = ""
+    name = ""
+    summary = ""
+    tool = ""
     options: tuple = ()
     losses: tuple = (0,)
-    loss_help: str = ""
-    c_help: str = ""
-    epsilon: float = 0.1
-    epsilon_help: str = ""
-    default_algorithm: int = 3
-    line_search: bool = False
-    coordinate_descent: bool = False
-    kernels: bool = False
-    structured: bool = True
-    detect_help: str = ""
-    detect: Callable | None = None
-    sniff: Callable | None = None
-    read: Callable | None = None
-    check_labels: Callable | None = None
-    auto_note: Callable | None = None
-    check_options: Callable | None = None
-    check_run: Callable | None = None
-    build: Callable | None = None
-    build_on: Callable | None = None
-    decomposes: Callable | None = None
-    examples: Callable | None = None
-    work_lines: Callable | None = None
-    scale_lines: Callable | None = None
-    c_of_sum: Callable | None = None
+    loss_help = ""
+    c_help = ""
+    epsilon = 0.1
+    epsilon_help = ""
+    default_algorithm = 3
+    line_search = False
+    coordinate_descent = False
+    kernels = False
+    structured = True
+    learners: tuple = ("cp_learn",)
+    on_features = False
+    detect_help = ""
     classify: Any = None
-    baseline: Callable | None = None
-    cv_measure: Callable | None = None
-    cv_units: Callable | None = None
+    classify_options: tuple = ()
+    model_kinds: tuple = ()
+    takes_sequences = False
+
+    def __repr__(self):
+        return f"<problem entry {self.name}>"
+
+    # -- reading and checking the data ----------------------------------------------------
+
+    def detect(self, dataset) -> bool:
+        """Whether ``auto`` takes a dataset for this problem (the structured problems, in
+        AUTO_ORDER's order)."""
+        return False
+
+    def sniff(self, path) -> bool:
+        """Whether the file is this problem's own format (not SVMlight), read by
+        :meth:`read`."""
+        return False
+
+    def read(self, path, options):
+        """The training data of the file (SVMlight's, unless the problem has its own)."""
+        from ..io.svmlight import read_examples
+
+        return read_examples(path)
+
+    def check_labels(self, dataset) -> None:
+        """InputError if the dataset's labels are not the problem's."""
+
+    def auto_note(self, dataset):
+        """The line saying why auto chose the problem, or None."""
+        return None
+
+    def examples(self, dataset):
+        """What the examples are, for the "Reading training examples" line (None: the
+        file's lines)."""
+        return None
+
+    # -- training --------------------------------------------------------------------------
+
+    def check_options(self, options) -> None:
+        """Checks between its options."""
+
+    def check_run(self, params, loss_id, options, notes) -> int:
+        """The loss id to train: the problem's refusals of the run's settings (rescaling,
+        kernel), before any data is read; ``notes`` collects what the run will say."""
+        return loss_id
+
+    def build(self, dataset, loss_id, options):
+        """The StructuredProblem of a problem whose examples are groups of lines or a
+        user's (None: built on the features, :meth:`build_on`)."""
+        return None
+
+    def build_on(self, X, y, loss_id, options, bias):
+        """The problem on the features X (the file's, or their Nyström map)."""
+        raise NotImplementedError(f"the {self.name} problem is not built on features")
+
+    def decomposes(self, loss_id) -> bool:
+        """False for a loss over the whole label vector (per-example costs then do not
+        apply)."""
+        return True
+
+    def baseline(self, dataset, options):
+        """(model made without training, lines saying what it is): the problem's
+        ``trains_nothing`` option (cfg's PCFG)."""
+        raise OptionError(f"the {self.name} problem makes no model without training")
+
+    # -- reporting -------------------------------------------------------------------------
+
+    def work_lines(self, info) -> list:
+        """Lines of the learners' statistics after the counters."""
+        return []
+
+    def scale_lines(self, info, params) -> list:
+        """The last lines of the learners' statistics: the objective in its own
+        convention."""
+        return []
+
+    def c_of_sum(self, C: float, n: int) -> float:
+        """The -c of the C of ½|w|² + C·Σ ξ_i over n examples (the scikit-learn
+        estimators'): SVMstruct's C·n unless the problem follows another tool."""
+        from ..conventions import struct_from_c_sum
+
+        return struct_from_c_sum(C, n)
+
+    # -- model selection (--cv, --c-path: cpsvm.selection) ---------------------------------
+
+    def cv_measure(self, model, dataset, loss_id):
+        """The figures a held-out fold is judged by, [(name, value, +1 if higher is better
+        else -1[, why a NaN])], the one to choose by first."""
+        raise OptionError(f"--cv and --c-path: the {self.name} problem has no measure to judge by")
+
+    def cv_units(self, dataset):
+        """(each example's unit id or None: one unit an example, each example's class to
+        stratify by or None)."""
+        return None, None
+
+    # -- estimators (cpsvm.sklearn.StructuredSVM) ------------------------------------------
+
+    def count_examples(self, dataset) -> int:
+        """Its examples in a dataset as its reader gives it (the n of C·n)."""
+        return int(getattr(dataset, "n_sequences", 0) or dataset.n_examples)
+
+    def classes(self, labels):
+        """The estimator's ``classes_`` of the training labels (None: it sets none)."""
+        return None
+
+    def model_options(self, model) -> dict:
+        """Its options (by name) that a trained model records, for an estimator loaded
+        from the model file."""
+        return {}
+
+    def predict(self, model, dataset, options, n_threads=None):
+        """What cp_classify writes for each example of ``dataset`` (as its reader gives
+        it), by the trained ``model`` with the problem's ``options``."""
+        from ..models import fit_columns
+
+        X = dataset.X if model.feature_ids is not None else fit_columns(dataset.X, model.n_features)
+        return model.predict(X)
+
+    # -- its options -------------------------------------------------------------------------
 
     def option(self, flag: str) -> ProblemOption | None:
         return next((o for o in self.options if o.flag == flag), None)
@@ -243,27 +363,51 @@ class ProblemEntry:
             o.name: o.check(values[o.name], self.name) if o.name in values else o.default
             for o in self.options
         }
-        if self.check_options is not None:
-            self.check_options(options)
+        self.check_options(options)
         return options
 
 
 def problem_entry(name: str) -> ProblemEntry:
-    """The entry of a built-in problem (KeyError for another name)."""
+    """The entry of a built-in or registered problem (KeyError for another name)."""
+    if name in _REGISTERED:
+        return _REGISTERED[name]
     if name not in BUILT_IN:
         raise KeyError(name)
     return importlib.import_module(f"{__package__}.{name}").ENTRY
 
 
+def register(entry: ProblemEntry, *, auto: bool = False) -> None:
+    """Add a problem to the registry, as the built-in ones are: its name for --problem,
+    its options on cp_learn's command line (for the commands built after this call), its
+    model kinds for the model files, its handler for cp_classify; ``auto``: ``auto``
+    asks its ``detect`` (after the built-in problems')."""
+    if entry.name in BUILT_IN or not entry.name or ":" in entry.name or entry.name == "auto":
+        raise ValueError(f"cannot register a problem named {entry.name!r}")
+    if entry.model_kinds:
+        from ..io.model_file import register_model_kind
+
+        for kind in entry.model_kinds:
+            register_model_kind(kind)
+    _REGISTERED[entry.name] = entry
+    if auto and entry.name not in _REGISTERED_AUTO:
+        _REGISTERED_AUTO.append(entry.name)
+
+
 def problem_names() -> list:
-    return list(BUILT_IN)
+    return [*BUILT_IN, *_REGISTERED]
+
+
+def auto_order() -> list:
+    """The problems whose ``detect`` auto asks, in order."""
+    return [*AUTO_ORDER, *_REGISTERED_AUTO]
 
 
 def problem_choices() -> str:
     """The --problem values to name in an error."""
-    return ", ".join(["auto", *BUILT_IN]) + " or module:Class"
+    return ", ".join(["auto", *(e.name for e in entries("cp_learn"))]) + " or module:Class"
 
 
-def entries() -> list:
-    """Every built-in entry, in BUILT_IN's order."""
-    return [problem_entry(name) for name in BUILT_IN]
+def entries(learner: str | None = None) -> list:
+    """Every entry (of the problems ``learner`` trains), in the registry's order."""
+    every = [problem_entry(name) for name in problem_names()]
+    return every if learner is None else [e for e in every if learner in e.learners]

@@ -179,22 +179,28 @@ def report_user_problem(problem, predictions, out):
     )
 
 
-def c_of_sum(C: float, n: int) -> float:
-    from ..conventions import struct_from_c_sum
+class UserEntry(ProblemEntry):
+    """The entry of ``module:Class``: its examples are whatever the class makes of the
+    dataset; no options of its own; SVMstruct's zero/one loss ids and C convention."""
 
-    return struct_from_c_sum(C, n)
+    name = "user"
+    losses = (0, 2)
+    default_algorithm = 4
+    classify = UserProblemModels
+
+    def __init__(self, spec: str):
+        self.spec = self.summary = spec
+
+    def build(self, dataset, loss_id, options):
+        return load_user_problem(self.spec, dataset)
+
+    def predict(self, model, dataset, options, n_threads=None):
+        import numpy as np
+
+        return np.asarray(predict_user_problem(model, dataset))
 
 
 def user_entry(spec: str) -> ProblemEntry:
-    """The entry of ``module:Class``: its examples are whatever the class makes of the
-    dataset; no options of its own; SVMstruct's zero/one loss ids and C convention."""
+    """The entry of ``module:Class`` (ProblemSpecError if it cannot be imported)."""
     import_problem_class(spec)
-    return ProblemEntry(
-        name="user",
-        summary=spec,
-        losses=(0, 2),
-        default_algorithm=4,
-        build=lambda dataset, loss_id, options: load_user_problem(spec, dataset),
-        c_of_sum=c_of_sum,
-        classify=UserProblemModels,
-    )
+    return UserEntry(spec)

@@ -168,13 +168,16 @@ def _command_verbosity(verbose) -> int:
     return min(3, int(verbose) + 1)
 
 
-def _monitor(verbose, name, style="struct"):
-    """The one-slack and OCAS solvers' iteration lines (None when not verbose)."""
+def _monitor(verbose, name, style="STRUCT", total=None):
+    """The solvers' iteration lines in the style of the command ``name`` (the name of a
+    style of cpsvm.reporting.monitor), None when not verbose."""
     if not verbose:
         return None
-    from ..cli.scaffold import TrainingMonitor
+    from ..reporting import monitor
 
-    return TrainingMonitor(_command_verbosity(verbose), None, name, style=style)
+    return monitor.Monitor(
+        getattr(monitor, style), _command_verbosity(verbose), None, name, total=total
+    )
 
 
 def _as_csr(X):

@@ -11,9 +11,9 @@ from ..data import Dataset
 from ..models import KernelModel, LinearModel, RandomFeaturesModel
 from ._base import (
     _Classifier,
-    _command_verbosity,
     _Estimator,
     _kernel_params,
+    _monitor,
     _n_threads,
     _seed,
     _store,
@@ -59,13 +59,8 @@ class _Asset(_Estimator):
             seed=_seed(self.random_state),
             n_threads=_n_threads(self.n_jobs),
         )
-        monitor = None
-        if self.verbose:
-            from ..cli.asset import AssetMonitor
-
-            monitor = AssetMonitor(
-                _command_verbosity(self.verbose), None, self.max_iter * -(-m // self.batch_size)
-            )
+        total = self.max_iter * -(-m // self.batch_size)
+        monitor = _monitor(self.verbose, "asset_learn", "ASSET", total)
         info = _train(self, train, Dataset(X, target), params, monitor)
         self.n_iter_ = -(-info.result.iterations // -(-m // self.batch_size))
         self.objective_ = info.svmlight_objective

@@ -240,7 +240,7 @@ class OCASClassifierCV(_PathCV, OCASClassifier):
                             None if k == 2 else k)  # fmt: skip
 
         def fit(C):
-            monitor = _monitor(self.verbose, self._command, "ocas")
+            monitor = _monitor(self.verbose, self._command, "OCAS")
             try:
                 with _value_errors():
                     return path.fit(C, callback=monitor)
@@ -254,7 +254,7 @@ class OCASClassifierCV(_PathCV, OCASClassifier):
         """OCASClassifier.fit's training at C (the same model)."""
         from ..solvers.ocas import train
 
-        monitor = _monitor(self.verbose, self._command, "ocas")
+        monitor = _monitor(self.verbose, self._command, "OCAS")
         _train(self, train, Dataset(X, target, cost=cost), self._ocas_params(C), monitor)
 
 

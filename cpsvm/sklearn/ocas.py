@@ -69,7 +69,7 @@ class OCASClassifier(_Classifier):
 
         X, target, cost = self._labelled(X, y, sample_weight)
         params = self._ocas_params(self.C)
-        monitor = _monitor(self.verbose, self._command, "ocas")
+        monitor = _monitor(self.verbose, self._command, "OCAS")
         _train(self, train, Dataset(X, target, cost=cost), params, monitor)
         return self
 

@@ -7,9 +7,9 @@ from ..data import Dataset
 from ..models import KernelModel, LinearModel
 from ._base import (
     _Classifier,
-    _command_verbosity,
     _given_c,
     _kernel_params,
+    _monitor,
     _n_threads,
     _seed,
     _store,
@@ -77,11 +77,7 @@ class SampledCutSVC(_Classifier):
             time_limit=_time_limit(self.max_time),
             n_threads=_n_threads(self.n_jobs),
         )
-        monitor = None
-        if self.verbose:
-            from ..cli.sampled import SampledMonitor
-
-            monitor = SampledMonitor(_command_verbosity(self.verbose), None, self._command)
+        monitor = _monitor(self.verbose, self._command, "SAMPLED")
         _train(self, train, Dataset(X, target, cost=cost), params, monitor)
         return self
 

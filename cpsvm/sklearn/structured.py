@@ -58,6 +58,17 @@ def _problem_spec(problem) -> str:
     )
 
 
+def _option_defaults() -> dict:
+    """The defaults of the problems' options that the estimators take, by the estimators'
+    names of them (the entries' declarations: hmm's orders and beam)."""
+    from ..problems import entries
+
+    return {o.estimator: o.default for e in entries() for o in e.options if o.estimator}
+
+
+_OPTION_DEFAULTS = _option_defaults()
+
+
 def _is_dataset(X) -> bool:
     """A dataset object as cp_learn reads it (cpsvm.data.Dataset and the like), not a
     matrix, frame or list."""
@@ -131,9 +142,9 @@ class StructuredSVM(_Classifier):
         max_idle=50,
         cache_size=5,
         batch=100,
-        transition_order=1,
-        emission_order=0,
-        beam=0,
+        transition_order=_OPTION_DEFAULTS["transition_order"],
+        emission_order=_OPTION_DEFAULTS["emission_order"],
+        beam=_OPTION_DEFAULTS["beam"],
         max_time=None,
         random_state=None,
         n_jobs=None,
@@ -142,35 +153,37 @@ class StructuredSVM(_Classifier):
         _store(self, locals())
 
     def fit(self, X, y=None, sample_weight=None):
-        from ..problems import problem_entry, problem_names
+        from ..problems import entries
 
         spec = _problem_spec(self.problem)
         if _is_dataset(X):
             return self._fit_dataset(X, spec)
-        if spec == "hmm" or (spec == "auto" and _is_sentences(X)):
+        trained = {e.name: e for e in entries("cp_learn")}
+        entry = trained.get(spec)
+        if entry is None and spec == "auto" and _is_sentences(X):
+            entry = next((e for e in trained.values() if e.takes_sequences), None)
+        if entry is not None and entry.takes_sequences:
             if sample_weight is not None:
-                raise ValueError("the hmm problem takes no sample_weight")
-            data = self._sentences(X, y, reset=True)
-            params = _struct_params(self, "hmm", len(X), **self._problem_options("hmm"))
+                raise ValueError(f"the {entry.name} problem takes no sample_weight")
+            data = self._sentences(X, y, reset=True, problem=entry.name)
+            params = _struct_params(self, entry.name, len(X), **self._problem_options(entry))
             return _fit_struct(self, data, params)
-        registered = spec in problem_names()
-        if (
-            registered
-            and spec not in ("binary", "multiclass")
-            and problem_entry(spec).build is not None
-        ):
+        if entry is not None and not entry.on_features:
             raise ValueError(
                 f"problem {spec!r} takes X as the dataset object its reader "
                 "returns (what cp_learn reads), and y=None"
             )
-        if ":" in spec or (registered and spec not in ("binary", "multiclass")):
+        if ":" in spec or (entry is not None and entry.structured):
             # A user's class, or a registered problem built on rows and targets.
+            from ..problems import entry_of
+
             X, y, cost = self._check_Xy(X, y, sample_weight, numeric=True)
             y = np.asarray(y, dtype=np.float64)
             self.fill_label_ = float(y[0])
-            params = _struct_params(self, spec, X.shape[0], **self._problem_options(spec))
+            options = self._problem_options(entry_of(spec))
+            params = _struct_params(self, spec, X.shape[0], **options)
             return _fit_struct(self, Dataset(X, y, cost=cost), params)
-        if spec not in ("auto", "binary", "multiclass"):
+        if spec != "auto" and entry is None:
             from ..problems import resolve_problem
 
             with _value_errors():
@@ -179,57 +192,45 @@ class StructuredSVM(_Classifier):
         kind = "binary" if len(self.classes_) == 2 else "multiclass"
         if spec not in ("auto", kind):
             raise ValueError(f"problem {spec!r}: got {len(self.classes_)} classes")
-        params = _struct_params(self, kind, X.shape[0], **self._problem_options(kind))
+        params = _struct_params(self, kind, X.shape[0], **self._problem_options(trained[kind]))
         return _fit_struct(self, Dataset(X, target, cost=cost), params)
 
-    def _problem_options(self, kind):
+    def _problem_options(self, entry):
         """The loss and, of this estimator's problem parameters, those the problem takes
-        (its entry's options: SVMhmm's orders and beam for hmm)."""
-        from ..problems import entry_of
-
-        entry = entry_of(kind)
-        mine = {
-            "trans_order": self.transition_order,
-            "emit_order": self.emission_order,
-            "beam": self.beam,
-        }
-        names = {o.name for o in entry.options}
+        (its entry's options that name an estimator parameter: SVMhmm's orders and beam)."""
         return {
             "loss_id": self.loss,
-            "options": {name: value for name, value in mine.items() if name in names},
+            "options": {o.name: getattr(self, o.estimator) for o in entry.options if o.estimator},
         }
 
     def _fit_dataset(self, data, spec):
         """X given as the dataset object cp_learn reads (a :class:`cpsvm.data.Dataset` from
         read_svmlight, or another registered problem's reader's): trained as it is."""
-        from ..problems import choose_problem
+        from ..problems import choose_entry, entry_of
 
-        kind = spec
-        if spec == "auto" or spec in ("binary", "multiclass", "hmm"):
-            with _value_errors():
-                kind = choose_problem(data, spec, sequences=True)
-        if kind in ("hmm", "rank") and isinstance(data, Dataset):
-            n = max(data.n_qid_runs(), 1)  # sentences or queries (no qid: one), as cp_learn
+        if ":" in spec:
+            entry = entry_of(spec)
         else:
-            n = int(getattr(data, "n_sequences", 0) or data.n_examples)
+            with _value_errors():
+                entry = choose_entry(data, spec, sequences=True)
         labels = getattr(data, "y", None)
-        if kind == "binary":
-            self.classes_ = np.array([-1.0, 1.0])
-        elif kind in ("multiclass", "hmm") and labels is not None:
-            self.classes_ = np.arange(1, int(np.max(labels)) + 1)
-        kind = kind if ":" not in spec else spec
-        params = _struct_params(self, kind, n, **self._problem_options(kind))
-        params.problem = spec if spec != "auto" else kind
+        classes = entry.classes(labels)
+        if classes is not None:
+            self.classes_ = classes
+        kind = entry.name if ":" not in spec else spec
+        params = _struct_params(
+            self, kind, entry.count_examples(data), **self._problem_options(entry)
+        )
         self.n_features_in_ = int(getattr(data, "n_features", 0))
         self.fill_label_ = float(labels[0]) if labels is not None and len(labels) else None
         return _fit_struct(self, data, params)
 
-    def _sentences(self, X, y, reset):
+    def _sentences(self, X, y, reset, problem=""):
         """Sentences (and tag sequences) as one SVM-hmm Dataset: rows are tokens, qid the
         sentence 1..n, targets the tags' indices 1..K in classes_."""
         if not isinstance(X, (list, tuple)) or len(X) == 0:
             raise ValueError(
-                "the hmm problem takes X as a non-empty list of sentences, "
+                f"the {problem} problem takes X as a non-empty list of sentences, "
                 "each an (n_tokens, n_features) array or sparse matrix"
             )
         blocks = [check_array(s, accept_sparse=_SPARSE, dtype=np.float64) for s in X]
@@ -285,7 +286,10 @@ class StructuredSVM(_Classifier):
             with _value_errors():
                 return self._predict_dataset(X)
         if isinstance(model, SequenceModel):
-            data, lengths = self._sentences(X, None, reset=False)
+            from ..problems import entry_of_model
+
+            problem = entry_of_model(model).name
+            data, lengths = self._sentences(X, None, reset=False, problem=problem)
             starts = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
             tags = model.predict(data.X, starts, beam=self.beam, n_threads=_n_threads(self.n_jobs))
             classes = getattr(self, "classes_", None)
@@ -351,12 +355,14 @@ class StructuredSVM(_Classifier):
     @classmethod
     def _from_model(cls, model):
         if isinstance(model, SequenceModel):
-            estimator = cls(
-                problem="hmm",
-                transition_order=model.trans_order,
-                emission_order=model.emit_order,
-                loss=model.loss_id,
-            )
+            from ..problems import entry_of_model
+
+            entry = entry_of_model(model)
+            recorded = entry.model_options(model)
+            parameters = {
+                o.estimator: recorded[o.name] for o in entry.options if o.name in recorded
+            }
+            estimator = cls(problem=entry.name, loss=model.loss_id, **parameters)
             estimator.classes_ = np.arange(1, model.n_tags + 1)
             return estimator._loaded(model, model.n_features)
         if isinstance(model, UserProblemModel):

@@ -28,133 +28,14 @@ import numpy as np
 from ..data import Dataset
 from ..engine.sgd import EPSILON_INSENSITIVE, HINGE, SGDSettings, run_sgd
 from ..errors import InputError, OptionError
-from ..kernels import LINEAR, RBF, Kernel, check_kernel_values
+from ..kernels import RBF, Kernel, check_kernel_values
+from ..params.asset import (
+    HALF,
+    MIN_EPOCHS,
+    OBJECTIVE_SAMPLE,
+    AssetParams,
+)
 from ..threads import thread_count
-
-APPROXIMATIONS = ("nystrom", "rff", "none")
-TASKS = ("classification", "regression")
-METHODS = ("sgd", "gd")
-LOSSES = ("hinge", "huber")
-# --margin-bounds when not given (benchmarks/bench_margin_bounds.py, man page DEFAULTS;
-# --approx none only): off for sgd (the refresh pass costs about what the skipped
-# products save); on for gd from GD_BOUNDS_MIN_NNZ non-zeros (below, a pruned
-# evaluation's fixed cost is that of a plain one).
-MARGIN_BOUNDS_DEFAULT = {"sgd": False, "gd": True}
-HALF = "half"  # --average-last half: the last half of the iterations so far
-# The stopping rule's defaults (man page DEFAULTS; benchmarks/bench_asset.py part 6): at
-# most 64 epochs; converged when the objective, measured on at most OBJECTIVE_SAMPLE
-# training examples spread evenly over the file, fell by less than 1% over the last half,
-# never before MIN_EPOCHS (the early averages' objective is noisy at the 1% level).
-EPOCHS = 64
-TOLERANCE = 0.01
-OBJECTIVE_SAMPLE = 5000
-MIN_EPOCHS = 10
-GD_BOUNDS_MIN_NNZ = 200_000
-
-
-@dataclass
-class AssetParams:
-    C: float | None = None  # SVMlight's C; λ = 1/(C·m)
-    lam: float | None = None  # λ directly (exactly one of C and lam)
-    approx: str = "nystrom"
-    basis_size: int = 512  # s (Nyström) or D (random features)
-    kernel: Kernel = field(default_factory=Kernel)
-    task: str = "classification"
-    tube: float = 0.1  # ε of the ε-insensitive loss (regression)
-    star: bool = False  # ASSET*: η = 1/(λj), no intercept, no averaging
-    batch: int = 1
-    epochs: int = EPOCHS  # the cap on passes over the data
-    average_last: int | str | None = None  # ASSET: average the last N iterates (0: all;
-    # HALF, or None: the last half so far)
-    dg_samples: int = 1000  # M, examples estimating D_G
-    eig_threshold: float = 1e-16  # ε_d
-    memory_mb: float = 1024.0
-    tolerance: float = TOLERANCE  # the stopping rule's relative fall (0: no rule)
-    seed: int = 0
-    n_threads: int | None = None
-    validation: Dataset | None = None
-    method: str = "sgd"  # sgd: ASSET/ASSET*; gd: gradient descent (Huber)
-    loss: str = "hinge"  # huber: gd only
-    huber_h: float = 0.01  # h of the Huber loss
-    gd_epsilon: float = 1e-4  # gd: stop when the objective drops by less (relative)
-    margin_bounds: bool | None = None  # None: MARGIN_BOUNDS_DEFAULT[method]
-
-    def validate(self) -> None:
-        if (self.C is None) == (self.lam is None):
-            raise OptionError("expected exactly one of -c (C) and -l (lambda)")
-        for name, value in (("C", self.C), ("lambda", self.lam)):
-            if value is not None and not (value > 0 and math.isfinite(value)):
-                raise OptionError(f"expected {name} > 0, got {value:g}")
-        if self.approx not in APPROXIMATIONS:
-            raise OptionError(f"expected --approx nystrom, rff or none, got {self.approx!r}")
-        if self.task not in TASKS:
-            raise OptionError(f"expected task classification or regression, got {self.task!r}")
-        if self.approx == "rff" and self.kernel.kind != RBF:
-            raise OptionError(
-                f"--approx rff needs the RBF kernel (-t 2), got -t {self.kernel.kind}"
-            )
-        if self.approx == "none" and self.kernel.kind != LINEAR:
-            raise OptionError(
-                "--approx none trains on the input features: it needs the "
-                f"linear kernel (-t 0), got -t {self.kernel.kind}"
-            )
-        checks = [
-            ("--k", self.basis_size, 1),
-            ("-k", self.batch, 1),
-            ("--epochs", self.epochs, 1),
-            ("--dg-samples", self.dg_samples, 1),
-        ]
-        if self.average_last != HALF:
-            checks.append(("--average-last", self.average_last or 0, 0))
-        for name, value, least in checks:
-            if value < least:
-                raise OptionError(f"expected {name} >= {least}, got {value}")
-        if not 0 <= self.tolerance < 1:
-            raise OptionError(f"expected 0 <= --tolerance < 1, got {self.tolerance:g}")
-        if not self.tube >= 0:
-            raise OptionError(f"expected a tube width -w >= 0, got {self.tube:g}")
-        if not self.eig_threshold >= 0:
-            raise OptionError(f"expected --eig-threshold >= 0, got {self.eig_threshold:g}")
-        if not self.memory_mb >= 0:
-            raise OptionError(f"expected --memory >= 0, got {self.memory_mb:g}")
-        if self.method not in METHODS:
-            raise OptionError(f"expected --method sgd or gd, got {self.method!r}")
-        if self.loss not in LOSSES:
-            raise OptionError(f"expected --loss hinge or huber, got {self.loss!r}")
-        if self.method == "gd":
-            if (
-                self.approx != "none"
-                or self.task != "classification"
-                or self.star
-                or self.loss != "huber"
-                or self.validation is not None
-            ):
-                raise OptionError(
-                    "--method gd trains a linear classifier with the Huber "
-                    "loss: it needs --approx none --loss huber, and takes "
-                    "neither -z r, --star nor --validate"
-                )
-        elif self.loss != "hinge":
-            raise OptionError("--loss huber needs --method gd (--approx none)")
-        if not (self.huber_h > 0 and math.isfinite(self.huber_h)):
-            raise OptionError(f"expected --h > 0, got {self.huber_h:g}")
-        if not (self.gd_epsilon > 0 and math.isfinite(self.gd_epsilon)):
-            raise OptionError(f"expected -e > 0, got {self.gd_epsilon:g}")
-        if self.margin_bounds and self.approx != "none":
-            raise OptionError("--margin-bounds 1 needs --approx none (the input features)")
-
-    def bounds(self, nnz: int) -> bool:
-        """Whether a run on examples with ``nnz`` non-zeros uses margin-change bounds."""
-        if self.approx != "none":
-            return False
-        if self.margin_bounds is None:
-            return MARGIN_BOUNDS_DEFAULT[self.method] and (
-                self.method != "gd" or nnz >= GD_BOUNDS_MIN_NNZ
-            )
-        return self.margin_bounds
-
-    def lambda_for(self, m: int) -> float:
-        return self.lam if self.lam is not None else 1.0 / (self.C * m)
 
 
 @dataclass
@@ -250,7 +131,8 @@ class _SparseRows:
 
 def train(dataset: Dataset, params: AssetParams, callback=None, should_stop=None):
     """Train on ``dataset``; returns (model, AssetInfo). ``callback(check)`` gets each
-    :class:`cpsvm.engine.sgd.Check`; ``should_stop()`` is asked at each check."""
+    :class:`cpsvm.engine.sgd.Check` (--method gd: each :class:`GDStep`); ``should_stop()``
+    is asked at each check."""
     params.validate()
     with thread_count(params.n_threads):
         return _train(dataset, params, callback, should_stop)
@@ -566,6 +448,15 @@ def _model(feature_map, gamma, b, params: AssetParams, dataset: Dataset, m: int)
     )
 
 
+@dataclass
+class GDStep:
+    """What --method gd reports to the callback after each step it takes."""
+
+    iteration: int
+    objective: float
+    step: float
+
+
 def _train_gd(dataset: Dataset, params: AssetParams, callback, should_stop):
     """Gradient descent on λ/2·|w|² + (1/m)·Σ Huber(y_i·(⟨w, x_i⟩ + b)) with an intercept
     (Guillory & Bilmes §4.2), pruned by margin-change bounds unless turned off."""
@@ -583,7 +474,13 @@ def _train_gd(dataset: Dataset, params: AssetParams, callback, should_stop):
         h=params.huber_h,
         prune=params.bounds(dataset.X.nnz),
     )
-    result = huber_gd(margins, lam, params.gd_epsilon, callback=callback, should_stop=should_stop)
+    report = None
+    if callback is not None:
+
+        def report(iteration, objective, step):
+            callback(GDStep(iteration, objective, step))
+
+    result = huber_gd(margins, lam, params.gd_epsilon, callback=report, should_stop=should_stop)
     seconds = time.perf_counter() - started
     f = np.asarray(dataset.X @ result.w).ravel() + result.b
     training_error = float(np.mean(np.where(f > 0, 1.0, -1.0) != dataset.y))

@@ -30,6 +30,7 @@ from ..engine.magnitudes import c_bound, check_costs
 from ..engine.ocas import OcasOracle, merged_examples
 from ..engine.working_set import CutWorkingSet
 from ..errors import InputError
+from ..params.ocas import OcasParams
 from ..problems import choose_problem
 from ..problems.binary.problem import BinaryProblem
 from ..problems.multiclass.problem import MulticlassProblem
@@ -40,61 +41,6 @@ from ..threads import thread_count
 MARGIN_BOUNDS_DEFAULT = False
 # The automatic method's choice for the hinge loss: DCD up to this mean C_i·|x_i|².
 DCD_CONDITION = 3.0
-METHODS = {0: "standard cutting plane", 1: "OCAS", 2: "dual coordinate descent"}
-
-
-@dataclass
-class OcasParams:
-    C: float = 1.0
-    example_costs: np.ndarray | None = None  # -C FILE: C_i per example (overrides C)
-    bias: float = 0.0
-    method: int | None = None  # 0 plain cutting plane, 1 OCAS, 2 DCD; None: picked
-    buffer_size: int = 2000  # -s: cuts kept at most
-    tol_abs: float = 0.0
-    tol_rel: float = 0.01
-    qp_bound: float = 0.0
-    time_limit: float = math.inf
-    cut_lambda: float = 0.1
-    max_iterations: int = 100000
-    problem: str = "auto"
-    n_threads: int | None = None  # None: as the caller's numba setting
-    margin_bounds: bool | None = None  # None: the default (MARGIN_BOUNDS_DEFAULT)
-    seed: int = 0  # DCD's pass orders
-
-    def validate(self):
-        if not 0 < self.C < math.inf:
-            raise InputError(f"expected a finite C > 0 (-c), got {self.C:g}")
-        if self.method not in (None, 0, 1, 2):
-            raise InputError(
-                f"expected -m 0 (cutting plane), 1 (OCAS) or 2 (dual coordinate descent), "
-                f"got {self.method}"
-            )
-        if self.method == 2 and self.qp_bound > 0:
-            raise InputError("-q (QPBound) stops OCAS only: -m 2 stops on -a, -r or -t")
-        if self.method == 2 and self.margin_bounds:
-            raise InputError("--margin-bounds 1 prunes OCAS's cuts: it cannot be used with -m 2")
-        if self.buffer_size < 2:
-            raise InputError(f"expected a cut buffer -s >= 2, got {self.buffer_size}")
-        if self.tol_abs < 0 or self.tol_rel < 0:
-            raise InputError("expected TolAbs (-a) and TolRel (-r) >= 0")
-        if not 0 < self.cut_lambda <= 1:
-            raise InputError(f"expected 0 < --lambda <= 1, got {self.cut_lambda:g}")
-        # F(w) > 0 for every w (some example has a loss at w = 0, and w ≠ 0 adds ½|w|²):
-        # a QPBound ≤ 0 never stops the run.
-        if (
-            self.tol_abs == 0
-            and self.tol_rel == 0
-            and self.time_limit == math.inf
-            and not self.qp_bound > 0
-        ):
-            raise InputError("no stopping condition: give -a, -r, -q > 0 or -t")
-        if self.n_threads is not None and self.n_threads < 1:
-            raise InputError(f"expected a thread count >= 1, got {self.n_threads}")
-        if self.problem not in ("auto", "binary", "multiclass"):
-            raise InputError(
-                f"expected --problem auto, binary or multiclass (OCAS trains "
-                f"linear SVMs), got {self.problem!r}"
-            )
 
 
 @dataclass

@@ -29,76 +29,19 @@ from ..engine.ocas import OcasOracle, merged_examples
 from ..engine.oracles import KernelCutOracle, LinearCutOracle
 from ..engine.working_set import CutWorkingSet, PrimalCutWorkingSet
 from ..errors import InputError, OptionError
-from ..kernels import Kernel, check_kernel_values
+from ..kernels import check_kernel_values
 from ..models import KernelModel
-from ..problems import choose_entry, entries, entry_of, resolve_problem
+from ..params.one_slack import StructParams
+from ..problems import choose_entry
 from ..sparse_ops import squared_norms
 from ..threads import thread_count
 
-ALGORITHMS = (0, 2, 3, 4, 5, 9)
 # The default's choice for the binary hinge: -w 5 up to this mean C_i·|x_i|² of the
 # plain hinge's C_i (as ocas_learn's, solvers/ocas.py).
 DCD_CONDITION = 3.0
 # --margin-bounds when not given, per -w (benchmarks/bench_margin_bounds.py): the binary
 # linear cut (-w 2, 3) and OCAS's iteration (-w 9).
 MARGIN_BOUNDS_DEFAULT = {2: False, 3: False, 9: False}
-
-
-@dataclass
-class StructParams:
-    """cp_learn's settings. The problem's own settings are ``options`` (by name, those
-    its entry declares: ``{"trans_order": 2}`` for hmm; the defaults fill the rest); a
-    None ``epsilon``, ``algorithm`` or ``loss_id`` is the problem's default."""
-
-    C: float
-    epsilon: float | None = None
-    algorithm: int | None = None
-    rescaling: int = MARGIN_RESCALING
-    loss_id: int | None = None
-    max_iterations: int = 100000
-    max_idle: int = 50
-    cache_size: int = 5
-    batch: int = 100
-    kernel: Kernel = field(default_factory=Kernel)
-    problem: str = "auto"
-    options: dict = field(default_factory=dict)
-    seed: int = 0
-    time_limit: float = math.inf
-    n_threads: int | None = None  # numba threads for the run (None: the caller's)
-    margin_bounds: bool | None = None  # binary linear: None = MARGIN_BOUNDS_DEFAULT[-w]
-
-    def validate(self):
-        """The settings any problem needs, the spec, and, when the problem is named, its
-        own checks (:meth:`checked`): every refusal before any data is read."""
-        if not 0 < self.C < math.inf:
-            raise InputError(f"expected a finite C > 0 (-c), got {self.C:g}")
-        if self.epsilon is not None and not self.epsilon > 0:
-            raise InputError(f"expected epsilon > 0 (-e), got {self.epsilon:g}")
-        if self.algorithm not in (None, 1) + ALGORITHMS:
-            raise InputError(f"expected -w 0, 1, 2, 3, 4, 5 or 9, got {self.algorithm}")
-        if self.rescaling not in (1, 2):
-            raise InputError(f"expected -o 1 (slack) or 2 (margin rescaling), got {self.rescaling}")
-        self.problem = resolve_problem(self.problem)
-        if self.problem != "auto":
-            self.checked(entry_of(self.problem))
-        elif self.loss_id is not None and all(self.loss_id not in e.losses for e in entries()):
-            raise InputError(
-                f"loss -l {self.loss_id} is not supported: "
-                + ", ".join(
-                    f"{e.name} " + " or ".join(f"-l {i}" for i in sorted(e.losses))
-                    for e in entries()
-                )
-            )
-
-    def checked(self, entry):
-        """(loss id, the problem's options, notes) of these settings for ``entry``;
-        OptionError if the problem refuses them."""
-        loss_id = entry.loss_of(self.loss_id)
-        options = entry.options_of(self.options)
-        notes = []
-        if entry.check_run is not None:
-            loss_id = entry.check_run(self, loss_id, options, notes)
-        return loss_id, options, notes
 
 
 @dataclass
@@ -149,13 +92,13 @@ class StructPath:
         if nonlinear:
             check_kernel_values(kernel, dataset)
         # A loss over the whole label vector (SVMperf's multivariate ones): one example.
-        self.decomposes = decomposes = entry.decomposes is None or entry.decomposes(self.loss_id)
+        self.decomposes = decomposes = entry.decomposes(self.loss_id)
         self.basis_method = basis_method = options.get("basis_method", 0)
         n = dataset.n_examples
-        problem = None
-        if entry.build is not None:
-            # Examples that are groups of lines (sentences, queries, trees) or a user's.
-            problem = entry.build(dataset, self.loss_id, options)
+        # Examples that are groups of lines (sentences, queries, trees) or a user's; None:
+        # built on the features below.
+        problem = entry.build(dataset, self.loss_id, options)
+        if problem is not None:
             n = problem.n_examples
         self.n = n
         bias = options.get("bias")

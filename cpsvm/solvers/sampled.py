@@ -41,52 +41,11 @@ from ..data import Dataset
 from ..engine.cutting_plane import CuttingPlaneParams, Progress, one_slack
 from ..engine.magnitudes import c_bound
 from ..engine.sampled_cuts import ConstantTimeOracle, LinearTimeOracle
-from ..errors import InputError
-from ..kernels import Kernel, check_kernel_values
+from ..kernels import check_kernel_values
 from ..models import KernelModel
+from ..params.sampled import SampledParams
 from ..problems import check_binary_labels
 from ..threads import thread_count
-
-ALGORITHMS = ("const", "linear")
-
-
-@dataclass
-class SampledParams:
-    """Options of :func:`train` (the ``sampled_learn`` flags).
-
-    ``epsilon`` is in the engine's units, cp_learn's ``-e``: the loss is 100 per wrong
-    example, so ε = 1 is the paper's ε = 0.01 on the zero/one loss.
-    """
-
-    C: float
-    epsilon: float = 1.0  # sampled_learn's default (man page, DEFAULTS)
-    algorithm: str = "linear"  # "const" (Algorithm 2) or "linear" (Algorithm 3)
-    sample_size: int = 400  # r
-    patience: int = 4  # p: const stops after p unviolated draws in a row
-    kernel: Kernel = field(default_factory=Kernel)
-    max_iterations: int = 100000
-    max_idle: int = 20  # drop a cut whose α stayed 0 for this many QPs
-    seed: int = 0
-    time_limit: float = math.inf
-    n_threads: int | None = None  # numba threads for the run (None: the caller's)
-
-    def validate(self):
-        if not 0 < self.C < math.inf:
-            raise InputError(f"expected a finite C > 0 (-c), got {self.C:g}")
-        if not self.epsilon > 0:
-            raise InputError(f"expected epsilon > 0 (-e), got {self.epsilon:g}")
-        if self.algorithm not in ALGORITHMS:
-            raise InputError(f"expected --algorithm const or linear, got {self.algorithm!r}")
-        if self.sample_size < 1:
-            raise InputError(f"expected a sample size --r >= 1, got {self.sample_size}")
-        if self.patience < 1:
-            raise InputError(
-                f"expected -p >= 1 (unviolated draws before stopping), got {self.patience}"
-            )
-        if self.max_iterations < 1:
-            raise InputError(f"expected -# >= 1, got {self.max_iterations}")
-        if self.max_idle < 1:
-            raise InputError(f"expected --max-idle >= 1, got {self.max_idle}")
 
 
 @dataclass

@@ -695,6 +695,18 @@ def test_cluster_refusals_come_before_connecting(sets, tmp_path, args, message):
     assert r.returncode == 2 and message in r.stderr and not model.exists(), r.stderr
 
 
+def test_the_basis_flag_is_read_as_the_binary_problem_declares_it():
+    """--t on a cluster is the binary problem's option, parsed by its declaration: --t 00
+    is the exact kernel expansion (--t 0), --t 1 a random basis, refused."""
+    from cpsvm.cluster.command import refuse_struct
+    from cpsvm.errors import OptionError
+    from cpsvm.params.one_slack import StructParams
+
+    refuse_struct(StructParams(C=1.0, problem="binary"), {"--t": "00"})
+    with pytest.raises(OptionError, match="linear models only"):
+        refuse_struct(StructParams(C=1.0, problem="auto"), {"--t": "1"})
+
+
 @pytest.mark.parametrize("command", ["ocas", "learn"])
 def test_worker_timeout_needs_a_scheduler(command, sets, tmp_path):
     r = run_cli(command, "-c", "1", "--worker-timeout", "5", sets / "binary.svm", tmp_path / "m")

@@ -279,10 +279,13 @@ def test_command_modules_import_no_numpy(module):
 
 
 def test_cli_algorithms_are_the_solvers():
-    from cpsvm.cli.sampled import ALGORITHMS
-    from cpsvm.solvers.sampled import ALGORITHMS as SOLVER_ALGORITHMS
+    # The command's --algorithm is declared on the solver's Params: its choices are the
+    # ones the solver checks.
+    from cpsvm.cli.sampled import command
+    from cpsvm.params.sampled import ALGORITHMS
 
-    assert tuple(ALGORITHMS) == tuple(SOLVER_ALGORITHMS)
+    (algorithm,) = [p for p in command.params if p.name == "algorithm"]
+    assert tuple(algorithm.type.choices) == ALGORITHMS
 
 
 # --- one exit-status rule -------------------------------------------------------------

@@ -486,7 +486,7 @@ def test_gd_bounds_default_follows_the_non_zeros(tmp_path):
     says so), not below; --margin-bounds decides when given; --help and the man page's
     DEFAULTS give the same threshold."""
     from cpsvm.io.svmlight import write_svmlight
-    from cpsvm.solvers.asset import GD_BOUNDS_MIN_NNZ, AssetParams
+    from cpsvm.params.asset import GD_BOUNDS_MIN_NNZ, AssetParams
 
     gd = dict(lam=1e-3, approx="none", method="gd", loss="huber")
     assert not AssetParams(**gd).bounds(GD_BOUNDS_MIN_NNZ - 1)

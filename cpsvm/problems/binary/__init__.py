@@ -9,6 +9,8 @@ label vector), the reports :mod:`.report`.
 
 from __future__ import annotations
 
+import click
+
 from ...conventions import (
     MARGIN_RESCALING,
     PERF_ERROR_RATE,
@@ -16,21 +18,16 @@ from ...conventions import (
     PERF_MULTIVARIATE_LOSSES,
 )
 from ...errors import OptionError
+from ...options import IntChoice, member
 from ..labels import check_binary_labels
-from ..registry import ProblemEntry, ProblemOption
-from .report import (
-    BinaryModels,
-    cv_classes,
-    cv_figures,
-    multivariate_scale_line,
-    svmlight_scale_line,
-)
+from ..registry import ClassifyOption, ProblemEntry, ProblemOption
+from .report import BinaryModels
 
 OPTIONS = (
     ProblemOption(
         "--b",
         "bias",
-        kind="float",
+        type=click.FLOAT,
         default=None,
         metavar="VALUE",
         what="value of the bias feature",
@@ -41,8 +38,7 @@ OPTIONS = (
     ProblemOption(
         "--t",
         "basis_method",
-        kind="choice",
-        choices=(0, 1),
+        type=IntChoice(0, 1),
         default=0,
         what="kernel approximation",
         help="kernel approximation, 0 exact kernel expansion (default), 1 random basis of "
@@ -51,7 +47,7 @@ OPTIONS = (
     ProblemOption(
         "--k",
         "basis_size",
-        low=1,
+        type=click.IntRange(min=1),
         default=500,
         what="basis functions for --t 1",
         help="number of basis functions for --t 1 (default 500).",
@@ -66,9 +62,8 @@ OPTIONS = (
     ProblemOption(
         "--p",
         "k_fraction",
-        kind="float",
-        low=0,
-        high=1e9,  # k = --p x positives stays an integer of the oracle's (int64)
+        # k = --p x positives stays an integer of the oracle's (int64)
+        type=click.FloatRange(0, 1e9),
         default=0.0,
         metavar="FRACTION",
         what="k of Prec@k and Rec@k over the positives",
@@ -78,100 +73,147 @@ OPTIONS = (
     ),
 )
 
+# cp_classify's options for binary models.
+CLASSIFY_OPTIONS = (
+    ClassifyOption(
+        "pred_format",
+        member(
+            "-f",
+            type=click.IntRange(0, 1),
+            cli_default=1,
+            show_default=True,
+            help="Output format for binary models: 1 decision value per line; 0 "
+            "SVMlight V1.0's pairs of value:class, the predicted class first "
+            "(see the man page).",
+        ),
+    ),
+    ClassifyOption(
+        "perf_measures",
+        member(
+            "--perf-measures",
+            is_flag=True,
+            help="Binary models: also print svm_perf_classify's figures (Accuracy, "
+            "Precision, Recall, F1, PRBEP, ROCArea, AvgPrec; ties in the ranking "
+            "broken pessimistically), in its format.",
+        ),
+        refused_elsewhere=True,
+    ),
+)
+
 
 def decomposes(loss_id: int) -> bool:
     """The error rate is a sum over the examples; SVMperf's other losses are not."""
     return loss_id not in PERF_MULTIVARIATE_LOSSES
 
 
-def check_run(params, loss_id, options, notes):
-    """SVMperf's own refusals for its losses and its bias, before any data is read."""
-    k_fraction = options["k_fraction"]
-    if loss_id == 4 and k_fraction > 1:
-        raise OptionError(
-            f"expected --p <= 1 for Prec@k (-l 4): k is that fraction of the positives, got "
-            f"{k_fraction:g}"
-        )
-    if loss_id == 5 and 0 < k_fraction < 1:
-        raise OptionError(
-            f"expected --p >= 1 (or 0) for Rec@k (-l 5): k is that fraction of the positives, "
-            f"got {k_fraction:g}"
-        )
-    if k_fraction and loss_id not in (4, 5):
-        notes.append(
-            f"--p is used by -l 4 (Prec@k) and -l 5 (Rec@k) only; ignored with -l {loss_id}"
-        )
-    if loss_id == 10 and params.rescaling != MARGIN_RESCALING:
-        raise OptionError(
-            "ROC area (-l 10) is trained with margin rescaling only (-o 2), as in SVMperf"
-        )
-    if loss_id == 10 and options["bias"]:
-        notes.append(
-            f"--b {options['bias']:g} ignored: ROC area (-l 10) is blind to a bias, the model's "
-            "threshold is 0"
-        )
-    kernel = params.kernel
-    if options["bias"] and not kernel.is_linear:
-        # SVMperf refuses it too: its kernel expansion has no bias term.
-        raise OptionError(
-            f"--b {options['bias']:g} needs the linear kernel: with -t {kernel.kind} there is "
-            "no bias (give --b 0 or leave it)"
-        )
-    if not decomposes(loss_id) and not kernel.is_linear and options["basis_method"] == 0:
-        raise OptionError(
-            f"-l {loss_id} ({PERF_LOSS_NAMES[loss_id]}) trains linear models: with a kernel use "
-            "its Nyström basis (--t 1 --k K)"
-        )
-    return loss_id
+class Binary(ProblemEntry):
+    name = "binary"
+    tool = "SVMperf"
+    options = OPTIONS
+    losses = (PERF_ERROR_RATE, 0, 1, 3, 4, 5, 10)
+    loss_help = (
+        "Binary, SVMperf's: 2 error rate (default), 0 zero/one over the whole label "
+        "vector, 1 F1, 3 PRBEP, 4 Prec@k, 5 Rec@k (k from --p), 10 ROC area; each 100 minus "
+        "the measure in percent (zero/one: 1)."
+    )
+    c_help = "Binary: SVMperf's convention, C_light = C*100/n."
+    default_algorithm = 3
+    line_search = True
+    coordinate_descent = True
+    kernels = True
+    structured = False
+    learners = ("cp_learn", "ocas_learn", "sampled_learn", "asset_learn")
+    on_features = True
+    detect_help = "binary if the targets are +-1"
+    classify = BinaryModels
+    classify_options = CLASSIFY_OPTIONS
+
+    def check_labels(self, dataset):
+        check_binary_labels(dataset)
+
+    def check_run(self, params, loss_id, options, notes):
+        """SVMperf's own refusals for its losses and its bias, before any data is read."""
+        k_fraction = options["k_fraction"]
+        if loss_id == 4 and k_fraction > 1:
+            raise OptionError(
+                f"expected --p <= 1 for Prec@k (-l 4): k is that fraction of the positives, "
+                f"got {k_fraction:g}"
+            )
+        if loss_id == 5 and 0 < k_fraction < 1:
+            raise OptionError(
+                f"expected --p >= 1 (or 0) for Rec@k (-l 5): k is that fraction of the "
+                f"positives, got {k_fraction:g}"
+            )
+        if k_fraction and loss_id not in (4, 5):
+            notes.append(
+                f"--p is used by -l 4 (Prec@k) and -l 5 (Rec@k) only; ignored with -l {loss_id}"
+            )
+        if loss_id == 10 and params.rescaling != MARGIN_RESCALING:
+            raise OptionError(
+                "ROC area (-l 10) is trained with margin rescaling only (-o 2), as in SVMperf"
+            )
+        if loss_id == 10 and options["bias"]:
+            notes.append(
+                f"--b {options['bias']:g} ignored: ROC area (-l 10) is blind to a bias, the "
+                "model's threshold is 0"
+            )
+        kernel = params.kernel
+        if options["bias"] and not kernel.is_linear:
+            # SVMperf refuses it too: its kernel expansion has no bias term.
+            raise OptionError(
+                f"--b {options['bias']:g} needs the linear kernel: with -t {kernel.kind} "
+                "there is no bias (give --b 0 or leave it)"
+            )
+        if not decomposes(loss_id) and not kernel.is_linear and options["basis_method"] == 0:
+            raise OptionError(
+                f"-l {loss_id} ({PERF_LOSS_NAMES[loss_id]}) trains linear models: with a "
+                "kernel use its Nyström basis (--t 1 --k K)"
+            )
+        return loss_id
+
+    def build_on(self, X, y, loss_id, options, bias):
+        """The problem on the features X (the file's, or their Nyström map) with the bias
+        feature ``bias`` (0 for none)."""
+        if decomposes(loss_id):
+            from .problem import BinaryProblem
+
+            return BinaryProblem(X, y, bias=bias)
+        from .multivariate import MultivariateProblem
+
+        return MultivariateProblem(X, y, loss_id, bias=bias, k_fraction=options["k_fraction"])
+
+    def decomposes(self, loss_id):
+        return decomposes(loss_id)
+
+    def scale_lines(self, info, params):
+        from .report import multivariate_scale_line, svmlight_scale_line
+
+        r = info.result
+        if info.loss_id != PERF_ERROR_RATE:
+            return [multivariate_scale_line(params.C, info.loss_id, info.class_counts, r.primal)]
+        return [svmlight_scale_line(params.C, info.n_examples, r.primal)]
+
+    def c_of_sum(self, C, n):
+        from ...conventions import perf_from_c_light
+
+        return perf_from_c_light(C, n)
+
+    def cv_measure(self, model, dataset, loss_id):
+        from .report import cv_figures
+
+        return cv_figures(model, dataset, loss_id)
+
+    def cv_units(self, dataset):
+        """Folds stratified by the ±1 target (real targets: not stratified)."""
+        import numpy as np
+
+        y = dataset.y
+        return None, (np.sign(y) if np.all(np.abs(y) == 1) else None)
+
+    def classes(self, labels):
+        import numpy as np
+
+        return np.array([-1.0, 1.0])
 
 
-def build_on(X, y, loss_id, options, bias):
-    """The problem on the features X (the file's, or their Nyström map) with the bias
-    feature ``bias`` (0 for none)."""
-    if decomposes(loss_id):
-        from .problem import BinaryProblem
-
-        return BinaryProblem(X, y, bias=bias)
-    from .multivariate import MultivariateProblem
-
-    return MultivariateProblem(X, y, loss_id, bias=bias, k_fraction=options["k_fraction"])
-
-
-def scale_lines(info, params):
-    r = info.result
-    if info.loss_id != PERF_ERROR_RATE:
-        return [multivariate_scale_line(params.C, info.loss_id, info.class_counts, r.primal)]
-    return [svmlight_scale_line(params.C, info.n_examples, r.primal)]
-
-
-def c_of_sum(C: float, n: int) -> float:
-    from ...conventions import perf_from_c_light
-
-    return perf_from_c_light(C, n)
-
-
-ENTRY = ProblemEntry(
-    name="binary",
-    tool="SVMperf",
-    options=OPTIONS,
-    losses=(PERF_ERROR_RATE, 0, 1, 3, 4, 5, 10),
-    loss_help="Binary, SVMperf's: 2 error rate (default), 0 zero/one over the whole label "
-    "vector, 1 F1, 3 PRBEP, 4 Prec@k, 5 Rec@k (k from --p), 10 ROC area; each 100 minus the "
-    "measure in percent (zero/one: 1).",
-    c_help="Binary: SVMperf's convention, C_light = C*100/n.",
-    default_algorithm=3,
-    line_search=True,
-    coordinate_descent=True,
-    kernels=True,
-    structured=False,
-    detect_help="binary if the targets are +-1",
-    check_labels=check_binary_labels,
-    check_run=check_run,
-    build_on=build_on,
-    scale_lines=scale_lines,
-    c_of_sum=c_of_sum,
-    classify=BinaryModels,
-    cv_measure=cv_figures,
-    cv_units=cv_classes,
-    decomposes=decomposes,
-)
+ENTRY = Binary()

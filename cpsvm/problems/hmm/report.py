@@ -76,11 +76,3 @@ def cv_figures(model, data, loss_id=None):
     seqs = SequenceDataset.from_dataset(data, for_training=False)
     tags = model.predict(fit_columns(data.X, model.n_features), seqs.starts)
     return [("token accuracy", 100.0 * float(np.mean(tags == seqs.tags)), 1)]
-
-
-def cv_sentences(data):
-    """Whole sentences (runs of equal qid) in each fold."""
-    import numpy as np
-
-    qid = np.asarray(data.qid)
-    return np.concatenate([[0], np.cumsum(qid[1:] != qid[:-1])]), None

@@ -9,47 +9,59 @@ from __future__ import annotations
 
 from ..labels import check_multiclass_labels
 from ..registry import ProblemEntry
-from .report import MulticlassModels, cv_classes, cv_figures
+from .report import MulticlassModels
 
 
-def build_on(X, y, loss_id, options, bias):
-    from .problem import MulticlassProblem
+class Multiclass(ProblemEntry):
+    name = "multiclass"
+    tool = "SVMmulticlass"
+    losses = (0, 2)
+    loss_help = "Multiclass: 0 zero/one per example x100 (default; -l 2 the same)."
+    c_help = "Multiclass: SVMmulticlass's, C_cs = C/(100*n)."
+    default_algorithm = 3
+    line_search = True
+    coordinate_descent = True
+    structured = False
+    learners = ("cp_learn", "ocas_learn")
+    on_features = True
+    detect_help = "multiclass if 1..k"
+    classify = MulticlassModels
 
-    return MulticlassProblem(X, y)
+    def check_labels(self, dataset):
+        check_multiclass_labels(dataset)
+
+    def build_on(self, X, y, loss_id, options, bias):
+        from .problem import MulticlassProblem
+
+        return MulticlassProblem(X, y)
+
+    def scale_lines(self, info, params):
+        from ...conventions import LOSS_SCALE, c_cs_from_multiclass
+
+        n = info.n_examples
+        return [
+            f"Crammer-Singer scale: C_cs = C/(100*n) = {c_cs_from_multiclass(params.C, n):.6g};"
+            f" objective (w/100) = {info.result.primal / LOSS_SCALE**2:.6f}"
+        ]
+
+    def c_of_sum(self, C, n):
+        from ...conventions import multiclass_from_c_cs
+
+        return multiclass_from_c_cs(C, n)
+
+    def cv_measure(self, model, dataset, loss_id):
+        from .report import cv_figures
+
+        return cv_figures(model, dataset, loss_id)
+
+    def cv_units(self, dataset):
+        """Folds stratified by class."""
+        return None, dataset.y
+
+    def classes(self, labels):
+        import numpy as np
+
+        return None if labels is None else np.arange(1, int(np.max(labels)) + 1)
 
 
-def scale_lines(info, params):
-    from ...conventions import LOSS_SCALE, c_cs_from_multiclass
-
-    n = info.n_examples
-    return [
-        f"Crammer-Singer scale: C_cs = C/(100*n) = {c_cs_from_multiclass(params.C, n):.6g};"
-        f" objective (w/100) = {info.result.primal / LOSS_SCALE**2:.6f}"
-    ]
-
-
-def c_of_sum(C: float, n: int) -> float:
-    from ...conventions import multiclass_from_c_cs
-
-    return multiclass_from_c_cs(C, n)
-
-
-ENTRY = ProblemEntry(
-    name="multiclass",
-    tool="SVMmulticlass",
-    losses=(0, 2),
-    loss_help="Multiclass: 0 zero/one per example x100 (default; -l 2 the same).",
-    c_help="Multiclass: SVMmulticlass's, C_cs = C/(100*n).",
-    default_algorithm=3,
-    line_search=True,
-    coordinate_descent=True,
-    structured=False,
-    detect_help="multiclass if 1..k",
-    check_labels=check_multiclass_labels,
-    build_on=build_on,
-    scale_lines=scale_lines,
-    c_of_sum=c_of_sum,
-    classify=MulticlassModels,
-    cv_measure=cv_figures,
-    cv_units=cv_classes,
-)
+ENTRY = Multiclass()

@@ -91,8 +91,3 @@ def cv_figures(model, data, loss_id=None):
 
     scores = model.decision_function(fit_columns(data.X, model.n_features))
     return [("error", 100.0 * float(np.mean(np.argmax(scores, axis=1) + 1 != data.y)), -1)]
-
-
-def cv_classes(data):
-    """Folds stratified by class."""
-    return None, data.y

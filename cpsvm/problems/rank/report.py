@@ -125,13 +125,3 @@ def cv_figures(model, data, loss_id=None):
         (f"NDCG@{NDCG_AT}", mean_ndcg, 1, "no query with a relevant document"),
         ("swapped pairs", share, -1, "no pair of documents of different relevance"),
     ]
-
-
-def cv_queries(data):
-    """Whole queries (runs of equal qid) in each fold."""
-    import numpy as np
-
-    if data.qid is None:
-        return np.zeros(data.n_examples, dtype=np.int64), None
-    qid = np.asarray(data.qid)
-    return np.concatenate([[0], np.cumsum(qid[1:] != qid[:-1])]), None

@@ -1,0 +1,297 @@
+"""The learners' one run: read → choose C (--cv, --c-path) → train → write → report → end,
+the same code for cp_learn, ocas_learn, sampled_learn and asset_learn, on one machine or
+with the examples on a Dask cluster (a :class:`cpsvm.cluster.command.ClusterData` then
+stands for the data and trains them).
+
+A learner is a :class:`Learner`: its Params (cpsvm.params, whose fields declare the
+solver's flags), the command's other declared options (:attr:`Learner.options`), and the
+hooks where its tool differs (its checks, how it reads, its statistics); the base class
+holds the defaults. Its click command is built from the declarations
+(:mod:`.command`), the flags every learner shares (--trace, --plot, -v, --cv, --c-path,
+the files) declared once in :class:`Run`. Like :mod:`.common`, this module imports
+nothing heavy: the reader, the solvers and numpy load when the command runs.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from ..options import FilePath, OutputPath, option, validate_options
+from .command import DeclaredCommand, parameters, read_files, values_of
+from .common import plot_option, version_option
+from .selection import (
+    DEFAULT_FOLDS,
+    ColdPath,
+    check_model_file,
+    fits_along,
+    path_picture,
+    select_c,
+    wanted,
+)
+
+LEARNER_VERBOSITY = (
+    "Verbosity 0..3: 0 silent but errors; 1 statistics (and a progress "
+    "bar on a terminal); 2 also one line per iteration on stderr; 3 also "
+    "each iteration's time and its QP and oracle shares."
+)
+
+
+@dataclass
+class Run:
+    """The flags of a learner's run that are not the solver's: what it writes besides the
+    model, how much it says, the model selection and the files. ``{trace_columns}``,
+    ``{verbosity}`` and ``{fold_units}`` in the help are the learner's
+    (:meth:`Learner.texts`)."""
+
+    trace_path: str | None = option(
+        "--trace",
+        help="Write one TSV row per {trace_columns} of the training that writes MODEL_FILE.",
+        default=None,
+        type=OutputPath(),
+    )
+    plot_file: str | None = plot_option(
+        "the training trace (the objectives and the duality gap against iterations and "
+        "against seconds, as --trace writes them) or, with --c-path, the C path (the "
+        "cross-validated measure against C)"
+    )
+    verbosity: int = option(
+        "-v", help="{verbosity}", default=1, type=click.IntRange(0, 3), show_default=True
+    )
+    cv_folds: int | None = option(
+        "--cv",
+        help="K-fold cross-validation ({fold_units}; --seed fixes the folds): print the "
+        "problem's measure per fold and as mean +- sd. MODEL_FILE may then be left out "
+        "(nothing is written); given, it is trained on all the data.",
+        default=None,
+        type=click.IntRange(min=2),
+        metavar="K",
+    )
+    c_path: str | None = option(
+        "--c-path",
+        help="Train along these C values (a list 0.1,1,10 or LOW:HIGH:N, N log-spaced), "
+        "smallest first, each warm from the last where the method allows, in each fold "
+        f"of --cv (default {DEFAULT_FOLDS} folds); print C -> cross-validated measure, "
+        "pick the best C (ties: the smaller) and write MODEL_FILE trained on all the "
+        "data at it.",
+        default=None,
+        metavar="VALUES",
+    )
+    example_file: str = option(argument=True, default=None, type=FilePath(), required=True)
+    model_file: str | None = option(argument=True, default=None, type=OutputPath())
+
+
+@dataclass
+class Job:
+    """One run of a learner: what the command line gave (``params`` the solver's,
+    ``run``, ``extra`` the learner's other options by class, ``reads`` the files its
+    Params fields name, ``given`` the values no declaration took: cp_learn's problems'
+    own options) and what the run finds (the data, the problem's entry, the report
+    stream)."""
+
+    params: Any
+    run: Run
+    extra: dict
+    reads: dict
+    given: dict
+    data: Any = None
+    entry: Any = None
+    report: Any = None
+    plot_file: str | None = None
+
+    @property
+    def on_cluster(self) -> bool:
+        """The data are a cluster's (cpsvm.cluster.command.ClusterData), which trains them."""
+        return getattr(self.data, "on_cluster", False)
+
+
+class Learner:
+    """A learner command: its declarations and the hooks of :meth:`learn` where its tool
+    differs. The defaults are the plain run: every check the Params make, the examples
+    read from the SVMlight file, the model selection trained from scratch at each C (the
+    learners with warm paths override :meth:`select_c`), no statistics."""
+
+    name = ""
+    params: type = object  # the solver's Params (cpsvm.params)
+    options: tuple = ()  # the command's other declared dataclasses
+    follows = ""  # the tool --version names
+    doc = ""
+    trace_columns = "iteration (primal, dual, gap, ...)"
+    fold_units = "folds stratified by class"
+    verbosity_help = LEARNER_VERBOSITY
+    optional_with = ("c_path",)  # the options that make a required one (-c) optional
+    style = "STRUCT"  # of the monitor (cpsvm.reporting.monitor)
+    warn = True  # a run that did not converge is warned of
+    best = False  # the model written is the best point so far, not the last
+    peak_rss = False  # -v 2 prints the peak memory
+
+    def texts(self) -> dict:
+        """What the shared flags' help says of this learner (:class:`Run`)."""
+        return {
+            "trace_columns": self.trace_columns,
+            "verbosity": self.verbosity_help,
+            "fold_units": self.fold_units,
+        }
+
+    def extra_parameters(self) -> list:
+        """Click parameters of the command that no dataclass declares (cp_learn's
+        problems' options)."""
+        return []
+
+    def command(self) -> click.Command:
+        declared = [self.params, *self.options]
+        made = [p for cls in declared for p in parameters(cls)] + self.extra_parameters()
+        made += parameters(Run, self.texts()) + [version_option(self.follows)]
+        return DeclaredCommand(
+            self.name,
+            params=made,
+            callback=self.invoke,
+            help=inspect.cleandoc(self.doc),
+            optional_with=self.optional_with,
+        )
+
+    def invoke(self, **values):
+        self.check_values(values)
+        extra = {cls: values_of(cls, values)[0] for cls in self.options}
+        run, _ = values_of(Run, values)
+        params, reads = values_of(self.params, values)
+        if run.c_path is not None and params.C is None:
+            params.C = 1.0  # each fold's fits set their own
+        return self.learn(Job(params, run, extra, reads, self.given(values)))
+
+    # -- the run ------------------------------------------------------------------------------
+
+    def learn(self, job: Job):
+        """The run, the same for every learner."""
+        from ..reporting.run import draw_trace, finish, train_and_save
+        from ..reporting.statistics import peak_rss_line, report_stream
+        from ..threads import thread_count
+
+        run, params = job.run, job.params
+        check_model_file(run.model_file, run.cv_folds, run.c_path, run.trace_path)
+        instead = self.check(job)
+        if instead is not None:  # a model made without training (cp_learn --baseline)
+            return instead()
+        job.report = report_stream(run.model_file)
+        job.plot_file = run.plot_file
+        with thread_count(params.n_threads):
+            job.data = self.read(job)
+            read_files(params, job.reads, job.data)
+        try:
+            self.after_read(job)
+            if wanted(run.cv_folds, run.c_path):
+                picture = path_picture(run.plot_file, run.c_path, run.model_file)
+                params.C = self.select_c(job, picture)
+                if run.model_file is None:
+                    return None
+                job.plot_file = None if picture is not None else run.plot_file
+            self.before_training(job)
+            monitor = self.monitor(job)
+            train = job.data.train if job.on_cluster else self.solver_train()
+            info, cpu = train_and_save(
+                train, job.data, params, run.model_file, monitor, terminate=job.on_cluster
+            )
+        finally:
+            if job.on_cluster:
+                job.data.close()
+        if run.verbosity >= 1:
+            self.statistics(job, info, cpu)
+            if job.on_cluster:
+                job.data.report(info, job.report)
+        if run.verbosity >= 2 and self.peak_rss:
+            print(peak_rss_line(), file=job.report)
+        draw_trace(job.plot_file, monitor, f"{self.name} {run.example_file}: training trace")
+        finish(
+            self.name,
+            info.result,
+            run.model_file,
+            run.verbosity,
+            notes=self.notes(job, info),
+            warn=self.warn,
+            best=self.best,
+            terminated=getattr(info, "terminated", False),
+        )
+        return None
+
+    # -- the hooks ------------------------------------------------------------------------------
+
+    def given(self, values: dict) -> dict:
+        """What the run takes of the values no declaration took (none by default)."""
+        return {}
+
+    def check_values(self, values: dict) -> None:
+        """Checks between the command line's values before anything is built from them
+        (the Kernel's import loads numpy)."""
+
+    def check(self, job: Job):
+        """The refusals before any data is read; returns what to run instead of training,
+        or None."""
+        validate_options(job.params)
+        return None
+
+    def read(self, job: Job):
+        """The training data."""
+        from ..io.svmlight import read_examples
+
+        return read_examples(job.run.example_file)
+
+    def after_read(self, job: Job) -> None:
+        """What the run says of the data it read (SVMstruct's reading line)."""
+        from ..reporting.statistics import reading_line
+
+        if job.run.verbosity >= 1:
+            print(reading_line(job.data), file=job.report)
+
+    def select_c(self, job: Job, picture):
+        """The C to train at: --cv or --c-path, each value trained from scratch."""
+        from ..problems import problem_entry
+
+        train, params = self.solver_train(), job.params
+        make_path = fits_along(lambda part: ColdPath(train, part, params))
+        return self.cross_validate(job, problem_entry(params.problem), make_path, picture)
+
+    def cross_validate(self, job: Job, entry, make_path, picture, loss=None):
+        """select_c of the run: ``make_path`` the folds' paths, ``entry`` the problem whose
+        measure judges them (by the loss id ``loss``, cp_learn's -l), ``picture`` the --plot
+        file of the path, if any."""
+        run = job.run
+        return select_c(
+            job.data, entry, job.params.C, run.cv_folds, run.c_path, job.params.seed,
+            make_path, run.verbosity, job.report, loss_id=loss, plot_file=picture,
+            prog=self.name,
+        )  # fmt: skip
+
+    def before_training(self, job: Job) -> None:
+        """The last settings made from the data, and what is said of them."""
+
+    def monitor(self, job: Job):
+        from ..reporting import monitor
+
+        style = getattr(monitor, self.style)
+        if job.on_cluster:
+            style = style.with_columns(job.data.columns)
+        return monitor.Monitor(
+            style,
+            job.run.verbosity,
+            job.run.trace_path,
+            self.name,
+            total=self.total(job),
+            keep_rows=job.plot_file is not None,
+        )
+
+    def total(self, job: Job):
+        """The progress bar's length, when known."""
+        return None
+
+    def solver_train(self):
+        """The solver's ``train(dataset, params, callback, should_stop)``."""
+        raise NotImplementedError
+
+    def statistics(self, job: Job, info, cpu) -> None:
+        """The figures printed after training (-v 1)."""
+
+    def notes(self, job: Job, info) -> list:
+        return getattr(info, "notes", [])

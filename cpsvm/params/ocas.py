@@ -1,0 +1,170 @@
+"""ocas_learn's parameters (:class:`OcasParams`, the solver cpsvm.solvers.ocas's), each
+field with its flag: libocas's svmocas / msvmocas command line."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..errors import InputError
+from ..options import Checked, FilePath, IntChoice, non_negative, option
+from . import shared
+
+if TYPE_CHECKING:
+    import numpy as np
+
+METHODS = {0: "standard cutting plane", 1: "OCAS", 2: "dual coordinate descent"}
+
+
+def read_costs(path, data=None):
+    """-C FILE: one positive number per line (blank lines skipped); with ``data`` (the
+    training examples), one per example."""
+    import numpy as np
+
+    from ..io.streams import read_bytes, source_name
+
+    name = source_name(path)
+    costs = []
+    for line_no, line in enumerate(read_bytes(path).decode("utf-8", "replace").splitlines(), 1):
+        text = line.strip()
+        if not text:
+            continue
+        try:
+            value = float(text)
+        except ValueError:
+            raise InputError(
+                f"expected a number C_i > 0, got {text!r}", source=name, line=line_no
+            ) from None
+        if not (value > 0 and math.isfinite(value)):
+            raise InputError(f"expected a finite C_i > 0, got {text!r}", source=name, line=line_no)
+        costs.append(value)
+    if data is not None and len(costs) != data.n_examples:
+        raise InputError(
+            f"expected {data.n_examples} costs, one per example, found {len(costs)}", source=name
+        )
+    return np.array(costs)
+
+
+@dataclass
+class OcasParams:
+    C: float = shared.trade_off(
+        "C of 1/2|w|^2 + C*sum(loss_i) (SVMlight's convention; multiclass: Crammer-Singer's).",
+        default=1.0,
+        show_default=True,
+    )
+    example_costs: np.ndarray | None = option(
+        "-C",
+        help="File of per-example C_i, one positive number per line "
+        "(overrides -c; binary and multiclass).",
+        default=None,
+        dest="cost_file",
+        type=FilePath(),
+        read=read_costs,
+    )
+    bias: float = option(
+        "-b",
+        help="Value of the bias feature appended to every example; 0 = no bias (binary only).",
+        default=0.0,
+        type=float,
+        show_default=True,
+    )
+    method: int | None = option(
+        "-m",
+        help="0 plain cutting plane (BMRM, as SVMperf), 1 OCAS, 2 dual coordinate descent with "
+        "shrinking (LIBLINEAR's -s 3 / -s 4 method), stopped by -a or -r on its duality gap. "
+        "Default: 2 for multiclass, and for binary when the mean C_i*|x_i|^2 is at most 3; "
+        "else 1 (also with -q or --margin-bounds 1, and on a cluster). The statistics say "
+        "which.",
+        default=None,
+        type=IntChoice(
+            0, 1, 2, expected="-m 0 (cutting plane), 1 (OCAS) or 2 (dual coordinate descent)"
+        ),
+    )  # None: picked (solvers.ocas.choose_method)
+    buffer_size: int = option(
+        "-s",
+        help="Cutting-plane buffer size: cuts kept at most.",
+        default=2000,
+        type=Checked(int, lambda v: v >= 2, "a cut buffer -s >= 2"),
+        show_default=True,
+    )
+    n_threads: int | None = shared.threads("-p", "--threads")  # None: the caller's
+    tol_abs: float = option(
+        "-a",
+        help="TolAbs: stop when Q_P - Q_D <= TolAbs.",
+        default=0.0,
+        type=non_negative("TolAbs"),
+        show_default=True,
+    )
+    tol_rel: float = option(
+        "-r",
+        help="TolRel: stop when Q_P - Q_D <= |Q_P|*TolRel.",
+        default=0.01,
+        type=non_negative("TolRel"),
+        show_default=True,
+    )
+    qp_bound: float = option(
+        "-q",
+        help="QPBound: stop when Q_P <= QPBound.",
+        default=0.0,
+        type=float,
+        show_default=True,
+    )
+    time_limit: float = shared.time_limit(
+        "-t", "Maximal training time in seconds (reading excluded); default none."
+    )
+    cut_lambda: float = option(
+        "--lambda",
+        help="Cut point w_c = (1-lambda)*w_best + lambda*w_t.",
+        default=0.1,
+        type=Checked(float, lambda v: 0 < v <= 1, "0 < lambda <= 1"),
+        show_default=True,
+    )
+    max_iterations: int = shared.max_iterations()
+    problem: str = option(
+        "--problem",
+        help="binary, multiclass or auto (binary if the targets are +-1, multiclass if 1..k).",
+        default="auto",
+        show_default=True,
+    )
+    seed: int = shared.seed(
+        "Seed of dual coordinate descent's pass orders (-m 2); OCAS is deterministic."
+    )
+    margin_bounds: bool | None = shared.margin_bounds(
+        "Binary problems (-m 1); default 0."
+    )  # None: the solver's MARGIN_BOUNDS_DEFAULT
+
+    def validate(self):
+        if not 0 < self.C < math.inf:
+            raise InputError(f"expected a finite C > 0 (-c), got {self.C:g}")
+        if self.method not in (None, 0, 1, 2):
+            raise InputError(
+                f"expected -m 0 (cutting plane), 1 (OCAS) or 2 (dual coordinate descent), "
+                f"got {self.method}"
+            )
+        if self.method == 2 and self.qp_bound > 0:
+            raise InputError("-q (QPBound) stops OCAS only: -m 2 stops on -a, -r or -t")
+        if self.method == 2 and self.margin_bounds:
+            raise InputError("--margin-bounds 1 prunes OCAS's cuts: it cannot be used with -m 2")
+        if self.buffer_size < 2:
+            raise InputError(f"expected a cut buffer -s >= 2, got {self.buffer_size}")
+        if self.tol_abs < 0 or self.tol_rel < 0:
+            raise InputError("expected TolAbs (-a) and TolRel (-r) >= 0")
+        if not 0 < self.cut_lambda <= 1:
+            raise InputError(f"expected 0 < --lambda <= 1, got {self.cut_lambda:g}")
+        # F(w) > 0 for every w (some example has a loss at w = 0, and w ≠ 0 adds ½|w|²):
+        # a QPBound ≤ 0 never stops the run.
+        if (
+            self.tol_abs == 0
+            and self.tol_rel == 0
+            and self.time_limit == math.inf
+            and not self.qp_bound > 0
+        ):
+            raise InputError("no stopping condition: give -a, -r, -q > 0 or -t")
+        if self.n_threads is not None and self.n_threads < 1:
+            raise InputError(f"expected a thread count >= 1, got {self.n_threads}")
+        if self.problem not in ("auto", "binary", "multiclass"):
+            raise InputError(
+                f"expected --problem auto, binary or multiclass (OCAS trains "
+                f"linear SVMs), got {self.problem!r}"
+            )

@@ -1,0 +1,169 @@
+"""cp_learn's parameters (:class:`StructParams`, the solver cpsvm.solvers.one_slack's), each
+field with its flag. The texts that depend on the problems (what -c, -e, -l and -w mean
+for each) are assembled from the problems' entries; the problems' own options (SVMstruct's
+``--x`` options) are the entries', in ``options``."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import click
+
+from ..conventions import MARGIN_RESCALING
+from ..errors import InputError
+from ..options import IntChoice, option, positive
+from ..problems import entries, entry_of, resolve_problem
+from . import shared
+
+if TYPE_CHECKING:
+    from ..kernels import Kernel
+
+ALGORITHMS = (0, 2, 3, 4, 5, 9)
+
+
+def _trained() -> list:
+    """The entries of the problems cp_learn trains, in the registry's order."""
+    return entries("cp_learn")
+
+
+def _c_help() -> str:
+    return "Trade-off C (required, except with --baseline or --c-path). " + " ".join(
+        e.c_help for e in _trained() if e.c_help
+    )
+
+
+def _epsilon_help() -> str:
+    default = _trained()[0].epsilon
+    others = "; ".join(e.epsilon_help for e in _trained() if e.epsilon_help)
+    return (
+        "Tolerance: stop when the most violated constraint is violated by at most this much "
+        f"(default {default:g}" + (f"; {others}" if others else "") + ")."
+    )
+
+
+def _loss_ids() -> list:
+    return sorted({i for e in _trained() for i in e.losses})
+
+
+def _algorithm_help() -> str:
+    searched = ", ".join(e.name for e in _trained() if e.line_search)
+    descent = " and ".join(e.name for e in _trained() if e.coordinate_descent)
+    cached = [e.name for e in _trained() if e.default_algorithm == 4] + ["--problem module:Class"]
+    return (
+        "Algorithm: 0 n-slack, 1 n-slack (as 0), 2 1-slack primal QP, 3 1-slack dual, 4 "
+        "1-slack dual with constraint cache, 5 dual coordinate descent with shrinking "
+        f"(LIBLINEAR's method; {descent}, -l 2 for binary), 9 (SVMperf's custom slot) "
+        f"1-slack dual with OCAS's line search for {searched} (linear, also --t 1) with "
+        f"margin rescaling, else 3 (4 for {', '.join(cached[:-1])} and {cached[-1]}). "
+        "Default: the fastest for the problem: 5 for multiclass, and for binary when the "
+        "mean C_i*|x_i|^2 of its plain hinge is at most 3; else 9. 5 and 9 stop at a duality "
+        "gap of C*epsilon; the statistics say which ran."
+    )
+
+
+def _problem_help() -> str:
+    named = ", ".join(e.name + (f" ({e.summary})" if e.summary else "") for e in _trained())
+    detected = "; ".join(e.detect_help for e in _trained() if e.detect_help and e.structured)
+    fallback = ", ".join(e.detect_help for e in _trained() if e.detect_help and not e.structured)
+    return (
+        f"{named}, auto ({detected}; else {fallback}; a choice made from qid is said) or "
+        "module:Class: your own subclass of cpsvm.problems.PerExampleProblem, imported from the "
+        "current directory or PYTHONPATH (its model records module:Class for cp_classify)."
+    )
+
+
+def _loss_help() -> str:
+    return "Loss. " + " ".join(e.loss_help for e in _trained())
+
+
+def _loss_type() -> IntChoice:
+    ids = _loss_ids()
+    return IntChoice(*ids, expected="-l " + ", ".join(map(str, ids[:-1])) + f" or {ids[-1]}")
+
+
+@dataclass
+class StructParams:
+    """cp_learn's settings. The problem's own settings are ``options`` (by name, those
+    its entry declares: ``{"trans_order": 2}`` for hmm; the defaults fill the rest); a
+    None ``epsilon``, ``algorithm`` or ``loss_id`` is the problem's default."""
+
+    C: float = shared.trade_off(_c_help, required=True)
+    epsilon: float | None = option("-e", help=_epsilon_help, default=None, type=positive("epsilon"))
+    algorithm: int | None = option(
+        "-w",
+        help=_algorithm_help,
+        default=None,
+        type=IntChoice(0, 1, 2, 3, 4, 5, 9, expected="-w 0, 1, 2, 3, 4, 5 or 9"),
+    )
+    rescaling: int = option(
+        "-o",
+        help="Loss rescaling: 1 slack rescaling, 2 margin rescaling.",
+        default=MARGIN_RESCALING,
+        type=IntChoice(1, 2, expected="-o 1 (slack) or 2 (margin rescaling)"),
+        show_default=True,
+    )
+    loss_id: int | None = option(
+        "-l",
+        help=_loss_help,
+        default=None,
+        type=_loss_type(),
+    )
+    batch: int = option(
+        "-k",
+        help="-w 0: new constraints before the QP is re-solved.",
+        default=100,
+        type=click.IntRange(min=1),
+        show_default=True,
+    )
+    cache_size: int = option(
+        "-f",
+        help="-w 4: constraints cached per example.",
+        default=5,
+        type=click.IntRange(min=1),
+        show_default=True,
+    )
+    max_iterations: int = shared.max_iterations()
+    time_limit: float = shared.time_limit()
+    max_idle: int = shared.max_idle(50)
+    kernel: Kernel = shared.kernel()
+    problem: str = option("--problem", help=_problem_help, default="auto", show_default=True)
+    options: dict = field(default_factory=dict)
+    seed: int = shared.seed("Seed for the random basis (--t 1).")
+    n_threads: int | None = shared.threads()  # numba threads for the run (None: the caller's)
+    margin_bounds: bool | None = shared.margin_bounds(
+        "Binary problems with a linear model (-w 2, 3, 9); default 0."
+    )  # binary linear: None = the solver's MARGIN_BOUNDS_DEFAULT[-w]
+
+    def validate(self):
+        """The settings any problem needs, the spec, and, when the problem is named, its
+        own checks (:meth:`checked`): every refusal before any data is read."""
+        if not 0 < self.C < math.inf:
+            raise InputError(f"expected a finite C > 0 (-c), got {self.C:g}")
+        if self.epsilon is not None and not self.epsilon > 0:
+            raise InputError(f"expected epsilon > 0 (-e), got {self.epsilon:g}")
+        if self.algorithm not in (None, 1) + ALGORITHMS:
+            raise InputError(f"expected -w 0, 1, 2, 3, 4, 5 or 9, got {self.algorithm}")
+        if self.rescaling not in (1, 2):
+            raise InputError(f"expected -o 1 (slack) or 2 (margin rescaling), got {self.rescaling}")
+        self.problem = resolve_problem(self.problem)
+        if self.problem != "auto":
+            self.checked(entry_of(self.problem))
+        elif self.loss_id is not None and all(self.loss_id not in e.losses for e in entries()):
+            raise InputError(
+                f"loss -l {self.loss_id} is not supported: "
+                + ", ".join(
+                    f"{e.name} " + " or ".join(f"-l {i}" for i in sorted(e.losses))
+                    for e in entries()
+                )
+            )
+
+    def checked(self, entry):
+        """(loss id, the problem's options, notes) of these settings for ``entry``;
+        OptionError if the problem refuses them."""
+        loss_id = entry.loss_of(self.loss_id)
+        options = entry.options_of(self.options)
+        notes = []
+        loss_id = entry.check_run(self, loss_id, options, notes)
+        return loss_id, options, notes

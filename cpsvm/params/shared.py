@@ -1,0 +1,163 @@
+"""The options every learner has, declared once: -c, --seed, the threads, the time limit,
+-#, --max-idle, SVMlight's kernel flags and --margin-bounds. Each learner's Params uses
+these factories for its fields, passing its own wording where the tools it follows
+differ (what -c means, what the seed draws)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import click
+
+from ..errors import InputError, OptionError
+from ..options import Checked, IntChoice, member, option
+
+
+def trade_off(help: str, default=dataclasses.MISSING, **settings):
+    """-c, the trade-off C (finite, > 0). The conventions differ by the tool each learner
+    follows, so ``help`` says which; ``required`` learners refuse a missing -c unless the
+    command names what makes it optional (--c-path). How large a finite C the data allow,
+    the solvers say (cpsvm.engine.magnitudes)."""
+    finite = Checked(float, lambda v: 0 < v < math.inf, "a finite C > 0")
+    settings.setdefault("cli_default", None if default is dataclasses.MISSING else default)
+    return option("-c", help=help, default=default, type=finite, **settings)
+
+
+def seed(help: str):
+    return option(
+        "--seed",
+        help=help + " Any integer >= 0.",
+        default=0,
+        type=Checked(int, lambda v: v >= 0, "--seed >= 0"),
+        show_default=True,
+    )
+
+
+def threads(*flags, work="the separation oracle"):
+    """The threads of the run (None: all cores)."""
+    return option(
+        *(flags or ("--threads",)),
+        help=f"Threads for {work} and for parsing the input file (default: all cores). "
+        "Results do not depend on it.",
+        default=None,
+        type=Checked(int, lambda v: v >= 1, "--threads >= 1"),
+    )
+
+
+def max_iterations():
+    return option(
+        "-#",
+        help="Maximum number of iterations.",
+        default=100000,
+        type=click.IntRange(min=1),
+        show_default=True,
+    )
+
+
+def max_idle(default: int):
+    return option(
+        "--max-idle",
+        help="Drop a cut whose dual variable stayed 0 for this many QPs.",
+        default=default,
+        type=click.IntRange(min=1),
+        show_default=True,
+    )
+
+
+def time_limit(flag: str = "--max-time", help: str | None = None):
+    """The time limit in seconds of training (--max-time; svmocas's -t); none by default."""
+    return option(
+        flag,
+        help=help or "Stop after this many seconds of training (the model is still written).",
+        default=math.inf,
+        type=float,
+    )
+
+
+def margin_bounds(default_text: str):
+    """``--margin-bounds 0|1``: True, False, or None when not given (the solver's default);
+    ``default_text`` says where it is on when not given."""
+    return option(
+        "--margin-bounds",
+        help="1: skip the examples whose loss cannot have changed since the margins were "
+        "last sorted (Guillory & Bilmes' bounds on the change of the margin): the "
+        "same result, fewer products; 0: compute every margin. " + default_text,
+        default=None,
+        type=IntChoice(0, 1, expected="--margin-bounds 0 or 1"),
+        callback=lambda ctx, param, value: None if value is None else bool(value),
+    )
+
+
+def linear_kernel():
+    from ..kernels import Kernel
+
+    return Kernel()
+
+
+def kernel(r_note=""):
+    """SVMlight's kernel flags -t -d -g -s -r (one definition for every learner, so their
+    command lines agree), making the field's Kernel. The Kernel is built when the command
+    runs (:func:`kernel_of`), not as the flags are read, so that -h and usage errors do not
+    import the kernel code (numba, scipy)."""
+    return option(
+        default_factory=linear_kernel,
+        convert=kernel_of,
+        group=(
+            member(
+                "-t",
+                dest="kernel_type",
+                type=IntChoice(0, 1, 2, 3, expected="kernel type 0, 1, 2 or 3"),
+                cli_default=0,
+                show_default=True,
+                help="Kernel: 0 linear, 1 polynomial (s a.b+r)^d, 2 RBF "
+                "exp(-g|a-b|^2), 3 sigmoid tanh(s a.b+r).",
+            ),
+            member(
+                "-d",
+                dest="degree",
+                type=int,
+                cli_default=3,
+                show_default=True,
+                help="Polynomial degree.",
+            ),  # fmt: skip
+            member(
+                "-g",
+                dest="gamma",
+                type=float,
+                cli_default=1.0,
+                show_default=True,
+                help="RBF gamma.",
+            ),  # fmt: skip
+            member(
+                "-s",
+                dest="coef_lin",
+                type=float,
+                cli_default=1.0,
+                show_default=True,
+                help="s of the polynomial and sigmoid kernels.",
+            ),
+            member(
+                "-r",
+                dest="coef_const",
+                type=float,
+                cli_default=1.0,
+                show_default=True,
+                help="r (c) of the polynomial and sigmoid kernels" + r_note + ".",
+            ),
+        ),
+    )
+
+
+def kernel_of(kernel_type, degree, gamma, coef_lin, coef_const):
+    """The Kernel of SVMlight's flags; a value it refuses is a usage error."""
+    # Kernel makes the same check, but importing it loads numpy: a usage error is
+    # answered without (tests/e2e/test_cli_common.py, FAST_CASES).
+    if kernel_type == 2 and not gamma > 0:
+        raise OptionError(f"expected an RBF gamma > 0 (-g), got {gamma:g}")
+    from ..kernels import Kernel
+
+    try:
+        return Kernel(kernel_type, degree, gamma, coef_lin, coef_const)
+    except InputError as e:
+        raise OptionError(str(e)) from None
