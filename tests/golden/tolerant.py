@@ -26,6 +26,16 @@ texts are in the repository and are compared line by line: the same words, integ
 exactly, a real number to REL plus one unit of its last printed digit, and the counts
 of work (iterations, oracle calls, cuts, passes, kernel evaluations), which a stop one
 check earlier or later changes, to WORK_REL.
+
+Another path. Where a decision between two nearly equal candidates (the oracle's most
+violated constraint, a ranking's order of two nearly equal scores) goes the other way,
+the run takes another path to the optimum and stops elsewhere within its tolerance: the
+haswell (AVX2) build does so on the ranking case. Such a run is told by its work counts
+(they differ from the recorded ones); its outputs, and those of the cases that read its
+model, are held to what the stopping rule guarantees rather than to rounding: real
+numbers to PATH_REL, printed counts as work counts (a test example more or less
+correct), the figures that say where it stopped (epsilon, gap, slack) not compared; the
+files' text, counts, indices and labels exactly as above.
 """
 
 from __future__ import annotations
@@ -37,6 +47,7 @@ import re
 import numpy as np
 
 REL = 1e-6
+PATH_REL = 0.05  # another path (see above): a few percent, as the stopping rules allow
 WORK_REL = 0.1  # or WORK_ABS, whichever is larger
 WORK_ABS = 2
 PROJECTIONS = 32
@@ -48,6 +59,8 @@ _WORK = re.compile(
     r"iterations|calls to|constraints in|cutting planes|passes|coordinate updates|"
     r"active|kernel evaluations|CKY parses|samples drawn|Number of SV|evaluations\)"
 )
+# Lines saying where a run stopped (a run on another path stops elsewhere).
+_STOP = re.compile(r"epsilon|duality gap|slack variable|Stopped because")
 
 
 def _is_real(token: str) -> bool:
@@ -104,9 +117,9 @@ def fingerprint(text: str) -> dict:
     }
 
 
-def compare_file(name: str, text: str, recorded: dict) -> str | None:
-    """None if ``text`` matches the recorded fingerprint to the tolerance, else what
-    differs."""
+def compare_file(name: str, text: str, recorded: dict, rel: float = REL) -> str | None:
+    """None if ``text`` matches the recorded fingerprint to the tolerance ``rel``, else
+    what differs."""
     if recorded is None:
         return f"{name}: no fingerprint recorded"
     skeleton, v = _split(text)
@@ -120,11 +133,11 @@ def compare_file(name: str, text: str, recorded: dict) -> str | None:
     scale = max(recorded["norm"], 1e-300)
     drift = np.asarray(recorded["projections"]) - np.asarray(projections)
     distance = math.sqrt(float(np.mean(drift**2))) if len(drift) else 0.0
-    if abs(norm - recorded["norm"]) > REL * scale or distance > REL * scale:
+    if abs(norm - recorded["norm"]) > rel * scale or distance > rel * scale:
         return (
             f"{name}: its real numbers are {distance / scale:.3g} of their norm from the "
             f"recorded ones (estimated; norm {norm:.17g} against {recorded['norm']:.17g}), "
-            f"more than {REL:g}"
+            f"more than {rel:g}"
         )
     return None
 
@@ -138,20 +151,32 @@ def _unit(token: str) -> float:
     return 10.0 ** (int(exponent or 0) - decimals)
 
 
-def _same(a: str, b: str, work: bool) -> bool:
+def _same(a: str, b: str, work: bool, another_path: bool) -> bool:
     x, y = float(a), float(b)
     if a == b or (math.isnan(x) and math.isnan(y)):
         return True
-    if work:
+    counted = not (_is_real(a) and _is_real(b))
+    if work or (counted and another_path):
         return abs(x - y) <= max(WORK_REL * abs(x), WORK_ABS)
-    if not _is_real(a) or not _is_real(b):
+    if counted:
         return False  # an integer: a count, a label, an exit status
-    return abs(x - y) <= REL * abs(x) + _unit(a) + _unit(b)
+    rel = PATH_REL if another_path else REL
+    return abs(x - y) <= rel * abs(x) + _unit(a) + _unit(b)
 
 
-def compare_text(name: str, got: str, expected: str) -> str | None:
+def took_another_path(got: str, expected: str) -> bool:
+    """Whether a printed .out text counts other work than the recorded one."""
+    counts = [
+        [_NUMBER.findall(line) for line in text.splitlines() if _WORK.search(line)]
+        for text in (got, expected)
+    ]
+    return counts[0] != counts[1]
+
+
+def compare_text(name: str, got: str, expected: str, another_path: bool = False) -> str | None:
     """None if a printed .out text matches the recorded one to the tolerance (see the
-    module docstring), else the first line that does not."""
+    module docstring; ``another_path``: a run on another path), else the first line
+    that does not."""
     got_lines, expected_lines = got.splitlines(), expected.splitlines()
     if len(got_lines) != len(expected_lines):
         return f"{name}: {len(got_lines)} lines, {len(expected_lines)} recorded"
@@ -161,8 +186,10 @@ def compare_text(name: str, got: str, expected: str) -> str | None:
         words, numbers = _NUMBER.sub("#", line), _NUMBER.findall(line)
         recorded_words, recorded_numbers = _NUMBER.sub("#", recorded), _NUMBER.findall(recorded)
         work = bool(_WORK.search(line))
+        if another_path and _STOP.search(line):
+            numbers = recorded_numbers
         if words != recorded_words or not all(
-            _same(b, a, work) for a, b in zip(numbers, recorded_numbers)
+            _same(b, a, work, another_path) for a, b in zip(numbers, recorded_numbers)
         ):
             return f"{name}:{n}: {line!r}, recorded {recorded!r}"
     return None
