@@ -168,57 +168,34 @@ def _one_slack(oracle, params, callback, should_stop, working_set):
             xi_exact = max(0.0, excess)
             best_primal = min(best_primal, _objective(ws, alpha) + params.C * xi_exact)
             best_primal = getattr(oracle, "primal", best_primal)
+            stop = None
             if ws.size and _gap_closed(best_primal, dual, params):
-                status = "converged"
-                _report(
-                    callback,
-                    iteration,
-                    best_primal,
-                    dual,
-                    violation,
-                    ws,
-                    oracle,
-                    started,
-                    t_qp,
-                    t_oracle,
-                )
-                break
-            if ws.size and best_primal - dual <= getattr(oracle, "rounding", -math.inf):
-                status = "precision"
-                _report(
-                    callback,
-                    iteration,
-                    best_primal,
-                    dual,
-                    violation,
-                    ws,
-                    oracle,
-                    started,
-                    t_qp,
-                    t_oracle,
-                )
-                break
-            if violation <= params.epsilon:
+                stop = "converged"
+            elif ws.size and best_primal - dual <= getattr(oracle, "rounding", -math.inf):
+                stop = "precision"
+            elif violation <= params.epsilon:
                 satisfied += 1
                 if satisfied >= params.patience:
-                    status = "converged"
-                    _report(
-                        callback,
-                        iteration,
-                        best_primal,
-                        dual,
-                        violation,
-                        ws,
-                        oracle,
-                        started,
-                        t_qp,
-                        t_oracle,
-                    )
-                    break
-                if c - w_dot_g - xi_ws <= params.epsilon:
+                    stop = "converged"
+                elif c - w_dot_g - xi_ws <= params.epsilon:
                     continue  # a sampled cut that cuts nothing: sample again
             else:
                 satisfied = 0
+            if stop is not None:
+                status = stop
+                _report(
+                    callback,
+                    iteration,
+                    best_primal,
+                    dual,
+                    violation,
+                    ws,
+                    oracle,
+                    started,
+                    t_qp,
+                    t_oracle,
+                )
+                break
         if ws.size >= params.max_cuts:
             # Full: drop the cuts the last QP did not use; if all are used, stop.
             keep = np.asarray(ws.idle) == 0
