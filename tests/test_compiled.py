@@ -197,3 +197,48 @@ def test_logged_signatures_are_added_once_in_order(tmp_path, monkeypatch):
     log.write_text("a:k\tnone\tint64\nb:k\tnone\tfloat64\na:k\tnone\tint64\n")
     assert build.add_logged([log]) == 1
     assert table.read_text() == "# header\na:k\tnone\tint64\nb:k\tnone\tfloat64\n"
+
+
+def test_the_kernel_modules_import_with_the_build_requirements_alone():
+    """pip builds in an environment of pyproject.toml's build-system requirements only:
+    a kernel module importing a dependency of the project not among them (directly or
+    through its package) fails the optional build, and every first run then compiles
+    at run time."""
+    import re
+
+    root = Path(__file__).resolve().parent.parent
+    text = (root / "pyproject.toml").read_text()
+
+    def names(listed):
+        return {
+            re.split(r"[<>=\[ ]", n.strip().strip('"'))[0] for n in listed.split(",") if n.strip()
+        }
+
+    build_requires = names(re.search(r"^requires = \[(.*?)\]", text, re.M | re.S).group(1))
+    dependencies = set()
+    for listed in re.findall(r"^(?:dependencies|\w+) = \[(.*?)\]", text, re.M | re.S):
+        dependencies |= names(listed)
+    imported_as = {"scikit-learn": "sklearn", "dask": "distributed"}
+    refused = {imported_as.get(n, n) for n in dependencies - build_requires} | {"dask"}
+    modules = sorted({name.split(":")[0] for name, _, _ in build.read_signatures()})
+    code = (
+        "import importlib, sys\n"
+        "refused = set(sys.argv[1].split(','))\n"
+        "class Refuse:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in refused:\n"
+        "            raise ImportError(f'{name} is not a build requirement')\n"
+        "sys.meta_path.insert(0, Refuse())\n"
+        "for module in sys.argv[2:]:\n"
+        "    importlib.import_module(module)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(root))
+    done = subprocess.run(
+        [sys.executable, "-c", code, ",".join(sorted(refused)), *modules],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert {"quadprog", "tqdm", "sklearn"} <= refused and len(modules) > 10
