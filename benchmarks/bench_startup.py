@@ -363,6 +363,12 @@ def main():
     parser.add_argument("--sections", default=",".join(SECTIONS))
     args = parser.parse_args()
     print(f"commands from {args.bin}; load {os.getloadavg()[0]:.2f}")
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        print(
+            "note: PYTHONDONTWRITEBYTECODE is set: the modules of an editable checkout that "
+            "has no .pyc files are compiled from source at every run (about 60 ms more; "
+            "pip install . writes them)"
+        )
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         for section in args.sections.split(","):
