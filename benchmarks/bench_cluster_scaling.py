@@ -43,7 +43,6 @@ Usage: .venv/bin/python benchmarks/bench_cluster_scaling.py [--before main] [--r
 from __future__ import annotations
 
 import argparse
-import atexit
 import json
 import math
 import os
@@ -58,6 +57,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_dask import extract  # noqa: E402  (the tree of a git revision)
+
 SAMPLE = 0.2  # seconds between two readings of ss
 
 
@@ -369,17 +371,6 @@ def run_config(code_root: Path, w, a):
     if r.returncode:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{r.stderr[-3000:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
-
-
-def extract(ref: str) -> Path:
-    """The tree of git revision ``ref``, in a temporary directory."""
-    out = Path(tempfile.mkdtemp(prefix=f"cpsvm-{re.sub(r'[^A-Za-z0-9]', '-', ref)}-"))
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", ref], capture_output=True, check=True
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(out)], input=archive, check=True)
-    atexit.register(shutil.rmtree, out, True)  # removed when the script ends
-    return out
 
 
 # -- the cost model ---------------------------------------------------------------------------
