@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..conventions import MARGIN_RESCALING
-from ..errors import InputError
 from ..options import Choice, Later, Range, check_fields, option, positive
 from ..problems import entries, entry_of, resolve_problem
 from . import shared
@@ -146,14 +145,6 @@ class StructParams:
         spec = resolve_problem(self.problem)
         if spec != "auto":
             self.checked(entry_of(spec))
-        elif self.loss_id is not None and all(self.loss_id not in e.losses for e in entries()):
-            raise InputError(
-                f"loss -l {self.loss_id} is not supported: "
-                + ", ".join(
-                    f"{e.name} " + " or ".join(f"-l {i}" for i in sorted(e.losses))
-                    for e in entries()
-                )
-            )
 
     def checked(self, entry):
         """(loss id, the problem's options, notes) of these settings for ``entry``;
