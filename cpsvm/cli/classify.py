@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import click
 
-from ..options import FilePath, OutputPath, option
+from ..options import FILE, OUTPUT, option
 from ..problems import entries
 from ..reporting.monitor import note, progress
 from .command import DeclaredCommand, member_parameter, parameters, values_of
@@ -46,11 +46,9 @@ class Classify:
         "binary models, the confusion matrix for multiclass ones, per-query NDCG@10 for "
         "ranking functions"
     )
-    example_file: str = option(argument=True, default=None, type=FilePath(), required=True)
-    model_file: str = option(argument=True, default=None, type=FilePath(), required=True)
-    output_file: str = option(
-        argument=True, default="svm_predictions", type=OutputPath(), required=False
-    )
+    example_file: str = option(argument=True, default=None, type=FILE, required=True)
+    model_file: str = option(argument=True, default=None, type=FILE, required=True)
+    output_file: str = option(argument=True, default="svm_predictions", type=OUTPUT, required=False)
 
 
 def _model_options() -> list:
