@@ -104,6 +104,12 @@ def classify(**values):
     verbosity, full_precision = given.verbosity, given.full_precision
     if example_file == "-" and model_file == "-":
         raise click.UsageError("only one of EXAMPLE_FILE and MODEL_FILE can be '-'")
+    from ..io.atomic import refuse_same_files
+
+    refuse_same_files(
+        [("EXAMPLE_FILE", example_file), ("MODEL_FILE", model_file)],
+        [("OUTPUT_FILE", output_file), ("--plot", given.plot_file)],
+    )
     from ..io.model_file import model_kind_of, read_model
 
     # Figures go to stdout unless the predictions do; then to stderr, keeping the pipe clean.

@@ -148,6 +148,12 @@ class StructLearn(Learner):
             if name.startswith(_PREFIX) and value is not None
         }
 
+    def input_files(self, job):
+        """Also the files of examples the problems' options name (SVMperf's --f)."""
+        examples = {o.flag for e in entries() for o in e.options if o.kind == "examples"}
+        named = [(flag, text) for flag, text in job.given.items() if flag in examples]
+        return super().input_files(job) + named
+
     def check(self, job):
         given = job.given
         job.extra[Compatibility].refuse()

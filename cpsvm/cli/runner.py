@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from ..options import FILE, OUTPUT, option, validate_options, with_values
+from ..options import FILE, METADATA_KEY, OUTPUT, option, validate_options, with_values
 from .command import DeclaredCommand, parameters, values_of
 from .common import plot_option, version_option
 from .selection import (
@@ -169,12 +169,15 @@ class Learner:
 
     def learn(self, job: Job):
         """The run, the same for every learner."""
+        from ..io.atomic import refuse_same_files
         from ..reporting.run import draw_trace, finish, train_and_save
         from ..reporting.statistics import peak_rss_line, report_stream
         from ..threads import thread_count
 
         run = job.run
         check_model_file(run.model_file, run.cv_folds, run.c_path, run.trace_path)
+        outputs = [("MODEL_FILE", run.model_file), ("--trace", run.trace_path)]
+        refuse_same_files(self.input_files(job), [*outputs, ("--plot", run.plot_file)])
         instead = self.check(job)
         if instead is not None:  # a model made without training (cp_learn --baseline)
             return instead()
@@ -195,7 +198,7 @@ class Learner:
             monitor = self.monitor(job)
             train = job.data.train if job.on_cluster else self.solver_train()
             info, cpu = train_and_save(
-                train, job.data, job.params, run.model_file, monitor, terminate=job.on_cluster
+                train, job.data, job.params, run.model_file, monitor, terminate=True
             )
         finally:
             if job.on_cluster:
@@ -215,7 +218,7 @@ class Learner:
             notes=self.notes(job, info),
             warn=self.warn,
             best=self.best,
-            terminated=getattr(info, "terminated", False),
+            terminated=getattr(info, "terminated", 0),
         )
         return None
 
@@ -228,6 +231,15 @@ class Learner:
     def check_values(self, values: dict) -> None:
         """Checks between the command line's values before anything is built from them
         (the Kernel's import loads numpy)."""
+
+    def input_files(self, job: Job) -> list:
+        """(what, path) of every file the run reads: EXAMPLE_FILE and the files its
+        Params' fields name (-C, --validate)."""
+        fields = type(job.params).__dataclass_fields__
+        named = [
+            (fields[name].metadata[METADATA_KEY].flags[0], path) for name, path in job.files.items()
+        ]
+        return [("EXAMPLE_FILE", job.run.example_file), *named]
 
     def check(self, job: Job):
         """The refusals before any data is read; returns what to run instead of training,

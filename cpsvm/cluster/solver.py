@@ -59,7 +59,7 @@ class ClusterInfo:
     notes: list = field(default_factory=list)
     kernel_evaluations: int = 0
     method: int = 1  # ocas_learn's -m
-    terminated: bool = False  # stopped by SIGTERM (the command's StopOnInterrupt)
+    terminated: int = 0  # the signal that stopped it (the command's StopOnInterrupt)
     loss_id: int = PERF_ERROR_RATE  # cp_learn's -l (the problem's statistics read it)
 
 
