@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..engine.solver_table import OCAS_LEARN
 from ..errors import InputError
 from ..options import Checked, FilePath, IntChoice, non_negative, option
 from . import shared
@@ -14,7 +15,7 @@ from . import shared
 if TYPE_CHECKING:
     import numpy as np
 
-METHODS = {0: "standard cutting plane", 1: "OCAS", 2: "dual coordinate descent"}
+METHODS = {i: m.name for i, m in OCAS_LEARN.items()}
 
 
 def read_costs(path, data=None):
@@ -78,7 +79,7 @@ class OcasParams:
         "which.",
         default=None,
         type=IntChoice(
-            0, 1, 2, expected="-m 0 (cutting plane), 1 (OCAS) or 2 (dual coordinate descent)"
+            *OCAS_LEARN, expected="-m 0 (cutting plane), 1 (OCAS) or 2 (dual coordinate descent)"
         ),
     )  # None: picked (solvers.ocas.choose_method)
     buffer_size: int = option(
@@ -137,7 +138,7 @@ class OcasParams:
     def validate(self):
         if not 0 < self.C < math.inf:
             raise InputError(f"expected a finite C > 0 (-c), got {self.C:g}")
-        if self.method not in (None, 0, 1, 2):
+        if self.method is not None and self.method not in OCAS_LEARN:
             raise InputError(
                 f"expected -m 0 (cutting plane), 1 (OCAS) or 2 (dual coordinate descent), "
                 f"got {self.method}"

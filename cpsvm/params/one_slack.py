@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..conventions import MARGIN_RESCALING
+from ..engine.solver_table import CP_LEARN, choices_text
 from ..errors import InputError
 from ..options import IntChoice, option, positive
 from ..problems import entries, entry_of, resolve_problem
@@ -20,7 +21,7 @@ from . import shared
 if TYPE_CHECKING:
     from ..kernels import Kernel
 
-ALGORITHMS = (0, 2, 3, 4, 5, 9)
+ALGORITHMS = tuple(i for i, m in CP_LEARN.items() if m.same_as is None)  # -w's own methods
 
 
 def _trained() -> list:
@@ -95,7 +96,7 @@ class StructParams:
         "-w",
         help=_algorithm_help,
         default=None,
-        type=IntChoice(0, 1, 2, 3, 4, 5, 9, expected="-w 0, 1, 2, 3, 4, 5 or 9"),
+        type=IntChoice(*CP_LEARN, expected=choices_text("-w", CP_LEARN)),
     )
     rescaling: int = option(
         "-o",
@@ -143,8 +144,8 @@ class StructParams:
             raise InputError(f"expected a finite C > 0 (-c), got {self.C:g}")
         if self.epsilon is not None and not self.epsilon > 0:
             raise InputError(f"expected epsilon > 0 (-e), got {self.epsilon:g}")
-        if self.algorithm not in (None, 1) + ALGORITHMS:
-            raise InputError(f"expected -w 0, 1, 2, 3, 4, 5 or 9, got {self.algorithm}")
+        if self.algorithm is not None and self.algorithm not in CP_LEARN:
+            raise InputError(f"expected {choices_text('-w', CP_LEARN)}, got {self.algorithm}")
         if self.rescaling not in (1, 2):
             raise InputError(f"expected -o 1 (slack) or 2 (margin rescaling), got {self.rescaling}")
         self.problem = resolve_problem(self.problem)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..engine.solver_table import SAMPLED_LEARN
 from ..errors import InputError
 from ..options import Checked, option, positive
 from . import shared
@@ -16,7 +17,7 @@ from . import shared
 if TYPE_CHECKING:
     from ..kernels import Kernel
 
-ALGORITHMS = ("const", "linear")
+ALGORITHMS = tuple(SAMPLED_LEARN)
 
 
 @dataclass
