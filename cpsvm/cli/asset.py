@@ -85,10 +85,9 @@ class AssetLearn(Learner):
         return train
 
     def statistics(self, job, info, cpu):
-        from ..reporting.statistics import asset_statistics, gd_statistics
+        from ..reporting.statistics import asset_learn_statistics
 
-        gd = job.params.method == "gd"
-        (gd_statistics if gd else asset_statistics)(info, job.params, cpu, job.report)
+        asset_learn_statistics(info, job.params, cpu, job.report)
 
     def notes(self, job, info):
         return () if job.params.method == "gd" else info.notes

@@ -192,13 +192,12 @@ def _features(data, model, full_precision, verbosity):
     than turning a decision value into nan. Returns (X, whether that happened)."""
     import numpy as np
 
-    from ..models import highest_index, svmlight_floats
+    from ..models import highest_index, svmlight_features
 
     X = data.X
     outside = False
     if not full_precision:
-        X = X.copy()
-        X.data, kept = svmlight_floats(X.data)
+        X, kept = svmlight_features(X)
         outside = bool(kept.any())
         if outside and verbosity >= 1:
             first = int(np.searchsorted(X.indptr, int(np.argmax(kept)), "right")) - 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..engine.solver_table import ASSET_LEARN
 from ..errors import OptionError
 from ..options import FILE, Choice, Range, ValueType, at_least, check_fields, option
 from . import shared
@@ -18,7 +19,7 @@ APPROXIMATIONS = ("nystrom", "rff", "none")
 TASKS = ("classification", "regression")
 # The problem (cpsvm.problems) of each task: what judges a fold and a classified file.
 TASK_PROBLEMS = {"classification": "binary", "regression": "regression"}
-METHODS = ("sgd", "gd")
+METHODS = tuple(ASSET_LEARN)
 LOSSES = ("hinge", "huber")
 # --margin-bounds when not given (benchmarks/bench_margin_bounds.py, man page DEFAULTS;
 # --approx none only): off for sgd (the refresh pass costs about what the skipped

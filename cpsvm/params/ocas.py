@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..engine.solver_table import OCAS_LEARN
 from ..errors import InputError
 from ..options import FILE, Choice, Range, check_fields, non_negative, option
 from . import shared
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 PROBLEMS = ("auto", "binary", "multiclass")
-METHODS = {0: "standard cutting plane", 1: "OCAS", 2: "dual coordinate descent"}
+METHODS = {i: m.name for i, m in OCAS_LEARN.items()}
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,8 @@ class OcasParams:
         "which.",
         default=None,
         type=Choice(
-            (0, 1, 2), expected="-m 0 (cutting plane), 1 (OCAS) or 2 (dual coordinate descent)"
+            tuple(OCAS_LEARN),
+            expected="-m 0 (cutting plane), 1 (OCAS) or 2 (dual coordinate descent)",
         ),
     )  # None: picked (solvers.ocas.choose_method)
     buffer_size: int = option(

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..conventions import MARGIN_RESCALING
+from ..engine.solver_table import CP_LEARN, choices_text
 from ..options import Choice, Later, Range, check_fields, option, positive
 from ..problems import entries, entry_of, resolve_problem
 from . import shared
@@ -16,7 +17,7 @@ from . import shared
 if TYPE_CHECKING:
     from ..kernels import Kernel
 
-ALGORITHMS = (0, 2, 3, 4, 5, 9)
+ALGORITHMS = tuple(i for i, m in CP_LEARN.items() if m.same_as is None)  # -w's own methods
 
 
 def _trained() -> list:
@@ -93,7 +94,7 @@ class StructParams:
         "-w",
         help=_algorithm_help,
         default=None,
-        type=Choice((0, 1, *ALGORITHMS[1:]), expected="-w 0, 1, 2, 3, 4, 5 or 9"),
+        type=Choice(tuple(CP_LEARN), expected=choices_text("-w", CP_LEARN)),
     )
     rescaling: int = option(
         "-o",

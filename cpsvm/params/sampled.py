@@ -6,13 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..engine.solver_table import SAMPLED_LEARN
 from ..options import Choice, Range, check_fields, option, positive
 from . import shared
 
 if TYPE_CHECKING:
     from ..kernels import Kernel
 
-ALGORITHMS = ("const", "linear")
+ALGORITHMS = tuple(SAMPLED_LEARN)
 
 
 @dataclass(frozen=True)
