@@ -635,6 +635,23 @@ class ShardedData:
         for x in own:
             self.col_max[x["columns"]] = np.maximum(self.col_max[x["columns"]], x["col_max"])
 
+    def refuse_structured(self):
+        """A file cp_learn's ``auto`` would train as a structured problem (SVM-hmm
+        sequences, rankings: the registry's ``detect`` on each shard), refused: the
+        cluster trains binary and multiclass problems only, and would train another
+        model than the single machine."""
+        found = next((x["problem"] for x in self.summaries if x["problem"]), None)
+        if found is None:
+            return
+        from ..problems.registry import problem_entry
+
+        name, source = found
+        raise InputError(
+            f"cp_learn trains this file as the {name} problem ({problem_entry(name).detect_help}"
+            "), which a cluster (--scheduler) cannot train yet: train it without --scheduler",
+            source=source,
+        )
+
     def global_line(self, shard, line):
         if line is None or self.locate is None:
             return line

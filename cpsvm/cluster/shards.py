@@ -41,20 +41,18 @@ from ..columns import (
     renumbering_pays,
     seen_columns,
 )
-from ..errors import InputError
+from ..errors import InputError, OptionError
 from ..io.streams import InputStream
 from ..sparse_ops import rows_times
 from .kernels import abs_bounds
 from .partials import touched_rows
 from .sources import (
-    Reader,
     check_local,
-    file_system,
+    detached,
     is_pattern,
     is_url,
     list_pattern,
-    open_file,
-    stamp,
+    open_source,
     unreadable,
     worker_name,
 )
@@ -98,10 +96,21 @@ class ShardSpec:
     start: int = 0
     end: int | None = None
     size: int = 0  # the file's bytes (compressed ones: as stored), to balance groups
+    timeout: float | None = None  # bounds every wait on a URL's store (--worker-timeout)
 
     @property
     def whole(self) -> bool:
         return self.end is None
+
+
+def check_source(source: str) -> None:
+    """What the workers cannot read, refused before the cluster starts: standard input
+    (each worker reads its own shard of the file)."""
+    if source == "-":
+        raise OptionError(
+            "standard input (-) cannot be sharded to a cluster (--scheduler): the workers "
+            "read the examples themselves; give a file every worker sees, or a URL"
+        )
 
 
 def check_visible(path: str) -> None:
@@ -110,11 +119,29 @@ def check_visible(path: str) -> None:
         check_local(path)
 
 
-def plan_shards(source: str, parts: int) -> list[ShardSpec]:
+def worker_task(fn):
+    """``fn`` as a task run on a worker: an InputError it raises reaches the client as
+    itself (:func:`.sources.detached`), one line."""
+
+    @functools.wraps(fn)
+    def task(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except InputError as e:
+            error = e
+        raise detached(error)
+
+    return task
+
+
+@worker_task
+def plan_shards(source: str, parts: int, timeout: float | None = None) -> list[ShardSpec]:
     """The shards of ``source``: every file a glob matches (sorted by name), or ``parts``
-    byte ranges of one uncompressed file (one shard if it is compressed or small)."""
+    byte ranges of one uncompressed file (one shard if it is compressed, small, or an
+    HTTP response of no known length). ``timeout`` bounds every wait on a URL's store
+    (the worker timeout's default if None)."""
     if is_pattern(source):
-        files = list_pattern(source)
+        files = list_pattern(source, timeout)
         if not files:
             raise InputError(
                 f"no file matches this pattern where {worker_name()} looks (the workers "
@@ -122,15 +149,16 @@ def plan_shards(source: str, parts: int) -> list[ShardSpec]:
                 "worker under this " + ("URL)" if is_url(source) else "path)"),
                 source=source,
             )
-        return [ShardSpec(name, size=size) for name, size in files]
+        return [ShardSpec(name, size=size, timeout=timeout) for name, size in files]
     check_visible(source)
-    with InputStream(source, Reader(open_file(source), source)) as f:
+    opened = open_source(source, timeout)
+    with InputStream(source, opened.reader(source)) as f:
         compressed = f.compression is not None
-    size = stamp(source)[0]
-    if compressed or parts <= 1 or size < parts:
-        return [ShardSpec(source, size=size)]
+    size = opened.size
+    if size is None or compressed or parts <= 1 or size < parts:
+        return [ShardSpec(source, size=size or 0, timeout=timeout)]
     cuts = [size * k // parts for k in range(parts + 1)]
-    return [ShardSpec(source, a, b, size) for a, b in zip(cuts, cuts[1:])]
+    return [ShardSpec(source, a, b, size, timeout) for a, b in zip(cuts, cuts[1:])]
 
 
 def group_shards(specs: list[ShardSpec], groups: int) -> list[list[ShardSpec]]:
@@ -167,10 +195,10 @@ def _line_start(f, pos: int, size: int) -> int:
         at += len(chunk)
 
 
-def _lines_before(path: str, pos: int) -> int:
+def _lines_before(spec: ShardSpec, pos: int) -> int:
     count = 0
-    with open_file(path) as f:
-        reader = Reader(f, path, 0, pos)
+    opened = open_source(spec.path, spec.timeout)
+    with opened.reader(spec.path, 0, pos) as reader:
         buf = bytearray(_SCAN * 16)
         while True:
             n = reader.readinto(buf)
@@ -186,16 +214,18 @@ def _range(spec: ShardSpec, f, size):
     except InputError:
         raise
     except Exception as e:
-        raise unreadable(spec.path, e) from None
+        raise unreadable(spec.path, e, spec.timeout) from None
 
 
+@worker_task
 def global_line(spec: ShardSpec, line):
     """The file's line number of the shard's line ``line`` (counted from its first)."""
     if line is None or spec.whole:
         return line
-    with open_file(spec.path) as f:
-        begin = _range(spec, f, stamp(spec.path, f)[0])[0]
-    return line + _lines_before(spec.path, begin)
+    opened = open_source(spec.path, spec.timeout)
+    with opened.f as f:
+        begin = _range(spec, f, opened.size)[0]
+    return line + _lines_before(spec, begin)
 
 
 def read_fingerprinted(spec: ShardSpec):
@@ -206,18 +236,19 @@ def read_fingerprinted(spec: ShardSpec):
     from ..io.svmlight import BLOCK_SIZE, parse_svmlight_stream, stream_blocks
 
     check_visible(spec.path)
-    fs = file_system(spec.path)[0] if is_url(spec.path) else None
-    with open_file(spec.path, fs) as f:
-        size, modified = stamp(spec.path, f)
+    opened = open_source(spec.path, spec.timeout)
+    size, modified = opened.size, opened.modified
+    with opened.f as f:
         if spec.whole:
             begin, stop = 0, size
-            reader = Reader(f, spec.path)
+            reader = opened.reader(spec.path)
         else:
             begin, stop = _range(spec, f, size)
-            reader = Reader(f, spec.path, begin, stop)
+            reader = opened.reader(spec.path, begin, stop)
         with InputStream(spec.path, reader) as text:
             # (a small file needs no buffer larger than itself)
-            block = BLOCK_SIZE if text.compression else min(BLOCK_SIZE, stop - begin + 1)
+            small = stop is not None and not text.compression
+            block = min(BLOCK_SIZE, stop - begin + 1) if small else BLOCK_SIZE
             try:
                 data = parse_svmlight_stream(
                     stream_blocks(text.readinto, block),
@@ -233,7 +264,7 @@ def read_fingerprinted(spec: ShardSpec):
                     raise
                 message = str(e)[len(f"{e.source}:{e.line}: ") :]
                 raise InputError(
-                    message, source=e.source, line=e.line + _lines_before(spec.path, begin)
+                    message, source=e.source, line=e.line + _lines_before(spec, begin)
                 ) from None
         return data, reader.fingerprint(size, modified)
 
@@ -261,6 +292,7 @@ class ReadFiles:
     fingerprints: tuple
 
 
+@worker_task
 def read_files(specs) -> ReadFiles:
     """The loader of a shard of one or several files (or one byte range)."""
     read = [read_fingerprinted(s) for s in specs]
@@ -304,10 +336,22 @@ def _joined(parts):
     return X, y, cost, lines, [p.source for p in parts], part_of
 
 
+def structured_problem(dataset):
+    """(name, source) of the structured problem cp_learn's ``auto`` takes ``dataset``
+    for (the registry's own ``detect``, in its order), None if none."""
+    from ..problems.registry import auto_order, problem_entry
+
+    for name in auto_order():
+        if problem_entry(name).detect(dataset):
+            return name, dataset.source
+    return None
+
+
 class Shard:
     """One shard's examples on its worker (one Dataset, a group's list of them, or what
     :func:`read_files` read: then with its files' ``fingerprints``), plus the run's
-    cached state."""
+    cached state. ``problem``: the structured problem one of its files is
+    (:func:`structured_problem`), None if none."""
 
     def __init__(self, data, index):
         self.fingerprints = None
@@ -315,6 +359,8 @@ class Shard:
             data, self.fingerprints = data.parts, data.fingerprints
             if len(data) == 1:
                 data = data[0]
+        parts = data if isinstance(data, list) else [data]
+        self.problem = next(filter(None, map(structured_problem, parts)), None)
         if isinstance(data, list):
             X, y, cost, lines, self.sources, self.part_of = _joined(data)
             data = SimpleNamespace(X=X, y=y, cost=cost, line_numbers=lines, source=self.sources[0])
@@ -477,6 +523,7 @@ def summarize_shard(shard):
         source=shard.source,
         files=len(shard.sources),
         fingerprints=shard.fingerprints,
+        problem=shard.problem,
     )
 
 
