@@ -29,7 +29,14 @@ from ..columns import REMAP_MIN_WIDTH, renumbering_pays, union_maxima
 from ..errors import InputError, OptionError, Terminated
 from . import WORKER_TIMEOUT
 from .local import CLOSE_LIMIT
-from .shards import load_shard, prepare_shard, shard_columns, shard_size, summarize_shard
+from .shards import (
+    check_first_reading,
+    load_shard,
+    prepare_shard,
+    shard_columns,
+    shard_size,
+    summarize_shard,
+)
 
 POLL = 1.0  # seconds between checks of the cluster while a round waits
 CLOSE_TIMEOUT = 10.0  # seconds for the client to close
@@ -565,6 +572,8 @@ class ShardedData:
         )
         session.load_seconds = time.monotonic() - started
         s = self.summaries
+        for x in s:
+            check_first_reading(x["fingerprints"])
         self.n_files = sum(x["files"] for x in s)
         self.n_examples = sum(x["n"] for x in s)
         self.n_features = max(x["width"] for x in s)

@@ -52,7 +52,9 @@ from .sources import (
     is_pattern,
     is_url,
     list_pattern,
+    local_stamp,
     open_source,
+    stamp_change,
     unreadable,
     worker_name,
 )
@@ -97,6 +99,9 @@ class ShardSpec:
     end: int | None = None
     size: int = 0  # the file's bytes (compressed ones: as stored), to balance groups
     timeout: float | None = None  # bounds every wait on a URL's store (--worker-timeout)
+    # (size, modification stamp) when the shards were planned (None: unknown): a file
+    # that changed before its first reading is told from one that changed after it
+    planned: tuple | None = None
 
     @property
     def whole(self) -> bool:
@@ -149,16 +154,24 @@ def plan_shards(source: str, parts: int, timeout: float | None = None) -> list[S
                 "worker under this " + ("URL)" if is_url(source) else "path)"),
                 source=source,
             )
-        return [ShardSpec(name, size=size, timeout=timeout) for name, size in files]
+        return [
+            ShardSpec(name, size=size or 0, timeout=timeout, planned=_planned(size, None))
+            for name, size in files
+        ]
     check_visible(source)
     opened = open_source(source, timeout)
     with InputStream(source, opened.reader(source)) as f:
         compressed = f.compression is not None
     size = opened.size
+    planned = _planned(size, opened.modified)
     if size is None or compressed or parts <= 1 or size < parts:
-        return [ShardSpec(source, size=size or 0, timeout=timeout)]
+        return [ShardSpec(source, size=size or 0, timeout=timeout, planned=planned)]
     cuts = [size * k // parts for k in range(parts + 1)]
-    return [ShardSpec(source, a, b, size, timeout) for a, b in zip(cuts, cuts[1:])]
+    return [ShardSpec(source, a, b, size, timeout, planned) for a, b in zip(cuts, cuts[1:])]
+
+
+def _planned(size, modified):
+    return None if size is None else (size, modified)
 
 
 def group_shards(specs: list[ShardSpec], groups: int) -> list[list[ShardSpec]]:
@@ -238,6 +251,8 @@ def read_fingerprinted(spec: ShardSpec):
     check_visible(spec.path)
     opened = open_source(spec.path, spec.timeout)
     size, modified = opened.size, opened.modified
+    change = stamp_change(spec.planned, (size, modified)) if spec.planned else None
+    changed = None if change is None else _changed(change, "before")
     with opened.f as f:
         if spec.whole:
             begin, stop = 0, size
@@ -266,7 +281,27 @@ def read_fingerprinted(spec: ShardSpec):
                 raise InputError(
                     message, source=e.source, line=e.line + _lines_before(spec, begin)
                 ) from None
-        return data, reader.fingerprint(size, modified)
+            # Changed while it was read (cut short, or grown): the bytes read are not
+            # those the opening's size gave, or a path's size or time are no longer.
+            if changed is None and not is_url(spec.path):  # a path: asked again
+                change = stamp_change((size, modified), local_stamp(f))
+                changed = None if change is None else _changed(change, "while")
+            if changed is None and stop is not None and not text.compression:
+                if reader.length != stop - begin:
+                    change = f"{stop - begin} bytes to read, {reader.length} read"
+                    changed = _changed(change, "while")
+        return data, reader.fingerprint(size, modified, changed)
+
+
+def _changed(change, when):
+    """What a reading says of a file that changed ``when`` ("before", "while") it was
+    read (a first reading's is refused by :func:`check_first_reading`; a reading again
+    is compared with the first by :func:`check_fingerprints`)."""
+    said = {
+        "before": "after the run planned its shards, before it read them",
+        "while": "while the run read it",
+    }
+    return f"changed {said[when]} ({change})"
 
 
 def read_shard(spec: ShardSpec):
@@ -531,6 +566,17 @@ def shard_columns(shard):
     """The sorted distinct columns of a shard that kept the file's indices (a narrow
     one: its summary did not list them)."""
     return present_columns(shard.X)
+
+
+def check_first_reading(fingerprints):
+    """The shards' first reading: ShardChanged naming the first file that changed after
+    the run planned its shards or while it was read."""
+    for fingerprint in fingerprints or ():
+        if fingerprint.changed is not None:
+            raise ShardChanged(
+                f"{fingerprint.changed}; a shard must stay the same for the whole run",
+                source=fingerprint.source,
+            )
 
 
 def check_fingerprints(shard, fingerprints):

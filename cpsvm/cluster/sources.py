@@ -194,7 +194,7 @@ def _info(fs, path: str, timeout: float) -> dict:
 def list_pattern(pattern: str, timeout: float | None = None) -> list[tuple[str, int]]:
     """(name, size) of every file the glob ``pattern`` matches, sorted by name; a URL
     pattern's names are URLs (an HTTP server's through its index pages). A size the
-    store does not give (an HTTP response without a length) is 0."""
+    store does not give (an HTTP response without a length) is None."""
     if not is_url(pattern):
         paths = sorted(p for p in glob.glob(pattern) if os.path.isfile(p))
         return [(p, os.path.getsize(p)) for p in paths]
@@ -211,7 +211,7 @@ def list_pattern(pattern: str, timeout: float | None = None) -> list[tuple[str, 
         for name, size in sorted(files):
             if size is None:
                 size = _info(fs, fs._strip_protocol(name), timeout).get("size")
-            sized.append((name, size or 0))
+            sized.append((name, size))
         return sized
     except InputError:
         raise
@@ -242,10 +242,9 @@ def open_source(source: str, timeout: float | None = None) -> Opened:
     if not is_url(source):
         try:
             f = open(source, "rb")
-            st = os.fstat(f.fileno())
+            return Opened(f, *local_stamp(f))
         except Exception as e:
             raise unreadable(source, e) from None
-        return Opened(f, st.st_size, st.st_mtime_ns)
     timeout = _bound(timeout)
     fs, path = file_system(source, timeout)
     scheme = _URL.match(source).group(1).lower()
@@ -257,7 +256,8 @@ def open_source(source: str, timeout: float | None = None) -> Opened:
         if not _http(scheme):
             if size is None:
                 raise InputError(f"{worker_name()} cannot read it (its store gives no size)")
-            return Opened(fs.open(path, "rb", block_size=URL_BLOCK_SIZE), int(size), modified)
+            f = fs.open(path, "rb", block_size=URL_BLOCK_SIZE)
+            return Opened(f, int(size), modified, timeout)
         if size is None:
             # No Content-Length, or a Content-Encoding (gzip: aiohttp decodes it): the
             # response read as a stream from its start, whole.
@@ -297,6 +297,23 @@ def check_local(path: str) -> None:
     )
 
 
+def stamp_change(before, after) -> str | None:
+    """What changed between two (size, modification stamp), in words (None if nothing;
+    a stamp of None, unknown, compares equal to any)."""
+    (size, modified), (size_now, modified_now) = before, after
+    if size != size_now:
+        return f"its size changed from {size} to {size_now} bytes"
+    if modified is not None and modified_now is not None and modified != modified_now:
+        return "its modification time changed"
+    return None
+
+
+def local_stamp(f) -> tuple[int, int]:
+    """(size, modification time in ns) of an open local file, asked now."""
+    st = os.fstat(f.fileno())
+    return st.st_size, st.st_mtime_ns
+
+
 @dataclass(frozen=True)
 class Fingerprint:
     """What a worker read of a file: its size and modification stamp when opened, and
@@ -308,13 +325,13 @@ class Fingerprint:
     modified: object
     length: int
     checksum: int
+    changed: str | None = None  # how it changed before or while it was read, if it did
 
     def differs(self, other: Fingerprint) -> str | None:
         """What changed, in words (None if nothing)."""
-        if self.size != other.size:
-            return f"its size changed from {self.size} to {other.size} bytes"
-        if self.modified != other.modified:
-            return "its modification time changed"
+        change = stamp_change((self.size, self.modified), (other.size, other.modified))
+        if change is not None:
+            return change
         if (self.length, self.checksum) != (other.length, other.checksum):
             return "its content changed (checksum)"
         return None
@@ -382,5 +399,5 @@ class Reader(io.RawIOBase):
             self.f.close()
         super().close()
 
-    def fingerprint(self, size, modified) -> Fingerprint:
-        return Fingerprint(self.source, size, modified, self.length, self.checksum)
+    def fingerprint(self, size, modified, changed=None) -> Fingerprint:
+        return Fingerprint(self.source, size, modified, self.length, self.checksum, changed)

@@ -27,6 +27,7 @@ from cpsvm.cluster.shards import plan_shards, read_shard, shard_loaders
 from cpsvm.cluster.solver import train_ocas, train_struct
 from cpsvm.data import Dataset
 from cpsvm.engine.ocas import binary_line_search, class_line_search
+from cpsvm.errors import InputError
 from cpsvm.io.svmlight import read_svmlight, write_svmlight
 from cpsvm.solvers.ocas import OcasParams
 from cpsvm.solvers.ocas import train as ocas_train
@@ -748,3 +749,43 @@ def test_a_local_cluster_leaves_the_callers_environment_as_it_was():
         assert dict(os.environ) == before
     finally:
         session.close()
+
+
+@pytest.mark.parametrize(
+    "sample, problem",
+    [("ewt60.hmm.train", "hmm"), ("toy.rank.train", "rank"), ("a9a3k.train", None)],
+)
+def test_a_file_cp_learn_trains_as_a_structure_is_told(sample, problem):
+    """The shards say which structured problem cp_learn's auto takes their file for (the
+    registry's detect on each shard): an SVM-hmm file, a ranking; a binary file none.
+    The cluster refuses the first two (it would train another model than the single
+    machine)."""
+    from conftest import SAMPLES
+
+    for parts in (1, 2):
+        data = file_shards(SAMPLES / sample, parts)
+        found = {x["problem"][0] if x["problem"] else None for x in data.summaries}
+        assert found == {problem}
+        if problem is None:
+            data.refuse_structured()
+            continue
+        with pytest.raises(InputError) as error:
+            data.refuse_structured()
+        assert str(error.value).startswith(
+            f"{SAMPLES / sample}: cp_learn trains this file as the {problem} problem ("
+        )
+        assert str(error.value).endswith(
+            "which a cluster (--scheduler) cannot train yet: train it without --scheduler"
+        )
+
+
+def test_cli_an_hmm_file_is_refused_by_cp_learn(tmp_path):
+    """cp_learn --scheduler on an SVM-hmm file: one line, exit 1, no model (the single
+    machine trains an HMM; the cluster would train its tokens as classes)."""
+    from conftest import SAMPLES
+
+    model = tmp_path / "m"
+    r = run_cli("learn", "--scheduler", "local:2", "-c", "1", SAMPLES / "ewt60.hmm.train", model)
+    assert r.returncode == 1 and not model.exists(), r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "as the hmm problem" in lines[0], lines
