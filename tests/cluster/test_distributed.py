@@ -789,3 +789,69 @@ def test_cli_an_hmm_file_is_refused_by_cp_learn(tmp_path):
     assert r.returncode == 1 and not model.exists(), r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "as the hmm problem" in lines[0], lines
+
+
+def test_a_change_before_while_or_after_the_first_reading_is_told_apart(
+    sets, tmp_path, monkeypatch
+):
+    """A file cut short after the shards were planned and before they were read, or
+    while its shard was being read: the first reading is refused, saying when (exit 1,
+    no model: nothing was trained on it). Cut short after the first reading: the
+    shard read again differs from the first reading (the best model so far, for the
+    command)."""
+    text = (sets / "binary.svm").read_bytes()
+    lines = text.splitlines(keepends=True)
+    cut = b"".join(lines[: len(lines) * 5 // 6])
+    source = tmp_path / "train.svm"
+
+    def load(specs):
+        return ShardedData(InProcessSession(), *shard_loaders(specs, len(specs)))
+
+    source.write_bytes(text)
+    specs = plan_shards(str(source), 2)
+    source.write_bytes(cut)
+    with pytest.raises(shards.ShardChanged) as error:
+        load(specs)
+    assert str(error.value) == (
+        f"{source}: changed after the run planned its shards, before it read them (its size "
+        f"changed from {len(text)} to {len(cut)} bytes); a shard must stay the same for the "
+        "whole run"
+    )
+
+    source.write_bytes(text)
+    specs = plan_shards(str(source), 2)
+    open_source = shards.open_source
+
+    def cut_once_opened(path, timeout=None):
+        opened = open_source(path, timeout)
+        source.write_bytes(cut)
+        return opened
+
+    monkeypatch.setattr(shards, "open_source", cut_once_opened)
+    with pytest.raises(shards.ShardChanged, match=r"changed while the run read it \("):
+        load(specs)
+    monkeypatch.undo()
+
+    source.write_bytes(text)
+    specs = plan_shards(str(source), 2)
+    data = load(specs)
+    source.write_bytes(cut)
+    again = shards.load_shard(functools.partial(shards.read_files, [specs[1]]), 1)
+    with pytest.raises(shards.ShardChanged, match=r"changed since the run first read it \("):
+        shards.check_fingerprints(again, data.summaries[1]["fingerprints"])
+
+
+def test_a_task_of_a_shard_not_placed_again_yet_runs_anywhere(cluster):
+    """A round's task whose shard has no worker yet (its worker lost, the shard not
+    read again): submitted without a worker to prefer, which Dask refuses together
+    with allow_other_workers."""
+    import operator
+    from types import SimpleNamespace
+
+    from cpsvm.cluster.rounds import Rounds
+
+    _, client = cluster
+    rounds = Rounds(SimpleNamespace(client=client), [])
+    assert rounds._submit(operator.add, 1, 2).result(timeout=60) == 3
+    worker = next(iter(client.scheduler_info()["workers"]))
+    assert rounds._submit(operator.add, 2, 2, where=worker).result(timeout=60) == 4
