@@ -99,6 +99,9 @@ def _why(error: BaseException, timeout=None) -> str:
     if any(isinstance(e, TimeoutError) for e in chain):
         within = f" within {timeout:g} s (--worker-timeout)" if timeout else ""
         return f"no complete answer{within}"
+    # (a server gone, a connection cut: the HTTP client's own words, not fsspec's
+    # FileNotFoundError raised from them)
+    error = next((e for e in chain if type(e).__module__.startswith("aiohttp")), error)
     if isinstance(error, FileNotFoundError):
         return "no such file there"
     if isinstance(error, IsADirectoryError):
