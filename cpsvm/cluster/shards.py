@@ -275,6 +275,7 @@ def read_fingerprinted(spec: ShardSpec):
                     allow_empty=True,
                 )
             except InputError as e:
+                _refuse_own_format(spec.path)
                 if e.line is None or spec.whole:
                     raise
                 message = str(e)[len(f"{e.source}:{e.line}: ") :]
@@ -369,6 +370,21 @@ def _joined(parts):
     part_of = np.repeat(np.arange(len(parts)), [p.n_examples for p in parts])
     y = np.concatenate([np.asarray(p.y, dtype=np.float64) for p in parts])
     return X, y, cost, lines, [p.source for p in parts], part_of
+
+
+def _refuse_own_format(path):
+    """A file that is not SVMlight's but a problem's own format (bracketed trees: the
+    registry's ``sniff``, as cp_learn's auto asks it), refused in those words rather
+    than by the SVMlight reader's."""
+    from ..problems.registry import entries
+
+    entry = next((e for e in entries() if e.sniff(path)), None)
+    if entry is not None:
+        raise InputError(
+            f"the {entry.name} problem's own format ({entry.detect_help}), which cp_learn "
+            "trains without --scheduler only: a cluster reads SVMlight files",
+            source=path,
+        ) from None
 
 
 def structured_problem(dataset):

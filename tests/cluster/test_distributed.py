@@ -779,6 +779,19 @@ def test_a_file_cp_learn_trains_as_a_structure_is_told(sample, problem):
         )
 
 
+def test_bracketed_trees_are_refused_as_the_cfg_format():
+    """A file of bracketed trees (cfg's own format, the registry's sniff): one line saying
+    so, not the SVMlight reader's complaint about its line, for any shard."""
+    from conftest import SAMPLES
+
+    for parts in (1, 2):
+        with pytest.raises(InputError) as error:
+            file_shards(SAMPLES / "toy.train.mrg", parts)
+        assert str(error.value).startswith(
+            f"{SAMPLES / 'toy.train.mrg'}: the cfg problem's own format (cfg for bracketed "
+        )
+
+
 def test_cli_an_hmm_file_is_refused_by_cp_learn(tmp_path):
     """cp_learn --scheduler on an SVM-hmm file: one line, exit 1, no model (the single
     machine trains an HMM; the cluster would train its tokens as classes)."""
