@@ -261,9 +261,10 @@ def open_source(source: str, timeout: float | None = None) -> Opened:
                 raise InputError(f"{worker_name()} cannot read it (its store gives no size)")
             f = fs.open(path, "rb", block_size=URL_BLOCK_SIZE)
             return Opened(f, int(size), modified, timeout)
-        if size is None:
-            # No Content-Length, or a Content-Encoding (gzip: aiohttp decodes it): the
-            # response read as a stream from its start, whole.
+        if size is None or info.get("partial") is False:
+            # No Content-Length, or a Content-Encoding (gzip: aiohttp decodes it), or
+            # no range requests (Accept-Ranges: none): the response read as a stream
+            # from its start, whole.
             streams = file_system(source, timeout, stream=True)[0]
             return Opened(streams.open(path, "rb", block_size=0), None, modified, timeout)
         f = fs.open(path, "rb", block_size=URL_BLOCK_SIZE, size=int(size))
@@ -272,19 +273,6 @@ def open_source(source: str, timeout: float | None = None) -> Opened:
         raise InputError(e.message, source=source) from None
     except Exception as e:
         raise unreadable(source, e, timeout) from None
-
-
-def open_file(source: str, timeout: float | None = None):
-    """``source`` opened for reading bytes; errors name it and this worker."""
-    return open_source(source, timeout).f
-
-
-def stamp(source: str, timeout: float | None = None) -> tuple[int | None, object]:
-    """(size, modification stamp) of ``source`` (size None: an HTTP response of no known
-    length)."""
-    opened = open_source(source, timeout)
-    opened.f.close()
-    return opened.size, opened.modified
 
 
 def check_local(path: str) -> None:

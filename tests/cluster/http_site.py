@@ -8,7 +8,8 @@ the first folder of a path says how (the rest names a file under the root).
 - ``/slow/F``: the right headers, then the body at one byte a second;
 - ``/lying/F``: a Content-Length beyond its body, the connection kept open;
 - ``/gzip/F``: the body gzipped with ``Content-Encoding: gzip`` (ranges ignored);
-- ``/nolength/F``: no Content-Length (the end of the body is the connection's).
+- ``/nolength/F``: no Content-Length (the end of the body is the connection's);
+- ``/noranges/F``: ``Accept-Ranges: none``, a Range header ignored (the whole body).
 
 Run as ``python http_site.py ROOT`` it serves ROOT and prints its address (a server
 another process can kill)."""
@@ -21,7 +22,7 @@ import re
 import sys
 import threading
 
-HOSTILE = ("cut", "error", "loop", "mute", "slow", "lying", "gzip", "nolength")
+HOSTILE = ("cut", "error", "loop", "mute", "slow", "lying", "gzip", "nolength", "noranges")
 
 
 class SiteHandler(http.server.SimpleHTTPRequestHandler):
@@ -64,7 +65,7 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             return super().do_HEAD() if head else super().do_GET()  # an index page, or 404
         start, end, status = 0, len(data), 200
         wanted = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range") or "")
-        if wanted and how not in ("gzip", "nolength"):
+        if wanted and how not in ("gzip", "nolength", "noranges"):
             start = int(wanted.group(1))
             end = min(len(data), int(wanted.group(2)) + 1) if wanted.group(2) else len(data)
             status = 206
@@ -79,7 +80,7 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             self.send_header("Connection", "close")
             self.close_connection = True
         else:
-            self.send_header("Accept-Ranges", "bytes")
+            self.send_header("Accept-Ranges", "none" if how == "noranges" else "bytes")
             extra = 1000 if how == "lying" else 0
             self.send_header("Content-Length", str(len(body) + extra))
         if status == 206:

@@ -183,10 +183,11 @@ def test_a_store_that_trickles_is_cut_at_the_timeout():
     assert 0.3 < reader._block[1] < 1.0
 
 
-@pytest.mark.parametrize("how", ["gzip", "nolength"])
+@pytest.mark.parametrize("how", ["gzip", "nolength", "noranges"])
 def test_a_response_of_no_known_length_is_read_whole(site, tmp_path, how):
-    """``Content-Encoding: gzip`` (the length is the encoding's) or no Content-Length:
-    the response is read as a stream, whole, one shard, and trains the path's model."""
+    """``Content-Encoding: gzip`` (the length is the encoding's), no Content-Length, or
+    no range requests: the response is read as a stream, whole, one shard, and trains
+    the path's model."""
     root, base, _ = site
     reference = trained(file_shards(root / "train.svm", 1), tmp_path, "path")
     data = file_shards(f"{base}/{how}/train.svm", 2)
