@@ -380,7 +380,7 @@ class Reader(io.RawIOBase):
         elif n and block[1] > self.timeout:
             raise InputError(
                 f"{worker_name()} cannot read it (too slow: {block[0]} bytes in "
-                f"{block[1]:.0f} s, fewer than {URL_BLOCK_SIZE >> 20} MiB within "
+                f"{block[1]:.1f} s, fewer than {URL_BLOCK_SIZE >> 20} MiB within "
                 f"{self.timeout:g} s (--worker-timeout))",
                 source=self.source,
             )

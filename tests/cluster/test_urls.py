@@ -6,6 +6,7 @@ package it lacks, or the worker). In-process for the rules, through the command 
 real local cluster for the promise."""
 
 import gzip
+import os
 import re
 
 import pytest
@@ -177,7 +178,7 @@ def test_a_store_that_trickles_is_cut_at_the_timeout():
             pass
     assert re.fullmatch(
         r"http://127.0.0.1:9/x.svm: the Dask workers cannot read it \(too slow: \d+ bytes in "
-        r"0 s, fewer than 4 MiB within 0.3 s \(--worker-timeout\)\)",
+        r"0\.\d s, fewer than 4 MiB within 0.3 s \(--worker-timeout\)\)",
         str(error.value),
     ), str(error.value)
     assert 0.3 < reader._block[1] < 1.0
@@ -235,15 +236,21 @@ def test_cli_a_failing_server_is_one_line_within_the_worker_timeout(site, tmp_pa
     byte a second, end with one line naming the URL, the worker and the status (not
     Dask's traceback of it), exit 1, no model, within --worker-timeout of reading (the
     cluster's start aside)."""
+    import glob
+    import tempfile
     import time
 
     _, base, _ = site
     url = f"{base}/{path}"
     model = tmp_path / "m"
+    scratch = os.path.join(tempfile.gettempdir(), "cpsvm-dask-*")
+    before = set(glob.glob(scratch))
     started = time.monotonic()
     r = run_cli("ocas", "--scheduler", "local:2", "--worker-timeout", "3", "-c", "1", url, model)
     assert time.monotonic() - started < 60
     assert r.returncode == 1 and not model.exists(), r.stderr
+    assert set(glob.glob(scratch)) == before  # the local cluster's scratch space gone
+    assert not list(tmp_path.glob(".m.*"))  # no temporary model file
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1, r.stderr
     assert re.fullmatch(
