@@ -20,7 +20,14 @@ On its worker a shard is a :class:`Shard`: the examples plus the run's cached st
 columns from the start, and in the run's columns once :func:`prepare_shard` gives them
 (the same task rebuilds a lost shard: it reads, then renumbers again). Each file read
 leaves its :class:`.sources.Fingerprint`; a shard read again after a worker was lost
-must match the first reading's (:class:`ShardChanged` otherwise).
+must match the first reading's (:class:`ShardChanged` otherwise). A file that changed
+between the plan and its first reading, or during it, is told from one that changed
+after it: the first reading's fingerprint says so (``changed``), and the run ends
+before training (:func:`check_first_reading`).
+
+The shards say which structured problem cp_learn's ``auto`` would take their file for
+(the registry's own ``detect``; bracketed trees by its ``sniff``): the cluster trains
+binary and multiclass problems only, and refuses those rather than train another model.
 """
 
 from __future__ import annotations

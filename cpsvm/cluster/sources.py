@@ -8,8 +8,11 @@ worker was lost must be the same bytes).
 
 Every failure of the store is an :class:`~cpsvm.errors.InputError` that names the file
 and the worker that could not read it (the command's machine may see what its workers
-do not). A URL whose file system needs a package the worker lacks (s3fs, gcsfs,
-pyarrow, adlfs) names the package.
+do not), and for HTTP the response's status. A URL whose file system needs a package
+the worker lacks (s3fs, gcsfs, pyarrow, adlfs) names the package. Every wait on a URL's
+store is bounded by the worker timeout (--worker-timeout): its info, and each block of
+URL_BLOCK_SIZE bytes read. An HTTP response of no known length (none given, or a
+Content-Encoding) is read whole, as a stream.
 """
 
 from __future__ import annotations
