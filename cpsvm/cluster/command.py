@@ -77,9 +77,10 @@ def _shard_count(session) -> int:
 def open_data(scheduler, example_file, parts=None, worker_timeout=WORKER_TIMEOUT):
     """Connect (or start a local cluster) and load the shards on the workers."""
     from .session import Session, ShardedData
-    from .shards import plan_shards, shard_loaders
+    from .shards import check_source, plan_shards, shard_loaders
     from .sources import is_url
 
+    check_source(example_file)
     session = Session(scheduler, worker_timeout=worker_timeout)
     # The workers resolve a relative path in their own directory: made absolute here,
     # where the user named it (a URL names its store).
@@ -88,7 +89,7 @@ def open_data(scheduler, example_file, parts=None, worker_timeout=WORKER_TIMEOUT
     try:
         count = parts or _shard_count(session)
         # Planned where the shards will be read: the client need not see the files.
-        specs = session.run(plan_shards, example_file, count)
+        specs = session.run(plan_shards, example_file, count, worker_timeout)
         data = ShardedData(session, *shard_loaders(specs, count))
     except BaseException:
         session.close()
@@ -170,6 +171,8 @@ class ClusterData:
         """binary or multiclass, from the shards' labels."""
         from .solver import choose_kind
 
+        if self.solver == "struct" and requested == "auto":
+            self.data.refuse_structured()  # where the single machine trains a structure
         return choose_kind(self.data, requested)
 
     def train(self, _, params, *, callback=None, should_stop=None):
