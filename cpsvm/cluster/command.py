@@ -134,12 +134,11 @@ def refuse_ocas(params, first_n, cost_file):
 def refuse_struct(params, given):
     """What cp_learn --scheduler cannot train, refused before the cluster starts;
     ``given`` the problems' own options as the command line gave them (a random basis,
-    the binary problem's --t 1, is not linear)."""
-    from ..problems import problem_entry, resolve_problem
+    the binary problem's --t 1, is not linear); ``params.problem`` resolved already."""
+    from ..problems import problem_entry
     from .solver import refuse_struct_options
 
     refuse_margin_bounds(params.margin_bounds)
-    params.problem = resolve_problem(params.problem)
     basis = 0
     if "--t" in given:
         try:
