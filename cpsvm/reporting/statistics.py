@@ -132,8 +132,9 @@ def struct_statistics(info, params, cpu, out):
         p(line)
 
 
-def ocas_settings(data, params, out):
-    """svmocas's lines before training: the input's statistics and the settings."""
+def ocas_settings(data, params, out, method=None):
+    """svmocas's lines before training: the input's statistics and the settings
+    (``method`` the -m of the run, None: OCAS's, a cluster's default)."""
     from ..params.ocas import METHODS
 
     density = 100.0 * data.nnz / max(1, data.n_examples * data.n_features)
@@ -147,7 +148,7 @@ def ocas_settings(data, params, out):
         f"   TolAbs         : {params.tol_abs:g}\n   TolRel         : {params.tol_rel:g}\n"
         f"   QPBound        : {params.qp_bound:g}\n   MaxTime        : {params.time_limit:g} "
         f"[s]\n   BufSize        : {params.buffer_size}\n   Method         : "
-        f"{METHODS[1 if params.method is None else params.method]}",
+        f"{METHODS[1 if method is None else method]}",
         file=out,
     )
 
