@@ -63,9 +63,20 @@ def _given_fields(estimator, **more) -> dict:
     """{Params field: value} of the estimator's parameters: those that are its Params'
     fields as they are (``_FIELDS``, by the estimator's name of each: scikit-learn's
     ``max_iter`` for ``max_iterations``), those converted (``_CONVERTED``), then
-    ``more``. The Params checks them."""
-    values = {field: getattr(estimator, name) for name, field in estimator._FIELDS.items()}
-    values.update({field: convert(estimator) for field, convert in estimator._CONVERTED.values()})
+    ``more`` (which the estimator's own are not asked for: a search's C). The Params
+    checks them."""
+    values = {
+        field: getattr(estimator, name)
+        for name, field in estimator._FIELDS.items()
+        if field not in more
+    }
+    values.update(
+        {
+            field: convert(estimator)
+            for field, convert in estimator._CONVERTED.values()
+            if field not in more
+        }
+    )
     return {**values, **more}
 
 
