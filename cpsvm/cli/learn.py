@@ -191,10 +191,11 @@ class StructLearn(Learner):
             try:
                 kind = data.choose_kind(job.params.problem)
                 job.entry = entry_of(kind)
-                job.params = with_values(
-                    job.params, problem=kind, options=job.entry.parse_options(job.given)
-                )
-                validate_options(job.params)
+                if job.params.problem == "auto":  # the problem's checks, now that it is known
+                    job.params = with_values(
+                        job.params, problem=kind, options=job.entry.parse_options(job.given)
+                    )
+                    validate_options(job.params)
             except BaseException:
                 data.close()
                 raise
@@ -219,7 +220,9 @@ class StructLearn(Learner):
             from ..io.svmlight import check_width
 
             job.data = data = check_width(data.with_original_columns())
-        _read_example_options(entry, job.params.options, given, data)
+        options = _read_example_options(entry, job.params.options, given, data)
+        if options is not job.params.options:
+            job.params = with_values(job.params, options=options)
         if job.run.verbosity >= 1:
             print(reading_line(data, entry.examples(data)), file=job.report)
         return None
@@ -228,9 +231,19 @@ class StructLearn(Learner):
         """--cv/--c-path: the C to train at, each fold's path warm along the values."""
         from ..solvers.one_slack import StructPath
 
-        params, entry = job.params, job.entry
-        make_path = fits_along(lambda part: StructPath(part, params))
-        return self.cross_validate(job, entry, make_path, picture, entry.loss_of(params.loss_id))
+        run, entry = self.resolve(job), job.entry
+        make_path = fits_along(lambda part: StructPath(part, run))
+        loss = entry.loss_of(run.params.loss_id)
+        return self.cross_validate(job, entry, make_path, picture, loss)
+
+    def resolve(self, job):
+        """The problem's settings for the data (on a cluster, the shards decide them as
+        they are trained)."""
+        if job.on_cluster:
+            return super().resolve(job)
+        from ..solvers.one_slack import settings
+
+        return settings(job.data, job.params)
 
     def solver_train(self):
         from ..solvers.one_slack import train
@@ -276,15 +289,16 @@ def _read_examples(example_file, entry, given):
     return entry.read(example_file, entry.parse_options(given)), entry
 
 
-def _read_example_options(entry, options, given, data):
-    """The options that name a file of examples (SVMperf's --f), read into the columns of
-    the training data ``data``."""
+def _read_example_options(entry, options, given, data) -> dict:
+    """``options`` with those that name a file of examples (SVMperf's --f) read into the
+    columns of the training data ``data`` (``options`` itself when none does)."""
     for declared in entry.options:
         if declared.kind == "examples" and declared.flag in given:
             from ..io.svmlight import read_examples
 
             examples = read_examples(given[declared.flag], training=False)
-            options[declared.name] = examples.onto_columns_of(data)
+            options = {**options, declared.name: examples.onto_columns_of(data)}
+    return options
 
 
 def _learn_baseline(job, flag):

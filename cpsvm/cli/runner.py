@@ -89,8 +89,8 @@ class Job:
     """One run of a learner: what the command line gave (``params`` the solver's,
     ``run``, ``extra`` the learner's other options by class, ``files`` the files its
     Params fields name (by field), ``given`` the values no declaration took: cp_learn's problems'
-    own options) and what the run finds (the data, the problem's entry, the report
-    stream)."""
+    own options) and what the run finds (the data, the problem's entry, the settings
+    resolved for the data, the report stream)."""
 
     params: Any
     run: Run
@@ -99,6 +99,7 @@ class Job:
     given: dict
     data: Any = None
     entry: Any = None
+    resolved: Any = None  # the settings trained by (cpsvm.params.resolved.Resolved)
     report: Any = None
     plot_file: str | None = None
 
@@ -194,11 +195,12 @@ class Learner:
                 if run.model_file is None:
                     return None
                 job.plot_file = None if picture is not None else run.plot_file
+            job.resolved = self.resolve(job)
             self.before_training(job)
             monitor = self.monitor(job)
             train = job.data.train if job.on_cluster else self.solver_train()
             info, cpu = train_and_save(
-                train, job.data, job.params, run.model_file, monitor, terminate=True
+                train, job.data, job.resolved, run.model_file, monitor, terminate=True
             )
         finally:
             if job.on_cluster:
@@ -271,9 +273,9 @@ class Learner:
         """The C to train at: --cv or --c-path, each value trained from scratch."""
         from ..problems import problem_entry
 
-        train, params = self.solver_train(), job.params
-        make_path = fits_along(lambda part: ColdPath(train, part, params))
-        return self.cross_validate(job, problem_entry(params.problem), make_path, picture)
+        train, run = self.solver_train(), self.resolve(job)
+        make_path = fits_along(lambda part: ColdPath(train, part, run))
+        return self.cross_validate(job, problem_entry(run.problem), make_path, picture)
 
     def cross_validate(self, job: Job, entry, make_path, picture, loss=None):
         """select_c of the run: ``make_path`` the folds' paths, ``entry`` the problem whose
@@ -286,8 +288,16 @@ class Learner:
             prog=self.name,
         )  # fmt: skip
 
+    def resolve(self, job: Job):
+        """The settings the run trains by, made once from its Params (whose rules between
+        fields :meth:`check` checked) and its data: by default the Params and their
+        problem, nothing derived."""
+        from ..params.resolved import Resolved
+
+        return Resolved(job.params, job.params.problem)
+
     def before_training(self, job: Job) -> None:
-        """The last settings made from the data, and what is said of them."""
+        """What is said of the settings before training."""
 
     def monitor(self, job: Job):
         from ..reporting import monitor
@@ -309,7 +319,8 @@ class Learner:
         return None
 
     def solver_train(self):
-        """The solver's ``train(dataset, params, callback, should_stop)``."""
+        """The solver's ``train(dataset, run, callback, should_stop)`` (``run`` a
+        Resolved)."""
         raise NotImplementedError
 
     def statistics(self, job: Job, info, cpu) -> None:

@@ -200,13 +200,11 @@ def fits_along(make):
 
 class ColdPath:
     """The path of a solver without warm starts (sampled_learn, asset_learn): each C
-    trained from scratch by ``train(dataset, params)``."""
+    trained from scratch by ``train(dataset, run)``, ``run`` the run's Resolved settings
+    at that C."""
 
-    def __init__(self, train, part, params):
-        self.train, self.part, self.params = train, part, params
+    def __init__(self, train, part, run):
+        self.train, self.part, self.run = train, part, run
 
     def fit(self, value, *, should_stop):
-        import dataclasses
-
-        params = dataclasses.replace(self.params, C=value)
-        return self.train(self.part, params, should_stop=should_stop)
+        return self.train(self.part, self.run.at(value), should_stop=should_stop)

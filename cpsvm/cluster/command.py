@@ -174,16 +174,17 @@ class ClusterData:
             self.data.refuse_structured()  # where the single machine trains a structure
         return choose_kind(self.data, requested)
 
-    def train(self, _, params, *, callback=None, should_stop=None):
+    def train(self, _, run, *, callback=None, should_stop=None):
+        """The solver's ``train`` on the cluster's data; ``run`` the run's Resolved."""
         from .session import ClusterLost
         from .solver import train_ocas, train_struct
 
         solve = train_ocas if self.solver == "ocas" else train_struct
         try:
-            return solve(self.data, params, callback=callback, should_stop=should_stop)
+            return solve(self.data, run, callback=callback, should_stop=should_stop)
         except ClusterLost as e:
             # OCAS keeps its best point (ocas_learn, cp_learn -w 9); -w 3 its last.
-            best = self.solver == "ocas" or params.algorithm in (None, 9)
+            best = self.solver == "ocas" or run.params.algorithm in (None, 9)
             raise lost_cluster(e, self.model_file, best) from None
         finally:
             self.close()

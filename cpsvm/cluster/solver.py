@@ -26,6 +26,7 @@ from ..engine.magnitudes import c_bound
 from ..engine.solver_table import CP_LEARN, OCAS_LEARN, choices_text, cluster_ids
 from ..engine.working_set import CutWorkingSet
 from ..errors import InputError, OptionError
+from ..params.resolved import checked_params
 from ..problems.registry import problem_entry
 from ..solvers.ocas import check_bias, libocas_engine_params
 from .oracles import ClusterCutOracle, ClusterOcasOracle
@@ -180,14 +181,15 @@ def refuse_method(method):
         )
 
 
-def train_ocas(data: ShardedData, params, *, callback=None, should_stop=None):
-    """ocas_learn on the cluster; ``params`` an :class:`cpsvm.solvers.ocas.OcasParams`."""
+def train_ocas(data: ShardedData, run, *, callback=None, should_stop=None):
+    """ocas_learn on the cluster; ``run`` a Resolved of an OcasParams, or the Params
+    (checked now)."""
+    params = checked_params(run)
     with c_bound(params.C):  # a C too large for the data named as the user's -c
         return _train_ocas(data, params, callback, should_stop)
 
 
 def _train_ocas(data, params, callback, should_stop):
-    params.validate()
     if params.example_costs is not None:
         raise OptionError(
             "-C FILE cannot be used with --scheduler (give cost: factors in the shards instead)"
@@ -253,15 +255,15 @@ def refuse_struct_options(params, basis_method) -> int:
     return algorithm
 
 
-def train_struct(data: ShardedData, params, *, callback=None, should_stop=None):
-    """cp_learn -w 3 / -w 9 on the cluster, linear; ``params`` a
-    :class:`cpsvm.solvers.one_slack.StructParams`."""
+def train_struct(data: ShardedData, run, *, callback=None, should_stop=None):
+    """cp_learn -w 3 / -w 9 on the cluster, linear; ``run`` a Resolved of a StructParams,
+    or the Params (checked now)."""
+    params = checked_params(run)
     with c_bound(params.C):
         return _train_struct(data, params, callback, should_stop)
 
 
 def _train_struct(data, params, callback, should_stop):
-    params.validate()
     kind = choose_kind(data, params.problem)
     entry = problem_entry(kind)
     loss_id, options, _ = params.checked(entry)

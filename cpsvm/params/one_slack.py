@@ -142,7 +142,8 @@ class StructParams:
         """The rules between fields: the spec, and, when the problem is named, its own
         checks of the run's settings (:meth:`checked`); every refusal before any data is
         read. Each field's own range is its declaration's, checked as the Params is
-        made."""
+        made. Changes nothing: the settings derived (the problem, its loss and options)
+        are the run's Resolved (cpsvm.solvers.one_slack.settings)."""
         spec = resolve_problem(self.problem)
         if spec != "auto":
             self.checked(entry_of(spec))

@@ -135,8 +135,9 @@ def struct_statistics(info, params, cpu, out):
         p(line)
 
 
-def ocas_settings(data, params, out):
-    """svmocas's lines before training: the input's statistics and the settings."""
+def ocas_settings(data, params, out, method=None):
+    """svmocas's lines before training: the input's statistics and the settings
+    (``method`` the -m of the run, None: OCAS's, a cluster's default)."""
     density = 100.0 * data.nnz / max(1, data.n_examples * data.n_features)
     print(
         f"Input data statistics:\n   # of examples  : {data.n_examples}\n"
@@ -148,7 +149,7 @@ def ocas_settings(data, params, out):
         f"   TolAbs         : {params.tol_abs:g}\n   TolRel         : {params.tol_rel:g}\n"
         f"   QPBound        : {params.qp_bound:g}\n   MaxTime        : {params.time_limit:g} "
         f"[s]\n   BufSize        : {params.buffer_size}\n   Method         : "
-        f"{OCAS_LEARN[1 if params.method is None else params.method].name}",
+        f"{OCAS_LEARN[1 if method is None else method].name}",
         file=out,
     )
 

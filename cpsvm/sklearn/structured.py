@@ -20,18 +20,28 @@ from ..models import (
     SequenceModel,
     UserProblemModel,
 )
+from ..params.one_slack import StructParams
+from ..problems import problem_entry
 from ._base import (
     _SPARSE,
     _as_csr,
     _Classifier,
     _Estimator,
     _given_c,
+    _given_fields,
     _n_threads,
     _store,
-    _time_limit,
     _value_errors,
 )
-from .cutting_plane import _fit_struct, _struct_params
+from .cutting_plane import (
+    _STRUCT,
+    EPSILON,
+    STRUCT_CONVERTED,
+    STRUCT_FIELDS,
+    STRUCT_NOT_PARAMETERS,
+    _fit_struct,
+    _struct_params,
+)
 
 
 def _problem_spec(problem) -> str:
@@ -128,20 +138,24 @@ class StructuredSVM(_Classifier):
     """
 
     _command = "cp_learn"
+    _PARAMS = StructParams
+    _FIELDS = STRUCT_FIELDS
+    _CONVERTED = STRUCT_CONVERTED
+    _NOT_PARAMETERS = STRUCT_NOT_PARAMETERS
 
     def __init__(
         self,
         problem="auto",
         C=1.0,
         *,
-        epsilon=0.1,
-        algorithm=None,
+        epsilon=EPSILON,
+        algorithm=_STRUCT["algorithm"],
         rescaling="margin",
         loss=None,
-        max_iter=100000,
-        max_idle=50,
-        cache_size=5,
-        batch=100,
+        max_iter=_STRUCT["max_iterations"],
+        max_idle=_STRUCT["max_idle"],
+        cache_size=_STRUCT["cache_size"],
+        batch=_STRUCT["batch"],
         transition_order=_OPTION_DEFAULTS["transition_order"],
         emission_order=_OPTION_DEFAULTS["emission_order"],
         beam=_OPTION_DEFAULTS["beam"],
@@ -375,6 +389,7 @@ class StructuredSVM(_Classifier):
 # -- ranking --------------------------------------------------------------------------------
 
 _RANK_LOSSES = {"pairs": 1, "fraction": 2, 1: 1, 2: 2}
+_RANK_EPSILON = problem_entry("rank").epsilon  # svm_rank_learn's -e
 
 
 def _query_ids(groups, n):
@@ -436,18 +451,26 @@ class RankSVM(_Estimator):
     """
 
     _command = "cp_learn"
+    _PARAMS = StructParams
+    _FIELDS = STRUCT_FIELDS
+    _CONVERTED = {k: STRUCT_CONVERTED[k] for k in ("max_time", "n_jobs")}
+    _NOT_PARAMETERS = {
+        **STRUCT_NOT_PARAMETERS,
+        "rescaling": "margin rescaling, svm_rank_learn's",
+        "seed": "no draw",
+    }
 
     def __init__(
         self,
         C=1.0,
         *,
         loss="pairs",
-        epsilon=0.001,
-        algorithm=None,
-        max_iter=100000,
-        max_idle=50,
-        cache_size=5,
-        batch=100,
+        epsilon=_RANK_EPSILON,
+        algorithm=_STRUCT["algorithm"],
+        max_iter=_STRUCT["max_iterations"],
+        max_idle=_STRUCT["max_idle"],
+        cache_size=_STRUCT["cache_size"],
+        batch=_STRUCT["batch"],
         max_time=None,
         n_jobs=None,
         verbose=0,
@@ -455,8 +478,6 @@ class RankSVM(_Estimator):
         _store(self, locals())
 
     def fit(self, X, y, groups=None):
-        from ..solvers.one_slack import StructParams
-
         if self.loss not in _RANK_LOSSES:
             raise ValueError(f"expected loss 'pairs' or 'fraction', got {self.loss!r}")
         X, y, _ = self._check_Xy(X, y, None, numeric=True)
@@ -475,17 +496,12 @@ class RankSVM(_Estimator):
         qid = _query_ids(groups, X.shape[0])
         n_queries = int(qid[-1]) if len(qid) else 0
         params = StructParams(
-            C=rank_from_c_light(_given_c(self), n_queries),
-            epsilon=self.epsilon,
-            algorithm=self.algorithm,
-            loss_id=_RANK_LOSSES[self.loss],
-            max_iterations=self.max_iter,
-            max_idle=self.max_idle,
-            cache_size=self.cache_size,
-            batch=self.batch,
-            problem="rank",
-            time_limit=_time_limit(self.max_time),
-            n_threads=_n_threads(self.n_jobs),
+            **_given_fields(
+                self,
+                C=rank_from_c_light(_given_c(self), n_queries),
+                loss_id=_RANK_LOSSES[self.loss],
+                problem="rank",
+            )
         )
         data = Dataset(X, np.asarray(y, dtype=np.float64), qid)
         return _fit_struct(self, data, params)

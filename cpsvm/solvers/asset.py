@@ -35,6 +35,7 @@ from ..params.asset import (
     OBJECTIVE_SAMPLE,
     AssetParams,
 )
+from ..params.resolved import Resolved, as_given, resolved
 from ..threads import thread_count
 
 
@@ -129,11 +130,11 @@ class _SparseRows:
         return np.asarray(self.X[sample] @ gamma).ravel()
 
 
-def train(dataset: Dataset, params: AssetParams, callback=None, should_stop=None):
-    """Train on ``dataset``; returns (model, AssetInfo). ``callback(check)`` gets each
-    :class:`cpsvm.engine.sgd.Check` (--method gd: each :class:`GDStep`); ``should_stop()``
-    is asked at each check."""
-    params.validate()
+def train(dataset: Dataset, run: Resolved | AssetParams, callback=None, should_stop=None):
+    """Train on ``dataset`` by ``run`` (a Params is checked first); returns (model,
+    AssetInfo). ``callback(check)`` gets each :class:`cpsvm.engine.sgd.Check` (--method
+    gd: each :class:`GDStep`); ``should_stop()`` is asked at each check."""
+    params = resolved(run, dataset, as_given).params
     with thread_count(params.n_threads):
         return _train(dataset, params, callback, should_stop)
 

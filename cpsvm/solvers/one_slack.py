@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 
@@ -33,6 +34,7 @@ from ..errors import InputError, OptionError
 from ..kernels import check_kernel_values
 from ..models import KernelModel
 from ..params.one_slack import StructParams
+from ..params.resolved import Resolved, resolved
 from ..problems import choose_entry
 from ..sparse_ops import squared_norms
 from ..threads import thread_count
@@ -62,15 +64,31 @@ class TrainInfo:
     # pairs per query with -l 1)
 
 
-def train(dataset: Dataset, params: StructParams, *, callback=None, should_stop=None):
-    """The model and TrainInfo; the whole run (merging, features, engine) uses
-    ``params.n_threads`` numba threads and leaves the caller's count as it was."""
+def train(dataset: Dataset, run: Resolved | StructParams, *, callback=None, should_stop=None):
+    """The model and TrainInfo of ``run`` (a Params is resolved first: :func:`settings`);
+    the whole run (merging, features, engine) uses its ``n_threads`` numba threads and
+    leaves the caller's count as it was."""
+    params = run.params if isinstance(run, Resolved) else run
     with thread_count(params.n_threads):
-        return _train(dataset, params, callback=callback, should_stop=should_stop)
+        return _train(dataset, run, callback=callback, should_stop=should_stop)
 
 
-def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop=None):
-    return StructPath(dataset, params).fit(params.C, callback=callback, should_stop=should_stop)
+def _train(dataset: Dataset, run, *, callback=None, should_stop=None):
+    path = StructPath(dataset, run)
+    return path.fit(path.params.C, callback=callback, should_stop=should_stop)
+
+
+def settings(dataset: Dataset, params: StructParams) -> Resolved:
+    """The settings of a run of ``params`` on ``dataset``: the problem (its labels checked;
+    auto decided by the data), its loss id, its options with their defaults and the notes
+    of its checks of the run's settings."""
+    entry = choose_entry(dataset, params.problem, sequences=True)
+    loss_id, options, notes = params.checked(entry)
+    problem = params.problem if ":" in params.problem else entry.name  # a user's: module:Class
+    return Resolved(
+        params, problem, entry=entry, loss_id=loss_id, options=MappingProxyType(options),
+        notes=tuple(notes),
+    )  # fmt: skip
 
 
 class StructPath:
@@ -81,11 +99,12 @@ class StructPath:
     (:func:`~cpsvm.engine.dcd.path_start`); -w 0, 2, margin bounds and exact kernels
     start cold."""
 
-    def __init__(self, dataset: Dataset, params: StructParams):
-        params.validate()
+    def __init__(self, dataset: Dataset, run: Resolved | StructParams):
+        run = resolved(run, dataset, settings)
+        params = run.params
         self.dataset, self.params = dataset, params
-        self.entry = entry = choose_entry(dataset, params.problem, sequences=True)
-        self.loss_id, self.options, self.notes = params.checked(entry)
+        self.entry = entry = run.entry
+        self.loss_id, self.options, self.notes = run.loss_id, dict(run.options), list(run.notes)
         self.nonlinear = not params.kernel.is_linear
         self._check_kernel()
         # A loss over the whole label vector (SVMperf's multivariate ones): one example.
