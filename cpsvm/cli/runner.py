@@ -178,9 +178,7 @@ class Learner:
         check_model_file(run.model_file, run.cv_folds, run.c_path, run.trace_path)
         outputs = [("MODEL_FILE", run.model_file), ("--trace", run.trace_path)]
         refuse_same_files(self.input_files(job), [*outputs, ("--plot", run.plot_file)])
-        instead = self.check(job)
-        if instead is not None:  # a model made without training (cp_learn --baseline)
-            return instead()
+        self.check(job)
         job.report = report_stream(run.model_file)
         job.plot_file = run.plot_file
         with thread_count(job.params.n_threads):
@@ -196,7 +194,7 @@ class Learner:
                 job.plot_file = None if picture is not None else run.plot_file
             self.before_training(job)
             monitor = self.monitor(job)
-            train = job.data.train if job.on_cluster else self.solver_train()
+            train = job.data.train if job.on_cluster else self.solver_train(job)
             info, cpu = train_and_save(
                 train, job.data, job.params, run.model_file, monitor, terminate=True
             )
@@ -242,10 +240,8 @@ class Learner:
         return [("EXAMPLE_FILE", job.run.example_file), *named]
 
     def check(self, job: Job):
-        """The refusals before any data is read; returns what to run instead of training,
-        or None."""
+        """The refusals before any data is read."""
         validate_options(job.params)
-        return None
 
     def read_files(self, job: Job) -> None:
         """The files the Params' fields name, read now that the training data are: each
@@ -271,7 +267,7 @@ class Learner:
         """The C to train at: --cv or --c-path, each value trained from scratch."""
         from ..problems import problem_entry
 
-        train, params = self.solver_train(), job.params
+        train, params = self.solver_train(job), job.params
         make_path = fits_along(lambda part: ColdPath(train, part, params))
         return self.cross_validate(job, problem_entry(params.problem), make_path, picture)
 
@@ -308,8 +304,9 @@ class Learner:
         """The progress bar's length, when known."""
         return None
 
-    def solver_train(self):
-        """The solver's ``train(dataset, params, callback, should_stop)``."""
+    def solver_train(self, job: Job):
+        """The solver's ``train(dataset, params, callback, should_stop)`` (or what makes
+        the run's model in its place: cp_learn's --baseline)."""
         raise NotImplementedError
 
     def statistics(self, job: Job, info, cpu) -> None:

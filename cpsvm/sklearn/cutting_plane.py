@@ -45,7 +45,7 @@ def _struct_params(estimator, kind, n, C=None, **more):
     from ..problems import entry_of
     from ..solvers.one_slack import StructParams
 
-    command_c = entry_of(kind).c_of_sum(_given_c(estimator) if C is None else C, n)
+    command_c = entry_of(kind).estimators.c_of_sum(_given_c(estimator) if C is None else C, n)
     rescaling = _RESCALING.get(estimator.rescaling)
     if rescaling is None:
         raise ValueError(f"expected rescaling 'margin' or 'slack', got {estimator.rescaling!r}")
