@@ -13,17 +13,22 @@ branches on a structured problem's name. Another problem joins with :func:`regis
 
 from __future__ import annotations
 
-from . import binary, cfg, hmm, multiclass, rank, regression
+from .binary import ENTRY as BINARY
+from .cfg import ENTRY as CFG
 from .entry import ProblemEntry, ProblemSpecError
+from .hmm import ENTRY as HMM
 from .labels import all_pm1
+from .multiclass import ENTRY as MULTICLASS
+from .rank import ENTRY as RANK
+from .regression import ENTRY as REGRESSION
 from .user import UserProblemModels, import_problem_class, user_entry
 
 # The built-in problems, in the order --help lists them.
-BUILT_IN = tuple(package.ENTRY for package in (binary, multiclass, hmm, cfg, rank, regression))
+BUILT_IN = (BINARY, MULTICLASS, HMM, CFG, RANK, REGRESSION)
 _BUILT_IN = {entry.name: entry for entry in BUILT_IN}
 # The order in which ``auto`` asks the structured problems' ``detect``, the most specific
 # first: a ranking file (graded targets, some below 1) would pass hmm's test too.
-AUTO_ORDER = (cfg.ENTRY, rank.ENTRY, hmm.ENTRY)
+AUTO_ORDER = (CFG, RANK, HMM)
 # The problems registered at run time (register): name -> entry, and those auto asks.
 _REGISTERED: dict = {}
 _REGISTERED_AUTO: list = []
