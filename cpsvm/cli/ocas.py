@@ -88,7 +88,6 @@ class OcasLearn(Learner):
         )
         if cluster.scheduler is not None:
             refuse_ocas(params, job.extra[FirstExamples].first_n, cost_file)
-        return None
 
     def read(self, job):
         cluster = job.extra[ClusterOptions]
@@ -132,7 +131,7 @@ class OcasLearn(Learner):
         if job.run.verbosity >= 1:
             ocas_settings(job.data, job.params, job.report, job.resolved.method)
 
-    def solver_train(self):
+    def solver_train(self, job):
         from ..solvers.ocas import train
 
         return train

@@ -179,9 +179,7 @@ class Learner:
         check_model_file(run.model_file, run.cv_folds, run.c_path, run.trace_path)
         outputs = [("MODEL_FILE", run.model_file), ("--trace", run.trace_path)]
         refuse_same_files(self.input_files(job), [*outputs, ("--plot", run.plot_file)])
-        instead = self.check(job)
-        if instead is not None:  # a model made without training (cp_learn --baseline)
-            return instead()
+        self.check(job)
         job.report = report_stream(run.model_file)
         job.plot_file = run.plot_file
         with thread_count(job.params.n_threads):
@@ -198,7 +196,7 @@ class Learner:
             job.resolved = self.resolve(job)
             self.before_training(job)
             monitor = self.monitor(job)
-            train = job.data.train if job.on_cluster else self.solver_train()
+            train = job.data.train if job.on_cluster else self.solver_train(job)
             info, cpu = train_and_save(
                 train, job.data, job.resolved, run.model_file, monitor, terminate=True
             )
@@ -244,10 +242,8 @@ class Learner:
         return [("EXAMPLE_FILE", job.run.example_file), *named]
 
     def check(self, job: Job):
-        """The refusals before any data is read; returns what to run instead of training,
-        or None."""
+        """The refusals before any data is read."""
         validate_options(job.params)
-        return None
 
     def read_files(self, job: Job) -> None:
         """The files the Params' fields name, read now that the training data are: each
@@ -273,7 +269,7 @@ class Learner:
         """The C to train at: --cv or --c-path, each value trained from scratch."""
         from ..problems import problem_entry
 
-        train, run = self.solver_train(), self.resolve(job)
+        train, run = self.solver_train(job), self.resolve(job)
         make_path = fits_along(lambda part: ColdPath(train, part, run))
         return self.cross_validate(job, problem_entry(run.problem), make_path, picture)
 
@@ -318,9 +314,9 @@ class Learner:
         """The progress bar's length, when known."""
         return None
 
-    def solver_train(self):
-        """The solver's ``train(dataset, run, callback, should_stop)`` (``run`` a
-        Resolved)."""
+    def solver_train(self, job: Job):
+        """The solver's ``train(dataset, run, callback, should_stop)`` (``run`` a Resolved),
+        or what makes the run's model in its place (cp_learn's --baseline)."""
         raise NotImplementedError
 
     def statistics(self, job: Job, info, cpu) -> None:

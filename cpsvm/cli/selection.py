@@ -63,11 +63,11 @@ def select_c(
 
     values = parse_values(c_path) if c_path is not None else [C]
     k = cv_folds or DEFAULT_FOLDS
-    units, classes = entry.cv_units(data)
+    units, classes = entry.selection.cv_units(data)
     folds = assign_folds(k, data.n_examples, units, classes, seed, data.source)
 
     def measure(model, test):
-        return entry.cv_measure(model, test, loss_id)
+        return entry.selection.cv_measure(model, test, loss_id)
 
     # The interrupt only asks; the trainings end their iteration, and cross_validate
     # raises between two of them, never inside a compiled kernel.

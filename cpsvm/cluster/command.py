@@ -131,18 +131,25 @@ def refuse_ocas(params, first_n, cost_file):
         )
 
 
-def refuse_struct(params, given):
+def refuse_struct(params, given, example_file=None):
     """What cp_learn --scheduler cannot train, refused before the cluster starts;
     ``given`` the problems' own options as the command line gave them (a random basis,
-    the binary problem's --t 1, is not linear); ``params.problem`` resolved already."""
-    from ..problems import problem_entry
+    the binary problem's --t 1, is not linear). With auto, a file in a problem's own
+    format (cfg's trees) is recognised as on one machine (the registry's own_format),
+    and refused by its problem's name."""
+    from ..options import with_values
+    from ..problems import own_format, problem_entry, resolve_problem
     from .solver import refuse_struct_options
 
     refuse_margin_bounds(params.margin_bounds)
+    problem = resolve_problem(params.problem)
+    own = own_format(example_file) if problem == "auto" and example_file is not None else None
+    params = with_values(params, problem=problem if own is None else own.name)
     basis = 0
     if "--t" in given:
+        binary = problem_entry("binary").command_line
         try:
-            basis = problem_entry("binary").option("--t").parse(given["--t"], "binary")
+            basis = binary.option("--t").parse(given["--t"], "binary")
         except OptionError:  # another problem's --t: no linear binary run either
             basis = None
     refuse_struct_options(params, basis)
@@ -167,7 +174,8 @@ class ClusterData:
         self.closed = False
 
     def choose_kind(self, requested: str) -> str:
-        """binary or multiclass, from the shards' labels."""
+        """binary or multiclass, from the shards' labels (as on one machine: the
+        registry's choose_entry)."""
         from .solver import choose_kind
 
         if self.solver == "struct" and requested == "auto":

@@ -80,8 +80,9 @@ def refuse_problem(requested: str):
 
 
 def choose_kind(data: ShardedData, requested: str) -> str:
-    """binary or multiclass from the shards' labels, checked by the problem's entry (as
-    problems.choose_entry checks a file's)."""
+    """The problem of the shards, by the function that chooses a file's on one machine
+    (the registry's choose_entry: auto asks the structured problems first), checked by
+    its entry; binary or multiclass, the problems a cluster trains."""
     from ..problems import choose_entry
 
     refuse_problem(requested)
@@ -89,7 +90,8 @@ def choose_kind(data: ShardedData, requested: str) -> str:
         raise InputError(
             "expected at least one example, found none", source=data.summaries[0]["source"]
         )
-    requested = choose_entry(data, requested).name
+    requested = choose_entry(data, requested, sequences=True).name
+    refuse_problem(requested)
     bad = data.first_bad("bad_cost")
     if bad is not None:
         raise InputError(f"expected cost: > 0, got cost:{bad[2]:g}", source=bad[0], line=bad[1])
@@ -271,7 +273,7 @@ def _train_struct(data, params, callback, should_stop):
         dataclasses.replace(params, problem=kind, loss_id=loss_id), options.get("basis_method", 0)
     )
     margin = params.rescaling == 2
-    epsilon = params.epsilon if params.epsilon is not None else entry.epsilon
+    epsilon = params.epsilon if params.epsilon is not None else entry.command_line.epsilon
     n, d = data.n_examples, data.n_features
     bias = options.get("bias")
     bias = (1.0 if bias is None else bias) if kind == "binary" else 0.0

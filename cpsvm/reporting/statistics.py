@@ -100,11 +100,9 @@ def struct_statistics(info, params, cpu, out):
 
     r = info.result
     p = _printer(out)
-    user = info.problem == "user"
-    entry = entry_of(params.problem if user else info.problem)
-    name = f"user ({params.problem})" if user else info.problem
+    entry = entry_of(params.problem)
     p(
-        f"Problem: {name}, algorithm -w {info.algorithm}, "
+        f"Problem: {entry.reports.title()}, algorithm -w {info.algorithm}, "
         f"{'margin' if params.rescaling == 2 else 'slack'} rescaling"
     )
     method = CP_LEARN[info.algorithm]
@@ -128,10 +126,10 @@ def struct_statistics(info, params, cpu, out):
     p(f"Value of slack variable (global): xi={r.xi:.5f}")
     if info.kernel_evaluations:
         p(f"Number of kernel evaluations: {info.kernel_evaluations}")
-    for line in entry.work_lines(info):
+    for line in entry.reports.work_lines(info):
         p(line)
     p(runtime_line(cpu, r))
-    for line in entry.scale_lines(info, params):
+    for line in entry.reports.scale_lines(info, params):
         p(line)
 
 

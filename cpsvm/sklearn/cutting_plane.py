@@ -77,7 +77,7 @@ def _struct_params(estimator, kind, n, C=None, **more):
     over n examples."""
     from ..problems import entry_of
 
-    command_c = entry_of(kind).c_of_sum(_given_c(estimator) if C is None else C, n)
+    command_c = entry_of(kind).estimators.c_of_sum(_given_c(estimator) if C is None else C, n)
     if _RESCALING.get(estimator.rescaling) is None:
         raise ValueError(f"expected rescaling 'margin' or 'slack', got {estimator.rescaling!r}")
     return _params(StructParams, **_given_fields(estimator, C=command_c, problem=kind, **more))

@@ -318,7 +318,7 @@ class CuttingPlaneSVCCV(_PathCV, CuttingPlaneSVC):
 
         n = X.shape[0]
         params = self._cp_params(X, cost is not None, 1.0)
-        c_of_sum = entry_of(params.problem).c_of_sum
+        c_of_sum = entry_of(params.problem).estimators.c_of_sum
         with _value_errors():
             path = StructPath(Dataset(X, target, cost=cost), params)
 

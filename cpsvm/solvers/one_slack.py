@@ -108,11 +108,11 @@ class StructPath:
         self.nonlinear = not params.kernel.is_linear
         self._check_kernel()
         # A loss over the whole label vector (SVMperf's multivariate ones): one example.
-        self.decomposes = entry.decomposes(self.loss_id)
+        self.decomposes = entry.training.decomposes(self.loss_id)
         self.basis_method = self.options.get("basis_method", 0)
         # Examples that are groups of lines (sentences, queries, trees) or a user's; None:
         # built on the features (_build_on_features).
-        problem = entry.build(dataset, self.loss_id, self.options)
+        problem = entry.training.build(dataset, self.loss_id, self.options)
         self.n = dataset.n_examples if problem is None else problem.n_examples
         algorithm = self._choose_algorithm()
         self.epsilon = self._epsilon(problem)
@@ -133,7 +133,7 @@ class StructPath:
 
     def _check_kernel(self):
         """-t 1..3: for the problems that take kernels, with values the kernel takes."""
-        if self.nonlinear and not self.entry.kernels:
+        if self.nonlinear and not self.entry.training.kernels:
             raise OptionError("kernels (-t 1..3) are supported for binary problems only")
         if self.nonlinear:
             check_kernel_values(self.params.kernel, self.dataset)
@@ -147,9 +147,9 @@ class StructPath:
         linear = not self.nonlinear or self.basis_method == 1  # also Nyström's basis
         margin = params.rescaling == MARGIN_RESCALING
         applies = {  # what a method may need, trained linearly with margin rescaling
-            "coordinate_descent": entry.coordinate_descent and linear and margin
+            "coordinate_descent": entry.training.coordinate_descent and linear and margin
             and self.decomposes,
-            "line_search": entry.line_search and margin and linear,
+            "line_search": entry.training.line_search and margin and linear,
         }  # fmt: skip
         algorithm = params.algorithm
         if algorithm is None:
@@ -161,7 +161,7 @@ class StructPath:
         if method.needs is not None and not applies[method.needs]:
             if method.refused is not None:
                 raise OptionError(method.refused)
-            return entry.default_algorithm
+            return entry.training.default_algorithm
         if params.margin_bounds and not method.margin_bounds:
             raise OptionError(
                 f"--margin-bounds 1 prunes cuts: it cannot be used with -w {algorithm}"
@@ -173,7 +173,7 @@ class StructPath:
         count may scale it (rank: svm_rank_learn's -e is relative to the average number
         of pairs per query)."""
         params, entry = self.params, self.entry
-        epsilon = entry.epsilon if params.epsilon is None else params.epsilon
+        epsilon = entry.command_line.epsilon if params.epsilon is None else params.epsilon
         return epsilon * (1.0 if problem is None else problem.epsilon_scale)
 
     def _exact_kernel_algorithm(self, algorithm) -> int:
@@ -235,7 +235,7 @@ class StructPath:
         bias = options.get("bias")
         if bias is None:
             bias = float(not self.nonlinear)
-        return self.entry.build_on(X, y, self.loss_id, options, bias), costs
+        return self.entry.training.build_on(X, y, self.loss_id, options, bias), costs
 
     def fit(self, C: float, *, callback=None, should_stop=None):
         """The model and TrainInfo at ``C``, warm from the previous fit where the
