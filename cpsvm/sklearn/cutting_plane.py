@@ -43,8 +43,8 @@ PERF_LOSSES = {
 _PERF_LOSS_OF_ID = {v: k for k, v in PERF_LOSSES.items()}
 _STRUCT = defaults(StructParams)
 # cp_learn's -e when not given is the problem's; the estimators' default is the binary one's.
-EPSILON = problem_entry("binary").epsilon
-_BINARY_OPTIONS = {o.name: o.default for o in problem_entry("binary").options}
+EPSILON = problem_entry("binary").command_line.epsilon
+_BINARY_OPTIONS = {o.name: o.default for o in problem_entry("binary").command_line.options}
 # What the cp_learn estimators (CuttingPlaneSVC, StructuredSVM, RankSVM) make of their
 # parameters: _Estimator's _FIELDS, _CONVERTED and _NOT_PARAMETERS.
 STRUCT_FIELDS = {

@@ -361,7 +361,7 @@ class StructuredSVM(_Classifier):
 # -- ranking --------------------------------------------------------------------------------
 
 _RANK_LOSSES = {"pairs": 1, "fraction": 2, 1: 1, 2: 2}
-_RANK_EPSILON = problem_entry("rank").epsilon  # svm_rank_learn's -e
+_RANK_EPSILON = problem_entry("rank").command_line.epsilon  # svm_rank_learn's -e
 
 
 def _query_ids(groups, n):
