@@ -383,13 +383,13 @@ def _refuse_own_format(path):
     """A file that is not SVMlight's but a problem's own format (bracketed trees: the
     registry's ``sniff``, as cp_learn's auto asks it), refused in those words rather
     than by the SVMlight reader's."""
-    from ..problems.registry import entries
+    from ..problems.registry import own_format
 
-    entry = next((e for e in entries() if e.sniff(path)), None)
+    entry = own_format(path)
     if entry is not None:
         raise InputError(
-            f"the {entry.name} problem's own format ({entry.detect_help}), which cp_learn "
-            "trains without --scheduler only: a cluster reads SVMlight files",
+            f"the {entry.name} problem's own format ({entry.command_line.detect_help}), which "
+            "cp_learn trains without --scheduler only: a cluster reads SVMlight files",
             source=path,
         ) from None
 
@@ -397,11 +397,11 @@ def _refuse_own_format(path):
 def structured_problem(dataset):
     """(name, source) of the structured problem cp_learn's ``auto`` takes ``dataset``
     for (the registry's own ``detect``, in its order), None if none."""
-    from ..problems.registry import auto_order, problem_entry
+    from ..problems.registry import auto_order
 
-    for name in auto_order():
-        if problem_entry(name).detect(dataset):
-            return name, dataset.source
+    for entry in auto_order():
+        if entry.reading.detect(dataset):
+            return entry.name, dataset.source
     return None
 
 
