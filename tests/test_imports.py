@@ -1,12 +1,9 @@
 """The house rules on imports, read from the source of every module (ast): the layers of
 tests/layers.py (no import upward, no cycle between layers or modules), the engine's and
-the solvers' own rules; and an import of cpsvm that leaves the process as it found it."""
+the solvers' own rules. (That importing cpsvm leaves the process as it found it is
+tests/e2e/test_cli_common.py's.)"""
 
 import ast
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -88,32 +85,6 @@ def test_no_solver_imports_another(path):
         if any(within(name, other) for other in others)
     ]
     assert bad == [], f"{me} imports {bad}"
-
-
-def test_import_cpsvm_changes_nothing_in_the_process():
-    """A fresh interpreter: importing cpsvm leaves os.environ as it was and does not load
-    numba (whose threading layer and thread count are process-wide)."""
-    code = (
-        "import json, os, sys\n"
-        "before = dict(os.environ)\n"
-        "import cpsvm\n"
-        "after = dict(os.environ)\n"
-        "print(json.dumps({'changed': sorted(k for k in set(before) | set(after)\n"
-        "                                    if before.get(k) != after.get(k)),\n"
-        "                  'numba': 'numba' in sys.modules}))\n"
-    )
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("OPENBLAS_NUM_THREADS", "NUMBA_THREADING_LAYER")
-    }
-    env["PYTHONPATH"] = str(ROOT)
-    run = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
-    )
-    assert run.returncode == 0, run.stderr
-    report = json.loads(run.stdout.strip().splitlines()[-1])
-    assert report == {"changed": [], "numba": False}
 
 
 def import_graph(planted: dict | None = None) -> dict:
