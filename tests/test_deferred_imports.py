@@ -20,8 +20,8 @@ from pathlib import Path
 
 from test_imports import PACKAGE, ROOT, module_name, parsed, within
 
-# Today's count (tests/test_deferred_imports.py: the list, by file, when it fails).
-# The goal of issue 45 is at most 10: lower this as they go, never raise it.
+# The count when this test came (its failure lists them, by file). The goal of issue 45
+# is at most 10: lower it as they are removed, never raise it.
 MAX_IMPORTS_DEFERRING_NOTHING = 80
 
 
