@@ -721,6 +721,9 @@ def _interrupted_in_cross_validation(module, args, model, fits_done):
             if sent is None and bars and int(bars[-1]) >= fits_done:
                 proc.send_signal(signal.SIGINT)
                 sent = int(bars[-1])
+    except BaseException:
+        proc.kill()
+        raise
     finally:
         os.close(terminal)
         proc.wait(timeout=300)
