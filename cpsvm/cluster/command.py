@@ -18,10 +18,8 @@ import os
 import sys
 from dataclasses import dataclass
 
-import click
-
 from ..errors import InputError, OptionError
-from ..options import option
+from ..options import Range, option
 from . import WORKER_TIMEOUT
 
 
@@ -48,7 +46,7 @@ class ClusterOptions:
         f"heartbeat) beyond the longest task before it is dropped and its shard read "
         f"again elsewhere; default {WORKER_TIMEOUT:g}.",
         default=None,
-        type=click.FloatRange(min=0.0, min_open=True),
+        type=Range(float, 0.0, min_open=True),
         metavar="SECONDS",
     )
 
