@@ -350,7 +350,7 @@ def in_process(name, data_file, values_text, epsilon, n_folds):
     values = parse_values(values_text)
     data = read_svmlight(str(data_file))
     entry = choose_entry(data, "auto", sequences=name != "a9a")
-    units, strata = entry.cv_units(data)
+    units, strata = entry.selection.cv_units(data)
     folds = assign_folds(FOLDS, data.n_examples, units, strata, 0)
     if name == "a9a":
         start = lambda part: OcasPath(part, OcasParams())  # noqa: E731

@@ -22,6 +22,8 @@ PSI_SCALE = 50.0  # binary Ψ(x, y) = PSI_SCALE·y·x: a flip moves it by 2·PSI
 TOKEN_LOSS = 1.0  # SVMhmm: Δ of one wrong tag (-l 1), or of a wrong sentence (-l 0)
 
 MARGIN_RESCALING = 2  # SVMstruct's -o 2
+# libocas's cut point w_c = (1 - λ)·w_best + λ·w_t (ocas_learn's --lambda; cp_learn -w 9's).
+CUT_LAMBDA = 0.1
 SLACK_RESCALING = 1  # SVMstruct's -o 1
 
 

@@ -14,7 +14,9 @@ RELAY = re.compile(r"\b(\w+)=\1\b")
 # declaration gives: a click context, a callback).
 MOST_RELAYS = 5
 
-_NAME = r"""["'](?:hmm|cfg|rank)["']"""
+# The structured problems' names, and "user" (the entry of --problem module:Class): what a
+# problem does otherwise is a declared property of its entry (cpsvm.problems.entry).
+_NAME = r"""["'](?:hmm|cfg|rank|user)["']"""
 # A comparison with a structured problem's name: == / != on either side, or membership in
 # a literal tuple, list or set that names one.
 BRANCH = re.compile(rf"(?:[=!]=\s*{_NAME})|(?:{_NAME}\s*[=!]=)|(?:\bin\s*[(\[{{][^)\]}}]*{_NAME})")
@@ -35,6 +37,10 @@ def test_the_checks_see_what_they_look_for():
         'if k in ("binary", "cfg"):',
     ]
     assert branches("if 'rank' != spec:\n") == ["if 'rank' != spec:"]
+    assert branches('user = info.problem == "user"\nif entry.name == "user":\n') == [
+        'user = info.problem == "user"',
+        'if entry.name == "user":',
+    ]
 
 
 def test_cli_relays_at_most_a_few_values():

@@ -64,7 +64,6 @@ class AssetLearn(Learner):
         if job.params.method == "gd" and "validation" in job.files:
             raise OptionError("--method gd takes no --validate")
         validate_options(job.params)
-        return None
 
     def monitor(self, job):
         from ..reporting import monitor
@@ -79,7 +78,7 @@ class AssetLearn(Learner):
             keep_rows=job.plot_file is not None,
         )
 
-    def solver_train(self):
+    def solver_train(self, job):
         from ..solvers.asset import train
 
         return train

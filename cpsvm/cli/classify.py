@@ -23,7 +23,7 @@ from .common import plot_option, run, version_option
 @dataclass
 class Classify:
     """cp_classify's own flags; the options that only some models take are their
-    problems' (each entry's ``classify_options``)."""
+    problems' (each entry's ``classifying.options``)."""
 
     verbosity: int = option(
         "-v",
@@ -55,7 +55,7 @@ def _model_options() -> list:
     """The problems' cp_classify options, each once: (setting name, Option)."""
     seen = {}
     for entry in entries():
-        for declared in entry.classify_options:
+        for declared in entry.classifying.options:
             seen.setdefault(declared.name, declared)
     return list(seen.values())
 
@@ -180,7 +180,11 @@ def _refuse_settings(handlers, **given):
             and value is not False
             and not any(name in h.settings for h in handlers)
         ):
-            takers = [e.name for e in entries() if e.classify and name in e.classify.settings]
+            takers = [
+                e.name
+                for e in entries()
+                if e.classifying.handler and name in e.classifying.handler.settings
+            ]
             raise click.UsageError(f"{flags[name]} is for {' and '.join(takers)} models")
 
 

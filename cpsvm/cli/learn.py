@@ -4,17 +4,18 @@ SVMmulticlass / SVMhmm / SVMcfg / SVMrank command lines).
 Its flags are StructParams' fields (cpsvm.params.one_slack), SVMstruct's flags kept for
 compatibility (:class:`Compatibility`), the cluster's, and the problems' own options
 (SVMstruct's ``--x`` options: SVMperf's ``--b --t --k --f --p``, SVMhmm's ``--t --e --b``,
-the parser's tree options), declared by each problem's registry entry
-(:mod:`cpsvm.problems.registry`): this command turns them into click options and hands
-what was given, as text, to the problem's entry, which parses and checks it: before the
-data are read when ``--problem`` names the problem, after (auto) otherwise. The same
-letter may mean different things to different problems (``--t``, ``--b``). The run is
-the learners' (:mod:`.runner`).
+the parser's tree options), declared by each problem's entry (its ``command_line``,
+:mod:`cpsvm.problems.entry`): this command turns them into click options and hands what
+was given, as text, to the problem's entry, which parses and checks it: before the data
+are read when ``--problem`` names the problem, after (auto: the registry tells which
+problem the file is) otherwise. The same letter may mean different things to different
+problems (``--t``, ``--b``). The run is the learners' (:mod:`.runner`), a model made
+without training (``--baseline pcfg``) included.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import click
 
@@ -22,7 +23,7 @@ from ..cluster.command import ClusterData, ClusterOptions, refuse_struct
 from ..errors import OptionError
 from ..options import Choice, Range, option, validate_options, with_values
 from ..params.one_slack import StructParams
-from ..problems import entries, entry_of, resolve_problem
+from ..problems import entries, entry_of, parse_given, read_training_data, resolve_problem
 from .common import run
 from .runner import Learner
 from .selection import fits_along, refuse
@@ -38,7 +39,12 @@ def _param_name(flag: str) -> str:
 
 def _trains_nothing() -> list:
     """The problems' options that make a model without training (cfg's --baseline)."""
-    return [o.flag for e in entries() for o in e.options if o.trains_nothing]
+    return [o.flag for e in entries() for o in e.command_line.options if o.trains_nothing]
+
+
+def _trains_nothing_given(job) -> str | None:
+    """The option given that makes the model without training (cfg's --baseline), if any."""
+    return next((flag for flag in _trains_nothing() if flag in job.given), None)
 
 
 @dataclass
@@ -120,7 +126,7 @@ class StructLearn(Learner):
         flag) until the problem is known."""
         by_flag: dict = {}
         for entry in entries():
-            for declared in entry.options:
+            for declared in entry.command_line.options:
                 by_flag.setdefault(declared.flag, []).append((entry, declared))
         made = []
         for flag, owners in by_flag.items():
@@ -128,7 +134,7 @@ class StructLearn(Learner):
             for entry, declared in owners:
                 meanings.setdefault(declared.help, []).append(entry)
             help_text = " ".join(
-                f"{', '.join(e.name for e in who)} ({who[0].tool}): {text}"
+                f"{', '.join(e.name for e in who)} ({who[0].command_line.tool}): {text}"
                 for text, who in meanings.items()
             )
             if all(declared.kind == "flag" for _, declared in owners):
@@ -150,7 +156,9 @@ class StructLearn(Learner):
 
     def input_files(self, job):
         """Also the files of examples the problems' options name (SVMperf's --f)."""
-        examples = {o.flag for e in entries() for o in e.options if o.kind == "examples"}
+        examples = {
+            o.flag for e in entries() for o in e.command_line.options if o.kind == "examples"
+        }
         named = [(flag, text) for flag, text in job.given.items() if flag in examples]
         return super().input_files(job) + named
 
@@ -159,30 +167,33 @@ class StructLearn(Learner):
         job.extra[Compatibility].refuse()
         spec = resolve_problem(job.params.problem)
         job.entry = entry_of(spec) if spec != "auto" else None
-        parsed = job.entry.parse_options(given) if job.entry is not None else _check_for_any(given)
+        parsed = parse_given(job.entry, given) if job.entry is not None else _check_for_any(given)
         # (C None: a model made without training)
         job.params = params = with_values(
             job.params, problem=spec, options=parsed, C=job.params.C or 1.0
         )
         cluster = job.extra[ClusterOptions]
-        nothing = [flag for flag in _trains_nothing() if flag in given]
+        nothing = _trains_nothing_given(job)
         refuse(
             job.run.cv_folds,
             job.run.c_path,
-            *((True, flag) for flag in nothing),
+            (nothing is not None, nothing),
             (cluster.scheduler is not None, "--scheduler"),
         )
-        if nothing:
+        if nothing is not None:
             if cluster.scheduler is not None:
-                raise OptionError(f"{nothing[0]} cannot be used with --scheduler")
+                raise OptionError(f"{nothing} cannot be used with --scheduler")
             if job.run.plot_file is not None:
-                raise OptionError(f"{nothing[0]} trains nothing: it has no trace for --plot")
-            return lambda: _learn_baseline(job, nothing[0])
+                raise OptionError(f"{nothing} trains nothing: it has no trace for --plot")
+            job.entry = _owner(job.entry, nothing)
+            job.params = with_values(
+                params, problem=job.entry.name, options=parse_given(job.entry, given)
+            )
+            return
         validate_options(params)
         cluster.timeout()
         if cluster.scheduler is not None:
-            refuse_struct(params, given)
-        return None
+            refuse_struct(params, given, job.run.example_file)
 
     def read(self, job):
         cluster = job.extra[ClusterOptions]
@@ -191,15 +202,16 @@ class StructLearn(Learner):
             try:
                 kind = data.choose_kind(job.params.problem)
                 job.entry = entry_of(kind)
-                job.params = with_values(
-                    job.params, problem=kind, options=job.entry.parse_options(job.given)
-                )
-                validate_options(job.params)
+                if job.params.problem == "auto":  # the problem's checks, now that it is known
+                    job.params = with_values(
+                        job.params, problem=kind, options=parse_given(job.entry, job.given)
+                    )
+                    validate_options(job.params)
             except BaseException:
                 data.close()
                 raise
             return data
-        data, job.entry = _read_examples(job.run.example_file, job.entry, job.given)
+        data, job.entry = read_training_data(job.run.example_file, job.entry, job.given)
         return data
 
     def after_read(self, job):
@@ -208,31 +220,50 @@ class StructLearn(Learner):
         data, entry, given = job.data, job.entry, job.given
         if job.on_cluster:
             return super().after_read(job)
+        if _trains_nothing_given(job) is not None:
+            if job.run.verbosity >= 1:
+                examples = entry.reading.examples(data)
+                print(f"Reading training examples...done ({examples})", file=job.report)
+            return None
         if job.params.problem == "auto":
             job.params = with_values(
-                job.params, problem=entry.name, options=entry.parse_options(given)
+                job.params, problem=entry.name, options=parse_given(entry, given)
             )
-            chosen = entry.auto_note(data)
+            chosen = entry.reading.auto_note(data)
             if chosen and job.run.verbosity >= 1:
                 print(f"Problem chosen from the file: {entry.name}: {chosen}", file=job.report)
-        if entry.name == "user":  # a user's Ψ is over the file's own feature indices
+        if entry.reading.own_columns:
             from ..io.svmlight import check_width
 
             job.data = data = check_width(data.with_original_columns())
-        _read_example_options(entry, job.params.options, given, data)
+        options = _read_example_options(entry, job.params.options, given, data)
+        if options is not job.params.options:
+            job.params = with_values(job.params, options=options)
         if job.run.verbosity >= 1:
-            print(reading_line(data, entry.examples(data)), file=job.report)
+            print(reading_line(data, entry.reading.examples(data)), file=job.report)
         return None
 
     def select_c(self, job, picture):
         """--cv/--c-path: the C to train at, each fold's path warm along the values."""
         from ..solvers.one_slack import StructPath
 
-        params, entry = job.params, job.entry
-        make_path = fits_along(lambda part: StructPath(part, params))
-        return self.cross_validate(job, entry, make_path, picture, entry.loss_of(params.loss_id))
+        run, entry = self.resolve(job), job.entry
+        make_path = fits_along(lambda part: StructPath(part, run))
+        loss = entry.command_line.loss_of(run.params.loss_id)
+        return self.cross_validate(job, entry, make_path, picture, loss)
 
-    def solver_train(self):
+    def resolve(self, job):
+        """The problem's settings for the data (on a cluster, the shards decide them as
+        they are trained)."""
+        if job.on_cluster or _trains_nothing_given(job) is not None:
+            return super().resolve(job)
+        from ..solvers.one_slack import settings
+
+        return settings(job.data, job.params)
+
+    def solver_train(self, job):
+        if _trains_nothing_given(job) is not None:
+            return _made_without_training(job.entry)
         from ..solvers.one_slack import train
 
         return train
@@ -240,6 +271,11 @@ class StructLearn(Learner):
     def statistics(self, job, info, cpu):
         from ..reporting.statistics import struct_statistics
 
+        if _trains_nothing_given(job) is not None:
+            for line in info.lines:
+                print(line, file=job.report)
+            print(f"Runtime in cpu-seconds: {cpu:.2f}", file=job.report)
+            return
         struct_statistics(info, job.params, cpu, job.report)
 
 
@@ -248,7 +284,11 @@ def _check_for_any(given: dict) -> dict:
     value that some problem taking it accepts. Returns no options: they are parsed again,
     by the problem's entry, once it is known."""
     for flag, text in given.items():
-        owners = [(e, e.option(flag)) for e in entries() if e.option(flag) is not None]
+        owners = [
+            (e, e.command_line.option(flag))
+            for e in entries()
+            if e.command_line.option(flag) is not None
+        ]
         refusals = []
         for entry, declared in owners:
             try:
@@ -262,57 +302,60 @@ def _check_for_any(given: dict) -> dict:
     return {}
 
 
-def _read_examples(example_file, entry, given):
-    """The training data and its problem's entry: for auto, the entry whose own format
-    the file is (e.g. bracketed trees), else the one the SVMlight file's labels choose."""
-    if entry is None:
-        entry = next((e for e in entries() if e.sniff(example_file)), None)
-        if entry is None:
-            from ..io.svmlight import read_examples
-            from ..problems import choose_entry
-
-            data = read_examples(example_file)
-            return data, choose_entry(data, "auto", sequences=True)
-    return entry.read(example_file, entry.parse_options(given)), entry
-
-
-def _read_example_options(entry, options, given, data):
-    """The options that name a file of examples (SVMperf's --f), read into the columns of
-    the training data ``data``."""
-    for declared in entry.options:
+def _read_example_options(entry, options, given, data) -> dict:
+    """``options`` with those that name a file of examples (SVMperf's --f) read into the
+    columns of the training data ``data`` (``options`` itself when none does)."""
+    for declared in entry.command_line.options:
         if declared.kind == "examples" and declared.flag in given:
             from ..io.svmlight import read_examples
 
             examples = read_examples(given[declared.flag], training=False)
-            options[declared.name] = examples.onto_columns_of(data)
+            options = {**options, declared.name: examples.onto_columns_of(data)}
+    return options
 
 
-def _learn_baseline(job, flag):
-    """A problem's model made without training (``cp_learn --baseline pcfg``), written."""
-    import time
-
-    from ..io.model_file import write_model
-    from ..reporting.statistics import report_stream
-
-    entry, given = job.entry, job.given
-    owners = [e for e in entries() if any(o.flag == flag and o.trains_nothing for o in e.options)]
+def _owner(entry, flag):
+    """The problem whose option ``flag`` makes a model without training: ``entry`` (None:
+    auto) if it is one of those that take it (OptionError if not), else the first."""
+    owners = [
+        e
+        for e in entries()
+        if any(o.flag == flag and o.trains_nothing for o in e.command_line.options)
+    ]
     if entry is None:
-        entry = owners[0]
+        return owners[0]
     if entry not in owners:
         raise OptionError(
             f"{flag} is for the {' and '.join(e.name for e in owners)} problem, not {entry.name}"
         )
-    options = entry.parse_options(given)
-    data = entry.read(job.run.example_file, options)
-    started = time.process_time()
-    model, lines = entry.baseline(data, options)
-    write_model(job.run.model_file, model)
-    if job.run.verbosity >= 1:
-        out = report_stream(job.run.model_file)
-        print(f"Reading training examples...done ({entry.examples(data)})", file=out)
-        for line in lines:
-            print(line, file=out)
-        print(f"Runtime in cpu-seconds: {time.process_time() - started:.2f}", file=out)
+    return entry
+
+
+@dataclass
+class MadeWithoutTraining:
+    """What the run reports of a model made without training: the problem's lines, and a
+    result that is final (no iterations, nothing to warn of)."""
+
+    lines: list
+    result: object = field(default_factory=lambda: _Final())
+    notes: list = field(default_factory=list)
+    terminated: int = 0
+
+
+@dataclass
+class _Final:
+    status: str = "converged"
+    iterations: int = 0
+
+
+def _made_without_training(entry):
+    """The run's ``train`` for a model made without training (the problem's baseline)."""
+
+    def make(data, run, *, callback=None, should_stop=None):
+        model, lines = entry.training.baseline(data, run.params.options)
+        return model, MadeWithoutTraining(lines)
+
+    return make
 
 
 LEARNER = StructLearn()

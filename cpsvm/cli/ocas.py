@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..cluster.command import ClusterData, ClusterOptions, refuse_ocas
-from ..options import Range, option, validate_options, with_values
+from ..options import Range, option, validate_options
 from ..params.ocas import OcasParams
 from .common import run
 from .runner import Learner
@@ -88,7 +88,6 @@ class OcasLearn(Learner):
         )
         if cluster.scheduler is not None:
             refuse_ocas(params, job.extra[FirstExamples].first_n, cost_file)
-        return None
 
     def read(self, job):
         cluster = job.extra[ClusterOptions]
@@ -107,25 +106,32 @@ class OcasLearn(Learner):
         """--cv/--c-path: each fold's path warm along the values."""
         import numpy as np
 
-        from ..problems import choose_entry
-        from ..solvers.ocas import OcasPath
+        from ..problems import problem_entry
+        from ..solvers.ocas import OcasPath, settings
 
-        data, params = job.data, job.params
-        entry = choose_entry(data, params.problem)
+        data = job.data
+        run = settings(data, job.params, pick=False)  # each C of a path picks its -m
+        entry = problem_entry(run.problem)
         n_classes = int(np.max(data.y)) if entry.name == "multiclass" else None
-        make_path = fits_along(lambda part: OcasPath(part, params, n_classes))
+        make_path = fits_along(lambda part: OcasPath(part, run, n_classes))
         return self.cross_validate(job, entry, make_path, picture)
+
+    def resolve(self, job):
+        """The problem and the method for the data at the C trained (on a cluster, -m as
+        given: it runs -m 0 or 1, and 1 by default)."""
+        if job.on_cluster:
+            return super().resolve(job)
+        from ..solvers.ocas import settings
+
+        return settings(job.data, job.params)
 
     def before_training(self, job):
         from ..reporting.statistics import ocas_settings
-        from ..solvers.ocas import resolve_method
 
-        if not job.on_cluster:  # (a cluster runs -m 0 or 1, and 1 by default)
-            job.params = with_values(job.params, method=resolve_method(job.data, job.params))
         if job.run.verbosity >= 1:
-            ocas_settings(job.data, job.params, job.report)
+            ocas_settings(job.data, job.params, job.report, job.resolved.method)
 
-    def solver_train(self):
+    def solver_train(self, job):
         from ..solvers.ocas import train
 
         return train

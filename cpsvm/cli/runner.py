@@ -89,8 +89,8 @@ class Job:
     """One run of a learner: what the command line gave (``params`` the solver's,
     ``run``, ``extra`` the learner's other options by class, ``files`` the files its
     Params fields name (by field), ``given`` the values no declaration took: cp_learn's problems'
-    own options) and what the run finds (the data, the problem's entry, the report
-    stream)."""
+    own options) and what the run finds (the data, the problem's entry, the settings
+    resolved for the data, the report stream)."""
 
     params: Any
     run: Run
@@ -99,6 +99,7 @@ class Job:
     given: dict
     data: Any = None
     entry: Any = None
+    resolved: Any = None  # the settings trained by (cpsvm.params.resolved.Resolved)
     report: Any = None
     plot_file: str | None = None
 
@@ -178,9 +179,7 @@ class Learner:
         check_model_file(run.model_file, run.cv_folds, run.c_path, run.trace_path)
         outputs = [("MODEL_FILE", run.model_file), ("--trace", run.trace_path)]
         refuse_same_files(self.input_files(job), [*outputs, ("--plot", run.plot_file)])
-        instead = self.check(job)
-        if instead is not None:  # a model made without training (cp_learn --baseline)
-            return instead()
+        self.check(job)
         job.report = report_stream(run.model_file)
         job.plot_file = run.plot_file
         with thread_count(job.params.n_threads):
@@ -194,11 +193,12 @@ class Learner:
                 if run.model_file is None:
                     return None
                 job.plot_file = None if picture is not None else run.plot_file
+            job.resolved = self.resolve(job)
             self.before_training(job)
             monitor = self.monitor(job)
-            train = job.data.train if job.on_cluster else self.solver_train()
+            train = job.data.train if job.on_cluster else self.solver_train(job)
             info, cpu = train_and_save(
-                train, job.data, job.params, run.model_file, monitor, terminate=True
+                train, job.data, job.resolved, run.model_file, monitor, terminate=True
             )
         finally:
             if job.on_cluster:
@@ -242,10 +242,8 @@ class Learner:
         return [("EXAMPLE_FILE", job.run.example_file), *named]
 
     def check(self, job: Job):
-        """The refusals before any data is read; returns what to run instead of training,
-        or None."""
+        """The refusals before any data is read."""
         validate_options(job.params)
-        return None
 
     def read_files(self, job: Job) -> None:
         """The files the Params' fields name, read now that the training data are: each
@@ -271,9 +269,9 @@ class Learner:
         """The C to train at: --cv or --c-path, each value trained from scratch."""
         from ..problems import problem_entry
 
-        train, params = self.solver_train(), job.params
-        make_path = fits_along(lambda part: ColdPath(train, part, params))
-        return self.cross_validate(job, problem_entry(params.problem), make_path, picture)
+        train, run = self.solver_train(job), self.resolve(job)
+        make_path = fits_along(lambda part: ColdPath(train, part, run))
+        return self.cross_validate(job, problem_entry(run.problem), make_path, picture)
 
     def cross_validate(self, job: Job, entry, make_path, picture, loss=None):
         """select_c of the run: ``make_path`` the folds' paths, ``entry`` the problem whose
@@ -286,8 +284,16 @@ class Learner:
             prog=self.name,
         )  # fmt: skip
 
+    def resolve(self, job: Job):
+        """The settings the run trains by, made once from its Params (whose rules between
+        fields :meth:`check` checked) and its data: by default the Params and their
+        problem, nothing derived."""
+        from ..params.resolved import Resolved
+
+        return Resolved(job.params, job.params.problem)
+
     def before_training(self, job: Job) -> None:
-        """The last settings made from the data, and what is said of them."""
+        """What is said of the settings before training."""
 
     def monitor(self, job: Job):
         from ..reporting import monitor
@@ -308,8 +314,9 @@ class Learner:
         """The progress bar's length, when known."""
         return None
 
-    def solver_train(self):
-        """The solver's ``train(dataset, params, callback, should_stop)``."""
+    def solver_train(self, job: Job):
+        """The solver's ``train(dataset, run, callback, should_stop)`` (``run`` a Resolved),
+        or what makes the run's model in its place (cp_learn's --baseline)."""
         raise NotImplementedError
 
     def statistics(self, job: Job, info, cpu) -> None:

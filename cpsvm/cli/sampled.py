@@ -33,9 +33,9 @@ class SampledLearn(Learner):
                 f"Warning: -r is the constant of the polynomial and sigmoid kernels, unused "
                 f"with -t {params.kernel.kind}; the sample size is --r (now {params.sample_size})"
             )
-        return super().check(job)
+        super().check(job)
 
-    def solver_train(self):
+    def solver_train(self, job):
         from ..solvers.sampled import train
 
         return train

@@ -63,11 +63,11 @@ def select_c(
 
     values = parse_values(c_path) if c_path is not None else [C]
     k = cv_folds or DEFAULT_FOLDS
-    units, classes = entry.cv_units(data)
+    units, classes = entry.selection.cv_units(data)
     folds = assign_folds(k, data.n_examples, units, classes, seed, data.source)
 
     def measure(model, test):
-        return entry.cv_measure(model, test, loss_id)
+        return entry.selection.cv_measure(model, test, loss_id)
 
     # The interrupt only asks; the trainings end their iteration, and cross_validate
     # raises between two of them, never inside a compiled kernel.
@@ -200,13 +200,11 @@ def fits_along(make):
 
 class ColdPath:
     """The path of a solver without warm starts (sampled_learn, asset_learn): each C
-    trained from scratch by ``train(dataset, params)``."""
+    trained from scratch by ``train(dataset, run)``, ``run`` the run's Resolved settings
+    at that C."""
 
-    def __init__(self, train, part, params):
-        self.train, self.part, self.params = train, part, params
+    def __init__(self, train, part, run):
+        self.train, self.part, self.run = train, part, run
 
     def fit(self, value, *, should_stop):
-        import dataclasses
-
-        params = dataclasses.replace(self.params, C=value)
-        return self.train(self.part, params, should_stop=should_stop)
+        return self.train(self.part, self.run.at(value), should_stop=should_stop)

@@ -77,9 +77,10 @@ def _shard_count(session) -> int:
 def open_data(scheduler, example_file, parts=None, worker_timeout=WORKER_TIMEOUT):
     """Connect (or start a local cluster) and load the shards on the workers."""
     from .session import Session, ShardedData
-    from .shards import plan_shards, shard_loaders
+    from .shards import check_source, plan_shards, shard_loaders
     from .sources import is_url
 
+    check_source(example_file)
     session = Session(scheduler, worker_timeout=worker_timeout)
     # The workers resolve a relative path in their own directory: made absolute here,
     # where the user named it (a URL names its store).
@@ -88,7 +89,7 @@ def open_data(scheduler, example_file, parts=None, worker_timeout=WORKER_TIMEOUT
     try:
         count = parts or _shard_count(session)
         # Planned where the shards will be read: the client need not see the files.
-        specs = session.run(plan_shards, example_file, count)
+        specs = session.run(plan_shards, example_file, count, worker_timeout)
         data = ShardedData(session, *shard_loaders(specs, count))
     except BaseException:
         session.close()
@@ -130,19 +131,25 @@ def refuse_ocas(params, first_n, cost_file):
         )
 
 
-def refuse_struct(params, given):
+def refuse_struct(params, given, example_file=None):
     """What cp_learn --scheduler cannot train, refused before the cluster starts;
     ``given`` the problems' own options as the command line gave them (a random basis,
-    the binary problem's --t 1, is not linear)."""
-    from ..problems import problem_entry, resolve_problem
+    the binary problem's --t 1, is not linear). With auto, a file in a problem's own
+    format (cfg's trees) is recognised as on one machine (the registry's own_format),
+    and refused by its problem's name."""
+    from ..options import with_values
+    from ..problems import own_format, problem_entry, resolve_problem
     from .solver import refuse_struct_options
 
     refuse_margin_bounds(params.margin_bounds)
-    params.problem = resolve_problem(params.problem)
+    problem = resolve_problem(params.problem)
+    own = own_format(example_file) if problem == "auto" and example_file is not None else None
+    params = with_values(params, problem=problem if own is None else own.name)
     basis = 0
     if "--t" in given:
+        binary = problem_entry("binary").command_line
         try:
-            basis = problem_entry("binary").option("--t").parse(given["--t"], "binary")
+            basis = binary.option("--t").parse(given["--t"], "binary")
         except OptionError:  # another problem's --t: no linear binary run either
             basis = None
     refuse_struct_options(params, basis)
@@ -167,21 +174,25 @@ class ClusterData:
         self.closed = False
 
     def choose_kind(self, requested: str) -> str:
-        """binary or multiclass, from the shards' labels."""
+        """binary or multiclass, from the shards' labels (as on one machine: the
+        registry's choose_entry)."""
         from .solver import choose_kind
 
+        if self.solver == "struct" and requested == "auto":
+            self.data.refuse_structured()  # where the single machine trains a structure
         return choose_kind(self.data, requested)
 
-    def train(self, _, params, *, callback=None, should_stop=None):
+    def train(self, _, run, *, callback=None, should_stop=None):
+        """The solver's ``train`` on the cluster's data; ``run`` the run's Resolved."""
         from .session import ClusterLost
         from .solver import train_ocas, train_struct
 
         solve = train_ocas if self.solver == "ocas" else train_struct
         try:
-            return solve(self.data, params, callback=callback, should_stop=should_stop)
+            return solve(self.data, run, callback=callback, should_stop=should_stop)
         except ClusterLost as e:
             # OCAS keeps its best point (ocas_learn, cp_learn -w 9); -w 3 its last.
-            best = self.solver == "ocas" or params.algorithm in (None, 9)
+            best = self.solver == "ocas" or run.params.algorithm in (None, 9)
             raise lost_cluster(e, self.model_file, best) from None
         finally:
             self.close()

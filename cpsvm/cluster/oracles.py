@@ -38,6 +38,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..conventions import CUT_LAMBDA
 from ..engine.oracles import LinearCutOracle
 from ..problems.base import StructuredProblem
 from .numerics import exact_scalar, exact_sign, fold_grid, fold_value
@@ -139,7 +140,7 @@ class ClusterOcasOracle(LinearCutOracle):
     cost:), n_classes (0 binary), bias. The objective is ½|w|² + C·Σ C_i·ξ_i.
     """
 
-    def __init__(self, data: ShardedData, size_psi, spec, C=1.0, method=1, cut_lambda=0.1):
+    def __init__(self, data: ShardedData, size_psi, spec, C=1.0, method=1, cut_lambda=CUT_LAMBDA):
         super().__init__(_ShapeOnly(size_psi=size_psi, n_examples=data.n_examples))
         self.data = data
         self.C = float(C)

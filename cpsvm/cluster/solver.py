@@ -26,6 +26,7 @@ from ..engine.magnitudes import c_bound
 from ..engine.solver_table import CP_LEARN, OCAS_LEARN, choices_text, cluster_ids
 from ..engine.working_set import CutWorkingSet
 from ..errors import InputError, OptionError
+from ..params.resolved import checked_params
 from ..problems.registry import problem_entry
 from ..solvers.ocas import check_bias, libocas_engine_params
 from .oracles import ClusterCutOracle, ClusterOcasOracle
@@ -79,8 +80,9 @@ def refuse_problem(requested: str):
 
 
 def choose_kind(data: ShardedData, requested: str) -> str:
-    """binary or multiclass from the shards' labels, checked by the problem's entry (as
-    problems.choose_entry checks a file's)."""
+    """The problem of the shards, by the function that chooses a file's on one machine
+    (the registry's choose_entry: auto asks the structured problems first), checked by
+    its entry; binary or multiclass, the problems a cluster trains."""
     from ..problems import choose_entry
 
     refuse_problem(requested)
@@ -88,7 +90,8 @@ def choose_kind(data: ShardedData, requested: str) -> str:
         raise InputError(
             "expected at least one example, found none", source=data.summaries[0]["source"]
         )
-    requested = choose_entry(data, requested).name
+    requested = choose_entry(data, requested, sequences=True).name
+    refuse_problem(requested)
     bad = data.first_bad("bad_cost")
     if bad is not None:
         raise InputError(f"expected cost: > 0, got cost:{bad[2]:g}", source=bad[0], line=bad[1])
@@ -180,14 +183,15 @@ def refuse_method(method):
         )
 
 
-def train_ocas(data: ShardedData, params, *, callback=None, should_stop=None):
-    """ocas_learn on the cluster; ``params`` an :class:`cpsvm.solvers.ocas.OcasParams`."""
+def train_ocas(data: ShardedData, run, *, callback=None, should_stop=None):
+    """ocas_learn on the cluster; ``run`` a Resolved of an OcasParams, or the Params
+    (checked now)."""
+    params = checked_params(run)
     with c_bound(params.C):  # a C too large for the data named as the user's -c
         return _train_ocas(data, params, callback, should_stop)
 
 
 def _train_ocas(data, params, callback, should_stop):
-    params.validate()
     if params.example_costs is not None:
         raise OptionError(
             "-C FILE cannot be used with --scheduler (give cost: factors in the shards instead)"
@@ -253,15 +257,15 @@ def refuse_struct_options(params, basis_method) -> int:
     return algorithm
 
 
-def train_struct(data: ShardedData, params, *, callback=None, should_stop=None):
-    """cp_learn -w 3 / -w 9 on the cluster, linear; ``params`` a
-    :class:`cpsvm.solvers.one_slack.StructParams`."""
+def train_struct(data: ShardedData, run, *, callback=None, should_stop=None):
+    """cp_learn -w 3 / -w 9 on the cluster, linear; ``run`` a Resolved of a StructParams,
+    or the Params (checked now)."""
+    params = checked_params(run)
     with c_bound(params.C):
         return _train_struct(data, params, callback, should_stop)
 
 
 def _train_struct(data, params, callback, should_stop):
-    params.validate()
     kind = choose_kind(data, params.problem)
     entry = problem_entry(kind)
     loss_id, options, _ = params.checked(entry)
@@ -269,7 +273,7 @@ def _train_struct(data, params, callback, should_stop):
         dataclasses.replace(params, problem=kind, loss_id=loss_id), options.get("basis_method", 0)
     )
     margin = params.rescaling == 2
-    epsilon = params.epsilon if params.epsilon is not None else entry.epsilon
+    epsilon = params.epsilon if params.epsilon is not None else entry.command_line.epsilon
     n, d = data.n_examples, data.n_features
     bias = options.get("bias")
     bias = (1.0 if bias is None else bias) if kind == "binary" else 0.0

@@ -265,47 +265,15 @@ def _node_loss(gold, i, j, a, base_ptr, base_idx, lw):
 
 
 @njit(cache=True)
-def _cky_one(
-    tags,
-    n_sym,
-    bin_ptr,
-    bin_parent,
-    bin_right,
-    bin_score,
-    bin_feat,
-    chain_ptr,
-    chain_top,
-    chain_bottom,
-    chain_score,
-    chain_sym_ptr,
-    chain_syms,
-    chain_feat_ptr,
-    chain_feats,
-    root_score,
-    root_feat,
-    kbest,
-    lw,
-    gold,
-    base_ptr,
-    base_idx,
-    ctx,
-    sym_row,
-    span_feat,
-    w,
-    kinds,
-    offsets,
-    n_tags,
-    n_words,
-    out_nodes,
-    out_feats,
-    out_nn,
-    out_nf,
-    out_score,
-    base,
-    cap,
-    fbase,
-    fcap,
-):
+def _cky_one(tags, n_sym, binary, chains, roots, kbest, loss, spans, out, row_at):
+    """The ``kbest`` best parses of one sentence into one row of the outputs.
+
+    binary, chains, roots: the grammar's arrays (:func:`cky_rows`' ``bin_*``, ``chain_*``
+    and ``root_*``, in its order); loss: (lw, gold, base_ptr, base_idx); spans: (ctx,
+    sym_row, span_feat, w, kinds, offsets, n_tags, n_words); out: (out_nodes, out_feats,
+    and the row's nn, nf, score); row_at: where the row's nodes and features start and how
+    many a parse may take (base, cap, fbase, fcap)."""
+    out_nodes, out_feats, out_nn, out_nf, out_score = out
     n = len(tags)
     for r in range(kbest):
         out_nn[r] = 0
@@ -316,9 +284,47 @@ def _cky_one(
     for t in range(n):
         if tags[t] < 0:
             return
-    n_span = n * (n + 1) // 2
-    n_kinds = len(kinds)
+    ctx, sym_row, span_feat, w, kinds, offsets, n_tags, n_words = spans
     cols = _span_columns(ctx, kinds, offsets, n_tags, n_words)
+    scoring = (sym_row, span_feat, w, cols, len(kinds))
+    chart = _fill_chart(tags, n_sym, binary, chains, kbest, loss, scoring)
+    best_e, best_r, best_v = _best_roots(chart, roots[0], n, kbest)
+    base, cap, fbase, fcap = row_at
+    for r in range(kbest):
+        if best_e[r] < 0:
+            continue
+        out_score[r] = best_v[r]
+        out_nn[r], out_nf[r] = _read_parse(
+            chart,
+            binary,
+            chains,
+            roots[1],
+            scoring,
+            n,
+            n_sym,
+            best_e[r],
+            best_r[r],
+            out_nodes,
+            out_feats,
+            base + r * cap,
+            fbase + r * fcap,
+        )
+
+
+@njit(cache=True)
+def _fill_chart(tags, n_sym, binary, chains, kbest, loss, scoring):
+    """The chart of a sentence, span by span from the shortest: (slot, lo, hi, e_sym,
+    e_bp, e_top, e_tsc). ``slot[span * n_sym + symbol]`` is the symbol's entry over the
+    span (−1: none) and ``lo[span]:hi[span]`` the span's entries; an entry has its
+    symbol, the back-pointers of its four derivations (layer 0's two best, then layer
+    1's), which two of them are best overall (−1: none) and their scores. A span's steps
+    are written out here: calls to helpers per span or entry slowed CKY down."""
+    bin_ptr, bin_parent, bin_right, bin_score, _ = binary
+    chain_ptr, chain_top, _, chain_score, chain_sym_ptr, chain_syms, _, _ = chains
+    lw, gold, base_ptr, base_idx = loss
+    sym_row, span_feat, w, cols, n_kinds = scoring
+    n = len(tags)
+    n_span = n * (n + 1) // 2
     slot = np.full(n_span * n_sym, -1, dtype=np.int32)
     lo = np.zeros(n_span, dtype=np.int64)
     hi = np.zeros(n_span, dtype=np.int64)
@@ -329,6 +335,8 @@ def _cky_one(
     e_top = np.empty((capacity, 2), dtype=np.int64)
     e_tsc = np.empty((capacity, 2))
     used = 0
+    # one span's derivations as they are found, per layer: each symbol's two best scores
+    # and back-pointers, the symbols found and a mark of them
     s0 = np.full((n_sym, 2), NEG)
     b0 = np.zeros((n_sym, 2), dtype=np.int64)
     s1 = np.full((n_sym, 2), NEG)
@@ -413,13 +421,11 @@ def _cky_one(
                     if pass_ == 1 and in0[a]:
                         continue
                     if used == capacity:
-                        if capacity >= MAX_ENTRIES:
-                            raise MemoryError("CKY chart entries beyond int32 slots")
-                        capacity = min(2 * capacity, MAX_ENTRIES)
+                        capacity = _grown_capacity(capacity)
                         e_sym = _grow1(e_sym, capacity)
                         e_sc = _grow2(e_sc, capacity)
-                        e_bp = _grow2i(e_bp, capacity)
-                        e_top = _grow2i(e_top, capacity)
+                        e_bp = _grow2(e_bp, capacity)
+                        e_top = _grow2(e_top, capacity)
                         e_tsc = _grow2(e_tsc, capacity)
                     e_sym[used] = a
                     e_sc[used, 0] = s0[a, 0]
@@ -460,7 +466,22 @@ def _cky_one(
                 s1[a, 0] = NEG
                 s1[a, 1] = NEG
                 in1[a] = False
-    # the root: the two best (entry, rank) over the whole span
+    return slot, lo, hi, e_sym, e_bp, e_top, e_tsc
+
+
+@njit(cache=True)
+def _grown_capacity(capacity):
+    """The entries' next capacity: twice, up to the int32 slots' limit."""
+    if capacity >= MAX_ENTRIES:
+        raise MemoryError("CKY chart entries beyond int32 slots")
+    return min(2 * capacity, MAX_ENTRIES)
+
+
+@njit(cache=True)
+def _best_roots(chart, root_score, n, kbest):
+    """The two best (entry, rank, score) over the whole span with their root rules
+    (entry −1: none)."""
+    _, lo, hi, e_sym, _, _, e_tsc = chart
     top = _span(0, n, n)
     best_e = np.full(2, -1, dtype=np.int64)
     best_r = np.zeros(2, dtype=np.int64)
@@ -484,95 +505,94 @@ def _cky_one(
                 best_v[1] = v
                 best_e[1] = e
                 best_r[1] = r
+    return best_e, best_r, best_v
+
+
+@njit(cache=True)
+def _read_parse(
+    chart, binary, chains, root_feat, scoring, n, n_sym, root, rank, out_nodes, out_feats, at, fat
+):
+    """The parse of derivation ``rank`` of root entry ``root`` read back from the chart:
+    its nodes written at ``out_nodes[at:]``, its features at ``out_feats[fat:]``; their
+    counts."""
+    slot, _, _, e_sym, e_bp, e_top, _ = chart
+    bin_ptr, _, bin_right, _, bin_feat = binary
+    _, _, chain_bottom, _, chain_sym_ptr, chain_syms, chain_feat_ptr, chain_feats = chains
+    sym_row, span_feat, _, cols, n_kinds = scoring
     stack_e = np.empty(4 * n + 4, dtype=np.int64)
     stack_q = np.empty(4 * n + 4, dtype=np.int64)
     stack_i = np.empty(4 * n + 4, dtype=np.int64)
     stack_j = np.empty(4 * n + 4, dtype=np.int64)
-    for r in range(kbest):
-        if best_e[r] < 0:
-            continue
-        out_score[r] = best_v[r]
-        at = base + r * cap
-        fat = fbase + r * fcap
-        nn = 0
-        nf = 0
-        out_feats[fat + nf] = root_feat[e_sym[best_e[r]]]
-        nf += 1
-        depth = 0
-        stack_e[0] = best_e[r]
-        stack_q[0] = e_top[best_e[r], best_r[r]]
-        stack_i[0] = 0
-        stack_j[0] = n
-        depth = 1
-        while depth > 0:
-            depth -= 1
-            e = stack_e[depth]
-            q = stack_q[depth]
-            i = stack_i[depth]
-            j = stack_j[depth]
-            code = e_bp[e, q]
-            sp = _span(i, j, n)
-            if q >= 2:  # a chain over the layer-0 item of the same span
-                c = code // 2
-                for p in range(chain_sym_ptr[c], chain_sym_ptr[c + 1]):
-                    out_nodes[at + nn, 0] = chain_syms[p]
-                    out_nodes[at + nn, 1] = i
-                    out_nodes[at + nn, 2] = j
-                    nn += 1
-                    # the chain's rules are in its nodes' order, top first
-                    out_feats[fat + nf] = chain_feats[chain_feat_ptr[c] + p - chain_sym_ptr[c]]
-                    nf += 1
-                    nf = (
-                        _emit_span_features(
-                            chain_syms[p],
-                            sp,
-                            sym_row,
-                            span_feat,
-                            cols,
-                            n_kinds,
-                            out_feats,
-                            fat + nf,
-                        )
-                        - fat
+    nn = 0
+    nf = 0
+    out_feats[fat + nf] = root_feat[e_sym[root]]
+    nf += 1
+    stack_e[0] = root
+    stack_q[0] = e_top[root, rank]
+    stack_i[0] = 0
+    stack_j[0] = n
+    depth = 1
+    while depth > 0:
+        depth -= 1
+        e = stack_e[depth]
+        q = stack_q[depth]
+        i = stack_i[depth]
+        j = stack_j[depth]
+        code = e_bp[e, q]
+        sp = _span(i, j, n)
+        if q >= 2:  # a chain over the layer-0 item of the same span
+            c = code // 2
+            for p in range(chain_sym_ptr[c], chain_sym_ptr[c + 1]):
+                out_nodes[at + nn, 0] = chain_syms[p]
+                out_nodes[at + nn, 1] = i
+                out_nodes[at + nn, 2] = j
+                nn += 1
+                # the chain's rules are in its nodes' order, top first
+                out_feats[fat + nf] = chain_feats[chain_feat_ptr[c] + p - chain_sym_ptr[c]]
+                nf += 1
+                nf = (
+                    _emit_span_features(
+                        chain_syms[p], sp, sym_row, span_feat, cols, n_kinds, out_feats, fat + nf
                     )
-                stack_e[depth] = slot[sp * n_sym + chain_bottom[c]]
-                stack_q[depth] = code % 2
-                stack_i[depth] = i
-                stack_j[depth] = j
-                depth += 1
-                continue
-            out_nodes[at + nn, 0] = e_sym[e]
-            out_nodes[at + nn, 1] = i
-            out_nodes[at + nn, 2] = j
-            nn += 1
-            if code < 0:
-                continue
-            rr = code % 2
-            rl = (code // 2) % 2
-            k = (code // 4) % (n + 1)
-            rule = code // (4 * (n + 1))
-            out_feats[fat + nf] = bin_feat[rule]
-            nf += 1
-            nf = (
-                _emit_span_features(
-                    e_sym[e], sp, sym_row, span_feat, cols, n_kinds, out_feats, fat + nf
+                    - fat
                 )
-                - fat
-            )
-            left = slot[_span(i, k, n) * n_sym + _left_of(bin_ptr, rule)]
-            right = slot[_span(k, j, n) * n_sym + bin_right[rule]]
-            stack_e[depth] = right
-            stack_q[depth] = e_top[right, rr]
-            stack_i[depth] = k
+            stack_e[depth] = slot[sp * n_sym + chain_bottom[c]]
+            stack_q[depth] = code % 2
+            stack_i[depth] = i
             stack_j[depth] = j
             depth += 1
-            stack_e[depth] = left
-            stack_q[depth] = e_top[left, rl]
-            stack_i[depth] = i
-            stack_j[depth] = k
-            depth += 1
-        out_nn[r] = nn
-        out_nf[r] = nf
+            continue
+        out_nodes[at + nn, 0] = e_sym[e]
+        out_nodes[at + nn, 1] = i
+        out_nodes[at + nn, 2] = j
+        nn += 1
+        if code < 0:
+            continue
+        rr = code % 2
+        rl = (code // 2) % 2
+        k = (code // 4) % (n + 1)
+        rule = code // (4 * (n + 1))
+        out_feats[fat + nf] = bin_feat[rule]
+        nf += 1
+        nf = (
+            _emit_span_features(
+                e_sym[e], sp, sym_row, span_feat, cols, n_kinds, out_feats, fat + nf
+            )
+            - fat
+        )
+        left = slot[_span(i, k, n) * n_sym + _left_of(bin_ptr, rule)]
+        right = slot[_span(k, j, n) * n_sym + bin_right[rule]]
+        stack_e[depth] = right
+        stack_q[depth] = e_top[right, rr]
+        stack_i[depth] = k
+        stack_j[depth] = j
+        depth += 1
+        stack_e[depth] = left
+        stack_q[depth] = e_top[left, rl]
+        stack_i[depth] = i
+        stack_j[depth] = k
+        depth += 1
+    return nn, nf
 
 
 @njit(cache=True)
@@ -604,10 +624,15 @@ def _grow2(a, size):
 
 
 @njit(cache=True)
-def _grow2i(a, size):
-    out = np.empty((size, a.shape[1]), dtype=a.dtype)
-    out[: a.shape[0]] = a
-    return out
+def _gold_chart(gold_triples, gold_starts, s, n, n_base, lw):
+    """gold[i, j, base]: whether sentence s's gold tree has a bracket (i, j) of that base
+    symbol (a dummy when the loss is off)."""
+    if lw == 0.0:
+        return np.zeros((1, 1, 1), dtype=np.bool_)
+    gold = np.zeros((n + 1, n + 1, max(n_base, 1)), dtype=np.bool_)
+    for g in range(gold_starts[s], gold_starts[s + 1]):
+        gold[gold_triples[g, 0], gold_triples[g, 1], gold_triples[g, 2]] = True
+    return gold
 
 
 @njit(cache=True, nogil=True)
@@ -663,55 +688,30 @@ def cky_rows(
     :func:`cpsvm.threads.in_row_chunks` runs chunks of them on threads). ``out_done[q]``
     is set to 1 once sentence q is parsed, and a sentence left at 0 tells which were not
     (an allocation that failed)."""
+    binary = (bin_ptr, bin_parent, bin_right, bin_score, bin_feat)
+    chains = (
+        chain_ptr,
+        chain_top,
+        chain_bottom,
+        chain_score,
+        chain_sym_ptr,
+        chain_syms,
+        chain_feat_ptr,
+        chain_feats,
+    )
     for q in range(lo, hi):
         s = sentences[q]
         a, b = starts[s], starts[s + 1]
-        n = b - a
-        if lw != 0.0:
-            gold = np.zeros((n + 1, n + 1, max(n_base, 1)), dtype=np.bool_)
-            for g in range(gold_starts[s], gold_starts[s + 1]):
-                gold[gold_triples[g, 0], gold_triples[g, 1], gold_triples[g, 2]] = True
-        else:
-            gold = np.zeros((1, 1, 1), dtype=np.bool_)
         _cky_one(
             tags[a:b],
             n_sym,
-            bin_ptr,
-            bin_parent,
-            bin_right,
-            bin_score,
-            bin_feat,
-            chain_ptr,
-            chain_top,
-            chain_bottom,
-            chain_score,
-            chain_sym_ptr,
-            chain_syms,
-            chain_feat_ptr,
-            chain_feats,
-            root_score,
-            root_feat,
+            binary,
+            chains,
+            (root_score, root_feat),
             kbest,
-            lw,
-            gold,
-            base_ptr,
-            base_idx,
-            ctx[a:b],
-            sym_row,
-            span_feat,
-            w,
-            kinds,
-            offsets,
-            n_tags,
-            n_words,
-            out_nodes,
-            out_feats,
-            out_nn[q],
-            out_nf[q],
-            out_score[q],
-            out_base[q],
-            caps[q],
-            out_fbase[q],
-            fcaps[q],
+            (lw, _gold_chart(gold_triples, gold_starts, s, b - a, n_base, lw), base_ptr, base_idx),
+            (ctx[a:b], sym_row, span_feat, w, kinds, offsets, n_tags, n_words),
+            (out_nodes, out_feats, out_nn[q], out_nf[q], out_score[q]),
+            (out_base[q], caps[q], out_fbase[q], fcaps[q]),
         )
         out_done[q] = 1

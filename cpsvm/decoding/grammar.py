@@ -591,19 +591,8 @@ def cky(
     n_threads = check_charts(
         g, lengths, sentences, augmented=loss_weight != 0.0, where=where, n_threads=n_threads
     )
-    bound = max(grammar.unary, 1)
-    caps = np.maximum(2 * lengths - 1, 1) * (bound + 1) + 1
-    out_base = np.concatenate(([0], np.cumsum(caps * kbest)[:-1])).astype(np.int64)
-    total = int(np.sum(caps * kbest))
-    # a node's rule and span features; the root rule
-    fcaps = caps * (len(g["kinds"]) + 1) + 1
-    out_fbase = np.concatenate(([0], np.cumsum(fcaps * kbest)[:-1])).astype(np.int64)
-    out_nodes = np.zeros((total, 3), dtype=np.int64)
-    out_feats = np.zeros(int(np.sum(fcaps * kbest)), dtype=np.int64)
     m = len(sentences)
-    out_nn = np.zeros((m, kbest), dtype=np.int64)
-    out_nf = np.zeros((m, kbest), dtype=np.int64)
-    out_score = np.full((m, kbest), -np.inf)
+    outputs = _parse_outputs(lengths, kbest, grammar.unary, len(g["kinds"]))
     if gold is None:
         triples, gstarts = np.zeros((0, 3), np.int64), np.zeros(len(starts), np.int64)
     else:
@@ -618,22 +607,7 @@ def cky(
                 np.ascontiguousarray(tag_ids, dtype=np.int64),
                 starts,
                 sentences,
-                g["n_sym"],
-                g["bin_ptr"],
-                g["bin_parent"],
-                g["bin_right"],
-                bin_score,
-                g["bin_feat"],
-                g["chain_ptr"],
-                g["chain_top"],
-                g["chain_bottom"],
-                chain_score,
-                g["chain_sym_ptr"],
-                g["chain_syms"],
-                g["chain_feat_ptr"],
-                g["chain_feats"],
-                root_score,
-                g["root_feat"],
+                *_rule_arrays(g, bin_score, chain_score, root_score),
                 int(kbest),
                 float(loss_weight),
                 triples,
@@ -649,15 +623,7 @@ def cky(
                 g["offsets"],
                 g["n_tags"],
                 g["n_words"],
-                out_nodes,
-                out_feats,
-                out_nn,
-                out_nf,
-                out_score,
-                out_base,
-                caps.astype(np.int64),
-                out_fbase,
-                fcaps.astype(np.int64),
+                *outputs,
                 out_done,
                 min_rows=1,
             )
@@ -667,6 +633,65 @@ def cky(
         undone = np.flatnonzero(out_done == 0)
         q = int(undone[np.argmax(lengths[undone])])
         chart_refused(g, int(lengths[q]), int(sentences[q]), loss_weight != 0.0, where, True)
+    return _parses_found(outputs, m, kbest)
+
+
+def _rule_arrays(g, bin_score, chain_score, root_score):
+    """The grammar's arrays as :func:`cpsvm.decoding.cky.cky_rows` takes them, from
+    ``n_sym`` to ``root_feat``, with the rules' scores under the weights."""
+    return (
+        g["n_sym"],
+        g["bin_ptr"],
+        g["bin_parent"],
+        g["bin_right"],
+        bin_score,
+        g["bin_feat"],
+        g["chain_ptr"],
+        g["chain_top"],
+        g["chain_bottom"],
+        chain_score,
+        g["chain_sym_ptr"],
+        g["chain_syms"],
+        g["chain_feat_ptr"],
+        g["chain_feats"],
+        root_score,
+        g["root_feat"],
+    )
+
+
+def _parse_outputs(lengths, kbest, unary, n_kinds):
+    """The arrays :func:`cpsvm.decoding.cky.cky_rows` writes the parses of sentences of
+    ``lengths`` into: (out_nodes, out_feats, out_nn, out_nf, out_score, out_base, caps,
+    out_fbase, fcaps), ``kbest`` parses a sentence."""
+    bound = max(unary, 1)
+    caps = np.maximum(2 * lengths - 1, 1) * (bound + 1) + 1
+    out_base = np.concatenate(([0], np.cumsum(caps * kbest)[:-1])).astype(np.int64)
+    total = int(np.sum(caps * kbest))
+    # a node's rule and span features; the root rule
+    fcaps = caps * (n_kinds + 1) + 1
+    out_fbase = np.concatenate(([0], np.cumsum(fcaps * kbest)[:-1])).astype(np.int64)
+    out_nodes = np.zeros((total, 3), dtype=np.int64)
+    out_feats = np.zeros(int(np.sum(fcaps * kbest)), dtype=np.int64)
+    m = len(lengths)
+    out_nn = np.zeros((m, kbest), dtype=np.int64)
+    out_nf = np.zeros((m, kbest), dtype=np.int64)
+    out_score = np.full((m, kbest), -np.inf)
+    return (
+        out_nodes,
+        out_feats,
+        out_nn,
+        out_nf,
+        out_score,
+        out_base,
+        caps.astype(np.int64),
+        out_fbase,
+        fcaps.astype(np.int64),
+    )
+
+
+def _parses_found(outputs, m, kbest):
+    """A list per sentence of its (Parse, score), best first, from the kernel's outputs."""
+    out_nodes, out_feats, out_nn, out_nf, out_score, out_base, caps, out_fbase, fcaps = outputs
     results = []
     for q in range(m):
         found = []

@@ -130,11 +130,7 @@ def one_slack(
 
 def _one_slack(oracle, params, callback, should_stop, working_set):
     started = time.perf_counter()
-    ws = working_set if working_set is not None else CutWorkingSet([params.C])
-    # A working set that holds cuts (a path over C) starts the run from its alpha, whose
-    # dual value D(α) = h·α − ½αᵀGα is already a lower bound at this C.
-    alpha = np.array(ws.alpha, dtype=np.float64)
-    dual = float(ws.h @ alpha) - _objective(ws, alpha) if ws.size else 0.0
+    ws, alpha, dual = _start(working_set, params)
     xi_ws, best_primal, xi_exact = _xi(ws, alpha), math.inf, math.inf
     violation = math.inf
     t_qp = t_oracle = 0.0
@@ -146,20 +142,8 @@ def _one_slack(oracle, params, callback, should_stop, working_set):
             status = stopped
             break
         iteration += 1
-        t0 = time.perf_counter()
-        found = (
-            oracle.separate_cached(alpha, xi_ws + params.epsilon)
-            if params.use_cache and ws.size
-            else None
-        )
-        exact = found is None
-        if exact:
-            found = oracle.separate(alpha, xi_ws + params.epsilon)
-        c, cut = found
-        with np.errstate(over="ignore"):  # an overflowing cut is refused just below
-            cross, self_product = oracle.gram_row(cut)
-        check_cut(params.C, self_product)
-        t_oracle += time.perf_counter() - t0
+        exact, c, cut, cross, self_product, seconds = _separate(oracle, params, ws, alpha, xi_ws)
+        t_oracle += seconds
         w_dot_g = float(cross @ alpha) if len(alpha) else 0.0
         excess = oracle.exact_excess if exact else None
         if excess is None:
@@ -198,24 +182,14 @@ def _one_slack(oracle, params, callback, should_stop, working_set):
                 )
                 break
         if ws.size >= params.max_cuts:
-            # Full: drop the cuts the last QP did not use; if all are used, stop.
-            keep = np.asarray(ws.idle) == 0
-            if keep.all():
+            keep = _make_room(ws, oracle)
+            if keep is None:
                 status = "buffer_full"
                 break
-            ws.remove(keep)
-            oracle.keep(keep)
-            alpha = np.array(ws.alpha, dtype=np.float64)
             cross = cross[keep]
-        ws.add(c, cross, self_product)
-        oracle.add(cut)
+        result, seconds = _add_cut(ws, oracle, params, c, cut, cross, self_product)
+        t_qp += seconds
         cuts_added += 1
-        t0 = time.perf_counter()
-        result = ws.solve()
-        t_qp += time.perf_counter() - t0
-        keep = ws.remove_idle(params.max_idle)
-        if not keep.all():
-            oracle.keep(keep)
         alpha = np.array(ws.alpha, dtype=np.float64)
         dual = float(result.dual)
         xi_ws = _xi(ws, alpha)
@@ -252,6 +226,60 @@ def _one_slack(oracle, params, callback, should_stop, working_set):
         seconds_oracle=t_oracle,
         seconds_total=time.perf_counter() - started,
     )
+
+
+def _start(working_set, params):
+    """The working set a run starts from, its alpha and dual value. One that holds cuts
+    (a path over C) starts the run from its alpha, whose dual value D(α) = h·α − ½αᵀGα
+    is already a lower bound at this C."""
+    ws = working_set if working_set is not None else CutWorkingSet([params.C])
+    alpha = np.array(ws.alpha, dtype=np.float64)
+    return ws, alpha, float(ws.h @ alpha) - _objective(ws, alpha) if ws.size else 0.0
+
+
+def _separate(oracle, params, ws, alpha, xi_ws):
+    """The oracle's cut at alpha (from its cache when that finds one violated by more
+    than ε beyond the working set's slack), checked: (exact, its offset, the cut, its
+    products with the working set's cuts and with itself, the seconds it took)."""
+    t0 = time.perf_counter()
+    found = (
+        oracle.separate_cached(alpha, xi_ws + params.epsilon)
+        if params.use_cache and ws.size
+        else None
+    )
+    exact = found is None
+    if exact:
+        found = oracle.separate(alpha, xi_ws + params.epsilon)
+    c, cut = found
+    with np.errstate(over="ignore"):  # an overflowing cut is refused just below
+        cross, self_product = oracle.gram_row(cut)
+    check_cut(params.C, self_product)
+    return exact, c, cut, cross, self_product, time.perf_counter() - t0
+
+
+def _make_room(ws, oracle):
+    """A full working set: the cuts the last QP did not use dropped; which were kept
+    (None: all are used, none dropped)."""
+    keep = np.asarray(ws.idle) == 0
+    if keep.all():
+        return None
+    ws.remove(keep)
+    oracle.keep(keep)
+    return keep
+
+
+def _add_cut(ws, oracle, params, c, cut, cross, self_product):
+    """The cut added to the working set, the QP solved again and the cuts idle too long
+    dropped; the QP's result and seconds."""
+    ws.add(c, cross, self_product)
+    oracle.add(cut)
+    t0 = time.perf_counter()
+    result = ws.solve()
+    seconds = time.perf_counter() - t0
+    keep = ws.remove_idle(params.max_idle)
+    if not keep.all():
+        oracle.keep(keep)
+    return result, seconds
 
 
 def _limit_reached(started, params, should_stop):

@@ -59,6 +59,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..compiled import njit
+from ..conventions import CUT_LAMBDA
 from ..sparse_ops import first_identical_rows
 from .hinge import hinge_cut, hinge_excess, hinge_labels, multiclass_most_violated
 from .magnitudes import objective_rounding
@@ -301,7 +302,7 @@ class OcasOracle(LinearCutOracle):
     scale (cp_learn -w 9): the problems' defaults, costs cost_i/n and their C.
     """
 
-    def __init__(self, problem, costs, C=1.0, method=1, cut_lambda=0.1):
+    def __init__(self, problem, costs, C=1.0, method=1, cut_lambda=CUT_LAMBDA):
         super().__init__(problem)
         self.costs = np.asarray(costs, dtype=np.float64)
         self.C = float(C)

@@ -24,6 +24,7 @@ import time
 import numpy as np
 
 from ..compiled import njit
+from ..conventions import CUT_LAMBDA
 from ..sparse_ops import add_row, row_dot
 from .margin_bounds import ResortPolicy, SortedMargins
 from .ocas import OcasOracle, binary_line_search, binary_move
@@ -52,7 +53,7 @@ class PrunedOcasOracle(OcasOracle):
     PLAIN_SHARE = 0.5  # a wider band: the plain iteration
 
     def __init__(
-        self, problem, costs, C=1.0, method=1, cut_lambda=0.1, *, policy=None, center="auto"
+        self, problem, costs, C=1.0, method=1, cut_lambda=CUT_LAMBDA, *, policy=None, center="auto"
     ):
         self._stale = False
         self._pruned_cut = False  # the last cut was a pruned iteration's

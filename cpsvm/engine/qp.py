@@ -367,15 +367,7 @@ def solve_dual_trusted(G, h, groups, bounds, alpha0, tol, method, max_iter):
     if m == 0:
         return _result(G, h, groups, bounds, np.zeros(0), tol, "empty")
     if m == 1:
-        # max h a - g a^2 / 2 on [0, C]: the clipped stationary point, or an
-        # end point when the objective is linear (g == 0).
-        g, c = G[0, 0], bounds[groups[0]]
-        if g > 0.0:
-            a = min(max(h[0] / g, 0.0), c)
-        else:
-            a = c if h[0] > 0.0 else 0.0
-        alpha = project_feasible(np.array([a]), groups, bounds)
-        return _result(G, h, groups, bounds, alpha, tol, "closed_form")
+        return _one_variable(G, h, groups, bounds, tol)
 
     if method == "auto":
         method = "quadprog" if alpha0 is None else "smo"
@@ -427,29 +419,8 @@ def solve_dual_trusted(G, h, groups, bounds, alpha0, tol, method, max_iter):
         candidates.append(result)
         return result
 
-    # quadprog: cold ridged solve, refined exactly if the ridge or rounding
-    # on a singular G left a KKT residual; SMO as the last resort.
-    # smo: warm SMO, whose linear convergence can stall on ill-conditioned
-    # or rank-deficient G (pairwise steps zigzag along null directions), so
-    # it is capped and handed to the exact active-set refinement; quadprog
-    # as the last resort.
-    # A warm start is usually a few active-set steps from the answer: those steps on
-    # definite faces (numba) come first — 2x less QP time than SMO first in OCAS on
-    # a9a (C = 0.1 ... 100) — and a face that is not definite hands over to SMO.
-    if method == "quadprog":
-        plan = [("quadprog", 0), ("active_set", 0), ("smo", max_iter)]
-    else:
-        cap = _WARM_SMO_STEPS_PER_CUT * m + _WARM_SMO_STEPS_MIN
-        plan = [
-            ("definite_active_set", 0),
-            ("smo", cap),
-            ("active_set", 0),
-            ("quadprog", 0),
-            ("active_set", 0),
-            ("smo", max_iter),
-        ]
     alpha = project_feasible(np.zeros(m) if alpha0 is None else alpha0, groups, bounds)
-    for stage, smo_cap in plan:
+    for stage, smo_cap in _stage_plan(method, m, max_iter):
         result = run(stage, alpha, smo_cap)
         if result.converged:
             return result
@@ -460,3 +431,39 @@ def solve_dual_trusted(G, h, groups, bounds, alpha0, tol, method, max_iter):
     best = min(candidates, key=relative_violation)
     best.method = "+".join(stages)
     return best
+
+
+def _one_variable(G, h, groups, bounds, tol):
+    """The QP of one variable: max h a - g a^2 / 2 on [0, C], the clipped stationary
+    point, or an end point when the objective is linear (g == 0)."""
+    g, c = G[0, 0], bounds[groups[0]]
+    if g > 0.0:
+        a = min(max(h[0] / g, 0.0), c)
+    else:
+        a = c if h[0] > 0.0 else 0.0
+    alpha = project_feasible(np.array([a]), groups, bounds)
+    return _result(G, h, groups, bounds, alpha, tol, "closed_form")
+
+
+def _stage_plan(method, m, max_iter):
+    """The stages :func:`solve_dual_trusted` tries in turn, each with its SMO step cap.
+
+    quadprog: cold ridged solve, refined exactly if the ridge or rounding on a singular
+    G left a KKT residual; SMO as the last resort.
+    smo: warm SMO, whose linear convergence can stall on ill-conditioned or
+    rank-deficient G (pairwise steps zigzag along null directions), so it is capped and
+    handed to the exact active-set refinement; quadprog as the last resort.
+    A warm start is usually a few active-set steps from the answer: those steps on
+    definite faces (numba) come first — 2x less QP time than SMO first in OCAS on a9a
+    (C = 0.1 ... 100) — and a face that is not definite hands over to SMO."""
+    if method == "quadprog":
+        return [("quadprog", 0), ("active_set", 0), ("smo", max_iter)]
+    cap = _WARM_SMO_STEPS_PER_CUT * m + _WARM_SMO_STEPS_MIN
+    return [
+        ("definite_active_set", 0),
+        ("smo", cap),
+        ("active_set", 0),
+        ("quadprog", 0),
+        ("active_set", 0),
+        ("smo", max_iter),
+    ]

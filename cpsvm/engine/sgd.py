@@ -43,7 +43,7 @@ from __future__ import annotations
 import math
 import time
 from bisect import bisect_left
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -117,6 +117,109 @@ class SGDResult:
     refreshes: int = 0  # reference margins computed
 
 
+class _Schedule:
+    """When :func:`run_sgd` checks, and where its averaging windows start: the checks are
+    at iterations e·n_iter + p for each epoch e and each p of ``positions``."""
+
+    def __init__(self, settings: SGDSettings, n_iter: int):
+        self.st = settings
+        self.n_iter = n_iter
+        checks = settings.checks_per_epoch
+        self.positions = sorted({max(1, round(c * n_iter / checks)) for c in range(1, checks + 1)})
+        self.per_epoch = len(self.positions)
+
+    def next_check(self, J):
+        """The first check after iteration J."""
+        e, p = divmod(J, self.n_iter)
+        later = [q for q in self.positions if q > p]
+        return e * self.n_iter + later[0] if later else (e + 1) * self.n_iter + self.positions[0]
+
+    def check_iteration(self, n):
+        """The iteration of check number n (1, 2, ...; 0: the start)."""
+        if n == 0:
+            return 0
+        e, i = divmod(n - 1, self.per_epoch)
+        return e * self.n_iter + self.positions[i]
+
+    def check_number(self, J):
+        """The number of the check at iteration J."""
+        e, p = divmod(J - 1, self.n_iter)
+        return e * self.per_epoch + bisect_left(self.positions, p + 1) + 1
+
+    def window_start(self, J):
+        """The first iteration of the averaging window of the check at J."""
+        st = self.st
+        if st.star:
+            return 0
+        if st.average_half:
+            return self.check_iteration(_half_anchor(self.check_number(J) // 2))
+        if st.average_last <= 0:
+            return 0
+        return max(0, J - st.average_last)
+
+    def stops_in_epoch(self, epoch):
+        """Iterations of the epoch where a segment must end or begin (its checks and the
+        window starts in it), and those window starts (snapshots of the running sums)."""
+        st, per_epoch = self.st, self.per_epoch
+        lo, hi = epoch * self.n_iter, (epoch + 1) * self.n_iter
+        starts = set()
+        if not st.star:
+            if epoch == 0:
+                starts.add(0)
+            if st.average_half:
+                # Every anchor starts some window; the checks at lo..hi-1 are numbered
+                # epoch*per_epoch (the previous epoch's last) onwards.
+                starts.update(
+                    self.check_iteration(n)
+                    for n in range(max(1, epoch * per_epoch), (epoch + 1) * per_epoch)
+                    if _half_anchor(n) == n
+                )
+            elif st.average_last > 0:
+                J = self.next_check(lo + st.average_last - 1)
+                while self.window_start(J) < hi:
+                    starts.add(self.window_start(J))
+                    J = self.next_check(J)
+        return sorted({lo, hi} | {lo + p for p in self.positions} | starts), starts
+
+
+@dataclass
+class _Checks:
+    """What :func:`run_sgd`'s checks found: the model kept (γ, b, iteration, validation
+    error), the stopping rule's objective at check numbers and its last comparison
+    (check a, check n), and how many checks ran."""
+
+    best: tuple | None = None
+    measured: dict = field(default_factory=dict)
+    rule: tuple | None = None
+    count: int = 0
+
+    def record(self, J, gamma_bar, b_bar, validate, objective, last, per_epoch):
+        """Check number ``count + 1``, at iteration J, of the averaged model: its
+        validation error and the stopping rule's objective (nan where not measured)."""
+        error = float(validate(gamma_bar, b_bar)) if validate is not None else math.nan
+        # Of equally good checks the later, more converged one is kept.
+        if self.best is None or validate is None or error <= self.best[3]:
+            self.best = (gamma_bar.copy(), float(b_bar), J, error)
+        self.count += 1
+        n = self.count
+        sampled = math.nan
+        if objective is not None and (_half_anchor(n) == n or last):
+            sampled = self.measured[n] = float(objective(gamma_bar, b_bar))
+            if n >= per_epoch:
+                self.rule = (_half_anchor(n // 2), n)
+        return error, sampled
+
+    def converged(self, st: SGDSettings, per_epoch: int) -> bool:
+        """Whether the stopping rule stops the run at the last check."""
+        return (
+            self.rule is not None
+            and self.rule[1] == self.count
+            and st.tolerance > 0
+            and self.count >= per_epoch * st.min_epochs
+            and _converged(self.measured, self.rule, st.tolerance)
+        )
+
+
 def run_sgd(
     source,
     y,
@@ -136,76 +239,17 @@ def run_sgd(
     m = len(y)
     k = int(st.batch)
     n_iter = -(-m // k)
-    positions = sorted(
-        {max(1, round(c * n_iter / st.checks_per_epoch)) for c in range(1, st.checks_per_epoch + 1)}
-    )
-
-    def next_check(J):
-        """The first check after iteration J (checks: iterations e·n_iter + position)."""
-        e, p = divmod(J, n_iter)
-        later = [q for q in positions if q > p]
-        return e * n_iter + later[0] if later else (e + 1) * n_iter + positions[0]
-
-    per_epoch = len(positions)
-
-    def check_iteration(n):
-        """The iteration of check number n (1, 2, ...; 0: the start)."""
-        if n == 0:
-            return 0
-        e, i = divmod(n - 1, per_epoch)
-        return e * n_iter + positions[i]
-
-    def check_number(J):
-        """The number of the check at iteration J."""
-        e, p = divmod(J - 1, n_iter)
-        return e * per_epoch + bisect_left(positions, p + 1) + 1
-
-    def window_start(J):
-        if st.star:
-            return 0
-        if st.average_half:
-            return check_iteration(_half_anchor(check_number(J) // 2))
-        if st.average_last <= 0:
-            return 0
-        return max(0, J - st.average_last)
-
-    def stops_in_epoch(epoch):
-        """Iterations of the epoch where a segment must end or begin (its checks and the
-        window starts in it), and those window starts (snapshots of the running sums)."""
-        lo, hi = epoch * n_iter, (epoch + 1) * n_iter
-        starts = set()
-        if not st.star:
-            if epoch == 0:
-                starts.add(0)
-            if st.average_half:
-                # Every anchor starts some window; the checks at lo..hi-1 are numbered
-                # epoch*per_epoch (the previous epoch's last) onwards.
-                starts.update(
-                    check_iteration(n)
-                    for n in range(max(1, epoch * per_epoch), (epoch + 1) * per_epoch)
-                    if _half_anchor(n) == n
-                )
-            elif st.average_last > 0:
-                J = next_check(lo + st.average_last - 1)
-                while window_start(J) < hi:
-                    starts.add(window_start(J))
-                    J = next_check(J)
-        return sorted({lo, hi} | {lo + p for p in positions} | starts), starts
-
+    plan = _Schedule(st, n_iter)
     w = np.zeros(source.dim)
     acc = np.zeros(source.dim)
     state = np.zeros(_N_STATE)
     bounds = _Bounds(source, st, k, m, y) if st.margin_bounds and source.sparse else None
     state[_S] = 1.0
-    grads = np.zeros(k)
-    dots = np.zeros(k)
+    work = (np.zeros(k), np.zeros(k))  # the kernel's gradients and dots of a mini-batch
     snapshots = {}
     accumulated_last = False
-    best = None
-    measured = {}  # the stopping rule's objective at check numbers
-    rule = None  # its last comparison: (check a, check n)
+    checks = _Checks()
     status = "epochs"
-    n_checks = 0
     t_rows = t_steps = 0.0
     started = time.perf_counter()
     J = 0
@@ -213,108 +257,41 @@ def run_sgd(
 
     for epoch in range(st.epochs):
         perm = rng.permutation(m).astype(np.int64)
-        stops, starts = stops_in_epoch(epoch)
+        stops, starts = plan.stops_in_epoch(epoch)
         p = 0
         while p < n_iter:
             J = epoch * n_iter + p
-            # Window starts at J: snapshot the running sums (reset first when no window
-            # is open, so that they stay small).
             if J in starts and not st.star:
-                if not accumulated_last:
-                    acc[:] = 0.0
-                    state[_ACC_B] = state[_ACC_ETA] = 0.0
-                snapshots[J] = (acc.copy(), state[_ACC_B], state[_ACC_ETA])
+                snapshots[J] = _window_opened(acc, state, accumulated_last)
             q_stop = min(c for c in stops if c > J) - epoch * n_iter
             q = min(q_stop, n_iter, p + max(1, st.block_rows // k))
-            upcoming = next_check(J)
-            accumulate = (not st.star) and window_start(upcoming) <= J
-            lo, hi = p * k, min(q * k, m)
-            rows = perm[lo:hi]
-            if bounds is not None:
-                bounds.before(w, state)
-            t0 = time.perf_counter()
-            if source.sparse:
-                V, local, sq = _NO_ROWS, rows, source.row_sq
-                indptr, indices, data = source.indptr, source.indices, source.data
-            else:
-                V, local, sq = source.block(rows)
-                indptr, indices, data = _NO_INDEX, _NO_INDEX, _NO_DATA
-            t1 = time.perf_counter()
-            _steps(
-                not source.sparse,
-                V,
-                indptr,
-                indices,
-                data,
-                local,
-                sq,
-                y[rows],
-                k,
-                w,
-                acc,
-                state,
-                J,
-                q - p,
-                st.lam,
-                st.loss,
-                st.epsilon,
-                st.star,
-                st.step_scale,
-                st.radius,
-                st.b_radius,
-                st.intercept,
-                accumulate,
-                grads,
-                dots,
-                *(bounds.arrays() if bounds is not None else _NO_BOUNDS),
+            upcoming = plan.next_check(J)
+            accumulate = (not st.star) and plan.window_start(upcoming) <= J
+            rows = perm[p * k : min(q * k, m)]
+            seconds = _step_block(
+                source, y, rows, st, w, acc, state, J, q - p, accumulate, work, bounds
             )
-            t2 = time.perf_counter()
-            if bounds is not None:
-                bounds.after(state, q - p, hi - lo)
-            t_rows += t1 - t0
-            t_steps += t2 - t1
+            t_rows += seconds[0]
+            t_steps += seconds[1]
             accumulated_last = accumulate
             p = q
             J = epoch * n_iter + p
             if J != upcoming:
                 continue
             # A check: the averaged iterate of the window ending here.
-            if st.star:
-                gamma_bar, b_bar = state[_S] * w, state[_B]
-            else:
-                snap_acc, snap_b, snap_eta = snapshots[window_start(J)]
-                weight = state[_ACC_ETA] - snap_eta
-                gamma_bar = (acc - snap_acc) / weight
-                b_bar = (state[_ACC_B] - snap_b) / weight
-                # Window starts never decrease: older snapshots are done with.
-                oldest = window_start(next_check(J))
-                for key in [key for key in snapshots if key < oldest]:
-                    del snapshots[key]
+            gamma_bar, b_bar = _averaged(plan, J, w, acc, state, snapshots)
             seen = max(state[_SEEN], 1.0)
             estimate = 0.5 * st.lam * float(gamma_bar @ gamma_bar) + float(state[_LOSS] / seen)
             state[_LOSS] = state[_SEEN] = 0.0
-            error = float(validate(gamma_bar, b_bar)) if validate is not None else math.nan
-            # Of equally good checks the later, more converged one is kept.
-            if best is None or validate is None or error <= best[3]:
-                best = (gamma_bar.copy(), float(b_bar), J, error)
-            n_checks += 1
             last = J >= st.epochs * n_iter
-            sampled = math.nan
-            if objective is not None and (_half_anchor(n_checks) == n_checks or last):
-                sampled = measured[n_checks] = float(objective(gamma_bar, b_bar))
-                if n_checks >= per_epoch:
-                    rule = (_half_anchor(n_checks // 2), n_checks)
+            error, sampled = checks.record(
+                J, gamma_bar, b_bar, validate, objective, last, plan.per_epoch
+            )
             if callback is not None:
                 callback(
                     Check(J / n_iter, J, estimate, error, time.perf_counter() - started, sampled)
                 )
-            if (
-                rule is not None
-                and rule[1] == n_checks
-                and st.tolerance > 0
-                and n_checks >= per_epoch * st.min_epochs
-                and _converged(measured, rule, st.tolerance)
-            ):
+            if checks.converged(st, plan.per_epoch):
                 status, stop = "converged", True
             elif should_stop is not None and should_stop():
                 status, stop = "interrupted", True
@@ -322,10 +299,10 @@ def run_sgd(
                 break
         if stop:
             break
-    gamma, b, best_j, error = best
+    gamma, b, best_j, error = checks.best
     rule_from = rule_to = None
-    if rule is not None:
-        rule_from, rule_to = ((check_iteration(c), measured[c]) for c in rule)
+    if checks.rule is not None:
+        rule_from, rule_to = ((plan.check_iteration(c), checks.measured[c]) for c in checks.rule)
     return SGDResult(
         gamma=gamma,
         b=b,
@@ -333,7 +310,7 @@ def run_sgd(
         best_iteration=best_j,
         validation_error=error,
         status=status,
-        n_checks=n_checks,
+        n_checks=checks.count,
         rule_from=rule_from,
         rule_to=rule_to,
         seconds_rows=t_rows,
@@ -342,6 +319,75 @@ def run_sgd(
         rows_skipped=int(state[_SKIPPED]),
         refreshes=bounds.refreshes if bounds is not None else 0,
     )
+
+
+def _step_block(source, y, rows, st, w, acc, state, J, n_steps, accumulate, work, bounds):
+    """``n_steps`` iterations from J on, over the mini-batches of ``rows``; the seconds
+    spent fetching the rows and stepping."""
+    if bounds is not None:
+        bounds.before(w, state)
+    t0 = time.perf_counter()
+    if source.sparse:
+        V, local, sq = _NO_ROWS, rows, source.row_sq
+        indptr, indices, data = source.indptr, source.indices, source.data
+    else:
+        V, local, sq = source.block(rows)
+        indptr, indices, data = _NO_INDEX, _NO_INDEX, _NO_DATA
+    t1 = time.perf_counter()
+    _steps(
+        not source.sparse,
+        V,
+        indptr,
+        indices,
+        data,
+        local,
+        sq,
+        y[rows],
+        int(st.batch),
+        w,
+        acc,
+        state,
+        J,
+        n_steps,
+        st.lam,
+        st.loss,
+        st.epsilon,
+        st.star,
+        st.step_scale,
+        st.radius,
+        st.b_radius,
+        st.intercept,
+        accumulate,
+        *work,
+        *(bounds.arrays() if bounds is not None else _NO_BOUNDS),
+    )
+    t2 = time.perf_counter()
+    if bounds is not None:
+        bounds.after(state, n_steps, len(rows))
+    return t1 - t0, t2 - t1
+
+
+def _window_opened(acc, state, accumulated_last):
+    """A snapshot of the running sums where a window starts, reset first when no window
+    is open, so that they stay small."""
+    if not accumulated_last:
+        acc[:] = 0.0
+        state[_ACC_B] = state[_ACC_ETA] = 0.0
+    return acc.copy(), state[_ACC_B], state[_ACC_ETA]
+
+
+def _averaged(plan: _Schedule, J, w, acc, state, snapshots):
+    """The model (γ̄, b̄) of the check at J: ASSET*'s last iterate, else the η-weighted
+    average of the iterates of its window (the snapshots no later window needs dropped)."""
+    if plan.st.star:
+        return state[_S] * w, state[_B]
+    snap_acc, snap_b, snap_eta = snapshots[plan.window_start(J)]
+    weight = state[_ACC_ETA] - snap_eta
+    # Window starts never decrease: older snapshots are done with.
+    oldest = plan.window_start(plan.next_check(J))
+    for key in [key for key in snapshots if key < oldest]:
+        del snapshots[key]
+    return (acc - snap_acc) / weight, (state[_ACC_B] - snap_b) / weight
 
 
 def _converged(measured, rule, tolerance: float) -> bool:

@@ -36,9 +36,9 @@ class Method:
     cache: bool = False  # the constraint cache (-f) tried before the oracle
     warm: bool = False  # a path over C goes on from the last run's cuts or dual point
     exact_kernels: bool = False  # trains exact kernel expansions (-t 1..3 without --t 1)
-    # What the problem's entry must allow (cpsvm.problems.registry.ProblemEntry's flag of
-    # that name, trained linearly with margin rescaling), and else: a refusal (its
-    # message) or, None, the problem's default_algorithm.
+    # What the problem's entry must allow (the flag of that name of its ``training``,
+    # cpsvm.problems.entry.Training, trained linearly with margin rescaling), and else: a
+    # refusal (its message) or, None, the problem's default_algorithm.
     needs: str | None = None
     refused: str | None = None
     margin_bounds: bool = True  # --margin-bounds 1 can be given with it

@@ -94,12 +94,8 @@ _USER_FIELDS = [
 
 def _read_svmlight_kind(kind, raw, name, float32_features):
     """SVMlight V5/V6 (and SVMperf) models, and SVMmulticlass V2 ones (same layout)."""
-    import numpy as np
-
-    from ..columns import distinct_columns, worth_renumbering
-    from ..kernels import Kernel
-    from ..models import KernelModel, MulticlassModel, fit_columns, svmlight_floats
-    from .svmlight import parse_svmlight_bytes
+    from ..columns import worth_renumbering
+    from ..models import fit_columns, svmlight_floats
 
     fields = _MULTICLASS_FIELDS if kind == "multiclass" else KERNEL_FIELDS
     lines, body_start = header_lines(raw, len(fields))
@@ -111,6 +107,39 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
         raise InputError(
             "expected non-negative counts in the header", source=name, line=first_sv_line - 2
         )
+    svs = _support_vectors(raw, name, body_start, first_sv_line, n_sv, dim)
+    # Huge or hashed indices: the weights held in the support vectors' distinct columns;
+    # else a dense weight vector of ``width``.
+    if kind == "multiclass":
+        k, d = _multiclass_shape(header, svs, dim, name)
+        # k rows of d weights (indices beyond are unused): the distinct base features
+        # decide, since zero weights are left out of the file.
+        renumber = bool(svs.X.nnz) and worth_renumbering(d, svs.X.indices % max(d, 1))
+        width, sized_by, size = k * d, "number of base features", d
+    else:
+        renumber = bool(svs.X.nnz) and worth_renumbering(dim, svs.X.indices)
+        width, sized_by, size = dim, "highest feature index", dim
+    if header["kernel type"] == 0 and not renumber:
+        check_fits(
+            8.0 * width,
+            f"the header's {sized_by} {size}",
+            source=name,
+            line=[label for label, _ in fields].index(sized_by) + 2,
+        )
+    sv_matrix = svs.X if renumber else fit_columns(svs.X, width)
+    if float32_features:
+        sv_matrix.data = svmlight_floats(sv_matrix.data)[0]
+    kernel = _header_kernel(header, name)
+    if kind == "multiclass":
+        return _multiclass_model(header, kernel, sv_matrix, svs.y, renumber, k, d, name)
+    return _kernel_model(header, kernel, sv_matrix, svs, renumber, lines, name)
+
+
+def _support_vectors(raw, name, body_start, first_sv_line, n_sv, dim):
+    """The support vectors (a Dataset, their comments kept), as many as the header says
+    and within its highest feature index."""
+    from .svmlight import parse_svmlight_bytes
+
     svs = parse_svmlight_bytes(
         raw,
         name,
@@ -133,45 +162,37 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
             source=name,
             line=first_sv_line,
         )
-    # Huge or hashed indices: the weights held in the support vectors' distinct columns;
-    # else a dense weight vector of ``width``.
-    if kind == "multiclass":
-        k = header["number of classes"]
-        d = header["number of base features"]
-        if k < 1 or d < 0 or dim < k * d:
-            raise InputError(
-                f"expected {k} classes x {d} features to fit in the highest feature index {dim}",
-                source=name,
-                line=2,
-            )
-        # Class y's weights are at (y-1)·d + 1..y·d: a weight beyond k·d means a header
-        # edited to fewer classes or base features than the weights were written with.
-        if svs.n_features > k * d:
-            raise InputError(
-                f"expected weight indices up to {k * d} ({k} classes x {d} base features, "
-                f"lines 2 and 3), found {svs.n_features}: the header contradicts its weights",
-                source=name,
-                line=2,
-            )
-        # k rows of d weights (indices beyond are unused): the distinct base features
-        # decide, since zero weights are left out of the file.
-        renumber = bool(svs.X.nnz) and worth_renumbering(d, svs.X.indices % max(d, 1))
-        width, sized_by, size = k * d, "number of base features", d
-    else:
-        renumber = bool(svs.X.nnz) and worth_renumbering(dim, svs.X.indices)
-        width, sized_by, size = dim, "highest feature index", dim
-    if header["kernel type"] == 0 and not renumber:
-        check_fits(
-            8.0 * width,
-            f"the header's {sized_by} {size}",
+    return svs
+
+
+def _multiclass_shape(header, svs, dim, name):
+    """(classes, base features) of a multiclass model, checked against its weights."""
+    k = header["number of classes"]
+    d = header["number of base features"]
+    if k < 1 or d < 0 or dim < k * d:
+        raise InputError(
+            f"expected {k} classes x {d} features to fit in the highest feature index {dim}",
             source=name,
-            line=[label for label, _ in fields].index(sized_by) + 2,
+            line=2,
         )
-    sv_matrix = svs.X if renumber else fit_columns(svs.X, width)
-    if float32_features:
-        sv_matrix.data = svmlight_floats(sv_matrix.data)[0]
+    # Class y's weights are at (y-1)·d + 1..y·d: a weight beyond k·d means a header
+    # edited to fewer classes or base features than the weights were written with.
+    if svs.n_features > k * d:
+        raise InputError(
+            f"expected weight indices up to {k * d} ({k} classes x {d} base features, "
+            f"lines 2 and 3), found {svs.n_features}: the header contradicts its weights",
+            source=name,
+            line=2,
+        )
+    return k, d
+
+
+def _header_kernel(header, name):
+    """The kernel of the header's kernel lines."""
+    from ..kernels import Kernel
+
     try:
-        kernel = Kernel(
+        return Kernel(
             header["kernel type"],
             header["kernel parameter -d"],
             header["kernel parameter -g"],
@@ -180,24 +201,36 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
         )
     except InputError as e:
         raise InputError(str(e), source=name, line=2) from None
-    b = header["threshold b"]
-    n_train = header["number of training documents"]
 
-    if kind == "multiclass":
-        if not kernel.is_linear:
-            raise InputError(
-                "expected a linear multiclass model (kernel type 0), got "
-                f"kernel type {kernel.kind}",
-                source=name,
-                line=5,
-            )
-        if renumber:
-            W, ids = _class_weights(sv_matrix, svs.y, k, d)
-            return MulticlassModel(
-                W=W, n_train=n_train, loss_id=header["loss function"], feature_ids=ids
-            )
-        w = np.asarray(sv_matrix.T @ svs.y).ravel()
-        return MulticlassModel(W=w.reshape(k, d), n_train=n_train, loss_id=header["loss function"])
+
+def _multiclass_model(header, kernel, sv_matrix, coef, renumber, k, d, name):
+    """The linear multiclass model of an SVMmulticlass file's weights."""
+    import numpy as np
+
+    from ..models import MulticlassModel
+
+    n_train = header["number of training documents"]
+    if not kernel.is_linear:
+        raise InputError(
+            f"expected a linear multiclass model (kernel type 0), got kernel type {kernel.kind}",
+            source=name,
+            line=5,
+        )
+    if renumber:
+        W, ids = _class_weights(sv_matrix, coef, k, d)
+        return MulticlassModel(
+            W=W, n_train=n_train, loss_id=header["loss function"], feature_ids=ids
+        )
+    w = np.asarray(sv_matrix.T @ coef).ravel()
+    return MulticlassModel(W=w.reshape(k, d), n_train=n_train, loss_id=header["loss function"])
+
+
+def _kernel_model(header, kernel, sv_matrix, svs, renumber, lines, name):
+    """An SVMlight file's model: a kernel model, or with the linear kernel a linear (or
+    ranking) one."""
+    from ..columns import distinct_columns
+    from ..models import KernelModel
+
     loss_id, k_fraction = _read_trained_for(lines[8], name)
     ids = None
     if renumber:
@@ -205,9 +238,9 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
     model = KernelModel(
         support_vectors=sv_matrix,
         coef=svs.y,
-        b=b,
+        b=header["threshold b"],
         kernel=kernel,
-        n_train=n_train,
+        n_train=header["number of training documents"],
         sv_comments=svs.comments,
         loss_id=loss_id,
         k_fraction=k_fraction,
@@ -216,6 +249,7 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
     if not kernel.is_linear:
         return model
     linear = model.to_linear()
+    n_sv = svs.n_examples
     if n_sv == 1 and svs.comments and svs.comments[0].strip() == RANKING_COMMENT.strip():
         from ..models import RankingModel
 

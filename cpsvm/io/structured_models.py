@@ -245,8 +245,7 @@ def read_cfg(raw, name, float32_features):
     rules, ``s w TEMPLATE LABEL VALUE...``."""
     import numpy as np
 
-    from ..decoding.grammar import Grammar, feature_set_name, span_templates
-    from ..decoding.trees import TreeOptions
+    from ..decoding.grammar import Grammar, span_templates
     from ..models import CfgModel
 
     spans = raw.startswith(CFG_SPANS_VERSION.encode())
@@ -261,7 +260,48 @@ def read_cfg(raw, name, float32_features):
             templates = span_templates(",".join(header["span templates"].split()))
         except ValueError as e:
             raise InputError(str(e), source=name, line=field_line["span templates"]) from None
-    opts = header["preprocessing (JSON)"]
+    options = _cfg_options(header["preprocessing (JSON)"], templates, name, field_line)
+    if header["weights"] not in ("svm", "pcfg"):
+        raise InputError(
+            f"expected weights 'svm' or 'pcfg', got {header['weights']!r}",
+            source=name,
+            line=field_line["weights"],
+        )
+    n_rules = header["number of rules"]
+    n_spans = header.get("number of span features", 0)
+    first = n_fields + 2
+    rows = body_rows(
+        lines, n_fields, n_rules + n_spans, "rules and span features" if spans else "rules", name
+    )
+    grammar = Grammar(options.unary, templates)
+    w = _read_cfg_rules(grammar, rows[:n_rules], name, first)
+    # a symbol that is never a rule's parent is a POS tag (a terminal)
+    parents = {a for a, _, _ in grammar.binary} | {a for a, _ in grammar.unaries}
+    grammar.terminals = set(range(len(grammar.symbols))) - parents
+    if spans:
+        try:
+            cells, weights = grammar.read_span_features([row.split() for row in rows[n_rules:]])
+        except ValueError as e:
+            k, what = e.args
+            raise InputError(
+                f"{what}, got {rows[n_rules + k][:60]!r}", source=name, line=first + n_rules + k
+            ) from None
+        w = np.concatenate((w, weights))
+    return CfgModel(
+        grammar=grammar,
+        w=w,
+        options=options,
+        n_train=header["number of training sentences"],
+        trained_by=header["weights"],
+        fallback=header["fallback label"],
+    )
+
+
+def _cfg_options(opts, templates, name, field_line):
+    """The TreeOptions of a cfg model's preprocessing line (a JSON object)."""
+    from ..decoding.grammar import feature_set_name
+    from ..decoding.trees import TreeOptions
+
     try:
         options = TreeOptions(
             strip_functions=bool(opts["strip_functions"]),
@@ -279,23 +319,18 @@ def read_cfg(raw, name, float32_features):
             source=name,
             line=field_line["preprocessing (JSON)"],
         ) from None
-    if header["weights"] not in ("svm", "pcfg"):
-        raise InputError(
-            f"expected weights 'svm' or 'pcfg', got {header['weights']!r}",
-            source=name,
-            line=field_line["weights"],
-        )
-    n_rules = header["number of rules"]
-    n_spans = header.get("number of span features", 0)
-    first = n_fields + 2
-    rows = body_rows(
-        lines, n_fields, n_rules + n_spans, "rules and span features" if spans else "rules", name
-    )
-    grammar = Grammar(options.unary, templates)
-    w = np.empty(n_rules)
+    return options
+
+
+def _read_cfg_rules(grammar, rows, name, first):
+    """The rules of a cfg model's lines (``first``: the first one's line number) added to
+    ``grammar``; their weights."""
+    import numpy as np
+
+    w = np.empty(len(rows))
     order = "bur"
     last = 0
-    for k, row in enumerate(rows[:n_rules]):
+    for k, row in enumerate(rows):
         parts = row.split()
         kind = parts[0] if parts else ""
         try:
@@ -326,26 +361,7 @@ def read_cfg(raw, name, float32_features):
             )
         table[key] = len(table)
         w[k] = value
-    # a symbol that is never a rule's parent is a POS tag (a terminal)
-    parents = {a for a, _, _ in grammar.binary} | {a for a, _ in grammar.unaries}
-    grammar.terminals = set(range(len(grammar.symbols))) - parents
-    if spans:
-        try:
-            cells, weights = grammar.read_span_features([row.split() for row in rows[n_rules:]])
-        except ValueError as e:
-            k, what = e.args
-            raise InputError(
-                f"{what}, got {rows[n_rules + k][:60]!r}", source=name, line=first + n_rules + k
-            ) from None
-        w = np.concatenate((w, weights))
-    return CfgModel(
-        grammar=grammar,
-        w=w,
-        options=options,
-        n_train=header["number of training sentences"],
-        trained_by=header["weights"],
-        fallback=header["fallback label"],
-    )
+    return w
 
 
 def format_cfg(model) -> list:

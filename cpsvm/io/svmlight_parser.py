@@ -161,6 +161,35 @@ def _lower(c):
 
 
 @njit(cache=True)
+def _word_status(buf, i, end):
+    """The status of a token that is a word from buf[i] on: 3 for nan, inf and infinity
+    (any case), else 2 (not a number)."""
+    word_len = end - i
+    if (
+        word_len == 3
+        and _lower(buf[i]) == 110
+        and _lower(buf[i + 1]) == 97
+        and _lower(buf[i + 2]) == 110
+    ):
+        return 3
+    if (
+        (word_len == 3 or word_len == 8)
+        and _lower(buf[i]) == 105
+        and _lower(buf[i + 1]) == 110
+        and _lower(buf[i + 2]) == 102
+    ):
+        if word_len == 3 or (
+            _lower(buf[i + 3]) == 105
+            and _lower(buf[i + 4]) == 110
+            and _lower(buf[i + 5]) == 105
+            and _lower(buf[i + 6]) == 116
+            and _lower(buf[i + 7]) == 121
+        ):  # inf, infinity
+            return 3
+    return 2
+
+
+@njit(cache=True)
 def _parse_float(buf, pos, end):
     """Parse a decimal float in buf[pos:end].
 
@@ -173,29 +202,7 @@ def _parse_float(buf, pos, end):
         neg = buf[i] == 45
         i += 1
     if i < end and (_lower(buf[i]) == 110 or _lower(buf[i]) == 105):  # n, i
-        word_len = end - i
-        if (
-            word_len == 3
-            and _lower(buf[i]) == 110
-            and _lower(buf[i + 1]) == 97
-            and _lower(buf[i + 2]) == 110
-        ):
-            return 0.0, 3
-        if (
-            (word_len == 3 or word_len == 8)
-            and _lower(buf[i]) == 105
-            and _lower(buf[i + 1]) == 110
-            and _lower(buf[i + 2]) == 102
-        ):
-            if word_len == 3 or (
-                _lower(buf[i + 3]) == 105
-                and _lower(buf[i + 4]) == 110
-                and _lower(buf[i + 5]) == 105
-                and _lower(buf[i + 6]) == 116
-                and _lower(buf[i + 7]) == 121
-            ):  # inf, infinity
-                return 0.0, 3
-        return 0.0, 2
+        return 0.0, _word_status(buf, i, end)
     mantissa = np.uint64(0)
     n_sig = 0  # significant digits accumulated in mantissa
     dropped = 0  # significant digits beyond what uint64 holds

@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..conventions import CUT_LAMBDA
 from ..engine.solver_table import OCAS_LEARN
 from ..errors import InputError
 from ..options import FILE, Choice, Range, check_fields, non_negative, option
@@ -90,7 +91,7 @@ class OcasParams:
     cut_lambda: float = option(
         "--lambda",
         help="Cut point w_c = (1-lambda)*w_best + lambda*w_t.",
-        default=0.1,
+        default=CUT_LAMBDA,
         type=Range(float, 0, 1, min_open=True, expected="0 < lambda <= 1"),
         show_default=True,
     )

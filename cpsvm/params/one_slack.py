@@ -27,13 +27,15 @@ def _trained() -> list:
 
 def _c_help() -> str:
     return "Trade-off C (required, except with --baseline or --c-path). " + " ".join(
-        e.c_help for e in _trained() if e.c_help
+        e.command_line.c_help for e in _trained() if e.command_line.c_help
     )
 
 
 def _epsilon_help() -> str:
-    default = _trained()[0].epsilon
-    others = "; ".join(e.epsilon_help for e in _trained() if e.epsilon_help)
+    default = _trained()[0].command_line.epsilon
+    others = "; ".join(
+        e.command_line.epsilon_help for e in _trained() if e.command_line.epsilon_help
+    )
     return (
         "Tolerance: stop when the most violated constraint is violated by at most this much "
         f"(default {default:g}" + (f"; {others}" if others else "") + ")."
@@ -41,13 +43,15 @@ def _epsilon_help() -> str:
 
 
 def _loss_ids() -> list:
-    return sorted({i for e in _trained() for i in e.losses})
+    return sorted({i for e in _trained() for i in e.command_line.losses})
 
 
 def _algorithm_help() -> str:
-    searched = ", ".join(e.name for e in _trained() if e.line_search)
-    descent = " and ".join(e.name for e in _trained() if e.coordinate_descent)
-    cached = [e.name for e in _trained() if e.default_algorithm == 4] + ["--problem module:Class"]
+    searched = ", ".join(e.name for e in _trained() if e.training.line_search)
+    descent = " and ".join(e.name for e in _trained() if e.training.coordinate_descent)
+    cached = [e.name for e in _trained() if e.training.default_algorithm == 4] + [
+        "--problem module:Class"
+    ]
     return (
         "Algorithm: 0 n-slack, 1 n-slack (as 0), 2 1-slack primal QP, 3 1-slack dual, 4 "
         "1-slack dual with constraint cache, 5 dual coordinate descent with shrinking "
@@ -61,9 +65,13 @@ def _algorithm_help() -> str:
 
 
 def _problem_help() -> str:
-    named = ", ".join(e.name + (f" ({e.summary})" if e.summary else "") for e in _trained())
-    detected = "; ".join(e.detect_help for e in _trained() if e.detect_help and e.structured)
-    fallback = ", ".join(e.detect_help for e in _trained() if e.detect_help and not e.structured)
+    named = ", ".join(
+        e.name + (f" ({e.command_line.summary})" if e.command_line.summary else "")
+        for e in _trained()
+    )
+    told = [(e, e.command_line.detect_help) for e in _trained() if e.command_line.detect_help]
+    detected = "; ".join(text for e, text in told if e.structured)
+    fallback = ", ".join(text for e, text in told if not e.structured)
     return (
         f"{named}, auto ({detected}; else {fallback}; a choice made from qid is said) or "
         "module:Class: your own subclass of cpsvm.problems.PerExampleProblem, imported from the "
@@ -72,7 +80,7 @@ def _problem_help() -> str:
 
 
 def _loss_help() -> str:
-    return "Loss. " + " ".join(e.loss_help for e in _trained())
+    return "Loss. " + " ".join(e.command_line.loss_help for e in _trained())
 
 
 def _loss_type() -> Choice:
@@ -142,7 +150,8 @@ class StructParams:
         """The rules between fields: the spec, and, when the problem is named, its own
         checks of the run's settings (:meth:`checked`); every refusal before any data is
         read. Each field's own range is its declaration's, checked as the Params is
-        made."""
+        made. Changes nothing: the settings derived (the problem, its loss and options)
+        are the run's Resolved (cpsvm.solvers.one_slack.settings)."""
         spec = resolve_problem(self.problem)
         if spec != "auto":
             self.checked(entry_of(spec))
@@ -150,8 +159,8 @@ class StructParams:
     def checked(self, entry):
         """(loss id, the problem's options, notes) of these settings for ``entry``;
         OptionError if the problem refuses them."""
-        loss_id = entry.loss_of(self.loss_id)
-        options = entry.options_of(self.options)
+        loss_id = entry.command_line.loss_of(self.loss_id)
+        options = entry.command_line.options_of(self.options)
         notes = []
-        loss_id = entry.check_run(self, loss_id, options, notes)
+        loss_id = entry.training.check_run(self, loss_id, options, notes)
         return loss_id, options, notes

@@ -1,389 +1,44 @@
-"""The registry of problems: what each problem declares about itself (its
-:class:`ProblemEntry`) and where the built-in ones live.
+"""The registry of problems: the built-in entries (each problem's package's ``ENTRY``,
+:mod:`.entry`'s parts filled), those registered at run time, users' problems
+(``--problem module:Class``, :mod:`.user`), and what the toolkit asks of them as a whole:
+which problem a --problem value names, which problem a file is (``auto``: one function,
+:func:`choose_entry`, for a file read on one machine and for a cluster's shards), which
+entry handles a model.
 
-A problem's entry is everything the toolkit needs to know about it besides its numerics:
-its own options (SVMstruct's ``--x`` options, declared once: flag, value type and range,
-default, help) and their checks, its losses (``-l``), its default tolerance (``-e``) and
-algorithm (``-w``), its C convention, how ``auto`` recognises its files and how its
-labels are checked, how it is built on a dataset, what the learners' statistics add for
-it, how cp_classify evaluates its models (with cp_classify's options its models take),
-the defaults of the scikit-learn estimators' parameters for it. The commands, the
-solvers, the cluster and the estimators read entries; none of them branches on a
-structured problem's name.
-
-:class:`ProblemEntry` is a base class whose methods are the defaults (no label check, no
-options of its own, no reader but the SVMlight one, ...): an entry overrides what its
-problem does otherwise. The built-in problems are the packages named in
-:data:`BUILT_IN`: each package's ``__init__`` holds its ``ENTRY`` and imports nothing
-heavy (``cp_learn -h`` reads every entry), its numerics live in the package's other
-modules and load when the problem is built. Another problem joins with :func:`register`
-(one call, its package anywhere on the path); a user's problem (``--problem
-module:Class``) gets its entry from its class (:mod:`cpsvm.problems.user`).
+The commands, the solvers, the cluster and the estimators read entries; none of them
+branches on a structured problem's name. Another problem joins with :func:`register`
+(one call, its package anywhere on the path). Every entry imports nothing heavy
+(``cp_learn -h`` reads every entry): the numerics load when a problem is built.
 """
 
 from __future__ import annotations
 
-import importlib
-import math
-from dataclasses import dataclass
-from typing import Any
+from .binary import ENTRY as BINARY
+from .cfg import ENTRY as CFG
+from .entry import ProblemEntry, ProblemSpecError
+from .hmm import ENTRY as HMM
+from .labels import all_pm1
+from .multiclass import ENTRY as MULTICLASS
+from .rank import ENTRY as RANK
+from .regression import ENTRY as REGRESSION
+from .user import UserProblemModels, import_problem_class, user_entry
 
-from ..errors import OptionError
-from ..options import Choice, Option, Range
-
-# The built-in problems, in the order --help lists them: each name is the package
-# cpsvm.problems.<name>, whose ENTRY is the problem.
-BUILT_IN = ("binary", "multiclass", "hmm", "cfg", "rank", "regression")
+# The built-in problems, in the order --help lists them.
+BUILT_IN = (BINARY, MULTICLASS, HMM, CFG, RANK, REGRESSION)
+_BUILT_IN = {entry.name: entry for entry in BUILT_IN}
 # The order in which ``auto`` asks the structured problems' ``detect``, the most specific
 # first: a ranking file (graded targets, some below 1) would pass hmm's test too.
-AUTO_ORDER = ("cfg", "rank", "hmm")
+AUTO_ORDER = (CFG, RANK, HMM)
 # The problems registered at run time (register): name -> entry, and those auto asks.
 _REGISTERED: dict = {}
 _REGISTERED_AUTO: list = []
-
-
-class ProblemSpecError(OptionError):
-    """A --problem value that names no problem: a usage error (exit 2) for the commands."""
-
-
-@dataclass(frozen=True)
-class ProblemOption:
-    """One option of a problem on cp_learn's command line.
-
-    ``flag`` on the command line (``--t``); ``name`` the keyword the problem receives it
-    by (``trans_order``); ``type`` the type of its values (``float``, or
-    cpsvm.options' Range or Choice, plain data), ``integral`` a float that must be whole;
-    ``kind`` "value", "text", "flag" or "examples" (a file of examples, which the command
-    reads: the problem receives the dataset); ``default`` its value when not given;
-    ``what`` a few words on what it sets, for error messages; ``help`` the problem's
-    meaning of it, for --help and the man page; ``metavar`` its value in --help;
-    ``trains_nothing``: given, the problem's model is made without training (cfg's
-    --baseline); ``estimator`` the scikit-learn estimators' name of it
-    (StructuredSVM's ``transition_order``), none when they do not take it.
-    """
-
-    flag: str
-    name: str
-    type: Any = None
-    kind: str = "value"
-    default: Any = None
-    what: str = ""
-    help: str = ""
-    integral: bool = False
-    metavar: str = "N"
-    trains_nothing: bool = False
-    estimator: str = ""
-
-    def _choices(self):
-        return getattr(self.type, "choices", None)
-
-    def wanted(self) -> str:
-        """The values it takes, as an error message says them (``--t 0..3``)."""
-        choices = self._choices()
-        if choices is not None:
-            *first, last = map(str, choices)
-            return f"{self.flag} " + (f"{', '.join(first)} or {last}" if first else last)
-        low = -math.inf if getattr(self.type, "min", None) is None else self.type.min
-        high = math.inf if getattr(self.type, "max", None) is None else self.type.max
-        if low > -math.inf and high < math.inf:
-            return f"{self.flag} {low:g}..{high:g}"
-        if low > -math.inf:
-            return f"{self.flag} >= {low:g}"
-        if high < math.inf:
-            return f"{self.flag} <= {high:g}"
-        return f"{self.flag}, a number"
-
-    def _whole(self) -> bool:
-        """Its values are integers (an integer range or choice)."""
-        kind = self.type
-        return (isinstance(kind, Range) and kind.base is int) or (
-            isinstance(kind, Choice) and kind.integral
-        )
-
-    def parse(self, text: str, problem: str):
-        """The value of ``text`` as given on the command line, checked (OptionError, a
-        usage error, if the problem cannot take it)."""
-        choices = self._choices()
-        if self.kind != "value" or (choices and all(isinstance(c, str) for c in choices)):
-            return self.check(text, problem)
-        number = int if self._whole() and not self.integral else float
-        try:
-            value = number(text)
-        except (TypeError, ValueError):
-            what = "an integer" if number is int else "a number"
-            raise OptionError(f"expected {what} for {self.flag}, got {text!r}") from None
-        return self.check(value, problem, text)
-
-    def check(self, value, problem: str, text=None):
-        """``value`` (from the command line or from Python) as the problem takes it, or
-        OptionError naming the values it takes (its type's range or choices)."""
-        if value is None or self.kind != "value":
-            return value  # None: not set (the problem's default applies)
-        shown = value if text is None else text
-        about = f" ({problem}: {self.what})" if self.what else f" ({problem})"
-        kind = self.type
-        words = isinstance(kind, Choice) and not kind.integral
-        whole = self.integral or self._whole()
-        try:
-            number = value
-            if not words:
-                if isinstance(value, str):
-                    number = (int if whole and not self.integral else float)(value)
-                if number != number or (whole and number != int(number)):
-                    raise ValueError(value)  # NaN, or not a whole number
-            if isinstance(kind, (Range, Choice)) and not kind.holds(number):
-                raise ValueError(value)
-        except (TypeError, ValueError, OverflowError):
-            integer = ", an integer" if self.integral else ""
-            raise OptionError(f"expected {self.wanted()}{integer}{about}, got {shown}") from None
-        if words:
-            return number
-        return int(number) if whole else float(number)
-
-
-@dataclass(frozen=True)
-class ClassifyOption:
-    """An option of cp_classify that a problem's models take: ``name`` the setting its
-    handler reads (``settings.beam``), ``option`` the flag, type, default and help;
-    ``refused_elsewhere``: given with a model of another kind, a usage error naming the
-    problems that take it (else it is ignored there)."""
-
-    name: str
-    option: Option
-    refused_elsewhere: bool = False
-
-
-class ProblemEntry:
-    """A problem as the toolkit knows it: the base class of every entry, its attributes
-    the declarations and its methods the defaults, which an entry overrides where its
-    problem differs. The module that defines an entry imports nothing heavy at module
-    level: the methods import what they need.
-
-    Declarations:
-      ``name``; ``summary`` (its gloss in --problem's help); ``tool`` (the program whose
-      conventions its options follow); ``options`` (ProblemOption); ``losses`` (-l ids,
-      the default first) and ``loss_help``; ``c_help`` (what -c means for it);
-      ``epsilon`` (default -e) and ``epsilon_help``; ``default_algorithm`` (-w when OCAS's
-      line search does not apply) and ``line_search`` (-w 9 applies with margin
-      rescaling, trained linearly); ``coordinate_descent`` (-w 5 applies: a hinge whose
-      dual cpsvm.engine.dcd solves, margin rescaled, linear); ``kernels`` (-t 1..3
-      apply); ``structured`` (only cp_learn trains it: ocas_learn takes binary and
-      multiclass); ``learners`` (the commands that train it); ``on_features`` (its
-      examples are the file's lines, built by the solver on their features with
-      :meth:`build_on`; else :meth:`build` builds it); ``detect_help`` (how auto
-      recognises it, for --help); ``classify`` (cp_classify's handler of its models:
-      ``model_kinds``, ``settings`` the cp_classify settings it takes, ``load``,
-      ``describe``, ``classify(model, data, X, settings)`` -> (lines, report) or, with
-      "plot" in its settings, (lines, report, draw); optionally ``claims(model, data)``
-      and ``read(path, settings)``); ``classify_options`` (ClassifyOption);
-      ``model_kinds`` (model-file kinds it brings, cpsvm.io.model_file.ModelKind, made
-      known when it is registered).
-    The scikit-learn estimators (cpsvm.sklearn.StructuredSVM): ``takes_sequences`` (X a
-    list of sequences, each a block of rows), and the methods under "Estimators".
-    """
-
-    name = ""
-    summary = ""
-    tool = ""
-    options: tuple = ()
-    losses: tuple = (0,)
-    loss_help = ""
-    c_help = ""
-    epsilon = 0.1
-    epsilon_help = ""
-    default_algorithm = 3
-    line_search = False
-    coordinate_descent = False
-    kernels = False
-    structured = True
-    learners: tuple = ("cp_learn",)
-    on_features = False
-    detect_help = ""
-    classify: Any = None
-    classify_options: tuple = ()
-    model_kinds: tuple = ()
-    takes_sequences = False
-
-    def __repr__(self):
-        return f"<problem entry {self.name}>"
-
-    # -- reading and checking the data ----------------------------------------------------
-
-    def detect(self, dataset) -> bool:
-        """Whether ``auto`` takes a dataset for this problem (the structured problems, in
-        AUTO_ORDER's order)."""
-        return False
-
-    def sniff(self, path) -> bool:
-        """Whether the file is this problem's own format (not SVMlight), read by
-        :meth:`read`."""
-        return False
-
-    def read(self, path, options):
-        """The training data of the file (SVMlight's, unless the problem has its own)."""
-        from ..io.svmlight import read_examples
-
-        return read_examples(path)
-
-    def check_labels(self, dataset) -> None:
-        """InputError if the dataset's labels are not the problem's."""
-
-    def auto_note(self, dataset):
-        """The line saying why auto chose the problem, or None."""
-        return None
-
-    def examples(self, dataset):
-        """What the examples are, for the "Reading training examples" line (None: the
-        file's lines)."""
-        return None
-
-    # -- training --------------------------------------------------------------------------
-
-    def check_options(self, options) -> None:
-        """Checks between its options."""
-
-    def check_run(self, params, loss_id, options, notes) -> int:
-        """The loss id to train: the problem's refusals of the run's settings (rescaling,
-        kernel), before any data is read; ``notes`` collects what the run will say."""
-        return loss_id
-
-    def build(self, dataset, loss_id, options):
-        """The StructuredProblem of a problem whose examples are groups of lines or a
-        user's (None: built on the features, :meth:`build_on`)."""
-        return None
-
-    def build_on(self, X, y, loss_id, options, bias):
-        """The problem on the features X (the file's, or their Nyström map)."""
-        raise NotImplementedError(f"the {self.name} problem is not built on features")
-
-    def decomposes(self, loss_id) -> bool:
-        """False for a loss over the whole label vector (per-example costs then do not
-        apply)."""
-        return True
-
-    def baseline(self, dataset, options):
-        """(model made without training, lines saying what it is): the problem's
-        ``trains_nothing`` option (cfg's PCFG)."""
-        raise OptionError(f"the {self.name} problem makes no model without training")
-
-    # -- reporting -------------------------------------------------------------------------
-
-    def work_lines(self, info) -> list:
-        """Lines of the learners' statistics after the counters."""
-        return []
-
-    def scale_lines(self, info, params) -> list:
-        """The last lines of the learners' statistics: the objective in its own
-        convention."""
-        return []
-
-    def c_of_sum(self, C: float, n: int) -> float:
-        """The -c of the C of ½|w|² + C·Σ ξ_i over n examples (the scikit-learn
-        estimators'): SVMstruct's C·n unless the problem follows another tool."""
-        from ..conventions import struct_from_c_sum
-
-        return struct_from_c_sum(C, n)
-
-    # -- model selection (--cv, --c-path: cpsvm.selection) ---------------------------------
-
-    def cv_measure(self, model, dataset, loss_id):
-        """The figures a held-out fold is judged by, [(name, value, +1 if higher is better
-        else -1[, why a NaN])], the one to choose by first."""
-        raise OptionError(f"--cv and --c-path: the {self.name} problem has no measure to judge by")
-
-    def cv_units(self, dataset):
-        """(each example's unit id or None: one unit an example, each example's class to
-        stratify by or None)."""
-        return None, None
-
-    # -- estimators (cpsvm.sklearn.StructuredSVM) ------------------------------------------
-
-    def count_examples(self, dataset) -> int:
-        """Its examples in a dataset as its reader gives it (the n of C·n)."""
-        return int(getattr(dataset, "n_sequences", 0) or dataset.n_examples)
-
-    def classes(self, labels):
-        """The estimator's ``classes_`` of the training labels (None: it sets none)."""
-        return None
-
-    def model_options(self, model) -> dict:
-        """Its options (by name) that a trained model records, for an estimator loaded
-        from the model file."""
-        return {}
-
-    def predict(self, model, dataset, options, n_threads=None):
-        """What cp_classify writes for each example of ``dataset`` (as its reader gives
-        it), by the trained ``model`` with the problem's ``options``."""
-        from ..models import fit_columns
-
-        X = dataset.X if model.feature_ids is not None else fit_columns(dataset.X, model.n_features)
-        return model.predict(X)
-
-    # -- its options -------------------------------------------------------------------------
-
-    def option(self, flag: str) -> ProblemOption | None:
-        return next((o for o in self.options if o.flag == flag), None)
-
-    def flags(self) -> list:
-        return [o.flag for o in self.options]
-
-    def loss_of(self, loss_id) -> int:
-        """-l for this problem (its default when None), checked."""
-        loss_id = self.losses[0] if loss_id is None else loss_id
-        if loss_id not in self.losses:
-            raise OptionError(
-                f"loss -l {loss_id} is not a loss of the {self.name} problem: expected "
-                + " or ".join(f"-l {i}" for i in self.losses)
-            )
-        return loss_id
-
-    def refuse_foreign(self, flags) -> None:
-        """OptionError if some of ``flags`` (given on the command line) are not options
-        of this problem."""
-        foreign = [f for f in flags if self.option(f) is None]
-        if foreign:
-            its = f"its options: {', '.join(self.flags())}" if self.options else "it has none"
-            owners = []
-            for flag in foreign:
-                names = [e.name for e in entries() if e.option(flag) is not None]
-                if names:
-                    owners.append(f"{flag} is {' and '.join(names)}'s")
-            raise OptionError(
-                f"{' and '.join(foreign)}: not {'options' if len(foreign) > 1 else 'an option'}"
-                f" of the {self.name} problem ({its})" + "".join(f"; {o}" for o in owners)
-            )
-
-    def parse_options(self, given: dict) -> dict:
-        """Its options from the command line's text (``{flag: text}``), checked, with
-        the defaults of those not given."""
-        self.refuse_foreign(given)
-        values = {
-            o.name: o.parse(given[o.flag], self.name) for o in self.options if o.flag in given
-        }
-        return self.options_of(values)
-
-    def options_of(self, values: dict | None = None) -> dict:
-        """Its options from Python values by name (``{"trans_order": 2}``), checked, with
-        the defaults of those not given."""
-        values = dict(values or {})
-        unknown = sorted(set(values) - {o.name for o in self.options})
-        if unknown:
-            raise OptionError(f"{', '.join(unknown)}: not options of the {self.name} problem")
-        options = {
-            o.name: o.check(values[o.name], self.name) if o.name in values else o.default
-            for o in self.options
-        }
-        self.check_options(options)
-        return options
 
 
 def problem_entry(name: str) -> ProblemEntry:
     """The entry of a built-in or registered problem (KeyError for another name)."""
     if name in _REGISTERED:
         return _REGISTERED[name]
-    if name not in BUILT_IN:
-        raise KeyError(name)
-    return importlib.import_module(f"{__package__}.{name}").ENTRY
+    return _BUILT_IN[name]
 
 
 def register(entry: ProblemEntry, *, auto: bool = False) -> None:
@@ -391,12 +46,12 @@ def register(entry: ProblemEntry, *, auto: bool = False) -> None:
     its options on cp_learn's command line (for the commands built after this call), its
     model kinds for the model files, its handler for cp_classify; ``auto``: ``auto``
     asks its ``detect`` (after the built-in problems')."""
-    if entry.name in BUILT_IN or not entry.name or ":" in entry.name or entry.name == "auto":
+    if entry.name in _BUILT_IN or not entry.name or ":" in entry.name or entry.name == "auto":
         raise ValueError(f"cannot register a problem named {entry.name!r}")
-    if entry.model_kinds:
+    if entry.classifying.model_kinds:
         from ..io.model_file import register_model_kind
 
-        for kind in entry.model_kinds:
+        for kind in entry.classifying.model_kinds:
             register_model_kind(kind)
     _REGISTERED[entry.name] = entry
     if auto and entry.name not in _REGISTERED_AUTO:
@@ -404,12 +59,12 @@ def register(entry: ProblemEntry, *, auto: bool = False) -> None:
 
 
 def problem_names() -> list:
-    return [*BUILT_IN, *_REGISTERED]
+    return [*_BUILT_IN, *_REGISTERED]
 
 
 def auto_order() -> list:
-    """The problems whose ``detect`` auto asks, in order."""
-    return [*AUTO_ORDER, *_REGISTERED_AUTO]
+    """The entries whose ``detect`` auto asks, in order."""
+    return [*AUTO_ORDER, *(_REGISTERED[name] for name in _REGISTERED_AUTO)]
 
 
 def problem_choices() -> str:
@@ -419,5 +74,121 @@ def problem_choices() -> str:
 
 def entries(learner: str | None = None) -> list:
     """Every entry (of the problems ``learner`` trains), in the registry's order."""
-    every = [problem_entry(name) for name in problem_names()]
+    every = [*BUILT_IN, *_REGISTERED.values()]
     return every if learner is None else [e for e in every if learner in e.learners]
+
+
+def parse_given(entry: ProblemEntry, given: dict) -> dict:
+    """``entry``'s options from the command line's text (``{flag: text}``), checked; a
+    flag it does not take refused naming the problems that take it."""
+    return entry.command_line.parse_options(given, entries())
+
+
+# -- --problem --------------------------------------------------------------------------------
+
+
+def resolve_problem(spec: str) -> str:
+    """Check a --problem value before any data is read; returns it, stripped.
+
+    The names of the problems cp_learn trains and ``auto`` pass; ``module:Class`` must
+    import; anything else raises ProblemSpecError naming the choices.
+    """
+    spec = (spec or "").strip()
+    if spec == "auto" or spec in (e.name for e in entries("cp_learn")):
+        return spec
+    module_name, colon, class_name = spec.partition(":")
+    if not colon:
+        raise ProblemSpecError(f"unknown problem {spec!r}: expected {problem_choices()}")
+    if not module_name or not class_name:
+        raise ProblemSpecError(f"expected {problem_choices()}, got {spec!r}")
+    import_problem_class(spec)
+    return spec
+
+
+def entry_of(spec: str) -> ProblemEntry:
+    """The entry of a resolved spec that names a problem (not ``auto``)."""
+    return user_entry(spec) if ":" in spec else problem_entry(spec)
+
+
+# -- auto: which problem a file is -------------------------------------------------------------
+
+
+def own_format(path) -> ProblemEntry | None:
+    """The problem whose own format (not SVMlight) the file is, read by its entry's reader
+    (cfg's bracketed trees), or None."""
+    return next((e for e in entries() if e.reading.sniff(path)), None)
+
+
+def choose_entry(dataset, requested: str, sequences: bool = False) -> ProblemEntry:
+    """The entry for ``requested`` (auto, a name, or for ``sequences`` module:Class) after
+    checking the data's labels against it. ``sequences``: the caller trains structured
+    problems (cp_learn), so auto tries each structured problem's ``detect`` first;
+    without it, only the problems that are not (binary and multiclass) are taken.
+    ``dataset`` may be what stands for one (a cluster's shards: cpsvm.problems.labels)."""
+    requested = (requested or "").strip()
+    allowed = [e for e in entries("cp_learn") if sequences or not e.structured]
+    if requested == "auto":
+        structured = auto_order() if sequences else []
+        found = next((e for e in structured if e.reading.detect(dataset)), None)
+        entry = found or problem_entry("binary" if all_pm1(dataset) else "multiclass")
+    elif sequences and ":" in requested:
+        return user_entry(requested)
+    else:
+        entry = next((e for e in allowed if e.name == requested), None)
+        if entry is None:
+            names = ["auto"] + [e.name for e in allowed]
+            choices = ", ".join(names[:-1]) + " or " + names[-1]
+            raise ProblemSpecError(f"unknown problem {requested!r}: expected {choices}")
+    entry.reading.check_labels(dataset)
+    return entry
+
+
+def read_training_data(path, entry: ProblemEntry | None, given: dict):
+    """The training data of ``path`` and its problem's entry: ``entry`` None (auto) the
+    one whose own format the file is (:func:`own_format`), else the one the SVMlight
+    file's labels choose (:func:`choose_entry`)."""
+    if entry is None:
+        entry = own_format(path)
+        if entry is None:
+            from ..io.svmlight import read_examples
+
+            data = read_examples(path)
+            return data, choose_entry(data, "auto", sequences=True)
+    return entry.reading.read(path, parse_given(entry, given)), entry
+
+
+def choose_problem(dataset, requested: str, sequences: bool = False) -> str:
+    """The name of :func:`choose_entry`'s choice."""
+    return choose_entry(dataset, requested, sequences).name
+
+
+# -- models -----------------------------------------------------------------------------------
+
+
+def model_handlers() -> list:
+    """cp_classify's handlers of the model kinds (each entry's, and users' problems'),
+    those that claim a model by its data first."""
+    handlers = [e.classifying.handler for e in entries() if e.classifying.handler is not None]
+    handlers.append(UserProblemModels)
+    return sorted(handlers, key=lambda h: not hasattr(h, "claims"))
+
+
+def entry_of_model(model) -> ProblemEntry:
+    """The entry whose models ``model`` is (by its model kind: the first entry whose
+    handler takes it or that brought it; a user problem's model: its class's entry, the
+    class not imported yet)."""
+    from ..io.model_file import model_kind_of
+
+    kind = model_kind_of(model).name
+    if kind in UserProblemModels.model_kinds:
+        return user_entry(model.spec, check=False)
+    return next(e for e in entries() if kind in _kinds_of(e))
+
+
+def _kinds_of(entry) -> set:
+    """The names of the model kinds ``entry`` handles or brings."""
+    handler = entry.classifying.handler
+    return {
+        *(handler.model_kinds if handler is not None else ()),
+        *(k.name for k in entry.classifying.model_kinds),
+    }

@@ -15,15 +15,25 @@ import os
 import sys
 
 from ..errors import InputError
-from .registry import ProblemEntry, ProblemSpecError, problem_choices
+from .entry import (
+    Classifying,
+    CommandLine,
+    Estimators,
+    ProblemEntry,
+    ProblemSpecError,
+    Reading,
+    Reports,
+    Training,
+)
 
 
 def import_problem_class(spec: str):
     """The class named by ``module:Class`` (imported from sys.path: the current directory
-    when run as a command, and PYTHONPATH); ProblemSpecError if it cannot be."""
+    when run as a command, and PYTHONPATH); ProblemSpecError if it cannot be (the
+    registry's resolve_problem has refused a spec of another shape, naming the choices)."""
     module_name, colon, class_name = spec.partition(":")
     if not colon or not module_name or not class_name:
-        raise ProblemSpecError(f"expected {problem_choices()}, got {spec!r}")
+        raise ProblemSpecError(f"expected module:Class, got {spec!r}")
     # `python -m` puts the current directory on sys.path, an installed console script
     # does not: look there too (after PYTHONPATH), and leave sys.path as it was.
     cwd = os.getcwd()
@@ -179,20 +189,38 @@ def report_user_problem(problem, predictions, out):
     )
 
 
-class UserEntry(ProblemEntry):
-    """The entry of ``module:Class``: its examples are whatever the class makes of the
-    dataset; no options of its own; SVMstruct's zero/one loss ids and C convention."""
-
-    name = "user"
+class UserCommandLine(CommandLine):
     losses = (0, 2)
-    default_algorithm = 4
-    classify = UserProblemModels
 
     def __init__(self, spec: str):
-        self.spec = self.summary = spec
+        self.summary = spec
+
+
+class UserReading(Reading):
+    own_columns = True  # Ψ is the user's, over the file's own feature indices
+
+
+class UserTraining(Training):
+    default_algorithm = 4
+
+    def __init__(self, spec: str):
+        self.spec = spec
 
     def build(self, dataset, loss_id, options):
         return load_user_problem(self.spec, dataset)
+
+
+class UserReports(Reports):
+    def __init__(self, spec: str):
+        self.spec = spec
+
+    def title(self):
+        return f"user ({self.spec})"
+
+
+class UserEstimators(Estimators):
+    def loaded(self, model):
+        return {"problem": model.spec}, {"fill_label_": None}
 
     def predict(self, model, dataset, options, n_threads=None):
         import numpy as np
@@ -200,7 +228,19 @@ class UserEntry(ProblemEntry):
         return np.asarray(predict_user_problem(model, dataset))
 
 
-def user_entry(spec: str) -> ProblemEntry:
-    """The entry of ``module:Class`` (ProblemSpecError if it cannot be imported)."""
-    import_problem_class(spec)
-    return UserEntry(spec)
+def user_entry(spec: str, *, check: bool = True) -> ProblemEntry:
+    """The entry of ``module:Class``: its examples are whatever the class makes of the
+    dataset; no options of its own; SVMstruct's zero/one loss ids and C convention.
+    ``check``: its class imported first (ProblemSpecError if it cannot be); without, a
+    model's class is imported when the model is used."""
+    if check:
+        import_problem_class(spec)
+    return ProblemEntry(
+        "user",
+        command_line=UserCommandLine(spec),
+        reading=UserReading(),
+        training=UserTraining(spec),
+        reports=UserReports(spec),
+        classifying=Classifying(UserProblemModels),
+        estimators=UserEstimators(),
+    )

@@ -100,11 +100,9 @@ def struct_statistics(info, params, cpu, out):
 
     r = info.result
     p = _printer(out)
-    user = info.problem == "user"
-    entry = entry_of(params.problem if user else info.problem)
-    name = f"user ({params.problem})" if user else info.problem
+    entry = entry_of(params.problem)
     p(
-        f"Problem: {name}, algorithm -w {info.algorithm}, "
+        f"Problem: {entry.reports.title()}, algorithm -w {info.algorithm}, "
         f"{'margin' if params.rescaling == 2 else 'slack'} rescaling"
     )
     method = CP_LEARN[info.algorithm]
@@ -128,15 +126,16 @@ def struct_statistics(info, params, cpu, out):
     p(f"Value of slack variable (global): xi={r.xi:.5f}")
     if info.kernel_evaluations:
         p(f"Number of kernel evaluations: {info.kernel_evaluations}")
-    for line in entry.work_lines(info):
+    for line in entry.reports.work_lines(info):
         p(line)
     p(runtime_line(cpu, r))
-    for line in entry.scale_lines(info, params):
+    for line in entry.reports.scale_lines(info, params):
         p(line)
 
 
-def ocas_settings(data, params, out):
-    """svmocas's lines before training: the input's statistics and the settings."""
+def ocas_settings(data, params, out, method=None):
+    """svmocas's lines before training: the input's statistics and the settings
+    (``method`` the -m of the run, None: OCAS's, a cluster's default)."""
     density = 100.0 * data.nnz / max(1, data.n_examples * data.n_features)
     print(
         f"Input data statistics:\n   # of examples  : {data.n_examples}\n"
@@ -148,7 +147,7 @@ def ocas_settings(data, params, out):
         f"   TolAbs         : {params.tol_abs:g}\n   TolRel         : {params.tol_rel:g}\n"
         f"   QPBound        : {params.qp_bound:g}\n   MaxTime        : {params.time_limit:g} "
         f"[s]\n   BufSize        : {params.buffer_size}\n   Method         : "
-        f"{OCAS_LEARN[1 if params.method is None else params.method].name}",
+        f"{OCAS_LEARN[1 if method is None else method].name}",
         file=out,
     )
 

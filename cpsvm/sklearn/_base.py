@@ -29,6 +29,10 @@ import scipy.sparse as sp
 from ..errors import InputError
 from ..kernels import Kernel
 from ..models import KernelModel, LinearModel, MulticlassModel, RandomFeaturesModel
+from ..options import defaults
+
+# The kernel's defaults (SVMlight's -d 3, -g 1, -s 1, -r 1): those of gamma, degree, coef0.
+KERNEL_DEFAULTS = defaults(Kernel)
 
 KERNELS = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3}
 _KERNEL_NAMES = {v: k for k, v in KERNELS.items()}
@@ -53,6 +57,27 @@ def _params(cls, **values):
     with scikit-learn's ValueError (the same message as the command line's)."""
     with _value_errors():
         return cls(**values)
+
+
+def _given_fields(estimator, **more) -> dict:
+    """{Params field: value} of the estimator's parameters: those that are its Params'
+    fields as they are (``_FIELDS``, by the estimator's name of each: scikit-learn's
+    ``max_iter`` for ``max_iterations``), those converted (``_CONVERTED``), then
+    ``more`` (which the estimator's own are not asked for: a search's C). The Params
+    checks them."""
+    values = {
+        field: getattr(estimator, name)
+        for name, field in estimator._FIELDS.items()
+        if field not in more
+    }
+    values.update(
+        {
+            field: convert(estimator)
+            for field, convert in estimator._CONVERTED.values()
+            if field not in more
+        }
+    )
+    return {**values, **more}
 
 
 def svmlight_kernel(kernel, gamma, degree, coef0, X=None) -> Kernel:
@@ -198,9 +223,20 @@ def _as_csr(X):
 
 
 class _Estimator(BaseEstimator):
-    """What every estimator shares: input checks, the Dataset, the model file."""
+    """What every estimator shares: input checks, the Dataset, the model file.
+
+    Its parameters and its Params (``_PARAMS``, the solver's): ``_FIELDS`` maps each
+    parameter that is a Params field as it is to that field (its default is the field's,
+    written once, in the Params); ``_CONVERTED`` a parameter in scikit-learn's convention
+    to (the field, its value of the estimator's: ``random_state`` None is ``--seed 0``);
+    ``_NOT_PARAMETERS`` every other field of the Params, with what sets it instead
+    (tests/sklearn/test_defaults.py checks that every field is one of the three)."""
 
     _command = ""
+    _PARAMS = None
+    _FIELDS: dict = {}
+    _CONVERTED: dict = {}
+    _NOT_PARAMETERS: dict = {}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -9,9 +9,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..data import Dataset
 from ..models import KernelModel, LinearModel, RandomFeaturesModel
+from ..options import defaults
+from ..params.asset import AssetParams
 from ._base import (
+    KERNEL_DEFAULTS,
     _Classifier,
     _Estimator,
+    _given_fields,
     _kernel_params,
     _monitor,
     _n_threads,
@@ -23,16 +27,48 @@ from ._base import (
     svmlight_kernel,
 )
 
+_ASSET = defaults(AssetParams)
+
 
 class _Asset(_Estimator):
     """ASSET's parameters and fit, for classification and regression."""
 
     _command = "asset_learn"
     _task = "classification"
+    _PARAMS = AssetParams
+    _FIELDS = {
+        "approximation": "approx",
+        "n_components": "basis_size",
+        "eig_threshold": "eig_threshold",
+        "star": "star",
+        "batch_size": "batch",
+        "max_iter": "epochs",
+        "tol": "tolerance",
+        "average_last": "average_last",
+        "dg_samples": "dg_samples",
+        "memory": "memory_mb",
+    }
+    _CONVERTED = {
+        "random_state": ("seed", lambda e: _seed(e.random_state)),
+        "n_jobs": ("n_threads", lambda e: _n_threads(e.n_jobs)),
+    }
+    _NOT_PARAMETERS = {
+        "C": "C, scikit-learn's (default 1; asset_learn's -c has none)",
+        "lam": "C",
+        "task": "the class: ASSETClassifier, ASSETRegressor",
+        "tube": "ASSETRegressor's epsilon",
+        "kernel": "kernel, gamma, degree, coef0",
+        "validation": "none: scikit-learn's model selection",
+        "method": "asset_learn's sgd",
+        "loss": "asset_learn's hinge",
+        "huber_h": "--method gd only",
+        "gd_epsilon": "--method gd only",
+        "margin_bounds": "asset_learn's default",
+    }
 
     def _fit_asset(self, X, target):
         """fit takes no sample_weight: asset_learn has no per-example cost."""
-        from ..solvers.asset import AssetParams, train
+        from ..solvers.asset import train
 
         m = X.shape[0]
         basis_size = self.n_components
@@ -44,22 +80,14 @@ class _Asset(_Estimator):
             basis_size = m
         params = _params(
             AssetParams,
-            C=float(self.C),
-            approx=self.approximation,
-            basis_size=basis_size,
-            kernel=svmlight_kernel(self.kernel, self.gamma, self.degree, self.coef0, X),
-            task=self._task,
-            tube=getattr(self, "epsilon", 0.1),
-            star=self.star,
-            batch=self.batch_size,
-            epochs=self.max_iter,
-            average_last=self.average_last,
-            dg_samples=self.dg_samples,
-            eig_threshold=self.eig_threshold,
-            memory_mb=self.memory,
-            tolerance=self.tol,
-            seed=_seed(self.random_state),
-            n_threads=_n_threads(self.n_jobs),
+            **_given_fields(
+                self,
+                C=float(self.C),
+                basis_size=basis_size,
+                kernel=svmlight_kernel(self.kernel, self.gamma, self.degree, self.coef0, X),
+                task=self._task,
+                tube=getattr(self, "epsilon", _ASSET["tube"]),
+            ),
         )
         total = self.max_iter * -(-m // self.batch_size)
         monitor = _monitor(self.verbose, "asset_learn", "ASSET", total)
@@ -108,19 +136,19 @@ class ASSETClassifier(_Classifier, _Asset):
         C=1.0,
         *,
         kernel="linear",
-        gamma=1.0,
-        degree=3,
-        coef0=1.0,
-        approximation="nystrom",
-        n_components=512,
-        eig_threshold=1e-16,
-        star=False,
-        batch_size=1,
-        max_iter=64,
-        tol=0.01,
-        average_last=None,
-        dg_samples=1000,
-        memory=1024.0,
+        gamma=KERNEL_DEFAULTS["gamma"],
+        degree=KERNEL_DEFAULTS["degree"],
+        coef0=KERNEL_DEFAULTS["coef_const"],
+        approximation=_ASSET["approx"],
+        n_components=_ASSET["basis_size"],
+        eig_threshold=_ASSET["eig_threshold"],
+        star=_ASSET["star"],
+        batch_size=_ASSET["batch"],
+        max_iter=_ASSET["epochs"],
+        tol=_ASSET["tolerance"],
+        average_last=_ASSET["average_last"],
+        dg_samples=_ASSET["dg_samples"],
+        memory=_ASSET["memory_mb"],
         random_state=None,
         n_jobs=None,
         verbose=0,
@@ -166,26 +194,28 @@ class ASSETRegressor(RegressorMixin, _SupportVectors, _Asset):
     )
 
     _task = "regression"
+    _FIELDS = {**_Asset._FIELDS, "epsilon": "tube"}
+    _NOT_PARAMETERS = {k: v for k, v in _Asset._NOT_PARAMETERS.items() if k != "tube"}
 
     def __init__(
         self,
         C=1.0,
         *,
-        epsilon=0.1,
+        epsilon=_ASSET["tube"],
         kernel="linear",
-        gamma=1.0,
-        degree=3,
-        coef0=1.0,
-        approximation="nystrom",
-        n_components=512,
-        eig_threshold=1e-16,
-        star=False,
-        batch_size=1,
-        max_iter=64,
-        tol=0.01,
-        average_last=None,
-        dg_samples=1000,
-        memory=1024.0,
+        gamma=KERNEL_DEFAULTS["gamma"],
+        degree=KERNEL_DEFAULTS["degree"],
+        coef0=KERNEL_DEFAULTS["coef_const"],
+        approximation=_ASSET["approx"],
+        n_components=_ASSET["basis_size"],
+        eig_threshold=_ASSET["eig_threshold"],
+        star=_ASSET["star"],
+        batch_size=_ASSET["batch"],
+        max_iter=_ASSET["epochs"],
+        tol=_ASSET["tolerance"],
+        average_last=_ASSET["average_last"],
+        dg_samples=_ASSET["dg_samples"],
+        memory=_ASSET["memory_mb"],
         random_state=None,
         n_jobs=None,
         verbose=0,

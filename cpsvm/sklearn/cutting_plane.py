@@ -9,10 +9,15 @@ import numpy as np
 
 from ..data import Dataset
 from ..models import KernelModel, LinearModel, MulticlassModel
+from ..options import defaults
+from ..params.one_slack import StructParams
+from ..problems import problem_entry
 from ._base import (
+    KERNEL_DEFAULTS,
     _check_choice,
     _Classifier,
     _given_c,
+    _given_fields,
     _kernel_params,
     _monitor,
     _n_threads,
@@ -36,6 +41,34 @@ PERF_LOSSES = {
     "roc_auc": 10,
 }
 _PERF_LOSS_OF_ID = {v: k for k, v in PERF_LOSSES.items()}
+_STRUCT = defaults(StructParams)
+# cp_learn's -e when not given is the problem's; the estimators' default is the binary one's.
+EPSILON = problem_entry("binary").epsilon
+_BINARY_OPTIONS = {o.name: o.default for o in problem_entry("binary").options}
+# What the cp_learn estimators (CuttingPlaneSVC, StructuredSVM, RankSVM) make of their
+# parameters: _Estimator's _FIELDS, _CONVERTED and _NOT_PARAMETERS.
+STRUCT_FIELDS = {
+    "epsilon": "epsilon",
+    "algorithm": "algorithm",
+    "max_iter": "max_iterations",
+    "max_idle": "max_idle",
+    "cache_size": "cache_size",
+    "batch": "batch",
+}
+STRUCT_CONVERTED = {
+    "rescaling": ("rescaling", lambda e: _RESCALING.get(e.rescaling)),
+    "random_state": ("seed", lambda e: _seed(e.random_state)),
+    "max_time": ("time_limit", lambda e: _time_limit(e.max_time)),
+    "n_jobs": ("n_threads", lambda e: _n_threads(e.n_jobs)),
+}
+STRUCT_NOT_PARAMETERS = {
+    "C": "C, scikit-learn's, converted for the problem",
+    "loss_id": "loss, by name",
+    "kernel": "kernel, gamma, degree, coef0",
+    "problem": "the classes of y (StructuredSVM: problem)",
+    "options": "the problem's parameters",
+    "margin_bounds": "cp_learn's default",
+}
 
 
 def _struct_params(estimator, kind, n, C=None, **more):
@@ -43,28 +76,11 @@ def _struct_params(estimator, kind, n, C=None, **more):
     StructuredSVM): its C (or ``C``) converted to cp_learn's -c for the problem ``kind``
     over n examples."""
     from ..problems import entry_of
-    from ..solvers.one_slack import StructParams
 
-    command_c = entry_of(kind).c_of_sum(_given_c(estimator) if C is None else C, n)
-    rescaling = _RESCALING.get(estimator.rescaling)
-    if rescaling is None:
+    command_c = entry_of(kind).estimators.c_of_sum(_given_c(estimator) if C is None else C, n)
+    if _RESCALING.get(estimator.rescaling) is None:
         raise ValueError(f"expected rescaling 'margin' or 'slack', got {estimator.rescaling!r}")
-    return _params(
-        StructParams,
-        C=command_c,
-        epsilon=estimator.epsilon,
-        algorithm=estimator.algorithm,
-        rescaling=rescaling,
-        max_iterations=estimator.max_iter,
-        max_idle=estimator.max_idle,
-        cache_size=estimator.cache_size,
-        batch=estimator.batch,
-        problem=kind,
-        seed=_seed(estimator.random_state),
-        time_limit=_time_limit(estimator.max_time),
-        n_threads=_n_threads(estimator.n_jobs),
-        **more,
-    )
+    return _params(StructParams, **_given_fields(estimator, C=command_c, problem=kind, **more))
 
 
 def _fit_struct(estimator, data, params):
@@ -120,23 +136,28 @@ class CuttingPlaneSVC(_Classifier):
     def _multiclass(self):
         return self.kernel == "linear"  # cp_learn trains kernels for binary problems only
 
+    _PARAMS = StructParams
+    _FIELDS = STRUCT_FIELDS
+    _CONVERTED = STRUCT_CONVERTED
+    _NOT_PARAMETERS = STRUCT_NOT_PARAMETERS
+
     def __init__(
         self,
         C=1.0,
         *,
-        epsilon=0.1,
-        algorithm=None,
+        epsilon=EPSILON,
+        algorithm=_STRUCT["algorithm"],
         rescaling="margin",
-        max_iter=100000,
-        max_idle=50,
-        cache_size=5,
-        batch=100,
+        max_iter=_STRUCT["max_iterations"],
+        max_idle=_STRUCT["max_idle"],
+        cache_size=_STRUCT["cache_size"],
+        batch=_STRUCT["batch"],
         kernel="linear",
-        gamma=1.0,
-        degree=3,
-        coef0=1.0,
+        gamma=KERNEL_DEFAULTS["gamma"],
+        degree=KERNEL_DEFAULTS["degree"],
+        coef0=KERNEL_DEFAULTS["coef_const"],
         approximation="exact",
-        n_components=500,
+        n_components=_BINARY_OPTIONS["basis_size"],
         fit_intercept=None,
         intercept_scaling=1.0,
         max_time=None,
@@ -144,7 +165,7 @@ class CuttingPlaneSVC(_Classifier):
         n_jobs=None,
         verbose=0,
         loss="error_rate",
-        k_fraction=0.0,
+        k_fraction=_BINARY_OPTIONS["k_fraction"],
     ):
         _store(self, locals())
 

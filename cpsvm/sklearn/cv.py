@@ -15,8 +15,8 @@ import numpy as np
 from ..data import Dataset
 from ..models import KernelModel, LinearModel, MulticlassModel
 from ._base import _monitor, _store, _train, _value_errors
-from .cutting_plane import CuttingPlaneSVC, _fit_struct
-from .ocas import OCASClassifier
+from .cutting_plane import _BINARY_OPTIONS, _STRUCT, EPSILON, CuttingPlaneSVC, _fit_struct
+from .ocas import _OCAS, OCASClassifier
 
 # The search's own parameters; every other __init__ parameter is the base estimator's.
 _SEARCH = ("Cs", "cv", "scoring", "refit")
@@ -42,6 +42,12 @@ def _values_of(Cs, owner: str) -> np.ndarray:
     if len(values) == 0 or not np.all(np.isfinite(values)) or not np.all(values > 0):
         raise ValueError(f"expected C values > 0, got Cs={Cs!r}")
     return values
+
+
+def _defaults_of(cls, *names) -> tuple:
+    """The defaults of the parameters ``names`` of the estimator class ``cls``."""
+    parameters = inspect.signature(cls.__init__).parameters
+    return tuple(parameters[name].default for name in names)
 
 
 class _PathCV:
@@ -215,15 +221,15 @@ class OCASClassifierCV(_PathCV, OCASClassifier):
         cv=None,
         scoring=None,
         refit=True,
-        tol=0.01,
-        tol_abs=0.0,
-        max_iter=100000,
+        tol=_OCAS["tol_rel"],
+        tol_abs=_OCAS["tol_abs"],
+        max_iter=_OCAS["max_iterations"],
         max_time=None,
         method=None,
         random_state=None,
-        buffer_size=2000,
-        cut_lambda=0.1,
-        qp_bound=0.0,
+        buffer_size=_OCAS["buffer_size"],
+        cut_lambda=_OCAS["cut_lambda"],
+        qp_bound=_OCAS["qp_bound"],
         fit_intercept=False,
         intercept_scaling=1.0,
         n_jobs=None,
@@ -277,8 +283,9 @@ class CuttingPlaneSVCCV(_PathCV, CuttingPlaneSVC):
     _base = CuttingPlaneSVC
     # Linear only: the kernel parameters, not parameters here, stay CuttingPlaneSVC's
     # defaults (what _cp_params reads).
-    kernel, gamma, degree, coef0 = "linear", 1.0, 3, 1.0
-    approximation, n_components = "exact", 500
+    kernel, gamma, degree, coef0, approximation, n_components = _defaults_of(
+        CuttingPlaneSVC, "kernel", "gamma", "degree", "coef0", "approximation", "n_components"
+    )
 
     def __init__(
         self,
@@ -287,13 +294,13 @@ class CuttingPlaneSVCCV(_PathCV, CuttingPlaneSVC):
         cv=None,
         scoring=None,
         refit=True,
-        epsilon=0.1,
-        algorithm=None,
+        epsilon=EPSILON,
+        algorithm=_STRUCT["algorithm"],
         rescaling="margin",
-        max_iter=100000,
-        max_idle=50,
-        cache_size=5,
-        batch=100,
+        max_iter=_STRUCT["max_iterations"],
+        max_idle=_STRUCT["max_idle"],
+        cache_size=_STRUCT["cache_size"],
+        batch=_STRUCT["batch"],
         fit_intercept=None,
         intercept_scaling=1.0,
         max_time=None,
@@ -301,7 +308,7 @@ class CuttingPlaneSVCCV(_PathCV, CuttingPlaneSVC):
         n_jobs=None,
         verbose=0,
         loss="error_rate",
-        k_fraction=0.0,
+        k_fraction=_BINARY_OPTIONS["k_fraction"],
     ):
         _store(self, locals())
 
@@ -311,7 +318,7 @@ class CuttingPlaneSVCCV(_PathCV, CuttingPlaneSVC):
 
         n = X.shape[0]
         params = self._cp_params(X, cost is not None, 1.0)
-        c_of_sum = entry_of(params.problem).c_of_sum
+        c_of_sum = entry_of(params.problem).estimators.c_of_sum
         with _value_errors():
             path = StructPath(Dataset(X, target, cost=cost), params)
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from ..data import Dataset
+from ..options import defaults
+from ..params.ocas import OcasParams
 from ._base import (
     _check_choice,
     _Classifier,
+    _given_fields,
     _monitor,
     _n_threads,
     _params,
@@ -17,6 +20,7 @@ from ._base import (
 
 # ocas_learn's -m of each method name.
 _METHODS = {"cutting_plane": 0, "ocas": 1, "dual_cd": 2}
+_OCAS = defaults(OcasParams)
 
 
 class OCASClassifier(_Classifier):
@@ -44,20 +48,45 @@ class OCASClassifier(_Classifier):
     """
 
     _command = "ocas_learn"
+    _PARAMS = OcasParams
+    _FIELDS = {
+        "C": "C",
+        "tol": "tol_rel",
+        "tol_abs": "tol_abs",
+        "max_iter": "max_iterations",
+        "buffer_size": "buffer_size",
+        "cut_lambda": "cut_lambda",
+        "qp_bound": "qp_bound",
+    }
+    _CONVERTED = {
+        "max_time": ("time_limit", lambda e: _time_limit(e.max_time)),
+        "method": ("method", lambda e: None if e.method is None else _METHODS[e.method]),
+        "random_state": ("seed", lambda e: _seed(e.random_state)),
+        "n_jobs": ("n_threads", lambda e: _n_threads(e.n_jobs)),
+        "fit_intercept": (
+            "bias",
+            lambda e: float(e.intercept_scaling) if e.fit_intercept else 0.0,
+        ),
+    }
+    _NOT_PARAMETERS = {
+        "example_costs": "sample_weight",
+        "problem": "the classes of y",
+        "margin_bounds": "ocas_learn's default",
+    }
 
     def __init__(
         self,
-        C=1.0,
+        C=_OCAS["C"],
         *,
-        tol=0.01,
-        tol_abs=0.0,
-        max_iter=100000,
+        tol=_OCAS["tol_rel"],
+        tol_abs=_OCAS["tol_abs"],
+        max_iter=_OCAS["max_iterations"],
         max_time=None,
         method=None,
         random_state=None,
-        buffer_size=2000,
-        cut_lambda=0.1,
-        qp_bound=0.0,
+        buffer_size=_OCAS["buffer_size"],
+        cut_lambda=_OCAS["cut_lambda"],
+        qp_bound=_OCAS["qp_bound"],
         fit_intercept=False,
         intercept_scaling=1.0,
         n_jobs=None,
@@ -77,25 +106,13 @@ class OCASClassifier(_Classifier):
     def _ocas_params(self, C):
         """ocas_learn's OcasParams of the estimator's parameters at ``C`` (after
         _labelled: the problem is binary or multiclass by classes_)."""
-        from ..solvers.ocas import OcasParams
-
         if self.method is not None:
             _check_choice("method", self.method, tuple(_METHODS))
         return _params(
             OcasParams,
-            C=C,
-            bias=float(self.intercept_scaling) if self.fit_intercept else 0.0,
-            method=None if self.method is None else _METHODS[self.method],
-            seed=_seed(self.random_state),
-            buffer_size=self.buffer_size,
-            tol_abs=self.tol_abs,
-            tol_rel=self.tol,
-            qp_bound=self.qp_bound,
-            time_limit=_time_limit(self.max_time),
-            cut_lambda=self.cut_lambda,
-            max_iterations=self.max_iter,
-            problem="binary" if len(self.classes_) == 2 else "multiclass",
-            n_threads=_n_threads(self.n_jobs),
+            **_given_fields(
+                self, C=C, problem="binary" if len(self.classes_) == 2 else "multiclass"
+            ),
         )
 
     @classmethod

@@ -5,9 +5,13 @@ from __future__ import annotations
 from ..conventions import perf_from_c_light
 from ..data import Dataset
 from ..models import KernelModel, LinearModel
+from ..options import defaults
+from ..params.sampled import SampledParams
 from ._base import (
+    KERNEL_DEFAULTS,
     _Classifier,
     _given_c,
+    _given_fields,
     _kernel_params,
     _monitor,
     _n_threads,
@@ -18,6 +22,8 @@ from ._base import (
     _train,
     svmlight_kernel,
 )
+
+_SAMPLED = defaults(SampledParams)
 
 
 class SampledCutSVC(_Classifier):
@@ -39,21 +45,36 @@ class SampledCutSVC(_Classifier):
 
     _command = "sampled_learn"
     _multiclass = False
+    _PARAMS = SampledParams
+    _FIELDS = {
+        "epsilon": "epsilon",
+        "algorithm": "algorithm",
+        "sample_size": "sample_size",
+        "patience": "patience",
+        "max_iter": "max_iterations",
+        "max_idle": "max_idle",
+    }
+    _CONVERTED = {
+        "random_state": ("seed", lambda e: _seed(e.random_state)),
+        "max_time": ("time_limit", lambda e: _time_limit(e.max_time)),
+        "n_jobs": ("n_threads", lambda e: _n_threads(e.n_jobs)),
+    }
+    _NOT_PARAMETERS = {"C": "C, scikit-learn's: -c = C*n/100", "kernel": "kernel, gamma, ..."}
 
     def __init__(
         self,
         C=1.0,
         *,
-        epsilon=1.0,
-        algorithm="linear",
-        sample_size=400,
-        patience=4,
+        epsilon=_SAMPLED["epsilon"],
+        algorithm=_SAMPLED["algorithm"],
+        sample_size=_SAMPLED["sample_size"],
+        patience=_SAMPLED["patience"],
         kernel="linear",
-        gamma=1.0,
-        degree=3,
-        coef0=1.0,
-        max_iter=100000,
-        max_idle=20,
+        gamma=KERNEL_DEFAULTS["gamma"],
+        degree=KERNEL_DEFAULTS["degree"],
+        coef0=KERNEL_DEFAULTS["coef_const"],
+        max_iter=_SAMPLED["max_iterations"],
+        max_idle=_SAMPLED["max_idle"],
         max_time=None,
         random_state=None,
         n_jobs=None,
@@ -62,22 +83,16 @@ class SampledCutSVC(_Classifier):
         _store(self, locals())
 
     def fit(self, X, y, sample_weight=None):
-        from ..solvers.sampled import SampledParams, train
+        from ..solvers.sampled import train
 
         X, target, cost = self._labelled(X, y, sample_weight)
         params = _params(
             SampledParams,
-            C=perf_from_c_light(_given_c(self), X.shape[0]),
-            epsilon=self.epsilon,
-            algorithm=self.algorithm,
-            sample_size=self.sample_size,
-            patience=self.patience,
-            kernel=svmlight_kernel(self.kernel, self.gamma, self.degree, self.coef0, X),
-            max_iterations=self.max_iter,
-            max_idle=self.max_idle,
-            seed=_seed(self.random_state),
-            time_limit=_time_limit(self.max_time),
-            n_threads=_n_threads(self.n_jobs),
+            **_given_fields(
+                self,
+                C=perf_from_c_light(_given_c(self), X.shape[0]),
+                kernel=svmlight_kernel(self.kernel, self.gamma, self.degree, self.coef0, X),
+            ),
         )
         monitor = _monitor(self.verbose, self._command, "SAMPLED")
         _train(self, train, Dataset(X, target, cost=cost), params, monitor)

@@ -11,27 +11,29 @@ from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..conventions import rank_from_c_light
 from ..data import Dataset
-from ..models import (
-    CfgModel,
-    KernelModel,
-    LinearModel,
-    MulticlassModel,
-    RankingModel,
-    SequenceModel,
-    UserProblemModel,
-)
+from ..models import LinearModel, RankingModel
+from ..params.one_slack import StructParams
+from ..problems import problem_entry
 from ._base import (
     _SPARSE,
     _as_csr,
     _Classifier,
     _Estimator,
     _given_c,
+    _given_fields,
     _n_threads,
     _store,
-    _time_limit,
     _value_errors,
 )
-from .cutting_plane import _fit_struct, _struct_params
+from .cutting_plane import (
+    _STRUCT,
+    EPSILON,
+    STRUCT_CONVERTED,
+    STRUCT_FIELDS,
+    STRUCT_NOT_PARAMETERS,
+    _fit_struct,
+    _struct_params,
+)
 
 
 def _problem_spec(problem) -> str:
@@ -63,7 +65,9 @@ def _option_defaults() -> dict:
     names of them (the entries' declarations: hmm's orders and beam)."""
     from ..problems import entries
 
-    return {o.estimator: o.default for e in entries() for o in e.options if o.estimator}
+    return {
+        o.estimator: o.default for e in entries() for o in e.command_line.options if o.estimator
+    }
 
 
 _OPTION_DEFAULTS = _option_defaults()
@@ -128,20 +132,24 @@ class StructuredSVM(_Classifier):
     """
 
     _command = "cp_learn"
+    _PARAMS = StructParams
+    _FIELDS = STRUCT_FIELDS
+    _CONVERTED = STRUCT_CONVERTED
+    _NOT_PARAMETERS = STRUCT_NOT_PARAMETERS
 
     def __init__(
         self,
         problem="auto",
         C=1.0,
         *,
-        epsilon=0.1,
-        algorithm=None,
+        epsilon=EPSILON,
+        algorithm=_STRUCT["algorithm"],
         rescaling="margin",
         loss=None,
-        max_iter=100000,
-        max_idle=50,
-        cache_size=5,
-        batch=100,
+        max_iter=_STRUCT["max_iterations"],
+        max_idle=_STRUCT["max_idle"],
+        cache_size=_STRUCT["cache_size"],
+        batch=_STRUCT["batch"],
         transition_order=_OPTION_DEFAULTS["transition_order"],
         emission_order=_OPTION_DEFAULTS["emission_order"],
         beam=_OPTION_DEFAULTS["beam"],
@@ -161,14 +169,14 @@ class StructuredSVM(_Classifier):
         trained = {e.name: e for e in entries("cp_learn")}
         entry = trained.get(spec)
         if entry is None and spec == "auto" and _is_sentences(X):
-            entry = next((e for e in trained.values() if e.takes_sequences), None)
-        if entry is not None and entry.takes_sequences:
+            entry = next((e for e in trained.values() if e.estimators.takes_sequences), None)
+        if entry is not None and entry.estimators.takes_sequences:
             if sample_weight is not None:
                 raise ValueError(f"the {entry.name} problem takes no sample_weight")
             data = self._sentences(X, y, reset=True, problem=entry.name)
             params = _struct_params(self, entry.name, len(X), **self._problem_options(entry))
             return _fit_struct(self, data, params)
-        if entry is not None and not entry.on_features:
+        if entry is not None and not entry.training.on_features:
             raise ValueError(
                 f"problem {spec!r} takes X as the dataset object its reader "
                 "returns (what cp_learn reads), and y=None"
@@ -198,10 +206,19 @@ class StructuredSVM(_Classifier):
     def _problem_options(self, entry):
         """The loss and, of this estimator's problem parameters, those the problem takes
         (its entry's options that name an estimator parameter: SVMhmm's orders and beam)."""
+        return {"loss_id": self.loss, "options": self._options(entry)}
+
+    def _options(self, entry):
+        """This estimator's values of the problem's options it takes, by their names."""
         return {
-            "loss_id": self.loss,
-            "options": {o.name: getattr(self, o.estimator) for o in entry.options if o.estimator},
+            o.name: getattr(self, o.estimator) for o in entry.command_line.options if o.estimator
         }
+
+    def _entry(self):
+        """The entry of the fitted model's problem."""
+        from ..problems import entry_of_model
+
+        return entry_of_model(self.model_)
 
     def _fit_dataset(self, data, spec):
         """X given as the dataset object cp_learn reads (a :class:`cpsvm.data.Dataset` from
@@ -214,12 +231,12 @@ class StructuredSVM(_Classifier):
             with _value_errors():
                 entry = choose_entry(data, spec, sequences=True)
         labels = getattr(data, "y", None)
-        classes = entry.classes(labels)
+        classes = entry.estimators.classes(labels)
         if classes is not None:
             self.classes_ = classes
         kind = entry.name if ":" not in spec else spec
         params = _struct_params(
-            self, kind, entry.count_examples(data), **self._problem_options(entry)
+            self, kind, entry.estimators.count_examples(data), **self._problem_options(entry)
         )
         self.n_features_in_ = int(getattr(data, "n_features", 0))
         self.fill_label_ = float(labels[0]) if labels is not None and len(labels) else None
@@ -272,7 +289,7 @@ class StructuredSVM(_Classifier):
 
     def decision_function(self, X):
         check_is_fitted(self, "model_")
-        if not isinstance(self.model_, (LinearModel, MulticlassModel)):
+        if not self._entry().estimators.decision_rows:
             raise AttributeError("decision_function is for binary and multiclass problems")
         return super().decision_function(X)
 
@@ -281,64 +298,31 @@ class StructuredSVM(_Classifier):
         of sentences. X given as a dataset object (as fit takes it): the predictions
         cp_classify writes for that file, one per line (tags per token)."""
         check_is_fitted(self, "model_")
-        model = self.model_
+        model, entry = self.model_, self._entry()
+        options, n_threads = self._options(entry), _n_threads(self.n_jobs)
         if _is_dataset(X):
             with _value_errors():
-                return self._predict_dataset(X)
-        if isinstance(model, SequenceModel):
-            from ..problems import entry_of_model
-
-            problem = entry_of_model(model).name
-            data, lengths = self._sentences(X, None, reset=False, problem=problem)
+                return entry.estimators.predict(model, X, options, n_threads)
+        if entry.estimators.takes_sequences:
+            data, lengths = self._sentences(X, None, reset=False, problem=entry.name)
             starts = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-            tags = model.predict(data.X, starts, beam=self.beam, n_threads=_n_threads(self.n_jobs))
+            tags = entry.estimators.predict(model, data, options, n_threads)
             classes = getattr(self, "classes_", None)
             if classes is not None:
                 tags = classes[np.clip(tags - 1, 0, len(classes) - 1)]
             return [tags[starts[s] : starts[s + 1]] for s in range(len(lengths))]
-        if isinstance(model, UserProblemModel):
-            X = self._check_X(X, reset=False)
-            fill = getattr(self, "fill_label_", None)
-            y = np.full(X.shape[0], 1.0 if fill is None else fill)
-            from ..problems.user import predict_user_problem
-
-            with _value_errors():
-                return np.asarray(predict_user_problem(model, Dataset(X, y)))
-        if isinstance(model, (LinearModel, MulticlassModel)):
+        if entry.estimators.decision_rows:
             return super().predict(X)
-        return model.predict(X)
-
-    def _predict_dataset(self, data):
-        from ..data import SequenceDataset
-
-        model = self.model_
-        if isinstance(model, SequenceModel):
-            seqs = (
-                data
-                if isinstance(data, SequenceDataset)
-                else SequenceDataset.from_dataset(data, for_training=False)
-            )
-            return model.predict(
-                _model_columns(seqs.X, model),
-                seqs.starts,
-                beam=self.beam,
-                n_threads=_n_threads(self.n_jobs),
-            )
-        if isinstance(model, UserProblemModel):
-            from ..problems.user import predict_user_problem
-
-            return np.asarray(predict_user_problem(model, data))
-        if isinstance(model, (LinearModel, MulticlassModel, KernelModel)):
-            return model.predict(_model_columns(data.X, model))
-        if isinstance(model, CfgModel):
-            return model.parse(
-                data.trees, n_threads=_n_threads(self.n_jobs), source=getattr(data, "source", None)
-            )[0]
-        return model.predict(data)
+        # The rows as a dataset, the first training target their placeholder label.
+        X = self._check_X(X, reset=False)
+        fill = getattr(self, "fill_label_", None)
+        y = np.full(X.shape[0], 1.0 if fill is None else fill)
+        with _value_errors():
+            return np.asarray(entry.estimators.predict(model, Dataset(X, y), options, n_threads))
 
     def score(self, X, y, sample_weight=None):
         """Accuracy: of the labels, or for sequences of the tokens' tags."""
-        if isinstance(getattr(self, "model_", None), SequenceModel):
+        if hasattr(self, "model_") and self._entry().estimators.takes_sequences:
             predicted = np.concatenate(self.predict(X))
             truth = np.concatenate([np.asarray(t) for t in y])
             return float(np.mean(predicted == truth))
@@ -347,34 +331,37 @@ class StructuredSVM(_Classifier):
     @property
     def coef_(self):
         check_is_fitted(self, "model_")
-        model = self.model_
-        if isinstance(model, (SequenceModel, UserProblemModel)):
-            return model.w[None, :]
-        return self._linear_state()[0]
+        if self._entry().estimators.decision_rows:
+            return self._linear_state()[0]
+        return self.model_.w[None, :]
 
     @classmethod
     def _from_model(cls, model):
-        if isinstance(model, SequenceModel):
-            from ..problems import entry_of_model
+        from ..problems import entry_of_model
 
-            entry = entry_of_model(model)
-            recorded = entry.model_options(model)
-            parameters = {
-                o.estimator: recorded[o.name] for o in entry.options if o.name in recorded
+        entry = entry_of_model(model)
+        loaded = entry.estimators.loaded(model)
+        if loaded is None:
+            return cls._from_linear(model)
+        parameters, attributes = loaded
+        recorded = entry.estimators.model_options(model)
+        parameters.update(
+            {
+                o.estimator: recorded[o.name]
+                for o in entry.command_line.options
+                if o.name in recorded
             }
-            estimator = cls(problem=entry.name, loss=model.loss_id, **parameters)
-            estimator.classes_ = np.arange(1, model.n_tags + 1)
-            return estimator._loaded(model, model.n_features)
-        if isinstance(model, UserProblemModel):
-            estimator = cls(problem=model.spec)
-            estimator.fill_label_ = None
-            return estimator._loaded(model, model.n_features)
-        return cls._from_linear(model)
+        )
+        estimator = cls(**parameters)
+        for name, value in attributes.items():
+            setattr(estimator, name, value)
+        return estimator._loaded(model, model.n_features)
 
 
 # -- ranking --------------------------------------------------------------------------------
 
 _RANK_LOSSES = {"pairs": 1, "fraction": 2, 1: 1, 2: 2}
+_RANK_EPSILON = problem_entry("rank").epsilon  # svm_rank_learn's -e
 
 
 def _query_ids(groups, n):
@@ -436,18 +423,26 @@ class RankSVM(_Estimator):
     """
 
     _command = "cp_learn"
+    _PARAMS = StructParams
+    _FIELDS = STRUCT_FIELDS
+    _CONVERTED = {k: STRUCT_CONVERTED[k] for k in ("max_time", "n_jobs")}
+    _NOT_PARAMETERS = {
+        **STRUCT_NOT_PARAMETERS,
+        "rescaling": "margin rescaling, svm_rank_learn's",
+        "seed": "no draw",
+    }
 
     def __init__(
         self,
         C=1.0,
         *,
         loss="pairs",
-        epsilon=0.001,
-        algorithm=None,
-        max_iter=100000,
-        max_idle=50,
-        cache_size=5,
-        batch=100,
+        epsilon=_RANK_EPSILON,
+        algorithm=_STRUCT["algorithm"],
+        max_iter=_STRUCT["max_iterations"],
+        max_idle=_STRUCT["max_idle"],
+        cache_size=_STRUCT["cache_size"],
+        batch=_STRUCT["batch"],
         max_time=None,
         n_jobs=None,
         verbose=0,
@@ -455,8 +450,6 @@ class RankSVM(_Estimator):
         _store(self, locals())
 
     def fit(self, X, y, groups=None):
-        from ..solvers.one_slack import StructParams
-
         if self.loss not in _RANK_LOSSES:
             raise ValueError(f"expected loss 'pairs' or 'fraction', got {self.loss!r}")
         X, y, _ = self._check_Xy(X, y, None, numeric=True)
@@ -475,17 +468,12 @@ class RankSVM(_Estimator):
         qid = _query_ids(groups, X.shape[0])
         n_queries = int(qid[-1]) if len(qid) else 0
         params = StructParams(
-            C=rank_from_c_light(_given_c(self), n_queries),
-            epsilon=self.epsilon,
-            algorithm=self.algorithm,
-            loss_id=_RANK_LOSSES[self.loss],
-            max_iterations=self.max_iter,
-            max_idle=self.max_idle,
-            cache_size=self.cache_size,
-            batch=self.batch,
-            problem="rank",
-            time_limit=_time_limit(self.max_time),
-            n_threads=_n_threads(self.n_jobs),
+            **_given_fields(
+                self,
+                C=rank_from_c_light(_given_c(self), n_queries),
+                loss_id=_RANK_LOSSES[self.loss],
+                problem="rank",
+            )
         )
         data = Dataset(X, np.asarray(y, dtype=np.float64), qid)
         return _fit_struct(self, data, params)

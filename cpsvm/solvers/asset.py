@@ -35,6 +35,7 @@ from ..params.asset import (
     OBJECTIVE_SAMPLE,
     AssetParams,
 )
+from ..params.resolved import Resolved, as_given, resolved
 from ..threads import thread_count
 
 
@@ -129,11 +130,11 @@ class _SparseRows:
         return np.asarray(self.X[sample] @ gamma).ravel()
 
 
-def train(dataset: Dataset, params: AssetParams, callback=None, should_stop=None):
-    """Train on ``dataset``; returns (model, AssetInfo). ``callback(check)`` gets each
-    :class:`cpsvm.engine.sgd.Check` (--method gd: each :class:`GDStep`); ``should_stop()``
-    is asked at each check."""
-    params.validate()
+def train(dataset: Dataset, run: Resolved | AssetParams, callback=None, should_stop=None):
+    """Train on ``dataset`` by ``run`` (a Params is checked first); returns (model,
+    AssetInfo). ``callback(check)`` gets each :class:`cpsvm.engine.sgd.Check` (--method
+    gd: each :class:`GDStep`); ``should_stop()`` is asked at each check."""
+    params = resolved(run, dataset, as_given).params
     with thread_count(params.n_threads):
         return _train(dataset, params, callback, should_stop)
 
@@ -158,8 +159,6 @@ def _check_targets(data: Dataset, task: str, what: str):
 
 
 def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
-    from ..approx import FeatureRows, NystromMap, RandomFourierMap
-
     m = dataset.n_examples
     if m == 0:
         raise InputError("expected at least one training example", source=dataset.source)
@@ -167,17 +166,8 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
     if params.method == "gd":
         return _train_gd(dataset, params, callback, should_stop)
     check_kernel_values(params.kernel, dataset)
-    validation = params.validation
     notes = []
-    if validation is not None:
-        _check_targets(validation, params.task, "validation")
-        check_kernel_values(params.kernel, validation)
-        validation, dropped = validation.with_n_features(dataset.n_features)
-        if dropped:
-            notes.append(
-                f"{dropped} validation feature values above the training data's "
-                f"highest feature index ({dataset.n_features}) ignored"
-            )
+    validation = _checked_validation(dataset, params, notes)
     lam = params.lambda_for(m)
     rng = np.random.default_rng(params.seed)
     regression = params.task == "regression"
@@ -187,73 +177,15 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
     y = np.ascontiguousarray(dataset.y - offset, dtype=np.float64)
 
     started = time.perf_counter()
-    feature_map = None
-    n_dropped = 0
-    if params.approx == "nystrom":
-        if params.basis_size > m:
-            raise OptionError(
-                f"expected --k <= the number of training examples ({m}), got {params.basis_size}"
-            )
-        basis = np.sort(rng.choice(m, params.basis_size, replace=False))
-        feature_map = NystromMap(params.kernel, dataset.X[basis], threshold=params.eig_threshold)
-        n_dropped = feature_map.n_dropped
-        if n_dropped:
-            notes.append(
-                f"{n_dropped} of {params.basis_size} eigenvalues of the basis kernel "
-                f"matrix are at most --eig-threshold {params.eig_threshold:g}: "
-                f"D = {feature_map.n_components}"
-            )
-    elif params.approx == "rff":
-        feature_map = RandomFourierMap.draw(
-            params.kernel, dataset.n_features, params.basis_size, rng
-        )
-    if feature_map is None:
-        source = _SparseRows(dataset.X)
-        cached = True
-        max_sq = float(np.max(source.row_sq, initial=0.0))
-        kernel_rows = None
-    else:
-        kernel_rows = FeatureRows(feature_map, dataset.X)
-        dim = feature_map.n_components
-        cached = m * dim * 8 <= params.memory_mb * 2**20
-        source = _CachedRows(kernel_rows, m, dim, cached)
-        if params.approx == "rff":
-            max_sq = 2.0  # (2/D)·Σ cos² ≤ 2
-        else:
-            # The Nyström approximation never exceeds the kernel's diagonal.
-            max_sq = float(np.max(_kernel_diagonal(params.kernel, dataset.X), initial=0.0))
+    feature_map, n_dropped = _feature_map(dataset, params, rng, notes)
+    source, kernel_rows, cached, max_sq = _row_source(dataset, feature_map, params)
     seconds_map = time.perf_counter() - started
 
-    # X = {|γ| ≤ R, |b| ≤ B}: R from λ/2|γ*|² ≤ objective at 0 (hinge: Pegasos' 1/√λ);
-    # B from the intercept's optimality (all residuals beyond the margin on one side).
-    if regression:
-        at_zero = float(np.mean(np.maximum(0.0, np.abs(y) - params.tube)))
-        radius = math.sqrt(2.0 * at_zero / lam)
-        b_radius = params.tube + float(np.max(np.abs(y))) + math.sqrt(max_sq) * radius
-    else:
-        radius = 1.0 / math.sqrt(lam)
-        b_radius = 1.0 + math.sqrt(max_sq) * radius
+    radius, b_radius = _radii(y, lam, max_sq, params, regression)
     intercept = not params.star
-    if not intercept:
-        b_radius = 0.0
     step_scale = 1.0
     if not params.star:
-        sample = rng.choice(m, min(params.dg_samples, m), replace=False)
-        if source.sparse:
-            sq = source.row_sq[sample]
-        else:
-            V = kernel_rows(sample)
-            sq = np.einsum("ij,ij->i", V, V)
-        # d_l: |ℓ'| at the starting point (0, 0).
-        d = (
-            (np.abs(y[sample]) > params.tube).astype(np.float64)
-            if regression
-            else np.ones(len(sample))
-        )
-        dg = math.sqrt(float(np.mean(d * d * (sq + 1.0))))
-        if dg == 0.0:
-            dg = math.sqrt(float(np.mean(sq + 1.0)))
-        step_scale = math.sqrt(radius**2 + b_radius**2) / dg
+        step_scale = _step_scale(source, kernel_rows, y, rng, radius, b_radius, params, regression)
 
     average_last = _average_last(params, m)
     settings = SGDSettings(
@@ -297,19 +229,7 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
         should_stop=should_stop,
     )
     gamma, b = result.gamma, result.b + offset
-    y = y + offset
-
-    # The exact objective and training error of the model.
-    f = _decision_on_training(source, gamma, b, m)
-    losses = (
-        np.maximum(0.0, np.abs(f - y) - params.tube) if regression else np.maximum(0.0, 1.0 - y * f)
-    )
-    objective = 0.5 * lam * float(gamma @ gamma) + float(np.mean(losses))
-    training_error = (
-        float(np.mean((f - y) ** 2))
-        if regression
-        else float(np.mean(np.where(f > 0, 1.0, -1.0) != y))
-    )
+    objective, training_error = _training_fit(source, gamma, b, y + offset, lam, params, m)
 
     model = _model(feature_map, gamma, b, params, dataset, m)
     info = AssetInfo(
@@ -332,6 +252,118 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
         n_sample=len(range(m)[sample]),
     )
     return model, info
+
+
+def _checked_validation(dataset, params: AssetParams, notes):
+    """The validation set (None: none) checked, cut to the training data's features."""
+    validation = params.validation
+    if validation is None:
+        return None
+    _check_targets(validation, params.task, "validation")
+    check_kernel_values(params.kernel, validation)
+    validation, dropped = validation.with_n_features(dataset.n_features)
+    if dropped:
+        notes.append(
+            f"{dropped} validation feature values above the training data's "
+            f"highest feature index ({dataset.n_features}) ignored"
+        )
+    return validation
+
+
+def _feature_map(dataset, params: AssetParams, rng, notes):
+    """The kernel approximation (None: the input features themselves) and how many of
+    the Nyström basis's eigenvalues it dropped."""
+    from ..approx import NystromMap, RandomFourierMap
+
+    m = dataset.n_examples
+    if params.approx == "rff":
+        feature_map = RandomFourierMap.draw(
+            params.kernel, dataset.n_features, params.basis_size, rng
+        )
+        return feature_map, 0
+    if params.approx != "nystrom":
+        return None, 0
+    if params.basis_size > m:
+        raise OptionError(
+            f"expected --k <= the number of training examples ({m}), got {params.basis_size}"
+        )
+    basis = np.sort(rng.choice(m, params.basis_size, replace=False))
+    feature_map = NystromMap(params.kernel, dataset.X[basis], threshold=params.eig_threshold)
+    n_dropped = feature_map.n_dropped
+    if n_dropped:
+        notes.append(
+            f"{n_dropped} of {params.basis_size} eigenvalues of the basis kernel "
+            f"matrix are at most --eig-threshold {params.eig_threshold:g}: "
+            f"D = {feature_map.n_components}"
+        )
+    return feature_map, n_dropped
+
+
+def _row_source(dataset, feature_map, params: AssetParams):
+    """The rows the engine steps over (the input features', or the feature map's, cached
+    when they fit in --memory), the map's rows (None: none), whether they are cached,
+    and a bound on a row's squared norm."""
+    from ..approx import FeatureRows
+
+    if feature_map is None:
+        source = _SparseRows(dataset.X)
+        return source, None, True, float(np.max(source.row_sq, initial=0.0))
+    m = dataset.n_examples
+    kernel_rows = FeatureRows(feature_map, dataset.X)
+    dim = feature_map.n_components
+    cached = m * dim * 8 <= params.memory_mb * 2**20
+    source = _CachedRows(kernel_rows, m, dim, cached)
+    if params.approx == "rff":
+        max_sq = 2.0  # (2/D)·Σ cos² ≤ 2
+    else:
+        # The Nyström approximation never exceeds the kernel's diagonal.
+        max_sq = float(np.max(_kernel_diagonal(params.kernel, dataset.X), initial=0.0))
+    return source, kernel_rows, cached, max_sq
+
+
+def _radii(y, lam, max_sq, params: AssetParams, regression):
+    """(R, B) of X = {|γ| ≤ R, |b| ≤ B}: R from λ/2|γ*|² ≤ objective at 0 (hinge:
+    Pegasos' 1/√λ); B from the intercept's optimality (all residuals beyond the margin
+    on one side), 0 without an intercept (ASSET*)."""
+    if regression:
+        at_zero = float(np.mean(np.maximum(0.0, np.abs(y) - params.tube)))
+        radius = math.sqrt(2.0 * at_zero / lam)
+        b_radius = params.tube + float(np.max(np.abs(y))) + math.sqrt(max_sq) * radius
+    else:
+        radius = 1.0 / math.sqrt(lam)
+        b_radius = 1.0 + math.sqrt(max_sq) * radius
+    if params.star:
+        b_radius = 0.0
+    return radius, b_radius
+
+
+def _step_scale(source, kernel_rows, y, rng, radius, b_radius, params: AssetParams, regression):
+    """ASSET's D_X/D_G, D_G estimated on a sample of the rows."""
+    m = len(y)
+    sample = rng.choice(m, min(params.dg_samples, m), replace=False)
+    if source.sparse:
+        sq = source.row_sq[sample]
+    else:
+        V = kernel_rows(sample)
+        sq = np.einsum("ij,ij->i", V, V)
+    # d_l: |ℓ'| at the starting point (0, 0).
+    d = (np.abs(y[sample]) > params.tube).astype(np.float64) if regression else np.ones(len(sample))
+    dg = math.sqrt(float(np.mean(d * d * (sq + 1.0))))
+    if dg == 0.0:
+        dg = math.sqrt(float(np.mean(sq + 1.0)))
+    return math.sqrt(radius**2 + b_radius**2) / dg
+
+
+def _training_fit(source, gamma, b, y, lam, params: AssetParams, m):
+    """The exact objective and training error of the model (γ, b)."""
+    f = _decision_on_training(source, gamma, b, m)
+    if params.task == "regression":
+        losses = np.maximum(0.0, np.abs(f - y) - params.tube)
+        error = float(np.mean((f - y) ** 2))
+    else:
+        losses = np.maximum(0.0, 1.0 - y * f)
+        error = float(np.mean(np.where(f > 0, 1.0, -1.0) != y))
+    return 0.5 * lam * float(gamma @ gamma) + float(np.mean(losses)), error
 
 
 def _sample_objective(source, y, sample: slice, lam: float, tube: float | None):

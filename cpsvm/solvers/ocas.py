@@ -31,6 +31,7 @@ from ..engine.ocas import OcasOracle, merged_examples
 from ..engine.working_set import CutWorkingSet
 from ..errors import InputError
 from ..params.ocas import OcasParams
+from ..params.resolved import Resolved, resolved
 from ..problems import choose_problem
 from ..problems.binary.problem import BinaryProblem
 from ..problems.multiclass.problem import MulticlassProblem
@@ -53,12 +54,23 @@ class OcasInfo:
     method: int = 1
 
 
-def train(dataset: Dataset, params: OcasParams, *, callback=None, should_stop=None):
-    """Train on ``dataset`` with ``params.n_threads`` threads (the caller's count is
-    restored on return)."""
-    params.validate()
-    with thread_count(params.n_threads), c_bound(params.C):
-        return _train(dataset, params, callback, should_stop)
+def train(dataset: Dataset, run: Resolved | OcasParams, *, callback=None, should_stop=None):
+    """Train on ``dataset`` by ``run`` (a Params is resolved first: :func:`settings`)
+    with its ``n_threads`` threads (the caller's count is restored on return)."""
+    run = resolved(run, dataset, settings)
+    with thread_count(run.params.n_threads), c_bound(run.params.C):
+        return _train(dataset, run, callback, should_stop)
+
+
+def settings(dataset: Dataset, params: OcasParams, *, pick: bool = True) -> Resolved:
+    """The settings of a run of ``params`` on ``dataset``: the problem (binary or
+    multiclass) and, with ``pick``, the method when -m is not given (:func:`choose_method`
+    at ``params.C``; a path picks it at each C)."""
+    kind = choose_problem(dataset, params.problem)
+    method = params.method
+    if method is None and pick:
+        method = choose_method(kind, dataset.X, example_costs(dataset, params), params)
+    return Resolved(params, kind, method=method)
 
 
 def example_costs(dataset: Dataset, params: OcasParams) -> np.ndarray:
@@ -88,14 +100,11 @@ def libocas_problem(kind: str, X, y, bias: float, n_classes: int | None = None):
     return MulticlassProblem(X, y, n_classes=n_classes, loss_scale=1.0)
 
 
-def _train(dataset, params, callback, should_stop):
-    kind = choose_problem(dataset, params.problem)
+def _train(dataset, run, callback, should_stop):
+    params, kind, method = run.params, run.problem, run.method
     n = dataset.n_examples
     costs = example_costs(dataset, params)
     check_bias(kind, params.bias)
-    method = params.method
-    if method is None:
-        method = choose_method(kind, dataset.X, costs, params)
     X, y, costs, position = merged_examples(dataset.X, dataset.y, costs)
     check_costs(costs, np.sqrt(squared_norms(X, params.bias**2)))
     problem = libocas_problem(kind, X, y, params.bias)
@@ -116,14 +125,6 @@ def _training_error(kind, outputs, y) -> float:
     """The share of examples whose outputs (each example's, in file order) misclassify."""
     predicted = np.sign(outputs) if kind == "binary" else np.argmax(outputs, axis=1) + 1
     return float(np.mean(predicted != y))
-
-
-def resolve_method(dataset: Dataset, params: OcasParams) -> int:
-    """The method a run of ``params`` on ``dataset`` uses (-m, or the automatic choice)."""
-    if params.method is not None:
-        return params.method
-    kind = choose_problem(dataset, params.problem)
-    return choose_method(kind, dataset.X, example_costs(dataset, params), params)
 
 
 def choose_method(kind, X, costs, params) -> int:
@@ -198,6 +199,11 @@ def _train_dcd(kind, X, y, costs, params, callback, should_stop):
     return w, result, seconds
 
 
+def _path_settings(dataset, params):
+    """A path's settings: the method given (None: each C picks its own)."""
+    return settings(dataset, params, pick=False)
+
+
 class OcasPath:
     """Trainings of one dataset at increasing C, each started from the last one's end
     (a path over C, ``--c-path``): OCAS (-m 0/1) keeps its cuts, which are sums of
@@ -206,12 +212,13 @@ class OcasPath:
     run at that C would use, so a binary path may go from DCD to OCAS as C grows. The
     costs are C times the examples' ``cost:`` factors (a -C file has no path)."""
 
-    def __init__(self, dataset: Dataset, params: OcasParams, n_classes: int | None = None):
-        params.validate()
+    def __init__(self, dataset: Dataset, run: Resolved | OcasParams, n_classes: int | None = None):
+        run = resolved(run, dataset, _path_settings)
+        params = run.params
         if params.example_costs is not None:
             raise InputError("a path over C takes no per-example C_i (-C)")
-        self.dataset, self.params = dataset, params
-        self.kind = choose_problem(dataset, params.problem)
+        self.dataset, self.params, self.method = dataset, params, run.method
+        self.kind = run.problem
         check_bias(self.kind, params.bias)
         factors = dataset.checked_cost()
         self.factors = np.ones(dataset.n_examples) if factors is None else factors
@@ -228,7 +235,7 @@ class OcasPath:
         params = dataclasses.replace(self.params, C=C)
         with thread_count(params.n_threads), c_bound(C):
             check_costs(C * self.unit_costs, self.norms)
-            method = params.method
+            method = self.method
             if method is None:
                 method = choose_method(self.kind, self.dataset.X, C * self.factors, params)
             started = time.perf_counter()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 
@@ -33,6 +34,7 @@ from ..errors import InputError, OptionError
 from ..kernels import check_kernel_values
 from ..models import KernelModel
 from ..params.one_slack import StructParams
+from ..params.resolved import Resolved, resolved
 from ..problems import choose_entry
 from ..sparse_ops import squared_norms
 from ..threads import thread_count
@@ -62,15 +64,31 @@ class TrainInfo:
     # pairs per query with -l 1)
 
 
-def train(dataset: Dataset, params: StructParams, *, callback=None, should_stop=None):
-    """The model and TrainInfo; the whole run (merging, features, engine) uses
-    ``params.n_threads`` numba threads and leaves the caller's count as it was."""
+def train(dataset: Dataset, run: Resolved | StructParams, *, callback=None, should_stop=None):
+    """The model and TrainInfo of ``run`` (a Params is resolved first: :func:`settings`);
+    the whole run (merging, features, engine) uses its ``n_threads`` numba threads and
+    leaves the caller's count as it was."""
+    params = run.params if isinstance(run, Resolved) else run
     with thread_count(params.n_threads):
-        return _train(dataset, params, callback=callback, should_stop=should_stop)
+        return _train(dataset, run, callback=callback, should_stop=should_stop)
 
 
-def _train(dataset: Dataset, params: StructParams, *, callback=None, should_stop=None):
-    return StructPath(dataset, params).fit(params.C, callback=callback, should_stop=should_stop)
+def _train(dataset: Dataset, run, *, callback=None, should_stop=None):
+    path = StructPath(dataset, run)
+    return path.fit(path.params.C, callback=callback, should_stop=should_stop)
+
+
+def settings(dataset: Dataset, params: StructParams) -> Resolved:
+    """The settings of a run of ``params`` on ``dataset``: the problem (its labels checked;
+    auto decided by the data), its loss id, its options with their defaults and the notes
+    of its checks of the run's settings."""
+    entry = choose_entry(dataset, params.problem, sequences=True)
+    loss_id, options, notes = params.checked(entry)
+    problem = params.problem if ":" in params.problem else entry.name  # a user's: module:Class
+    return Resolved(
+        params, problem, entry=entry, loss_id=loss_id, options=MappingProxyType(options),
+        notes=tuple(notes),
+    )  # fmt: skip
 
 
 class StructPath:
@@ -81,19 +99,20 @@ class StructPath:
     (:func:`~cpsvm.engine.dcd.path_start`); -w 0, 2, margin bounds and exact kernels
     start cold."""
 
-    def __init__(self, dataset: Dataset, params: StructParams):
-        params.validate()
+    def __init__(self, dataset: Dataset, run: Resolved | StructParams):
+        run = resolved(run, dataset, settings)
+        params = run.params
         self.dataset, self.params = dataset, params
-        self.entry = entry = choose_entry(dataset, params.problem, sequences=True)
-        self.loss_id, self.options, self.notes = params.checked(entry)
+        self.entry = entry = run.entry
+        self.loss_id, self.options, self.notes = run.loss_id, dict(run.options), list(run.notes)
         self.nonlinear = not params.kernel.is_linear
         self._check_kernel()
         # A loss over the whole label vector (SVMperf's multivariate ones): one example.
-        self.decomposes = entry.decomposes(self.loss_id)
+        self.decomposes = entry.training.decomposes(self.loss_id)
         self.basis_method = self.options.get("basis_method", 0)
         # Examples that are groups of lines (sentences, queries, trees) or a user's; None:
         # built on the features (_build_on_features).
-        problem = entry.build(dataset, self.loss_id, self.options)
+        problem = entry.training.build(dataset, self.loss_id, self.options)
         self.n = dataset.n_examples if problem is None else problem.n_examples
         algorithm = self._choose_algorithm()
         self.epsilon = self._epsilon(problem)
@@ -114,7 +133,7 @@ class StructPath:
 
     def _check_kernel(self):
         """-t 1..3: for the problems that take kernels, with values the kernel takes."""
-        if self.nonlinear and not self.entry.kernels:
+        if self.nonlinear and not self.entry.training.kernels:
             raise OptionError("kernels (-t 1..3) are supported for binary problems only")
         if self.nonlinear:
             check_kernel_values(self.params.kernel, self.dataset)
@@ -128,9 +147,9 @@ class StructPath:
         linear = not self.nonlinear or self.basis_method == 1  # also Nyström's basis
         margin = params.rescaling == MARGIN_RESCALING
         applies = {  # what a method may need, trained linearly with margin rescaling
-            "coordinate_descent": entry.coordinate_descent and linear and margin
+            "coordinate_descent": entry.training.coordinate_descent and linear and margin
             and self.decomposes,
-            "line_search": entry.line_search and margin and linear,
+            "line_search": entry.training.line_search and margin and linear,
         }  # fmt: skip
         algorithm = params.algorithm
         if algorithm is None:
@@ -142,7 +161,7 @@ class StructPath:
         if method.needs is not None and not applies[method.needs]:
             if method.refused is not None:
                 raise OptionError(method.refused)
-            return entry.default_algorithm
+            return entry.training.default_algorithm
         if params.margin_bounds and not method.margin_bounds:
             raise OptionError(
                 f"--margin-bounds 1 prunes cuts: it cannot be used with -w {algorithm}"
@@ -154,7 +173,7 @@ class StructPath:
         count may scale it (rank: svm_rank_learn's -e is relative to the average number
         of pairs per query)."""
         params, entry = self.params, self.entry
-        epsilon = entry.epsilon if params.epsilon is None else params.epsilon
+        epsilon = entry.command_line.epsilon if params.epsilon is None else params.epsilon
         return epsilon * (1.0 if problem is None else problem.epsilon_scale)
 
     def _exact_kernel_algorithm(self, algorithm) -> int:
@@ -216,7 +235,7 @@ class StructPath:
         bias = options.get("bias")
         if bias is None:
             bias = float(not self.nonlinear)
-        return self.entry.build_on(X, y, self.loss_id, options, bias), costs
+        return self.entry.training.build_on(X, y, self.loss_id, options, bias), costs
 
     def fit(self, C: float, *, callback=None, should_stop=None):
         """The model and TrainInfo at ``C``, warm from the previous fit where the

@@ -43,6 +43,7 @@ from ..engine.magnitudes import c_bound
 from ..engine.sampled_cuts import ConstantTimeOracle, LinearTimeOracle
 from ..kernels import check_kernel_values
 from ..models import KernelModel
+from ..params.resolved import Resolved, as_given, resolved
 from ..params.sampled import SampledParams
 from ..problems import check_binary_labels
 from ..threads import thread_count
@@ -71,20 +72,21 @@ class SampledInfo:
     notes: list = field(default_factory=list)
 
 
-def train(dataset: Dataset, params: SampledParams, *, callback=None, should_stop=None):
-    """Train a kernel SVM with sampled cuts; returns ``(KernelModel, SampledInfo)``.
+def train(dataset: Dataset, run: Resolved | SampledParams, *, callback=None, should_stop=None):
+    """Train a kernel SVM with sampled cuts by ``run`` (a Params is checked first);
+    returns ``(KernelModel, SampledInfo)``.
 
     ``callback`` receives a :class:`SampledProgress` after every iteration;
     ``should_stop()`` returning True ends training after the current iteration (the
     model so far is returned, status "interrupted"). The run uses ``params.n_threads``
     numba threads and leaves the caller's count as it was.
     """
+    params = resolved(run, dataset, as_given).params
     with thread_count(params.n_threads), c_bound(params.C):
         return _train(dataset, params, callback=callback, should_stop=should_stop)
 
 
 def _train(dataset: Dataset, params: SampledParams, *, callback=None, should_stop=None):
-    params.validate()
     check_binary_labels(dataset)
     check_kernel_values(params.kernel, dataset)
     rng = np.random.default_rng(params.seed)

@@ -271,6 +271,7 @@ def test_built_in_and_registered_kinds_are_added_the_same_way(monkeypatch, tmp_p
 
     from cpsvm.io import model_file
     from cpsvm.problems import registry
+    from cpsvm.problems.entry import Classifying, ProblemEntry
 
     assert model_file.MODEL_KINDS == list(model_file.BUILT_IN_KINDS)
     monkeypatch.setattr(model_file, "MODEL_KINDS", list(model_file.MODEL_KINDS))
@@ -288,13 +289,12 @@ def test_built_in_and_registered_kinds_are_added_the_same_way(monkeypatch, tmp_p
         {"CountModel": lambda m: ["cpsvm count model V1", str(m.count)]},
     )  # fmt: skip
 
-    class CountEntry(registry.ProblemEntry):
-        name = "count-kind-test"
-        model_kinds = (kind,)
+    def count_entry():
+        return ProblemEntry("count-kind-test", classifying=Classifying(model_kinds=(kind,)))
 
-    registry.register(CountEntry())
+    registry.register(count_entry())
     assert model_file.MODEL_KINDS[-1] is kind
-    registry.register(CountEntry())  # a kind known already is not added twice
+    registry.register(count_entry())  # a kind known already is not added twice
     assert model_file.MODEL_KINDS.count(kind) == 1
     path = tmp_path / "count.model"
     model_file.write_model(path, CountModel(7))

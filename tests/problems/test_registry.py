@@ -103,9 +103,9 @@ def test_every_entry_is_light_and_complete():
     reads them), and each entry declares what the commands need."""
     code = (
         "import sys\nfrom cpsvm.problems import entries\nfor e in entries():\n"
-        "    assert e.classify.model_kinds and e.tool, e.name\n"
+        "    assert e.classifying.handler.model_kinds and e.command_line.tool, e.name\n"
         "for e in entries('cp_learn'):\n"
-        "    assert e.losses and e.loss_help, e.name\n"
+        "    assert e.command_line.losses and e.command_line.loss_help, e.name\n"
         "print([m for m in ('numpy', 'scipy', 'numba') if m in sys.modules])"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -115,7 +115,7 @@ def test_every_entry_is_light_and_complete():
 def test_a_problem_option_is_parsed_and_checked_in_one_place():
     from cpsvm.problems import problem_entry
 
-    hmm = problem_entry("hmm")
+    hmm = problem_entry("hmm").command_line
     assert hmm.parse_options({"--t": "2", "--e": "1"}) == {
         "trans_order": 2,
         "emit_order": 1,
@@ -131,7 +131,7 @@ def test_a_problem_option_is_parsed_and_checked_in_one_place():
     ]:
         with pytest.raises(OptionError, match=re.escape(message)):
             hmm.parse_options(given)
-    binary = problem_entry("binary")
+    binary = problem_entry("binary").command_line
     assert binary.parse_options({"--b": "-2.5"})["bias"] == -2.5
     with pytest.raises(OptionError, match="expected --t 0 or 1"):
         binary.options_of({"basis_method": 2})

@@ -21,6 +21,7 @@ from cpsvm.problems import (
     register,
     registry,
 )
+from cpsvm.problems.entry import Classifying, CommandLine, Training
 from cpsvm.problems.user import UserProblemModels
 
 SPEC = f"{__name__}:ToyProblem"  # what the models record of the toy's class
@@ -89,12 +90,10 @@ class ToyModels(UserProblemModels):
 TOY_LOSS = 7
 
 
-class Toy(ProblemEntry):
-    name = "toy"
+class ToyCommandLine(CommandLine):
     tool = "the tests"
     summary = "toy levels, zero/one loss"
     losses = (0, 2, TOY_LOSS)
-    default_algorithm = 4
     options = (
         ProblemOption(
             "--toy-levels",
@@ -104,17 +103,34 @@ class Toy(ProblemEntry):
             help="number of levels k (default: the largest label).",
         ),
     )
-    classify = ToyModels
-    classify_options = (
-        ClassifyOption(
-            "levels_seen",
-            member("--toy-levels-seen", is_flag=True, help="Toy models: the levels predicted."),
-            refused_elsewhere=True,
-        ),
-    )
+
+
+class ToyTraining(Training):
+    default_algorithm = 4
 
     def build(self, dataset, loss_id, options):
         return ToyProblem(dataset, options["n_levels"])
+
+
+def toy_entry():
+    """The toy's entry: the parts that differ from the defaults."""
+    return ProblemEntry(
+        "toy",
+        command_line=ToyCommandLine(),
+        training=ToyTraining(),
+        classifying=Classifying(
+            ToyModels,
+            options=(
+                ClassifyOption(
+                    "levels_seen",
+                    member(
+                        "--toy-levels-seen", is_flag=True, help="Toy models: the levels predicted."
+                    ),
+                    refused_elsewhere=True,
+                ),
+            ),
+        ),
+    )
 
 
 TRAIN = "".join(f"{1 + i % 3} 1:{(i % 3) - 1} 2:{0.1 * (i % 5)} 3:1\n" for i in range(30))
@@ -140,7 +156,7 @@ def registered(entry):
 @pytest.fixture
 def toy(monkeypatch):
     """The toy registered (for this test only) and the commands built anew."""
-    with registered(Toy()):
+    with registered(toy_entry()):
         monkeypatch.setattr(learn, "command", learn.StructLearn().command())
         monkeypatch.setattr(classify, "command", classify.make_command())
         yield
@@ -151,12 +167,14 @@ def test_a_registration_is_undone_with_its_model_kinds():
     neither its name nor its kind behind."""
     kind = model_file.ModelKind("toy-kind", ("TOY Version 1",), None, {"ToyModel": None})
 
-    class KindedToy(Toy):
-        name = "kinded-toy"
-        model_kinds = (kind,)
-
+    kinded = ProblemEntry(
+        "kinded-toy",
+        command_line=ToyCommandLine(),
+        training=ToyTraining(),
+        classifying=Classifying(ToyModels, model_kinds=(kind,)),
+    )
     before = (dict(registry._REGISTERED), list(model_file.MODEL_KINDS))
-    with registered(KindedToy()):
+    with registered(kinded):
         assert "kinded-toy" in registry.problem_names() and kind in model_file.MODEL_KINDS
     assert (dict(registry._REGISTERED), list(model_file.MODEL_KINDS)) == before
     assert "kinded-toy" not in registry.problem_names()

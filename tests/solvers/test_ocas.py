@@ -530,17 +530,17 @@ def test_the_default_method_follows_the_problem(samples):
     """-m not given: DCD for multiclass, and for the hinge loss while the mean C_i·|x_i|²
     is at most DCD_CONDITION (a9a3k: |x_i|² = 14, so C = 0.2 is below, C = 1 above);
     OCAS when -q or the margin bounds ask for what only it does."""
-    from cpsvm.solvers.ocas import DCD_CONDITION, resolve_method
+    from cpsvm.solvers.ocas import DCD_CONDITION, settings
 
     binary = read_svmlight(samples / "a9a3k.train")
     mean_norm = float(binary.X.multiply(binary.X).sum(axis=1).mean())
     below, above = 0.9 * DCD_CONDITION / mean_norm, 1.1 * DCD_CONDITION / mean_norm
-    assert resolve_method(binary, OcasParams(C=below)) == 2
-    assert resolve_method(binary, OcasParams(C=above)) == 1
-    assert resolve_method(binary, OcasParams(C=below, qp_bound=1.0)) == 1
-    assert resolve_method(binary, OcasParams(C=below, margin_bounds=True)) == 1
+    assert settings(binary, OcasParams(C=below)).method == 2
+    assert settings(binary, OcasParams(C=above)).method == 1
+    assert settings(binary, OcasParams(C=below, qp_bound=1.0)).method == 1
+    assert settings(binary, OcasParams(C=below, margin_bounds=True)).method == 1
     multiclass = read_svmlight(samples / "dna1k.train")
-    assert resolve_method(multiclass, OcasParams(C=100.0)) == 2
+    assert settings(multiclass, OcasParams(C=100.0)).method == 2
     _, info = train(multiclass.subset(slice(0, 200)), OcasParams(C=1.0))
     assert info.method == 2
 

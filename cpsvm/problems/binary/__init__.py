@@ -17,8 +17,19 @@ from ...conventions import (
 )
 from ...errors import OptionError
 from ...options import Choice, Range, member
+from ..entry import (
+    Classifying,
+    ClassifyOption,
+    CommandLine,
+    Estimators,
+    ProblemEntry,
+    ProblemOption,
+    Reading,
+    Reports,
+    Selection,
+    Training,
+)
 from ..labels import check_binary_labels
-from ..registry import ClassifyOption, ProblemEntry, ProblemOption
 from .report import BinaryModels
 
 OPTIONS = (
@@ -104,8 +115,7 @@ def decomposes(loss_id: int) -> bool:
     return loss_id not in PERF_MULTIVARIATE_LOSSES
 
 
-class Binary(ProblemEntry):
-    name = "binary"
+class BinaryCommandLine(CommandLine):
     tool = "SVMperf"
     options = OPTIONS
     losses = (PERF_ERROR_RATE, 0, 1, 3, 4, 5, 10)
@@ -115,19 +125,20 @@ class Binary(ProblemEntry):
         "the measure in percent (zero/one: 1)."
     )
     c_help = "Binary: SVMperf's convention, C_light = C*100/n."
+    detect_help = "binary if the targets are +-1"
+
+
+class BinaryReading(Reading):
+    def check_labels(self, dataset):
+        check_binary_labels(dataset)
+
+
+class BinaryTraining(Training):
     default_algorithm = 3
     line_search = True
     coordinate_descent = True
     kernels = True
-    structured = False
-    learners = ("cp_learn", "ocas_learn", "sampled_learn", "asset_learn")
     on_features = True
-    detect_help = "binary if the targets are +-1"
-    classify = BinaryModels
-    classify_options = CLASSIFY_OPTIONS
-
-    def check_labels(self, dataset):
-        check_binary_labels(dataset)
 
     def check_run(self, params, loss_id, options, notes):
         """SVMperf's own refusals for its losses and its bias, before any data is read."""
@@ -183,6 +194,8 @@ class Binary(ProblemEntry):
     def decomposes(self, loss_id):
         return decomposes(loss_id)
 
+
+class BinaryReports(Reports):
     def scale_lines(self, info, params):
         from .report import multivariate_scale_line, svmlight_scale_line
 
@@ -191,11 +204,8 @@ class Binary(ProblemEntry):
             return [multivariate_scale_line(params.C, info.loss_id, info.class_counts, r.primal)]
         return [svmlight_scale_line(params.C, info.n_examples, r.primal)]
 
-    def c_of_sum(self, C, n):
-        from ...conventions import perf_from_c_light
 
-        return perf_from_c_light(C, n)
-
+class BinarySelection(Selection):
     def cv_measure(self, model, dataset, loss_id):
         from .report import cv_figures
 
@@ -208,10 +218,30 @@ class Binary(ProblemEntry):
         y = dataset.y
         return None, (np.sign(y) if np.all(np.abs(y) == 1) else None)
 
+
+class BinaryEstimators(Estimators):
+    decision_rows = True
+
+    def c_of_sum(self, C, n):
+        from ...conventions import perf_from_c_light
+
+        return perf_from_c_light(C, n)
+
     def classes(self, labels):
         import numpy as np
 
         return np.array([-1.0, 1.0])
 
 
-ENTRY = Binary()
+ENTRY = ProblemEntry(
+    "binary",
+    learners=("cp_learn", "ocas_learn", "sampled_learn", "asset_learn"),
+    structured=False,
+    command_line=BinaryCommandLine(),
+    reading=BinaryReading(),
+    training=BinaryTraining(),
+    reports=BinaryReports(),
+    selection=BinarySelection(),
+    classifying=Classifying(BinaryModels, CLASSIFY_OPTIONS),
+    estimators=BinaryEstimators(),
+)

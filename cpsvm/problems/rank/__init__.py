@@ -10,16 +10,24 @@ from __future__ import annotations
 
 from ...conventions import MARGIN_RESCALING
 from ...errors import OptionError
+from ..entry import (
+    Classifying,
+    CommandLine,
+    Estimators,
+    ProblemEntry,
+    Reading,
+    Reports,
+    Selection,
+    Training,
+)
 from ..labels import runs_of_several_lines
-from ..registry import ProblemEntry
 from .report import RankingModels
 
 # svm_rank_learn's -e (man cp_learn, DEFAULTS).
 EPSILON = 0.001
 
 
-class Rank(ProblemEntry):
-    name = "rank"
+class RankCommandLine(CommandLine):
     summary = "SVMrank: pairs within each qid"
     tool = "SVMrank"
     losses = (1, 2)
@@ -35,11 +43,10 @@ class Rank(ProblemEntry):
         "rank: 0.001 as svm_rank_learn, relative to a query's loss: times the average "
         "number of pairs per query with -l 1"
     )
-    default_algorithm = 3
-    line_search = True
     detect_help = "rank for a qid file with graded targets: some 0, negative or fractional"
-    classify = RankingModels
 
+
+class RankReading(Reading):
     def check_labels(self, dataset):
         from .problem import check_ranking_labels
 
@@ -67,6 +74,16 @@ class Rank(ProblemEntry):
             "query); --problem binary, multiclass or hmm reads it otherwise"
         )
 
+    def examples(self, dataset):
+        from .problem import describe_queries
+
+        return describe_queries(dataset)
+
+
+class RankTraining(Training):
+    default_algorithm = 3
+    line_search = True
+
     def check_run(self, params, loss_id, options, notes):
         if params.rescaling != MARGIN_RESCALING:
             raise OptionError("the rank problem has margin rescaling only (-o 2), as SVMrank")
@@ -77,11 +94,8 @@ class Rank(ProblemEntry):
 
         return RankProblem.from_dataset(dataset, loss_id=loss_id)
 
-    def examples(self, dataset):
-        from .problem import describe_queries
 
-        return describe_queries(dataset)
-
+class RankReports(Reports):
     def scale_lines(self, info, params):
         from ...conventions import c_light_from_rank
 
@@ -109,11 +123,8 @@ class Rank(ProblemEntry):
             )
         return lines
 
-    def c_of_sum(self, C, n):
-        from ...conventions import rank_from_c_light
 
-        return rank_from_c_light(C, n)
-
+class RankSelection(Selection):
     def cv_measure(self, model, dataset, loss_id):
         from .report import cv_figures
 
@@ -128,9 +139,25 @@ class Rank(ProblemEntry):
         qid = np.asarray(dataset.qid)
         return np.concatenate([[0], np.cumsum(qid[1:] != qid[:-1])]), None
 
+
+class RankEstimators(Estimators):
+    def c_of_sum(self, C, n):
+        from ...conventions import rank_from_c_light
+
+        return rank_from_c_light(C, n)
+
     def count_examples(self, dataset):
         """Queries: the runs of equal qid (none: one query)."""
         return max(dataset.n_qid_runs(), 1)
 
 
-ENTRY = Rank()
+ENTRY = ProblemEntry(
+    "rank",
+    command_line=RankCommandLine(),
+    reading=RankReading(),
+    training=RankTraining(),
+    reports=RankReports(),
+    selection=RankSelection(),
+    classifying=Classifying(RankingModels),
+    estimators=RankEstimators(),
+)

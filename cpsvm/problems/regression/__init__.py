@@ -8,21 +8,26 @@ The entry below is what the toolkit knows of the problem; the reports are :mod:`
 
 from __future__ import annotations
 
-from ..registry import ProblemEntry
+from ..entry import Classifying, CommandLine, ProblemEntry, Selection
 from .report import RegressionModels
 
 
-class Regression(ProblemEntry):
-    name = "regression"
+class RegressionCommandLine(CommandLine):
     tool = "SVMlight"
-    structured = False
-    learners = ("asset_learn",)
-    classify = RegressionModels
 
+
+class RegressionSelection(Selection):
     def cv_measure(self, model, dataset, loss_id):
         from .report import cv_figures
 
         return cv_figures(model, dataset)
 
 
-ENTRY = Regression()
+ENTRY = ProblemEntry(
+    "regression",
+    learners=("asset_learn",),
+    structured=False,
+    command_line=RegressionCommandLine(),
+    selection=RegressionSelection(),
+    classifying=Classifying(RegressionModels),
+)
