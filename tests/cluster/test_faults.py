@@ -231,6 +231,19 @@ def _alive(group):
     return bool(_members(group))
 
 
+def _holds(pid, link):
+    """Whether process ``pid`` has a descriptor open on ``link`` (``pipe:[inode]``)."""
+    try:
+        descriptors = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in descriptors:
+        with contextlib.suppress(OSError):
+            if os.readlink(f"/proc/{pid}/fd/{fd}") == link:
+                return True
+    return False
+
+
 def _semaphores(group):
     """The named semaphores in /dev/shm the group's processes have mapped (and not
     unlinked): multiprocessing's, of the workers' queues."""
@@ -273,18 +286,21 @@ def test_signals_leave_nothing_behind(train_file, tmp_path, sig):
         new_session=True,  # as at a terminal: the command leads its process group
         env={"TMPDIR": str(temp)},
     )
+    # The moments are what the command prints (-v 2: its iterations) or, before it
+    # prints anything, states of its processes polled in /proc; never a time.
     group, semaphores = None, set()
     deadline = time.monotonic() + 60
-    if sig == "SIGINT":  # once the local cluster's process is there, and still starting
+    if sig == "SIGINT":  # once the local cluster's process is there: it is starting
         while group is None and time.monotonic() < deadline:
-            time.sleep(0.1)
+            time.sleep(0.05)
             group = _group_of(proc.pid)
-        time.sleep(0.5)
     elif sig == "SIGINT twice":  # once its workers hold their semaphores
         while not semaphores and time.monotonic() < deadline:
             time.sleep(0.1)
             group = group or _group_of(proc.pid)
             semaphores = _semaphores(group) if group else set()
+        # (the local cluster's process leads its group: its pid is the group's)
+        to_its_stdin = os.readlink(f"/proc/{group}/fd/0")
     else:
         for line in proc.stderr:
             group = group or _group_of(proc.pid)
@@ -293,8 +309,12 @@ def test_signals_leave_nothing_behind(train_file, tmp_path, sig):
         semaphores = _semaphores(group)
     signum = signal.SIGINT if sig.startswith("SIGINT") else getattr(signal, sig)
     os.killpg(proc.pid, signum)  # a terminal's Ctrl-C reaches the whole group
-    if sig == "SIGINT twice":
-        time.sleep(0.3)
+    if sig == "SIGINT twice":  # once the command closes its cluster: it closed the pipe
+        # to the local cluster's process, and waits for that process to end
+        closing = time.monotonic() + 60
+        while _holds(proc.pid, to_its_stdin) and time.monotonic() < closing:
+            time.sleep(0.05)
+        assert not _holds(proc.pid, to_its_stdin)
         os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     lines = err.strip().splitlines()

@@ -79,13 +79,21 @@ def command(name, *args, env=None):
 
 
 def test_import_cpsvm_loads_nothing_and_sets_nothing():
+    """A fresh interpreter, without the settings under test: importing cpsvm leaves
+    os.environ as it was (the names of the variables it changed, if any) and loads
+    neither numba (whose threading layer and thread count are process-wide) nor numpy.
+    (The one test of it: tests/test_imports.py had a second.)"""
     run = python(
-        "import os, sys\nbefore = dict(os.environ)\nimport cpsvm\n"
-        "print(dict(os.environ) == before, 'numba' in sys.modules, "
-        "'numpy' in sys.modules)"
+        "import json, os, sys\nbefore = dict(os.environ)\nimport cpsvm\n"
+        "after = dict(os.environ)\n"
+        "print(json.dumps({'changed': sorted(k for k in set(before) | set(after)\n"
+        "                                    if before.get(k) != after.get(k)),\n"
+        "                  'numba': 'numba' in sys.modules,\n"
+        "                  'numpy': 'numpy' in sys.modules}))\n"
     )
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == ["True", "False", "False"]
+    seen = json.loads(run.stdout.strip().splitlines()[-1])
+    assert seen == {"changed": [], "numba": False, "numpy": False}
 
 
 LIBRARY_USE = """

@@ -676,50 +676,97 @@ def test_model_header_contradicting_its_body(feature_outcomes, name):
     _refused(1, "the header contradicts")(feature_outcomes[name])
 
 
-def _interrupted_in_cross_validation(module, args, model, delay):
-    """Run ``python -m cpsvm.cli.<module> args`` (its stdout unbuffered), send Ctrl-C
-    ``delay`` seconds after it says the cross-validation started; (status, stderr)."""
+def _interrupted_in_cross_validation(module, args, model, fits_done):
+    """Run ``python -m cpsvm.cli.<module> args`` with its stderr on a terminal (a pty),
+    where its progress bar counts the cross-validation's fits as they end; send Ctrl-C
+    as soon as the bar shows ``fits_done`` fits done or more (it may skip a count that
+    came sooner than its redraw interval). (status, the count shown when the Ctrl-C was
+    sent, the lines the terminal shows at the end: the bar's redraws, each after a
+    carriage return, not counted.)"""
+    import fcntl
     import os
+    import pty
+    import re
+    import select
     import signal
-    import time
+    import struct
+    import termios
 
     from conftest import ROOT
 
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
+    terminal, its_side = pty.openpty()
+    # (tqdm draws no bar on a terminal of width 0)
+    fcntl.ioctl(its_side, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen(
         [sys.executable, "-m", f"cpsvm.cli.{module}", *map(str, args), str(model)],
         env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=its_side,
     )
-    for line in proc.stdout:
-        if line.startswith("Cross-validation:"):
-            break
-    time.sleep(delay)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=300)
-    return proc.returncode, err
+    os.close(its_side)
+    shown, sent = b"", None
+    try:
+        while True:
+            if not select.select([terminal], [], [], 300)[0]:
+                raise AssertionError(f"no output for 300 s:\n{shown.decode(errors='replace')}")
+            try:
+                chunk = os.read(terminal, 65536)
+            except OSError:  # (EIO: the command has ended, its side of the pty closed)
+                break
+            if not chunk:
+                break
+            shown += chunk
+            bars = re.findall(rb"\rcross-validation:[^\r]*\| *(\d+)/\d+ ", shown)
+            if sent is None and bars and int(bars[-1]) >= fits_done:
+                proc.send_signal(signal.SIGINT)
+                sent = int(bars[-1])
+    except BaseException:
+        proc.kill()
+        raise
+    finally:
+        os.close(terminal)
+        proc.wait(timeout=300)
+    text = shown.decode(errors="replace").replace("\r\n", "\n")
+    assert sent is not None and int(bars[-1]) == sent, text  # (no fit ended after it)
+    lines = [line.split("\r")[-1].strip() for line in text.split("\n")]
+    return proc.returncode, sent, [line for line in lines if line]
 
 
+# The moments are counted in fits done, as the command's progress bar shows them (each
+# fit takes far longer than a Ctrl-C takes to arrive): before the first fit, and in
+# later ones; the fold and C the Ctrl-C lands in follow from the count.
 @pytest.mark.parametrize(
-    ("module", "args"),
+    ("module", "args", "values", "moments"),
     [
-        ("ocas", ["-r", "1e-6", "-c", "100", "--cv", "5", SAMPLES / "a9a3k.train"]),
-        ("learn", ["-e", "0.001", "--c-path", "100,1000,10000", SAMPLES / "a9a3k.train"]),
+        (
+            "ocas",
+            ["-r", "1e-6", "-c", "100", "--cv", "5", SAMPLES / "a9a3k.train"],
+            [100.0],
+            [0, 1, 3],
+        ),
+        (
+            "learn",
+            ["-e", "0.001", "--c-path", "100,1000,10000", SAMPLES / "a9a3k.train"],
+            [100.0, 1000.0, 10000.0],  # (each fold trains them in turn)
+            [0, 1, 7],
+        ),
     ],
 )
-def test_ctrl_c_in_cross_validation(tmp_path, module, args):
+def test_ctrl_c_in_cross_validation(tmp_path, module, args, values, moments):
     """Ctrl-C while the folds train (in a compiled kernel or between two): exit 130, one
     line saying where, no traceback, the model file as it was; at several moments."""
     model = tmp_path / "m"
-    for delay in (0.0, 0.3, 1.0):
+    prog = "ocas_learn" if module == "ocas" else "cp_learn"
+    for fits_done in moments:
         model.write_text("the model of an earlier run\n")
-        code, err = _interrupted_in_cross_validation(module, args, model, delay)
-        prog = "ocas_learn" if module == "ocas" else "cp_learn"
-        assert code == 130, err
-        assert err.startswith(f"{prog}: interrupted (Ctrl-C) in the cross-validation, fold "), err
-        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+        code, sent, shown = _interrupted_in_cross_validation(module, args, model, fits_done)
+        fold, C = sent // len(values) + 1, values[sent % len(values)]
+        assert code == 130, shown
+        assert shown == [
+            f"{prog}: interrupted (Ctrl-C) in the cross-validation, fold {fold} of 5 at "
+            f"C = {C:g}: nothing written"
+        ]
         assert model.read_text() == "the model of an earlier run\n"
 
 

@@ -5,6 +5,8 @@ elsewhere would be (``register(ENTRY)``), then cp_learn trains it and cp_classif
 classifies its model, both commands built after the registration as the console scripts
 build theirs at start-up. Nothing outside its entry names it."""
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -135,14 +137,47 @@ TRAIN = "".join(f"{1 + i % 3} 1:{(i % 3) - 1} 2:{0.1 * (i % 5)} 3:1\n" for i in 
 TEST = "1 1:-1 2:0.2 3:1\n2 1:0 2:0.3 3:1\n3 1:1 2:0.1 3:1\n"
 
 
+@contextlib.contextmanager
+def registered(entry):
+    """``entry`` registered for the block only: the registry's problems (and those auto
+    asks) and the model file kinds its registration added are restored after it."""
+    problems, auto = dict(registry._REGISTERED), list(registry._REGISTERED_AUTO)
+    kinds = list(model_file.MODEL_KINDS)
+    try:
+        register(entry)
+        yield entry
+    finally:
+        registry._REGISTERED.clear()
+        registry._REGISTERED.update(problems)
+        registry._REGISTERED_AUTO[:] = auto
+        model_file.MODEL_KINDS[:] = kinds
+
+
 @pytest.fixture
 def toy(monkeypatch):
     """The toy registered (for this test only) and the commands built anew."""
-    monkeypatch.setattr(registry, "_REGISTERED", dict(registry._REGISTERED))
-    monkeypatch.setattr(model_file, "MODEL_KINDS", list(model_file.MODEL_KINDS))
-    register(toy_entry())
-    monkeypatch.setattr(learn, "command", learn.StructLearn().command())
-    monkeypatch.setattr(classify, "command", classify.make_command())
+    with registered(toy_entry()):
+        monkeypatch.setattr(learn, "command", learn.StructLearn().command())
+        monkeypatch.setattr(classify, "command", classify.make_command())
+        yield
+
+
+def test_a_registration_is_undone_with_its_model_kinds():
+    """What the fixture restores: a problem that brings a model kind of its own leaves
+    neither its name nor its kind behind."""
+    kind = model_file.ModelKind("toy-kind", ("TOY Version 1",), None, {"ToyModel": None})
+
+    kinded = ProblemEntry(
+        "kinded-toy",
+        command_line=ToyCommandLine(),
+        training=ToyTraining(),
+        classifying=Classifying(ToyModels, model_kinds=(kind,)),
+    )
+    before = (dict(registry._REGISTERED), list(model_file.MODEL_KINDS))
+    with registered(kinded):
+        assert "kinded-toy" in registry.problem_names() and kind in model_file.MODEL_KINDS
+    assert (dict(registry._REGISTERED), list(model_file.MODEL_KINDS)) == before
+    assert "kinded-toy" not in registry.problem_names()
 
 
 def test_a_registered_problem_is_trained_and_classified(toy, cli, tmp_path):
