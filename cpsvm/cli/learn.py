@@ -236,9 +236,9 @@ class StructLearn(Learner):
             from ..io.svmlight import check_width
 
             job.data = data = check_width(data.with_original_columns())
-        options = _read_example_options(entry, job.params.options, given, data)
-        if options is not job.params.options:
-            job.params = with_values(job.params, options=options)
+        with_examples = _read_example_options(entry, job.params.options, given, data)
+        if with_examples is not job.params.options:
+            job.params = with_values(job.params, options=with_examples)
         if job.run.verbosity >= 1:
             print(reading_line(data, entry.reading.examples(data)), file=job.report)
         return None

@@ -68,7 +68,7 @@ def test_parameters_of_params_fields_take_the_fields_defaults(cls):
             problem = "rank" if cls is estimators.RankSVM else "binary"
             from cpsvm.problems import problem_entry
 
-            expected = problem_entry(problem).epsilon
+            expected = problem_entry(problem).command_line.epsilon
         assert given[name] == expected, (cls.__name__, name)
         assert not isinstance(nodes[name], ast.Constant), (
             f"{cls.__name__}.{name}'s default is written as a literal: take the Params'"
