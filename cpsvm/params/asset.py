@@ -38,6 +38,7 @@ EPOCHS = 64
 TOLERANCE = 0.01
 OBJECTIVE_SAMPLE = 5000
 MIN_EPOCHS = 10
+BASIS_SIZE = 512  # --k when not given (the paper's setting for ADULT)
 
 
 class AveragingWindow(click.ParamType):
@@ -107,12 +108,12 @@ class AssetParams:
     )
     basis_size: int = option(
         "--k",
-        help="nystrom: number s of sampled basis examples (at most the number of "
-        "training examples); rff: number D of random features.",
-        default=512,
+        help="nystrom: number s of sampled basis examples (default: min(512, the number "
+        "of training examples); more is capped to it); rff: number D of random features "
+        "(default 512).",
+        default=None,
         type=at_least(1, "--k"),
-        show_default=True,
-    )  # s (Nyström) or D (random features)
+    )  # s (Nyström) or D (random features); None: BASIS_SIZE (Nyström: at most m)
     eig_threshold: float = option(
         "--eig-threshold",
         help="nystrom: keep the eigenvalues of the basis kernel matrix above this "
@@ -250,7 +251,7 @@ class AssetParams:
                 f"linear kernel (-t 0), got -t {self.kernel.kind}"
             )
         checks = [
-            ("--k", self.basis_size, 1),
+            ("--k", BASIS_SIZE if self.basis_size is None else self.basis_size, 1),
             ("-k", self.batch, 1),
             ("--epochs", self.epochs, 1),
             ("--dg-samples", self.dg_samples, 1),

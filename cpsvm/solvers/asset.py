@@ -27,9 +27,10 @@ import numpy as np
 
 from ..data import Dataset
 from ..engine.sgd import EPSILON_INSENSITIVE, HINGE, SGDSettings, run_sgd
-from ..errors import InputError, OptionError
+from ..errors import InputError
 from ..kernels import RBF, Kernel, check_kernel_values
 from ..params.asset import (
+    BASIS_SIZE,
     HALF,
     MIN_EPOCHS,
     OBJECTIVE_SAMPLE,
@@ -57,6 +58,8 @@ class AssetInfo:
     n_sample: int = 0  # training examples the stopping rule measures on
     kernel_evaluations: int = 0
     notes: list = field(default_factory=list)
+    basis_size: int = 0  # s (Nyström) or D (random features) used: --k resolved
+    batch: int = 1  # the mini-batch size used: -k, at most the examples
 
     @property
     def c_light(self) -> float:
@@ -189,24 +192,27 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
     started = time.perf_counter()
     feature_map = None
     n_dropped = 0
+    basis_size = BASIS_SIZE if params.basis_size is None else params.basis_size
     if params.approx == "nystrom":
-        if params.basis_size > m:
-            raise OptionError(
-                f"expected --k <= the number of training examples ({m}), got {params.basis_size}"
-            )
-        basis = np.sort(rng.choice(m, params.basis_size, replace=False))
+        if basis_size > m:
+            # The default, or a --k above a small file's (or a fold's) examples: all of them.
+            if params.basis_size is not None:
+                notes.append(f"--k {basis_size} > the {m} training examples: s = {m}")
+            basis_size = m
+        basis = np.sort(rng.choice(m, basis_size, replace=False))
         feature_map = NystromMap(params.kernel, dataset.X[basis], threshold=params.eig_threshold)
         n_dropped = feature_map.n_dropped
         if n_dropped:
             notes.append(
-                f"{n_dropped} of {params.basis_size} eigenvalues of the basis kernel "
+                f"{n_dropped} of {basis_size} eigenvalues of the basis kernel "
                 f"matrix are at most --eig-threshold {params.eig_threshold:g}: "
                 f"D = {feature_map.n_components}"
             )
     elif params.approx == "rff":
-        feature_map = RandomFourierMap.draw(
-            params.kernel, dataset.n_features, params.basis_size, rng
-        )
+        feature_map = RandomFourierMap.draw(params.kernel, dataset.n_features, basis_size, rng)
+    # A mini-batch above the examples is all of them (a step divides by its rows: the
+    # same steps), and no larger scratch than they need.
+    batch = min(params.batch, m)
     if feature_map is None:
         source = _SparseRows(dataset.X)
         cached = True
@@ -262,7 +268,7 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
         epsilon=params.tube,
         star=params.star,
         intercept=intercept,
-        batch=params.batch,
+        batch=batch,
         epochs=params.epochs,
         average_last=0 if average_last == HALF else average_last,
         average_half=average_last == HALF,
@@ -332,6 +338,8 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
         else 0,
         notes=notes,
         n_sample=len(range(m)[sample]),
+        basis_size=basis_size,
+        batch=batch,
     )
     return model, info
 

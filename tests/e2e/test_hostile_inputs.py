@@ -606,6 +606,21 @@ FEATURE_CASES = {
         ["-c", "1", "{longnum}", "{out}"],
         _refused(1, "longnum.train:3: expected a number of at most 4096 characters"),
     ),
+    "asset default --k on 300 examples": (
+        "asset_learn",
+        ["-c", "1000", "-t", "2", "-g", "0.1", "--epochs", "2", "{a300}", "{out}"],
+        _ok("Nystrom, s=300 basis examples"),
+    ),
+    "asset -k 1000000000 on 300 examples": (
+        "asset_learn",
+        ["-c", "1", "-k", "1000000000", "--k", "5", "--epochs", "2", "{a300}", "{out}"],
+        _ok("mini-batch 300"),
+    ),
+    "asset --k 1000 on 300 examples": (
+        "asset_learn",
+        ["-c", "1", "--k", "1000", "--epochs", "2", "{a300}", "{out}"],
+        _ok("--k 1000 > the 300 training examples: s = 300", stream="stderr"),
+    ),
     "cp_classify missing output folder": (
         "cp_classify",
         ["{first20}", "{tmp}/e50.model", "/no/such/folder/p"],
