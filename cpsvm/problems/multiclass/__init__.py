@@ -29,6 +29,11 @@ class Multiclass(ProblemEntry):
 
     def check_labels(self, dataset):
         check_multiclass_labels(dataset)
+        y = getattr(dataset, "y", None)  # (a cluster's shards: the workers hold the rows)
+        if y is not None and len(y):
+            from .problem import check_row_class_memory
+
+            check_row_class_memory(len(y), int(y.max()), source=dataset.source)
 
     def build_on(self, X, y, loss_id, options, bias):
         from .problem import MulticlassProblem
