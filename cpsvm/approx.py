@@ -124,6 +124,12 @@ class FeatureRows:
     def dim(self) -> int:
         return self.map.n_components
 
+    @property
+    def kernel_evaluations(self) -> int:
+        """Kernel evaluations so far: Nyström's rows against the basis (random features
+        evaluate no kernel)."""
+        return self.rk.evaluations if isinstance(self.map, NystromMap) else 0
+
     def __call__(self, idx) -> np.ndarray:
         idx = np.asarray(idx, dtype=np.int64)
         if isinstance(self.map, NystromMap):

@@ -25,9 +25,19 @@ class OptionError(InputError):
 
 
 class Terminated(BaseException):
-    """SIGTERM, where a command handles it (while a Dask session is open): it unwinds
-    like Ctrl-C, so that cleanup runs (a local cluster's processes, its scratch
-    directory); the command then exits 143 (128 + SIGTERM) with one line."""
+    """SIGTERM, SIGHUP or SIGQUIT (``signum``, SIGTERM by default), raised by the
+    commands' handlers where the training loops do not stop gracefully: it unwinds like
+    Ctrl-C, so that cleanup runs (a temporary model file, a local cluster's processes,
+    its scratch directory); the command then exits 128 + the signal's number (143 for
+    SIGTERM) with one line."""
+
+    def __init__(self, signum: int = 15):
+        import signal
+
+        super().__init__(signum)
+        self.signum = int(signum)
+        self.name = signal.Signals(self.signum).name
+        self.exit_status = 128 + self.signum
 
 
 class Interrupted(BaseException):

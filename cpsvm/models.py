@@ -41,6 +41,16 @@ def svmlight_floats(values):
     return rounded, kept
 
 
+def svmlight_features(X):
+    """Test examples' features as svm_classify reads them, the model's decision values
+    then matching its: a copy of the CSR matrix X with its values rounded to 32-bit
+    floats (:func:`svmlight_floats`: those a 32-bit float cannot hold kept in double
+    precision). Returns (that copy, a mask of the values kept)."""
+    X = X.copy()
+    X.data, kept = svmlight_floats(X.data)
+    return X, kept
+
+
 def fit_columns(X, n_features: int, feature_ids=None):
     """X in a model's columns: with ``feature_ids`` (the model's original indices) each
     column renumbered to its position there, else exactly ``n_features`` columns; the

@@ -1,28 +1,30 @@
-"""Command-line options declared on dataclass fields, and the value types they take.
+"""Options declared on dataclass fields, as plain data, and the value types they take.
 
 A learner's parameters are one dataclass (its solver's Params); each field that a flag
-sets carries that flag in its metadata, made by :func:`option`: the flags, the click type
-(with its range), the default, the help. The commands are built from these declarations
-(:mod:`cpsvm.cli.command`), so that an option is written once: no decorator, signature
-and constructor to keep in step. A field may take its value in three ways besides the
-plain one: ``convert`` (the flag's value becomes the field's, e.g. ``-z r`` →
-"regression"), ``group`` (several flags make one value: SVMlight's kernel flags a
-Kernel) and ``read`` (the flag names a file, read once the training data are).
+sets carries that flag in its metadata, made by :func:`option`: the flags, the value type
+(its range or choices), the default, the help. Everything else is built from these
+declarations: the commands (:mod:`cpsvm.cli.command` turns them into click options, the
+only place click is), the Params' own check of their values (:func:`check_fields`, called
+by each Params' ``__post_init__``) and the scikit-learn estimators' defaults. A range is
+written once, as a :class:`Range` or :class:`Choice`, with its one ``check``.
 
-The types are click's where click has them (IntRange, FloatRange, Choice) and, where the
-message must name what the tools call the value (``expected C > 0, got 0``), a
-:class:`Checked` one. This module imports click and nothing heavy: the commands' ``-h``
-reads every declaration.
+A field may take its value in three ways besides the plain one: ``convert`` (the flag's
+value becomes the field's, e.g. ``-z r`` → "regression"), ``group`` (several flags make
+one value: SVMlight's kernel flags a Kernel) and ``file`` (the flag names a file that the
+command reads once the training data are, cpsvm.cli.runner). This module imports nothing
+but the standard library and cpsvm.errors: the commands' ``-h`` reads every declaration,
+and the library below the commands must not load click.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-
-import click
 
 from .errors import InputError, OptionError
 
@@ -30,7 +32,7 @@ METADATA_KEY = "option"
 
 
 class _FieldDefault:
-    """Option.cli_default when click's default is the field's own."""
+    """Option.cli_default when the command's default is the field's own."""
 
     def __repr__(self):
         return "FIELD_DEFAULT"
@@ -45,14 +47,18 @@ class Option:
 
     ``flags`` the option's names (``("-p", "--threads")``), none for an ``argument``
     (EXAMPLE_FILE); ``help`` its text, or a function giving it when the command is built
-    (a text made of the problems registered by then); ``type`` its click type;
-    ``cli_default`` click's default when it is not the field's (``-z``'s "c" for the
-    field's "classification"; None for a value the command leaves unset); ``dest`` the
+    (a text made of the problems registered by then); ``type`` its value type: ``int``,
+    ``float``, ``str``, a :class:`ValueType` (:class:`Range`, :class:`Choice`,
+    :data:`FILE`, :data:`OUTPUT`, ...) or :class:`Later` (made when the command is built);
+    ``cli_default`` the command's default when it is not the field's (``-z``'s "c" for
+    the field's "classification"; None for a value the command leaves unset); ``dest`` the
     name the command gets it by when the field's value is made from it (``convert``,
-    ``read``); ``required``: the command refuses a missing value, unless an option the
+    ``file``); ``required``: the command refuses a missing value, unless an option the
     command names (--c-path) makes it optional; ``group`` the options of a field made of
-    several, ``convert(**their values)`` making the field's value; ``read(path, data)``
-    the field's value from the file given, once the training data are read.
+    several, ``convert(**their values)`` making the field's value; ``convert`` alone, a
+    function or a dict, the field's value of the flag's; ``file``: the flag names a file
+    the command reads into the field once the training data are read; ``callback`` a
+    command-line hook (click's signature), for the options cpsvm.cli declares itself.
     """
 
     flags: tuple = ()
@@ -65,10 +71,30 @@ class Option:
     dest: str | None = None
     required: bool = False
     callback: Callable | None = None
-    convert: Callable | None = None
-    read: Callable | None = None
+    convert: Callable | dict | None = None
+    file: bool = False
     group: tuple = ()
     argument: bool = False
+
+    @property
+    def what(self) -> str:
+        """The option as a message names it (its first flag)."""
+        return self.flags[0] if self.flags else ""
+
+    def value_type(self):
+        """The value type of the field's values (a Later one made now)."""
+        kind = self.type.make() if isinstance(self.type, Later) else self.type
+        if isinstance(self.convert, dict) and isinstance(kind, Choice):
+            return Choice(tuple(self.convert.values()))
+        if callable(self.convert) or self.group or self.file:
+            return None  # the converted value is checked where it is made
+        return kind if isinstance(kind, ValueType) else None
+
+    def converted(self, value):
+        """The field's value of the command line's ``value``."""
+        if isinstance(self.convert, dict):
+            return self.convert.get(value)
+        return self.convert(value)
 
 
 def option(
@@ -84,7 +110,8 @@ def option(
 
 
 def member(*flags, help="", **settings) -> Option:
-    """An option of a group (the kernel's -t, -d, ...): not a field of its own."""
+    """An option of a group (the kernel's -t, -d, ...), or one that is no field of a
+    dataclass (a problem's cp_classify option)."""
     return Option(tuple(flags), help, **settings)
 
 
@@ -105,9 +132,48 @@ def field_default(f):
     return None
 
 
+def defaults(cls) -> dict:
+    """{field name: default} of the dataclass ``cls``'s fields that have one."""
+    return {
+        f.name: field_default(f)
+        for f in dataclasses.fields(cls)
+        if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+    }
+
+
+# Set while the command line's values, each already checked by its type as it was read,
+# are made into a Params: its fields are not checked a second time.
+_CHECKED_ON_READING = contextvars.ContextVar("checked_on_reading", default=False)
+
+
+@contextlib.contextmanager
+def checked_on_reading():
+    """The dataclasses made in this block take values their types checked already."""
+    token = _CHECKED_ON_READING.set(True)
+    try:
+        yield
+    finally:
+        _CHECKED_ON_READING.reset(token)
+
+
+def check_fields(obj) -> None:
+    """Each declared field of the dataclass ``obj`` against its value type (None: unset,
+    the default applies): OptionError naming the value expected. The Params call it from
+    ``__post_init__``, so a Params made in Python is checked as the command line is, once,
+    by the same declaration."""
+    if _CHECKED_ON_READING.get():
+        return
+    for f, declaration in declared(type(obj)):
+        value = getattr(obj, f.name)
+        kind = declaration.value_type()
+        if value is not None and kind is not None:
+            kind.check(value, declaration.what)
+
+
 def validate_options(params) -> None:
-    """``params.validate()`` as the command line sees it: a refused value is a usage
-    error (exit 2), whatever exception class the library's check raised it with."""
+    """``params.validate()`` (the rules between fields) as the command line sees it: a
+    refused value is a usage error (exit 2), whatever exception class the library's check
+    raised it with."""
     try:
         params.validate()
     except OptionError:
@@ -119,70 +185,173 @@ def validate_options(params) -> None:
 # -- value types ---------------------------------------------------------------------------
 
 
-class Checked(click.ParamType):
-    """A number that must pass a test (``C > 0``): a value failing it is a usage error,
-    found before anything is read or imported, and worded as the library's checks are
-    (``expected C > 0, got 0``)."""
+class ValueType:
+    """The values an option takes: ``parse`` the command line's text, ``check`` a value
+    from Python; both raise OptionError with the message the tools give. ``name`` is its
+    metavar on the command line."""
 
-    def __init__(self, base, test, expected: str):
-        self.base, self.test, self.expected = base, test, expected
-        self.name = "float" if base is float else "integer"
+    name = "text"
 
-    def convert(self, value, param, ctx):
+    def parse(self, text):
+        return self.check(text)
+
+    def check(self, value, what: str = ""):
+        return value
+
+
+def _shown(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+@dataclass(frozen=True)
+class Range(ValueType):
+    """A number of type ``base`` (int or float) between ``min`` and ``max`` (None: no
+    bound; ``*_open``: the bound itself excluded). ``expected`` what the tools call the
+    values (``a finite C > 0``): the messages say it, on the command line too; without
+    it the command line words the range as click does (``x>=1``) and a check from Python
+    says it from the bounds (``expected -k >= 1, got 0``)."""
+
+    base: type = float
+    min: float | None = None
+    max: float | None = None
+    min_open: bool = False
+    max_open: bool = False
+    expected: str | None = None
+
+    @property
+    def name(self):
+        return "float" if self.base is float else "integer"
+
+    def holds(self, number) -> bool:
+        if self.min is not None and not (
+            number > self.min if self.min_open else number >= self.min
+        ):
+            return False
+        if self.max is not None and not (
+            number < self.max if self.max_open else number <= self.max
+        ):
+            return False
+        return number == number  # NaN is in no range
+
+    def wanted(self, what: str = "") -> str:
+        if self.expected is not None:
+            return self.expected
+        low = None if self.min is None else f"{_shown(self.min)} {'<' if self.min_open else '<='} "
+        high = None if self.max is None else f" {'<' if self.max_open else '<='} {_shown(self.max)}"
+        if low is not None and high is not None:
+            return f"{low}{what}{high}"
+        if low is not None:
+            return f"{what} {'>' if self.min_open else '>='} {_shown(self.min)}"
+        if high is not None:
+            return f"{what}{high}"
+        return f"{what}, a number"
+
+    def parse(self, text):
         try:
-            number = value if isinstance(value, self.base) else self.base(value)
+            number = text if isinstance(text, self.base) else self.base(text)
         except (TypeError, ValueError):
-            self.fail(f"expected {self.expected}, got {value!r}", param, ctx)
-        if not self.test(number):
-            self.fail(f"expected {self.expected}, got {value}", param, ctx)
+            raise OptionError(f"expected {self.wanted()}, got {text!r}") from None
+        if not self.holds(number):
+            raise OptionError(f"expected {self.wanted()}, got {text}")
         return number
 
+    def check(self, value, what: str = ""):
+        if not self.holds(value):
+            raise OptionError(f"expected {self.wanted(what)}, got {_shown(value)}")
+        return value
 
-class IntChoice(Checked):
-    """An integer from a fixed set (SVMstruct's -w 0..4|9 and the like)."""
 
-    def __init__(self, *choices: int, expected: str | None = None):
-        self.choices = tuple(choices)
-        super().__init__(
-            int, lambda v: v in self.choices, expected or "one of " + ", ".join(map(str, choices))
-        )
+@dataclass(frozen=True)
+class Choice(ValueType):
+    """One of ``choices`` (integers, as SVMstruct's -w 0..4|9, or words); ``expected``
+    what the messages say of them (default: the flag and its values)."""
 
-    def get_metavar(self, param, ctx=None):
+    choices: tuple = ()
+    expected: str | None = None
+
+    @property
+    def integral(self) -> bool:
+        return all(isinstance(c, int) for c in self.choices)
+
+    @property
+    def name(self):
+        return "integer" if self.integral else "choice"
+
+    def metavar(self) -> str:
         return "[" + "|".join(map(str, self.choices)) + "]"
 
+    def wanted(self, what: str = "") -> str:
+        if self.expected is not None:
+            return self.expected
+        *first, last = map(str, self.choices)
+        words = f"{', '.join(first)} or {last}" if first else last
+        return f"{what} {words}".strip() if what else "one of " + ", ".join(map(str, self.choices))
 
-def positive(what: str) -> Checked:
-    return Checked(float, lambda v: v > 0, f"{what} > 0")
+    def holds(self, value) -> bool:
+        return value in self.choices
 
+    def parse(self, text):
+        if not self.integral:
+            return self.check(text)
+        try:
+            number = text if isinstance(text, int) else int(text)
+        except (TypeError, ValueError):
+            raise OptionError(f"expected {self.wanted()}, got {text!r}") from None
+        if number not in self.choices:
+            raise OptionError(f"expected {self.wanted()}, got {text}")
+        return number
 
-def non_negative(what: str) -> Checked:
-    return Checked(float, lambda v: v >= 0, f"{what} >= 0")
-
-
-def at_least(n: int, what: str) -> Checked:
-    return Checked(int, lambda v: v >= n, f"{what} >= {n}")
-
-
-class FilePath(click.Path):
-    """A file argument (``-`` for standard input or output): an empty name is a usage
-    error before anything is read or trained, not a failure at the end."""
-
-    def __init__(self):
-        super().__init__(dir_okay=False, allow_dash=True)
-
-    def convert(self, value, param, ctx):
-        if value == "":
-            self.fail("expected a file name (or - for standard input/output), got ''", param, ctx)
-        return super().convert(value, param, ctx)
-
-
-class OutputPath(FilePath):
-    """A file the command writes (``-``: standard output): its folder must exist, checked
-    as the command line is read, before anything is read or trained."""
-
-    def convert(self, value, param, ctx):
-        value = super().convert(value, param, ctx)
-        from .io.atomic import check_output_folder
-
-        check_output_folder(value)
+    def check(self, value, what: str = ""):
+        if value not in self.choices:
+            shown = value if self.integral and isinstance(value, int) else repr(value)
+            raise OptionError(f"expected {self.wanted(what)}, got {shown}")
         return value
+
+
+@dataclass(frozen=True)
+class PathType(ValueType):
+    """A file name (``-`` for standard input or output); ``output``: a file the command
+    writes, whose folder must exist. The command line checks them as it reads them."""
+
+    output: bool = False
+    name = "file"
+
+
+FILE = PathType()
+OUTPUT = PathType(output=True)
+
+
+@dataclass(frozen=True)
+class Later:
+    """A value type made when it is needed (``make()``): when the command is built, from
+    the problems registered by then (cp_learn's -l)."""
+
+    make: Callable
+
+
+def positive(what: str) -> Range:
+    return Range(float, 0, min_open=True, expected=f"{what} > 0")
+
+
+def finite_positive(what: str) -> Range:
+    return Range(float, 0, math.inf, min_open=True, max_open=True, expected=f"a finite {what} > 0")
+
+
+def non_negative(what: str) -> Range:
+    return Range(float, 0, expected=f"{what} >= 0")
+
+
+def at_least(n: int, what: str) -> Range:
+    return Range(int, n, expected=f"{what} >= {n}")
+
+
+def with_values(obj, **changes):
+    """A copy of the frozen dataclass ``obj`` with ``changes`` (a value found in the run:
+    the C chosen, a file read), which alone are checked."""
+    with checked_on_reading():
+        made = dataclasses.replace(obj, **changes)
+    for f, declaration in declared(type(obj)):
+        kind = declaration.value_type()
+        if f.name in changes and changes[f.name] is not None and kind is not None:
+            kind.check(changes[f.name], declaration.what)
+    return made

@@ -152,9 +152,9 @@ def cli():
     return run_cli
 
 
-def interrupt_cli(module, args, trace, rows=5):
+def interrupt_cli(module, args, trace, rows=5, sig=signal.SIGINT):
     """Start ``python -m cpsvm.cli.<module> args`` (which writes ``trace``), send Ctrl-C
-    once the trace has ``rows`` lines (or the command ended), and return
+    (or ``sig``) once the trace has ``rows`` lines (or the command ended), and return
     (exit status, stdout, stderr)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen(
@@ -171,7 +171,7 @@ def interrupt_cli(module, args, trace, rows=5):
         and (not trace.exists() or len(trace.read_text().splitlines()) < rows)
     ):
         time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     out, err = proc.communicate(timeout=120)
     return proc.returncode, out, err
 

@@ -3,6 +3,8 @@ declaration, not by relaying each value (``x=x``), and no module outside
 ``cpsvm/problems/`` branches on a structured problem's name."""
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "cpsvm"
@@ -53,3 +55,23 @@ def test_no_branch_on_a_structured_problem_outside_problems():
         if lines:
             found[str(path.relative_to(PACKAGE))] = lines
     assert found == {}
+
+
+def test_click_is_the_commands_alone():
+    # The options are declared as plain data; cpsvm/cli/ alone makes click of them.
+    importing = [
+        str(path.relative_to(PACKAGE))
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if (PACKAGE / "cli") not in path.parents
+        and re.search(r"^\s*(import click|from click)", path.read_text(), re.M)
+    ]
+    assert importing == []
+    modules = [
+        "cpsvm.solvers.ocas", "cpsvm.solvers.one_slack", "cpsvm.solvers.sampled",
+        "cpsvm.solvers.asset", "cpsvm.problems.hmm.problem", "cpsvm.problems.cfg.problem",
+        "cpsvm.params.one_slack", "cpsvm.params.asset", "cpsvm.cluster.command",
+        "cpsvm.problems.registry",
+    ]  # fmt: skip
+    code = f"import sys\nimport {', '.join(modules)}\nprint('click' in sys.modules)"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.stdout.strip() == "False", run.stderr

@@ -6,11 +6,20 @@ from __future__ import annotations
 
 from ..errors import OptionError
 from ..options import validate_options
-from ..params.asset import AssetParams
+from ..params.asset import AssetParams, check_approximation, check_trade_off
 from .common import run
 from .runner import Learner
 
 # numpy, the reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
+
+
+def read_validation(path, data):
+    """--validate FILE: its examples in the training data's columns."""
+    from ..io.svmlight import read_examples
+
+    validation = read_examples(path, training=False)
+    return validation.onto_columns_of(data) if data.feature_ids is not None else validation
+
 
 ASSET_VERBOSITY = (
     "Verbosity 0..3: 0 silent but errors; 1 statistics (and a progress bar "
@@ -37,28 +46,22 @@ class AssetLearn(Learner):
     fold_units = "folds stratified by class; -z r: not stratified"
     verbosity_help = ASSET_VERBOSITY
     warn = False
+    readers = {"validation": read_validation}
 
     def check_values(self, values):
-        """What the options cannot mean together, refused before the Kernel is built (its
-        import loads numpy)."""
-        if values["c_path"] is not None:
-            if values["lam"] is not None:
-                raise OptionError("--c-path sets C: it cannot be used with -l (lambda)")
-        elif (values["C"] is None) == (values["lam"] is None):
-            raise OptionError("expected exactly one of -c (C) and -l (lambda)")
+        """What -l cannot be used with (the model selection's flags), and AssetParams'
+        rules between its fields that need no Kernel, applied before the Kernel is built
+        (its import loads numpy): a usage error is answered without."""
+        if values["c_path"] is not None and values["lam"] is not None:
+            raise OptionError("--c-path sets C: it cannot be used with -l (lambda)")
         if values["cv_folds"] is not None and values["lam"] is not None:
             raise OptionError("--cv cross-validates at -c: give -c, not -l (lambda)")
-        kernel_type = values["kernel_type"]
-        if values["approx"] == "rff" and kernel_type != 2:
-            raise OptionError(f"--approx rff needs the RBF kernel (-t 2), got -t {kernel_type}")
-        if values["approx"] == "none" and kernel_type != 0:
-            raise OptionError(
-                "--approx none trains on the input features: it needs the "
-                f"linear kernel (-t 0), got -t {kernel_type}"
-            )
+        if values["c_path"] is None:
+            check_trade_off(values["C"], values["lam"])
+        check_approximation(values["approx"], values["kernel_type"])
 
     def check(self, job):
-        if job.params.method == "gd" and "validation" in job.reads:
+        if job.params.method == "gd" and "validation" in job.files:
             raise OptionError("--method gd takes no --validate")
         validate_options(job.params)
         return None
@@ -82,10 +85,9 @@ class AssetLearn(Learner):
         return train
 
     def statistics(self, job, info, cpu):
-        from ..reporting.statistics import asset_statistics, gd_statistics
+        from ..reporting.statistics import asset_learn_statistics
 
-        gd = job.params.method == "gd"
-        (gd_statistics if gd else asset_statistics)(info, job.params, cpu, job.report)
+        asset_learn_statistics(info, job.params, cpu, job.report)
 
     def notes(self, job, info):
         return () if job.params.method == "gd" else info.notes

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import click
 
-from ..options import FilePath, OutputPath, option
+from ..options import FILE, OUTPUT, option
 from ..problems import entries
 from ..reporting.monitor import note, progress
 from .command import DeclaredCommand, member_parameter, parameters, values_of
@@ -46,11 +46,9 @@ class Classify:
         "binary models, the confusion matrix for multiclass ones, per-query NDCG@10 for "
         "ranking functions"
     )
-    example_file: str = option(argument=True, default=None, type=FilePath(), required=True)
-    model_file: str = option(argument=True, default=None, type=FilePath(), required=True)
-    output_file: str = option(
-        argument=True, default="svm_predictions", type=OutputPath(), required=False
-    )
+    example_file: str = option(argument=True, default=None, type=FILE, required=True)
+    model_file: str = option(argument=True, default=None, type=FILE, required=True)
+    output_file: str = option(argument=True, default="svm_predictions", type=OUTPUT, required=False)
 
 
 def _model_options() -> list:
@@ -106,6 +104,12 @@ def classify(**values):
     verbosity, full_precision = given.verbosity, given.full_precision
     if example_file == "-" and model_file == "-":
         raise click.UsageError("only one of EXAMPLE_FILE and MODEL_FILE can be '-'")
+    from ..io.atomic import refuse_same_files
+
+    refuse_same_files(
+        [("EXAMPLE_FILE", example_file), ("MODEL_FILE", model_file)],
+        [("OUTPUT_FILE", output_file), ("--plot", given.plot_file)],
+    )
     from ..io.model_file import model_kind_of, read_model
 
     # Figures go to stdout unless the predictions do; then to stderr, keeping the pipe clean.
@@ -192,13 +196,12 @@ def _features(data, model, full_precision, verbosity):
     than turning a decision value into nan. Returns (X, whether that happened)."""
     import numpy as np
 
-    from ..models import highest_index, svmlight_floats
+    from ..models import highest_index, svmlight_features
 
     X = data.X
     outside = False
     if not full_precision:
-        X = X.copy()
-        X.data, kept = svmlight_floats(X.data)
+        X, kept = svmlight_features(X)
         outside = bool(kept.any())
         if outside and verbosity >= 1:
             first = int(np.searchsorted(X.indptr, int(np.argmax(kept)), "right")) - 1

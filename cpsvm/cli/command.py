@@ -1,7 +1,9 @@
 """A click command built from declarations: the fields of dataclasses whose options
-(cpsvm.options) say their flags, types, defaults and help, and the values the command
-receives turned back into those dataclasses. Nothing is written twice: the parameters of
-a learner are its Params' fields, and the command hands them over by name.
+(cpsvm.options, plain data) say their flags, value types, defaults and help, and the
+values the command receives turned back into those dataclasses. Nothing is written twice:
+the parameters of a learner are its Params' fields, the command hands them over by name,
+and each value is checked as it is read by its declared type (:func:`click_type`) and not
+again when its Params is made. This is the one place a declaration becomes click.
 
 Like :mod:`.common`, it imports nothing heavy."""
 
@@ -9,8 +11,83 @@ from __future__ import annotations
 
 import click
 
-from ..options import FIELD_DEFAULT, METADATA_KEY, declared, field_default
+from ..errors import OptionError
+from ..options import (
+    FIELD_DEFAULT,
+    Choice,
+    Later,
+    PathType,
+    Range,
+    ValueType,
+    checked_on_reading,
+    declared,
+    field_default,
+)
 from .common import CONTEXT_SETTINGS
+
+
+class Declared(click.ParamType):
+    """A declared value type on the command line: its ``parse`` reads the text, a refusal
+    is a usage error worded as the type words it (``expected C > 0, got 0``)."""
+
+    def __init__(self, kind: ValueType):
+        self.kind = kind
+        self.name = kind.name
+
+    def convert(self, value, param, ctx):
+        try:
+            return self.kind.parse(value)
+        except OptionError as e:
+            self.fail(str(e), param, ctx)
+
+    def get_metavar(self, param, ctx=None):
+        if isinstance(self.kind, Choice):
+            return self.kind.metavar()
+        return None
+
+
+class FilePath(click.Path):
+    """A file argument (``-`` for standard input or output): an empty name is a usage
+    error before anything is read or trained, not a failure at the end."""
+
+    def __init__(self):
+        super().__init__(dir_okay=False, allow_dash=True)
+
+    def convert(self, value, param, ctx):
+        if value == "":
+            self.fail("expected a file name (or - for standard input/output), got ''", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+class OutputPath(FilePath):
+    """A file the command writes (``-``: standard output): its folder must exist, checked
+    as the command line is read, before anything is read or trained."""
+
+    def convert(self, value, param, ctx):
+        value = super().convert(value, param, ctx)
+        from ..io.atomic import check_output_folder
+
+        check_output_folder(value)
+        return value
+
+
+def click_type(kind):
+    """The click type of a declared value type: click's own range and choice types where
+    the declaration leaves the wording to click (their help and messages), else the
+    declaration's ``parse``; Python's int, float and str, and click types that cli/
+    declares itself, as they are."""
+    if isinstance(kind, Later):
+        kind = kind.make()
+    if isinstance(kind, PathType):
+        return OutputPath() if kind.output else FilePath()
+    if isinstance(kind, Range) and kind.expected is None:
+        number = click.IntRange if kind.base is int else click.FloatRange
+        return number(kind.min, kind.max, min_open=kind.min_open, max_open=kind.max_open)
+    if isinstance(kind, Choice) and not kind.integral:
+        return click.Choice(list(kind.choices))
+    if isinstance(kind, ValueType):
+        return Declared(kind)
+    return kind
 
 
 class DeclaredCommand(click.Command):
@@ -60,11 +137,13 @@ def _parameter(option, name, default, texts):
     if option.argument:
         # An optional file's default (cp_classify's svm_predictions), none for the others.
         given = {} if option.required or default is None else {"default": default}
-        return click.Argument([name], type=option.type, required=option.required, **given)
+        return click.Argument(
+            [name], type=click_type(option.type), required=option.required, **given
+        )
     # A help made of the registered problems' texts is made as the command is built.
     text = option.help() if callable(option.help) else option.help
     settings = dict(
-        type=option.type,
+        type=click_type(option.type),
         default=default,
         help=text.format_map(texts) if texts else text,
         show_default=option.show_default,
@@ -80,26 +159,20 @@ def _parameter(option, name, default, texts):
 def values_of(cls, values: dict):
     """An instance of ``cls`` from the command's values (each declared field's, made from
     its group's or converted as its option says; the values are taken out of
-    ``values``), and the files its ``read`` fields name: {field name: path}."""
-    fields, reads = {}, {}
+    ``values``), and the files its ``file`` fields name: {field name: path}. The values
+    were checked as they were read: the instance does not check them again."""
+    fields, files = {}, {}
     for f, option in declared(cls):
         if option.group:
             fields[f.name] = option.convert(**{m.dest: values.pop(m.dest) for m in option.group})
             continue
         value = values.pop(option.dest or f.name)
-        if option.read is not None:
+        if option.file:
             if value is not None:
-                reads[f.name] = value
+                files[f.name] = value
         elif option.convert is not None:
-            fields[f.name] = option.convert(value)
+            fields[f.name] = option.converted(value)
         elif value is not None or field_default(f) is None:
             fields[f.name] = value
-    return cls(**fields), reads
-
-
-def read_files(params, reads: dict, data) -> None:
-    """The fields of ``params`` whose flags name files (``reads``, by field, as
-    :func:`values_of` gives them), read now that the training ``data`` are."""
-    fields = type(params).__dataclass_fields__
-    for name, path in reads.items():
-        setattr(params, name, fields[name].metadata[METADATA_KEY].read(path, data))
+    with checked_on_reading():
+        return cls(**fields), files

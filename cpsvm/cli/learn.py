@@ -20,7 +20,7 @@ import click
 
 from ..cluster.command import ClusterData, ClusterOptions, refuse_struct
 from ..errors import OptionError
-from ..options import IntChoice, option, validate_options
+from ..options import Choice, Range, option, validate_options, with_values
 from ..params.one_slack import StructParams
 from ..problems import entries, entry_of, resolve_problem
 from .common import run
@@ -58,7 +58,7 @@ class Compatibility:
         help="SVMstruct's verbosity of the inner QP solver; accepted for compatibility, the QP "
         "prints nothing.",
         default=0,
-        type=click.IntRange(0, 3),
+        type=Range(int, 0, 3),
         show_default=True,
     )
     slack_norm: int = option(
@@ -66,7 +66,7 @@ class Compatibility:
         help="SVMstruct's L-norm of the slacks: 1 (L1, as cp_learn trains); 2 (squared slacks) "
         "is not supported and refused.",
         default=1,
-        type=IntChoice(1, 2, expected="-p 1 or 2"),
+        type=Choice((1, 2), expected="-p 1 or 2"),
         show_default=True,
     )
     kernel_cache_mb: int = option(
@@ -74,7 +74,7 @@ class Compatibility:
         help="SVMlight's and SVMperf's kernel cache size in MB; accepted for compatibility, "
         "cp_learn sizes what it keeps of the kernel itself.",
         default=40,
-        type=click.IntRange(min=1),
+        type=Range(int, 1),
         show_default=True,
     )
 
@@ -148,17 +148,22 @@ class StructLearn(Learner):
             if name.startswith(_PREFIX) and value is not None
         }
 
+    def input_files(self, job):
+        """Also the files of examples the problems' options name (SVMperf's --f)."""
+        examples = {o.flag for e in entries() for o in e.options if o.kind == "examples"}
+        named = [(flag, text) for flag, text in job.given.items() if flag in examples]
+        return super().input_files(job) + named
+
     def check(self, job):
-        params, given = job.params, job.given
+        given = job.given
         job.extra[Compatibility].refuse()
-        spec = resolve_problem(params.problem)
+        spec = resolve_problem(job.params.problem)
         job.entry = entry_of(spec) if spec != "auto" else None
-        params.problem = spec
-        params.options = (
-            job.entry.parse_options(given) if job.entry is not None else _check_for_any(given)
+        parsed = job.entry.parse_options(given) if job.entry is not None else _check_for_any(given)
+        # (C None: a model made without training)
+        job.params = params = with_values(
+            job.params, problem=spec, options=parsed, C=job.params.C or 1.0
         )
-        if params.C is None:
-            params.C = 1.0  # a model made without training
         cluster = job.extra[ClusterOptions]
         nothing = [flag for flag in _trains_nothing() if flag in given]
         refuse(
@@ -186,8 +191,9 @@ class StructLearn(Learner):
             try:
                 kind = data.choose_kind(job.params.problem)
                 job.entry = entry_of(kind)
-                job.params.problem = kind
-                job.params.options = job.entry.parse_options(job.given)
+                job.params = with_values(
+                    job.params, problem=kind, options=job.entry.parse_options(job.given)
+                )
                 validate_options(job.params)
             except BaseException:
                 data.close()
@@ -199,11 +205,13 @@ class StructLearn(Learner):
     def after_read(self, job):
         from ..reporting.statistics import reading_line
 
-        data, entry, params, given = job.data, job.entry, job.params, job.given
+        data, entry, given = job.data, job.entry, job.given
         if job.on_cluster:
             return super().after_read(job)
-        if params.problem == "auto":
-            params.problem, params.options = entry.name, entry.parse_options(given)
+        if job.params.problem == "auto":
+            job.params = with_values(
+                job.params, problem=entry.name, options=entry.parse_options(given)
+            )
             chosen = entry.auto_note(data)
             if chosen and job.run.verbosity >= 1:
                 print(f"Problem chosen from the file: {entry.name}: {chosen}", file=job.report)
@@ -211,7 +219,7 @@ class StructLearn(Learner):
             from ..io.svmlight import check_width
 
             job.data = data = check_width(data.with_original_columns())
-        _read_example_options(entry, params.options, given, data)
+        _read_example_options(entry, job.params.options, given, data)
         if job.run.verbosity >= 1:
             print(reading_line(data, entry.examples(data)), file=job.report)
         return None

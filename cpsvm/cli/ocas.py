@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import click
-
 from ..cluster.command import ClusterData, ClusterOptions, refuse_ocas
-from ..options import option, validate_options
+from ..options import Range, option, validate_options, with_values
 from ..params.ocas import OcasParams
 from .common import run
 from .runner import Learner
@@ -18,10 +16,42 @@ from .selection import fits_along, refuse
 # numpy, the reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
 
 
+def read_costs(path, data=None):
+    """-C FILE: one positive number per line (blank lines skipped); with ``data`` (the
+    training examples), one per example."""
+    import math
+
+    import numpy as np
+
+    from ..errors import InputError
+    from ..io.streams import read_bytes, source_name
+
+    name = source_name(path)
+    costs = []
+    for line_no, line in enumerate(read_bytes(path).decode("utf-8", "replace").splitlines(), 1):
+        text = line.strip()
+        if not text:
+            continue
+        try:
+            value = float(text)
+        except ValueError:
+            raise InputError(
+                f"expected a number C_i > 0, got {text!r}", source=name, line=line_no
+            ) from None
+        if not (value > 0 and math.isfinite(value)):
+            raise InputError(f"expected a finite C_i > 0, got {text!r}", source=name, line=line_no)
+        costs.append(value)
+    if data is not None and len(costs) != data.n_examples:
+        raise InputError(
+            f"expected {data.n_examples} costs, one per example, found {len(costs)}", source=name
+        )
+    return np.array(costs)
+
+
 @dataclass
 class FirstExamples:
     first_n: int | None = option(
-        "-n", help="Use only the first n examples.", default=None, type=click.IntRange(min=1)
+        "-n", help="Use only the first n examples.", default=None, type=Range(int, 1)
     )
 
 
@@ -43,12 +73,13 @@ class OcasLearn(Learner):
     warn = False
     best = True
     peak_rss = True
+    readers = {"example_costs": read_costs}
 
     def check(self, job):
         params, cluster = job.params, job.extra[ClusterOptions]
         validate_options(params)
         cluster.timeout()
-        cost_file = job.reads.get("example_costs")
+        cost_file = job.files.get("example_costs")
         refuse(
             job.run.cv_folds,
             job.run.c_path,
@@ -90,7 +121,7 @@ class OcasLearn(Learner):
         from ..solvers.ocas import resolve_method
 
         if not job.on_cluster:  # (a cluster runs -m 0 or 1, and 1 by default)
-            job.params.method = resolve_method(job.data, job.params)
+            job.params = with_values(job.params, method=resolve_method(job.data, job.params))
         if job.run.verbosity >= 1:
             ocas_settings(job.data, job.params, job.report)
 

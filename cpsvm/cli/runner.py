@@ -20,8 +20,8 @@ from typing import Any
 
 import click
 
-from ..options import FilePath, OutputPath, option, validate_options
-from .command import DeclaredCommand, parameters, read_files, values_of
+from ..options import FILE, METADATA_KEY, OUTPUT, option, validate_options, with_values
+from .command import DeclaredCommand, parameters, values_of
 from .common import plot_option, version_option
 from .selection import (
     DEFAULT_FOLDS,
@@ -51,7 +51,7 @@ class Run:
         "--trace",
         help="Write one TSV row per {trace_columns} of the training that writes MODEL_FILE.",
         default=None,
-        type=OutputPath(),
+        type=OUTPUT,
     )
     plot_file: str | None = plot_option(
         "the training trace (the objectives and the duality gap against iterations and "
@@ -80,22 +80,22 @@ class Run:
         default=None,
         metavar="VALUES",
     )
-    example_file: str = option(argument=True, default=None, type=FilePath(), required=True)
-    model_file: str | None = option(argument=True, default=None, type=OutputPath())
+    example_file: str = option(argument=True, default=None, type=FILE, required=True)
+    model_file: str | None = option(argument=True, default=None, type=OUTPUT)
 
 
 @dataclass
 class Job:
     """One run of a learner: what the command line gave (``params`` the solver's,
-    ``run``, ``extra`` the learner's other options by class, ``reads`` the files its
-    Params fields name, ``given`` the values no declaration took: cp_learn's problems'
+    ``run``, ``extra`` the learner's other options by class, ``files`` the files its
+    Params fields name (by field), ``given`` the values no declaration took: cp_learn's problems'
     own options) and what the run finds (the data, the problem's entry, the report
     stream)."""
 
     params: Any
     run: Run
     extra: dict
-    reads: dict
+    files: dict
     given: dict
     data: Any = None
     entry: Any = None
@@ -127,6 +127,9 @@ class Learner:
     warn = True  # a run that did not converge is warned of
     best = False  # the model written is the best point so far, not the last
     peak_rss = False  # -v 2 prints the peak memory
+    # The readers of the files its Params' ``file`` fields name: {field: read(path, data)},
+    # run once the training data are read (-C FILE, --validate FILE).
+    readers: dict = {}
 
     def texts(self) -> dict:
         """What the shared flags' help says of this learner (:class:`Run`)."""
@@ -157,34 +160,37 @@ class Learner:
         self.check_values(values)
         extra = {cls: values_of(cls, values)[0] for cls in self.options}
         run, _ = values_of(Run, values)
-        params, reads = values_of(self.params, values)
+        params, files = values_of(self.params, values)
         if run.c_path is not None and params.C is None:
-            params.C = 1.0  # each fold's fits set their own
-        return self.learn(Job(params, run, extra, reads, self.given(values)))
+            params = with_values(params, C=1.0)  # each fold's fits set their own
+        return self.learn(Job(params, run, extra, files, self.given(values)))
 
     # -- the run ------------------------------------------------------------------------------
 
     def learn(self, job: Job):
         """The run, the same for every learner."""
+        from ..io.atomic import refuse_same_files
         from ..reporting.run import draw_trace, finish, train_and_save
         from ..reporting.statistics import peak_rss_line, report_stream
         from ..threads import thread_count
 
-        run, params = job.run, job.params
+        run = job.run
         check_model_file(run.model_file, run.cv_folds, run.c_path, run.trace_path)
+        outputs = [("MODEL_FILE", run.model_file), ("--trace", run.trace_path)]
+        refuse_same_files(self.input_files(job), [*outputs, ("--plot", run.plot_file)])
         instead = self.check(job)
         if instead is not None:  # a model made without training (cp_learn --baseline)
             return instead()
         job.report = report_stream(run.model_file)
         job.plot_file = run.plot_file
-        with thread_count(params.n_threads):
+        with thread_count(job.params.n_threads):
             job.data = self.read(job)
-            read_files(params, job.reads, job.data)
+            self.read_files(job)
         try:
             self.after_read(job)
             if wanted(run.cv_folds, run.c_path):
                 picture = path_picture(run.plot_file, run.c_path, run.model_file)
-                params.C = self.select_c(job, picture)
+                job.params = with_values(job.params, C=self.select_c(job, picture))
                 if run.model_file is None:
                     return None
                 job.plot_file = None if picture is not None else run.plot_file
@@ -192,7 +198,7 @@ class Learner:
             monitor = self.monitor(job)
             train = job.data.train if job.on_cluster else self.solver_train()
             info, cpu = train_and_save(
-                train, job.data, params, run.model_file, monitor, terminate=job.on_cluster
+                train, job.data, job.params, run.model_file, monitor, terminate=True
             )
         finally:
             if job.on_cluster:
@@ -212,7 +218,7 @@ class Learner:
             notes=self.notes(job, info),
             warn=self.warn,
             best=self.best,
-            terminated=getattr(info, "terminated", False),
+            terminated=getattr(info, "terminated", 0),
         )
         return None
 
@@ -226,11 +232,27 @@ class Learner:
         """Checks between the command line's values before anything is built from them
         (the Kernel's import loads numpy)."""
 
+    def input_files(self, job: Job) -> list:
+        """(what, path) of every file the run reads: EXAMPLE_FILE and the files its
+        Params' fields name (-C, --validate)."""
+        fields = type(job.params).__dataclass_fields__
+        named = [
+            (fields[name].metadata[METADATA_KEY].flags[0], path) for name, path in job.files.items()
+        ]
+        return [("EXAMPLE_FILE", job.run.example_file), *named]
+
     def check(self, job: Job):
         """The refusals before any data is read; returns what to run instead of training,
         or None."""
         validate_options(job.params)
         return None
+
+    def read_files(self, job: Job) -> None:
+        """The files the Params' fields name, read now that the training data are: each
+        field's value its reader's (:attr:`readers`)."""
+        if job.files:
+            read = {name: self.readers[name](path, job.data) for name, path in job.files.items()}
+            job.params = with_values(job.params, **read)
 
     def read(self, job: Job):
         """The training data."""

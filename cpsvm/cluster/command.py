@@ -18,10 +18,8 @@ import os
 import sys
 from dataclasses import dataclass
 
-import click
-
 from ..errors import InputError, OptionError
-from ..options import option
+from ..options import Range, option
 from . import WORKER_TIMEOUT
 
 
@@ -48,7 +46,7 @@ class ClusterOptions:
         f"heartbeat) beyond the longest task before it is dropped and its shard read "
         f"again elsewhere; default {WORKER_TIMEOUT:g}.",
         default=None,
-        type=click.FloatRange(min=0.0, min_open=True),
+        type=Range(float, 0.0, min_open=True),
         metavar="SECONDS",
     )
 
@@ -79,9 +77,10 @@ def _shard_count(session) -> int:
 def open_data(scheduler, example_file, parts=None, worker_timeout=WORKER_TIMEOUT):
     """Connect (or start a local cluster) and load the shards on the workers."""
     from .session import Session, ShardedData
-    from .shards import plan_shards, shard_loaders
+    from .shards import check_source, plan_shards, shard_loaders
     from .sources import is_url
 
+    check_source(example_file)
     session = Session(scheduler, worker_timeout=worker_timeout)
     # The workers resolve a relative path in their own directory: made absolute here,
     # where the user named it (a URL names its store).
@@ -90,7 +89,7 @@ def open_data(scheduler, example_file, parts=None, worker_timeout=WORKER_TIMEOUT
     try:
         count = parts or _shard_count(session)
         # Planned where the shards will be read: the client need not see the files.
-        specs = session.run(plan_shards, example_file, count)
+        specs = session.run(plan_shards, example_file, count, worker_timeout)
         data = ShardedData(session, *shard_loaders(specs, count))
     except BaseException:
         session.close()
@@ -135,12 +134,11 @@ def refuse_ocas(params, first_n, cost_file):
 def refuse_struct(params, given):
     """What cp_learn --scheduler cannot train, refused before the cluster starts;
     ``given`` the problems' own options as the command line gave them (a random basis,
-    the binary problem's --t 1, is not linear)."""
-    from ..problems import problem_entry, resolve_problem
+    the binary problem's --t 1, is not linear); ``params.problem`` resolved already."""
+    from ..problems import problem_entry
     from .solver import refuse_struct_options
 
     refuse_margin_bounds(params.margin_bounds)
-    params.problem = resolve_problem(params.problem)
     basis = 0
     if "--t" in given:
         try:
@@ -172,6 +170,8 @@ class ClusterData:
         """binary or multiclass, from the shards' labels."""
         from .solver import choose_kind
 
+        if self.solver == "struct" and requested == "auto":
+            self.data.refuse_structured()  # where the single machine trains a structure
         return choose_kind(self.data, requested)
 
     def train(self, _, params, *, callback=None, should_stop=None):

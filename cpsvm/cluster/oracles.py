@@ -39,6 +39,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..engine.oracles import LinearCutOracle
+from ..problems.base import StructuredProblem
 from .numerics import exact_scalar, exact_sign, fold_grid, fold_value
 from .partials import add_buckets, add_moves, add_outputs, dense_folds, join_pieces
 from .rounds import Rounds
@@ -70,8 +71,12 @@ SAMPLE_CAP = 2  # times a task's samples per candidate interval, kept as they ar
 STEP_GRID = np.concatenate([[0.0], np.exp2(np.arange(-24 * 32, 8 * 32 + 1) / 32.0)])
 
 
-class _ShapeOnly(SimpleNamespace):
-    """What LinearCutOracle reads of a problem: its sizes."""
+class _ShapeOnly(StructuredProblem):
+    """What LinearCutOracle reads of a problem: its sizes (its hooks the defaults: the
+    cuts kept as vectors)."""
+
+    def __init__(self, size_psi, n_examples):
+        self.size_psi, self.n_examples = size_psi, n_examples
 
 
 class ClusterCutOracle(LinearCutOracle):
@@ -91,7 +96,7 @@ class ClusterCutOracle(LinearCutOracle):
         self.sig_s = fold_grid(cost_bound * spec["c_bound"], n)
         self._version = 0
         self.seconds = {"output": 0.0, "line_search": 0.0, "cut": 0.0}
-        self.line_search_rounds = 0
+        self.line_search_rounds = self.line_searches = 0  # (OCAS's figures: none here)
         self.separations = 0  # completed calls of separate
         self.w_last = None
 

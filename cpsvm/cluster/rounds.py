@@ -79,7 +79,9 @@ class Rounds:
             fn,
             *args,
             pure=False,
-            allow_other_workers=True,
+            # (a shard not yet placed again after its worker was lost: anywhere; Dask
+            # refuses allow_other_workers without workers)
+            allow_other_workers=where is not None,
             workers=[where] if where is not None else None,
         )
 

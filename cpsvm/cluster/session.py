@@ -29,7 +29,14 @@ from ..columns import REMAP_MIN_WIDTH, renumbering_pays, union_maxima
 from ..errors import InputError, OptionError, Terminated
 from . import WORKER_TIMEOUT
 from .local import CLOSE_LIMIT
-from .shards import load_shard, prepare_shard, shard_columns, shard_size, summarize_shard
+from .shards import (
+    check_first_reading,
+    load_shard,
+    prepare_shard,
+    shard_columns,
+    shard_size,
+    summarize_shard,
+)
 
 POLL = 1.0  # seconds between checks of the cluster while a round waits
 CLOSE_TIMEOUT = 10.0  # seconds for the client to close
@@ -565,6 +572,8 @@ class ShardedData:
         )
         session.load_seconds = time.monotonic() - started
         s = self.summaries
+        for x in s:
+            check_first_reading(x["fingerprints"])
         self.n_files = sum(x["files"] for x in s)
         self.n_examples = sum(x["n"] for x in s)
         self.n_features = max(x["width"] for x in s)
@@ -634,6 +643,23 @@ class ShardedData:
             self.col_max[: len(kept_max)] = kept_max
         for x in own:
             self.col_max[x["columns"]] = np.maximum(self.col_max[x["columns"]], x["col_max"])
+
+    def refuse_structured(self):
+        """A file cp_learn's ``auto`` would train as a structured problem (SVM-hmm
+        sequences, rankings: the registry's ``detect`` on each shard), refused: the
+        cluster trains binary and multiclass problems only, and would train another
+        model than the single machine."""
+        found = next((x["problem"] for x in self.summaries if x["problem"]), None)
+        if found is None:
+            return
+        from ..problems.registry import problem_entry
+
+        name, source = found
+        raise InputError(
+            f"cp_learn trains this file as the {name} problem ({problem_entry(name).detect_help}"
+            "), which a cluster (--scheduler) cannot train yet: train it without --scheduler",
+            source=source,
+        )
 
     def global_line(self, shard, line):
         if line is None or self.locate is None:

@@ -20,7 +20,14 @@ On its worker a shard is a :class:`Shard`: the examples plus the run's cached st
 columns from the start, and in the run's columns once :func:`prepare_shard` gives them
 (the same task rebuilds a lost shard: it reads, then renumbers again). Each file read
 leaves its :class:`.sources.Fingerprint`; a shard read again after a worker was lost
-must match the first reading's (:class:`ShardChanged` otherwise).
+must match the first reading's (:class:`ShardChanged` otherwise). A file that changed
+between the plan and its first reading, or during it, is told from one that changed
+after it: the first reading's fingerprint says so (``changed``), and the run ends
+before training (:func:`check_first_reading`).
+
+The shards say which structured problem cp_learn's ``auto`` would take their file for
+(the registry's own ``detect``; bracketed trees by its ``sniff``): the cluster trains
+binary and multiclass problems only, and refuses those rather than train another model.
 """
 
 from __future__ import annotations
@@ -41,20 +48,20 @@ from ..columns import (
     renumbering_pays,
     seen_columns,
 )
-from ..errors import InputError
+from ..errors import InputError, OptionError
 from ..io.streams import InputStream
 from ..sparse_ops import rows_times
 from .kernels import abs_bounds
 from .partials import touched_rows
 from .sources import (
-    Reader,
     check_local,
-    file_system,
+    detached,
     is_pattern,
     is_url,
     list_pattern,
-    open_file,
-    stamp,
+    local_stamp,
+    open_source,
+    stamp_change,
     unreadable,
     worker_name,
 )
@@ -98,10 +105,24 @@ class ShardSpec:
     start: int = 0
     end: int | None = None
     size: int = 0  # the file's bytes (compressed ones: as stored), to balance groups
+    timeout: float | None = None  # bounds every wait on a URL's store (--worker-timeout)
+    # (size, modification stamp) when the shards were planned (None: unknown): a file
+    # that changed before its first reading is told from one that changed after it
+    planned: tuple | None = None
 
     @property
     def whole(self) -> bool:
         return self.end is None
+
+
+def check_source(source: str) -> None:
+    """What the workers cannot read, refused before the cluster starts: standard input
+    (each worker reads its own shard of the file)."""
+    if source == "-":
+        raise OptionError(
+            "standard input (-) cannot be sharded to a cluster (--scheduler): the workers "
+            "read the examples themselves; give a file every worker sees, or a URL"
+        )
 
 
 def check_visible(path: str) -> None:
@@ -110,11 +131,29 @@ def check_visible(path: str) -> None:
         check_local(path)
 
 
-def plan_shards(source: str, parts: int) -> list[ShardSpec]:
+def worker_task(fn):
+    """``fn`` as a task run on a worker: an InputError it raises reaches the client as
+    itself (:func:`.sources.detached`), one line."""
+
+    @functools.wraps(fn)
+    def task(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except InputError as e:
+            error = e
+        raise detached(error)
+
+    return task
+
+
+@worker_task
+def plan_shards(source: str, parts: int, timeout: float | None = None) -> list[ShardSpec]:
     """The shards of ``source``: every file a glob matches (sorted by name), or ``parts``
-    byte ranges of one uncompressed file (one shard if it is compressed or small)."""
+    byte ranges of one uncompressed file (one shard if it is compressed, small, or an
+    HTTP response of no known length). ``timeout`` bounds every wait on a URL's store
+    (the worker timeout's default if None)."""
     if is_pattern(source):
-        files = list_pattern(source)
+        files = list_pattern(source, timeout)
         if not files:
             raise InputError(
                 f"no file matches this pattern where {worker_name()} looks (the workers "
@@ -122,15 +161,24 @@ def plan_shards(source: str, parts: int) -> list[ShardSpec]:
                 "worker under this " + ("URL)" if is_url(source) else "path)"),
                 source=source,
             )
-        return [ShardSpec(name, size=size) for name, size in files]
+        return [
+            ShardSpec(name, size=size or 0, timeout=timeout, planned=_planned(size, None))
+            for name, size in files
+        ]
     check_visible(source)
-    with InputStream(source, Reader(open_file(source), source)) as f:
+    opened = open_source(source, timeout)
+    with InputStream(source, opened.reader(source)) as f:
         compressed = f.compression is not None
-    size = stamp(source)[0]
-    if compressed or parts <= 1 or size < parts:
-        return [ShardSpec(source, size=size)]
+    size = opened.size
+    planned = _planned(size, opened.modified)
+    if size is None or compressed or parts <= 1 or size < parts:
+        return [ShardSpec(source, size=size or 0, timeout=timeout, planned=planned)]
     cuts = [size * k // parts for k in range(parts + 1)]
-    return [ShardSpec(source, a, b, size) for a, b in zip(cuts, cuts[1:])]
+    return [ShardSpec(source, a, b, size, timeout, planned) for a, b in zip(cuts, cuts[1:])]
+
+
+def _planned(size, modified):
+    return None if size is None else (size, modified)
 
 
 def group_shards(specs: list[ShardSpec], groups: int) -> list[list[ShardSpec]]:
@@ -167,10 +215,10 @@ def _line_start(f, pos: int, size: int) -> int:
         at += len(chunk)
 
 
-def _lines_before(path: str, pos: int) -> int:
+def _lines_before(spec: ShardSpec, pos: int) -> int:
     count = 0
-    with open_file(path) as f:
-        reader = Reader(f, path, 0, pos)
+    opened = open_source(spec.path, spec.timeout)
+    with opened.reader(spec.path, 0, pos) as reader:
         buf = bytearray(_SCAN * 16)
         while True:
             n = reader.readinto(buf)
@@ -186,16 +234,18 @@ def _range(spec: ShardSpec, f, size):
     except InputError:
         raise
     except Exception as e:
-        raise unreadable(spec.path, e) from None
+        raise unreadable(spec.path, e, spec.timeout) from None
 
 
+@worker_task
 def global_line(spec: ShardSpec, line):
     """The file's line number of the shard's line ``line`` (counted from its first)."""
     if line is None or spec.whole:
         return line
-    with open_file(spec.path) as f:
-        begin = _range(spec, f, stamp(spec.path, f)[0])[0]
-    return line + _lines_before(spec.path, begin)
+    opened = open_source(spec.path, spec.timeout)
+    with opened.f as f:
+        begin = _range(spec, f, opened.size)[0]
+    return line + _lines_before(spec, begin)
 
 
 def read_fingerprinted(spec: ShardSpec):
@@ -206,18 +256,21 @@ def read_fingerprinted(spec: ShardSpec):
     from ..io.svmlight import BLOCK_SIZE, parse_svmlight_stream, stream_blocks
 
     check_visible(spec.path)
-    fs = file_system(spec.path)[0] if is_url(spec.path) else None
-    with open_file(spec.path, fs) as f:
-        size, modified = stamp(spec.path, f)
+    opened = open_source(spec.path, spec.timeout)
+    size, modified = opened.size, opened.modified
+    change = stamp_change(spec.planned, (size, modified)) if spec.planned else None
+    changed = None if change is None else _changed(change, "before")
+    with opened.f as f:
         if spec.whole:
             begin, stop = 0, size
-            reader = Reader(f, spec.path)
+            reader = opened.reader(spec.path)
         else:
             begin, stop = _range(spec, f, size)
-            reader = Reader(f, spec.path, begin, stop)
+            reader = opened.reader(spec.path, begin, stop)
         with InputStream(spec.path, reader) as text:
             # (a small file needs no buffer larger than itself)
-            block = BLOCK_SIZE if text.compression else min(BLOCK_SIZE, stop - begin + 1)
+            small = stop is not None and not text.compression
+            block = min(BLOCK_SIZE, stop - begin + 1) if small else BLOCK_SIZE
             try:
                 data = parse_svmlight_stream(
                     stream_blocks(text.readinto, block),
@@ -229,13 +282,34 @@ def read_fingerprinted(spec: ShardSpec):
                     allow_empty=True,
                 )
             except InputError as e:
+                _refuse_own_format(spec.path)
                 if e.line is None or spec.whole:
                     raise
                 message = str(e)[len(f"{e.source}:{e.line}: ") :]
                 raise InputError(
-                    message, source=e.source, line=e.line + _lines_before(spec.path, begin)
+                    message, source=e.source, line=e.line + _lines_before(spec, begin)
                 ) from None
-        return data, reader.fingerprint(size, modified)
+            # Changed while it was read (cut short, or grown): the bytes read are not
+            # those the opening's size gave, or a path's size or time are no longer.
+            if changed is None and not is_url(spec.path):  # a path: asked again
+                change = stamp_change((size, modified), local_stamp(f))
+                changed = None if change is None else _changed(change, "while")
+            if changed is None and stop is not None and not text.compression:
+                if reader.length != stop - begin:
+                    change = f"{stop - begin} bytes to read, {reader.length} read"
+                    changed = _changed(change, "while")
+        return data, reader.fingerprint(size, modified, changed)
+
+
+def _changed(change, when):
+    """What a reading says of a file that changed ``when`` ("before", "while") it was
+    read (a first reading's is refused by :func:`check_first_reading`; a reading again
+    is compared with the first by :func:`check_fingerprints`)."""
+    said = {
+        "before": "after the run planned its shards, before it read them",
+        "while": "while the run read it",
+    }
+    return f"changed {said[when]} ({change})"
 
 
 def read_shard(spec: ShardSpec):
@@ -261,6 +335,7 @@ class ReadFiles:
     fingerprints: tuple
 
 
+@worker_task
 def read_files(specs) -> ReadFiles:
     """The loader of a shard of one or several files (or one byte range)."""
     read = [read_fingerprinted(s) for s in specs]
@@ -304,10 +379,37 @@ def _joined(parts):
     return X, y, cost, lines, [p.source for p in parts], part_of
 
 
+def _refuse_own_format(path):
+    """A file that is not SVMlight's but a problem's own format (bracketed trees: the
+    registry's ``sniff``, as cp_learn's auto asks it), refused in those words rather
+    than by the SVMlight reader's."""
+    from ..problems.registry import entries
+
+    entry = next((e for e in entries() if e.sniff(path)), None)
+    if entry is not None:
+        raise InputError(
+            f"the {entry.name} problem's own format ({entry.detect_help}), which cp_learn "
+            "trains without --scheduler only: a cluster reads SVMlight files",
+            source=path,
+        ) from None
+
+
+def structured_problem(dataset):
+    """(name, source) of the structured problem cp_learn's ``auto`` takes ``dataset``
+    for (the registry's own ``detect``, in its order), None if none."""
+    from ..problems.registry import auto_order, problem_entry
+
+    for name in auto_order():
+        if problem_entry(name).detect(dataset):
+            return name, dataset.source
+    return None
+
+
 class Shard:
     """One shard's examples on its worker (one Dataset, a group's list of them, or what
     :func:`read_files` read: then with its files' ``fingerprints``), plus the run's
-    cached state."""
+    cached state. ``problem``: the structured problem one of its files is
+    (:func:`structured_problem`), None if none."""
 
     def __init__(self, data, index):
         self.fingerprints = None
@@ -315,6 +417,8 @@ class Shard:
             data, self.fingerprints = data.parts, data.fingerprints
             if len(data) == 1:
                 data = data[0]
+        parts = data if isinstance(data, list) else [data]
+        self.problem = next(filter(None, map(structured_problem, parts)), None)
         if isinstance(data, list):
             X, y, cost, lines, self.sources, self.part_of = _joined(data)
             data = SimpleNamespace(X=X, y=y, cost=cost, line_numbers=lines, source=self.sources[0])
@@ -477,6 +581,7 @@ def summarize_shard(shard):
         source=shard.source,
         files=len(shard.sources),
         fingerprints=shard.fingerprints,
+        problem=shard.problem,
     )
 
 
@@ -484,6 +589,17 @@ def shard_columns(shard):
     """The sorted distinct columns of a shard that kept the file's indices (a narrow
     one: its summary did not list them)."""
     return present_columns(shard.X)
+
+
+def check_first_reading(fingerprints):
+    """The shards' first reading: ShardChanged naming the first file that changed after
+    the run planned its shards or while it was read."""
+    for fingerprint in fingerprints or ():
+        if fingerprint.changed is not None:
+            raise ShardChanged(
+                f"{fingerprint.changed}; a shard must stay the same for the whole run",
+                source=fingerprint.source,
+            )
 
 
 def check_fingerprints(shard, fingerprints):

@@ -23,9 +23,11 @@ import numpy as np
 from ..conventions import LOSS_SCALE, PERF_ERROR_RATE, PSI_SCALE
 from ..engine.cutting_plane import CuttingPlaneParams, Progress, one_slack
 from ..engine.magnitudes import c_bound
+from ..engine.solver_table import CP_LEARN, OCAS_LEARN, choices_text, cluster_ids
 from ..engine.working_set import CutWorkingSet
 from ..errors import InputError, OptionError
 from ..problems.registry import problem_entry
+from ..solvers.ocas import check_bias, libocas_engine_params
 from .oracles import ClusterCutOracle, ClusterOcasOracle
 from .session import ClusterLost, ShardedData
 
@@ -59,8 +61,12 @@ class ClusterInfo:
     notes: list = field(default_factory=list)
     kernel_evaluations: int = 0
     method: int = 1  # ocas_learn's -m
-    terminated: bool = False  # stopped by SIGTERM (the command's StopOnInterrupt)
+    terminated: int = 0  # the signal that stopped it (the command's StopOnInterrupt)
     loss_id: int = PERF_ERROR_RATE  # cp_learn's -l (the problem's statistics read it)
+
+
+# cp_learn's -w on a cluster when not given (OCAS's line search).
+CLUSTER_DEFAULT = 9
 
 
 def refuse_problem(requested: str):
@@ -143,9 +149,7 @@ def _model(kind, w, d, bias, n_classes, n, loss_id=0, feature_ids=None):
 
 def _finish(kind, algorithm, data, oracle, result, started, w, notes=()):
     rounds, compute, comm = oracle.rounds.snapshot()
-    seconds = dict(
-        getattr(oracle, "seconds", {}), qp=result.seconds_qp, total=time.perf_counter() - started
-    )
+    seconds = dict(oracle.seconds, qp=result.seconds_qp, total=time.perf_counter() - started)
     return ClusterInfo(
         kind,
         algorithm,
@@ -156,8 +160,8 @@ def _finish(kind, algorithm, data, oracle, result, started, w, notes=()):
         norm_w=float(np.linalg.norm(w)),
         n_sv=int(np.count_nonzero(result.alpha)),
         rounds=rounds,
-        line_search_rounds=getattr(oracle, "line_search_rounds", 0),
-        line_searches=getattr(oracle, "line_searches", 0),
+        line_search_rounds=oracle.line_search_rounds,
+        line_searches=oracle.line_searches,
         compute_seconds=compute,
         communication_seconds=comm,
         by_task=dict(oracle.rounds.by_task),
@@ -166,10 +170,14 @@ def _finish(kind, algorithm, data, oracle, result, started, w, notes=()):
 
 
 def refuse_method(method):
-    """ocas_learn's -m on a cluster: 0 or 1 (the command checks it before any data is
-    read)."""
-    if method == 2:
-        raise OptionError("-m 2 (dual coordinate descent) cannot run on a cluster: -m 0 or 1")
+    """ocas_learn's -m on a cluster: those the solver table says a cluster runs (the
+    command checks it before any data is read)."""
+    if method is not None and not OCAS_LEARN[method].cluster:
+        runs = {i: OCAS_LEARN[i] for i in cluster_ids(OCAS_LEARN)}
+        raise OptionError(
+            f"-m {method} ({OCAS_LEARN[method].name}) cannot run on a cluster: "
+            + choices_text("-m", runs)
+        )
 
 
 def train_ocas(data: ShardedData, params, *, callback=None, should_stop=None):
@@ -187,8 +195,7 @@ def _train_ocas(data, params, callback, should_stop):
     refuse_method(params.method)
     method = 1 if params.method is None else params.method
     kind = choose_kind(data, params.problem)
-    if kind != "binary" and params.bias != 0:
-        raise InputError("a bias (-b) is supported for binary problems only")
+    check_bias(kind, params.bias)
     d = data.n_features
     bias = params.bias if kind == "binary" else 0.0
     n_classes = 0 if kind == "binary" else int(max(x["y_max"] for x in data.summaries))
@@ -197,15 +204,6 @@ def _train_ocas(data, params, callback, should_stop):
     # libocas's scale: Δ = 1, δΨ = y·x (flip gain 2·½), C_i = C × cost:.
     spec = dict(loss=1.0, margin=1.0, scale=float(params.C), n_classes=n_classes, bias=bias)
     oracle = ClusterOcasOracle(data, size_psi, spec, 1.0, method, params.cut_lambda)
-    # libocas's stopping rules, as solvers.ocas sets them.
-    limits = ("max_iterations", "time_limit", "tol_abs", "tol_rel", "qp_bound")
-    engine_params = CuttingPlaneParams(
-        C=1.0,
-        epsilon=-math.inf,
-        max_idle=params.buffer_size,
-        max_cuts=params.buffer_size,
-        **{k: getattr(params, k) for k in limits},
-    )
     started = time.perf_counter()
     model = functools.partial(
         _model,
@@ -219,7 +217,7 @@ def _train_ocas(data, params, callback, should_stop):
     with _model_so_far(oracle, model):
         result = one_slack(
             oracle,
-            engine_params,
+            libocas_engine_params(params, 1.0),  # libocas's stopping rules, as solvers.ocas's
             callback=_monitored(callback, oracle),
             should_stop=should_stop,
             working_set=CutWorkingSet([1.0]),
@@ -236,10 +234,12 @@ def refuse_struct_options(params, basis_method) -> int:
     refuse_problem(params.problem)
     if not params.kernel.is_linear or basis_method != 0:
         raise OptionError("--scheduler trains linear models only (-t 0, --t 0)")
-    algorithm = params.algorithm if params.algorithm is not None else 9
-    if algorithm not in (3, 9):
-        raise OptionError(f"-w {algorithm} cannot run on a cluster: --scheduler takes -w 3 or -w 9")
-    if algorithm == 9 and params.rescaling != 2:
+    algorithm = params.algorithm if params.algorithm is not None else CLUSTER_DEFAULT
+    method = CP_LEARN.get(algorithm)
+    if method is None or not method.cluster:
+        runs = " or ".join(f"-w {i}" for i in cluster_ids(CP_LEARN))
+        raise OptionError(f"-w {algorithm} cannot run on a cluster: --scheduler takes {runs}")
+    if method.needs == "line_search" and params.rescaling != 2:
         raise OptionError("-w 9 needs margin rescaling (-o 2); use -w 3 for -o 1")
     if (
         params.loss_id is not None
@@ -285,7 +285,8 @@ def _train_struct(data, params, callback, should_stop):
     )
     flip = 2.0 * PSI_SCALE
     started = time.perf_counter()
-    if algorithm == 9:
+    ocas = CP_LEARN[algorithm].oracle == "ocas"
+    if ocas:
         # SVMperf / SVMmulticlass scale: Δ = 100, flip gain 100, weights cost_i/n; a
         # duality gap of C·ε is the 1-slack ε guarantee (as solvers.one_slack).
         spec = dict(
@@ -342,7 +343,7 @@ def _train_struct(data, params, callback, should_stop):
             should_stop=should_stop,
             working_set=CutWorkingSet([params.C]),
         )
-    if algorithm == 9:
+    if ocas:
         w = oracle.w_best
         result = dataclasses.replace(result, xi=(result.primal - 0.5 * float(w @ w)) / params.C)
     else:

@@ -8,8 +8,11 @@ worker was lost must be the same bytes).
 
 Every failure of the store is an :class:`~cpsvm.errors.InputError` that names the file
 and the worker that could not read it (the command's machine may see what its workers
-do not). A URL whose file system needs a package the worker lacks (s3fs, gcsfs,
-pyarrow, adlfs) names the package.
+do not), and for HTTP the response's status. A URL whose file system needs a package
+the worker lacks (s3fs, gcsfs, pyarrow, adlfs) names the package. Every wait on a URL's
+store is bounded by the worker timeout (--worker-timeout): its info, and each block of
+URL_BLOCK_SIZE bytes read. An HTTP response of no known length (none given, or a
+Content-Encoding) is read whole, as a stream.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import glob
 import io
 import os
 import re
+import time
 import zlib
 from dataclasses import dataclass
 
@@ -66,7 +70,41 @@ def worker_name() -> str:
         return "the Dask workers"
 
 
-def _why(error: BaseException) -> str:
+def _chain(error: BaseException):
+    """``error`` and what it was raised from, the first first (fsspec's HTTP file system
+    raises FileNotFoundError from the response's error, whatever its status)."""
+    seen = []
+    while error is not None and all(error is not e for e in seen):
+        seen.append(error)
+        error = error.__cause__ or error.__context__
+    return seen
+
+
+def _http_status(error: BaseException) -> str | None:
+    """'HTTP 404 Not Found' for an HTTP response's error (aiohttp's: a status and its
+    reason; a redirect loop: its last redirect), None for any other."""
+    history = getattr(error, "history", None)
+    status = getattr(error, "status", None)
+    if not status and history:  # too many redirects: no status of its own
+        last = history[-1]
+        return f"HTTP {last.status} {last.reason}: too many redirects (a redirect loop?)"
+    if isinstance(status, int) and status and type(error).__module__.startswith("aiohttp"):
+        return f"HTTP {status} {getattr(error, 'message', '') or ''}".rstrip()
+    return None
+
+
+def _why(error: BaseException, timeout=None) -> str:
+    chain = _chain(error)
+    for e in chain:
+        status = _http_status(e)
+        if status is not None:
+            return status
+    if any(isinstance(e, TimeoutError) for e in chain):
+        within = f" within {timeout:g} s (--worker-timeout)" if timeout else ""
+        return f"no complete answer{within}"
+    # (a server gone, a connection cut: the HTTP client's own words, not fsspec's
+    # FileNotFoundError raised from them)
+    error = next((e for e in chain if type(e).__module__.startswith("aiohttp")), error)
     if isinstance(error, FileNotFoundError):
         return "no such file there"
     if isinstance(error, IsADirectoryError):
@@ -77,14 +115,44 @@ def _why(error: BaseException) -> str:
     return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
 
 
-def unreadable(source: str, error: BaseException) -> InputError:
-    """The one line for a file the store would not give this worker."""
-    return InputError(f"{worker_name()} cannot read it ({_why(error)})", source=source)
+def unreadable(source: str, error: BaseException, timeout=None) -> InputError:
+    """The one line for a file the store would not give this worker (``timeout``: the
+    bound its waits had, to name when one ran out)."""
+    return InputError(f"{worker_name()} cannot read it ({_why(error, timeout)})", source=source)
 
 
-def file_system(url: str):
-    """(fsspec file system, its path) of ``url``; InputError if this worker cannot
-    read the scheme (fsspec or the scheme's package missing, an unknown scheme)."""
+def detached(error: BaseException) -> BaseException:
+    """``error`` without what it was raised from: a worker's error travels to the client
+    pickled with its chain, and a store's own errors may not pickle (aiohttp's hold
+    the response's headers): Dask would then send a 40-line traceback for the line."""
+    error.__cause__ = error.__context__ = None
+    return error
+
+
+def _http(scheme: str) -> bool:
+    return scheme in ("http", "https")
+
+
+def _bounds(scheme: str, timeout: float, stream: bool) -> dict:
+    """The store's own options that bound its waits by ``timeout``: for HTTP, aiohttp's
+    timeouts, every request (a HEAD, a block of at most URL_BLOCK_SIZE bytes, an index
+    page) within it, connection and each wait for bytes included; a ``stream``'s
+    (a response read whole from its start) each wait for bytes, the whole not
+    (:class:`Reader` bounds each block's)."""
+    if not _http(scheme):
+        return {}
+    import aiohttp
+
+    whole = None if stream else timeout
+    bound = aiohttp.ClientTimeout(total=whole, sock_connect=timeout, sock_read=timeout)
+    return {"client_kwargs": {"timeout": bound}}
+
+
+def file_system(url: str, timeout: float | None = None, stream: bool = False):
+    """(fsspec file system, its path) of ``url``, its waits bounded by ``timeout``
+    seconds (the worker timeout's default if None; ``stream``: see :func:`_bounds`);
+    InputError if this worker cannot read the scheme (fsspec or the scheme's package
+    missing, an unknown scheme)."""
     scheme = _URL.match(url).group(1).lower()
     try:
         import fsspec.core
@@ -94,7 +162,7 @@ def file_system(url: str):
             source=url,
         ) from None
     try:
-        return fsspec.core.url_to_fs(url)
+        return fsspec.core.url_to_fs(url, **_bounds(scheme, _bound(timeout), stream))
     except ImportError as e:
         package = PACKAGES.get(scheme)
         need = f"{package} is not installed there (pip install {package})" if package else e
@@ -111,13 +179,33 @@ def file_system(url: str):
         raise unreadable(url, e) from None
 
 
-def list_pattern(pattern: str) -> list[tuple[str, int]]:
+def _bound(timeout: float | None) -> float:
+    if timeout is None:
+        from . import WORKER_TIMEOUT
+
+        return WORKER_TIMEOUT
+    return float(timeout)
+
+
+def _info(fs, path: str, timeout: float) -> dict:
+    """The store's info of ``path``, within ``timeout`` seconds in all (fsspec's HTTP
+    file system asks HEAD, then GET, each of them bounded)."""
+    if getattr(fs, "async_impl", False) and hasattr(fs, "_info"):
+        from fsspec.asyn import sync
+
+        return sync(fs.loop, fs._info, path, timeout=timeout)
+    return fs.info(path)
+
+
+def list_pattern(pattern: str, timeout: float | None = None) -> list[tuple[str, int]]:
     """(name, size) of every file the glob ``pattern`` matches, sorted by name; a URL
-    pattern's names are URLs (an HTTP server's through its index pages)."""
+    pattern's names are URLs (an HTTP server's through its index pages). A size the
+    store does not give (an HTTP response without a length) is None."""
     if not is_url(pattern):
         paths = sorted(p for p in glob.glob(pattern) if os.path.isfile(p))
         return [(p, os.path.getsize(p)) for p in paths]
-    fs, path = file_system(pattern)
+    timeout = _bound(timeout)
+    fs, path = file_system(pattern, timeout)
     try:
         found = fs.glob(path, detail=True)
         files = [
@@ -127,45 +215,67 @@ def list_pattern(pattern: str) -> list[tuple[str, int]]:
         ]
         sized = []
         for name, size in sorted(files):
-            sized.append((name, size if size is not None else fs.size(name)))
+            if size is None:
+                size = _info(fs, fs._strip_protocol(name), timeout).get("size")
+            sized.append((name, size))
         return sized
     except InputError:
         raise
     except Exception as e:
-        raise unreadable(pattern, e) from None
+        raise unreadable(pattern, e, timeout) from None
 
 
-def open_file(source: str, fs=None):
-    """``source`` opened for reading bytes (seekable); errors name it and this worker."""
+@dataclass
+class Opened:
+    """An open source: its binary file ``f``, its ``size`` and modification stamp as the
+    store gave them when it was opened (``size`` None: an HTTP response of no known
+    length, ``f`` then a stream read from its start), and ``timeout``, the bound of
+    every wait on it (None for a path)."""
+
+    f: object
+    size: int | None
+    modified: object
+    timeout: float | None = None
+
+    def reader(self, source, begin=0, stop=None) -> Reader:
+        return Reader(self.f, source, begin, stop, self.timeout)
+
+
+def open_source(source: str, timeout: float | None = None) -> Opened:
+    """``source`` opened for reading bytes, with its size and modification stamp (asked
+    once); every wait on a URL's store bounded by ``timeout`` seconds. Seekable unless
+    its size is unknown. Errors name it and this worker."""
+    if not is_url(source):
+        try:
+            f = open(source, "rb")
+            return Opened(f, *local_stamp(f))
+        except Exception as e:
+            raise unreadable(source, e) from None
+    timeout = _bound(timeout)
+    fs, path = file_system(source, timeout)
+    scheme = _URL.match(source).group(1).lower()
     try:
-        if not is_url(source):
-            return open(source, "rb")
-        if fs is None:
-            fs, path = file_system(source)
-        else:
-            path = fs._strip_protocol(source)
-        return fs.open(path, "rb", block_size=URL_BLOCK_SIZE)
-    except InputError:
-        raise
-    except Exception as e:
-        raise unreadable(source, e) from None
-
-
-def stamp(source: str, f=None) -> tuple[int, object]:
-    """(size, modification stamp) of ``source`` (a path's from its open file ``f`` if
-    given: the file that is read)."""
-    try:
-        if not is_url(source):
-            st = os.fstat(f.fileno()) if f is not None else os.stat(source)
-            return st.st_size, st.st_mtime_ns
-        fs, path = file_system(source)
-        info = fs.info(path)
+        info = _info(fs, path, timeout)
+        size = info.get("size")
         modified = next((info[k] for k in _STAMPS if info.get(k) is not None), None)
-        return int(info["size"]), str(modified) if modified is not None else None
-    except InputError:
-        raise
+        modified = str(modified) if modified is not None else None
+        if not _http(scheme):
+            if size is None:
+                raise InputError(f"{worker_name()} cannot read it (its store gives no size)")
+            f = fs.open(path, "rb", block_size=URL_BLOCK_SIZE)
+            return Opened(f, int(size), modified, timeout)
+        if size is None or info.get("partial") is False:
+            # No Content-Length, or a Content-Encoding (gzip: aiohttp decodes it), or
+            # no range requests (Accept-Ranges: none): the response read as a stream
+            # from its start, whole.
+            streams = file_system(source, timeout, stream=True)[0]
+            return Opened(streams.open(path, "rb", block_size=0), None, modified, timeout)
+        f = fs.open(path, "rb", block_size=URL_BLOCK_SIZE, size=int(size))
+        return Opened(f, int(size), modified, timeout)
+    except InputError as e:
+        raise InputError(e.message, source=source) from None
     except Exception as e:
-        raise unreadable(source, e) from None
+        raise unreadable(source, e, timeout) from None
 
 
 def check_local(path: str) -> None:
@@ -181,6 +291,23 @@ def check_local(path: str) -> None:
     )
 
 
+def stamp_change(before, after) -> str | None:
+    """What changed between two (size, modification stamp), in words (None if nothing;
+    a stamp of None, unknown, compares equal to any)."""
+    (size, modified), (size_now, modified_now) = before, after
+    if size != size_now:
+        return f"its size changed from {size} to {size_now} bytes"
+    if modified is not None and modified_now is not None and modified != modified_now:
+        return "its modification time changed"
+    return None
+
+
+def local_stamp(f) -> tuple[int, int]:
+    """(size, modification time in ns) of an open local file, asked now."""
+    st = os.fstat(f.fileno())
+    return st.st_size, st.st_mtime_ns
+
+
 @dataclass(frozen=True)
 class Fingerprint:
     """What a worker read of a file: its size and modification stamp when opened, and
@@ -192,13 +319,13 @@ class Fingerprint:
     modified: object
     length: int
     checksum: int
+    changed: str | None = None  # how it changed before or while it was read, if it did
 
     def differs(self, other: Fingerprint) -> str | None:
         """What changed, in words (None if nothing)."""
-        if self.size != other.size:
-            return f"its size changed from {self.size} to {other.size} bytes"
-        if self.modified != other.modified:
-            return "its modification time changed"
+        change = stamp_change((self.size, self.modified), (other.size, other.modified))
+        if change is not None:
+            return change
         if (self.length, self.checksum) != (other.length, other.checksum):
             return "its content changed (checksum)"
         return None
@@ -207,19 +334,23 @@ class Fingerprint:
 class Reader(io.RawIOBase):
     """readinto over an open binary file (its bytes [begin, stop) if ``stop`` is given),
     keeping the count and CRC-32 of the bytes read; a failure of the store mid-read is
-    an InputError naming ``source`` and this worker."""
+    an InputError naming ``source`` and this worker. With a ``timeout`` (a URL's), the
+    store has that many seconds of waiting for each block of URL_BLOCK_SIZE bytes: a
+    server that sends a byte at a time ends the read as one that sends nothing does."""
 
-    def __init__(self, f, source, begin=0, stop=None):
+    def __init__(self, f, source, begin=0, stop=None, timeout=None):
         super().__init__()
         self.f, self.source = f, source
         self.left = None if stop is None else stop - begin
         self.length = 0
         self.checksum = 0
+        self.timeout = timeout
+        self._block = [0, 0.0]  # bytes of the block so far, seconds waited for them
         try:
             if begin or stop is not None:
                 f.seek(begin)
         except Exception as e:
-            raise unreadable(source, e) from None
+            raise unreadable(source, e, timeout) from None
 
     def readable(self):
         return True
@@ -230,20 +361,37 @@ class Reader(io.RawIOBase):
             if self.left <= 0:
                 return 0
             view = view[: min(len(view), self.left)]
+        started = time.monotonic()
         try:
             n = self.f.readinto(view) or 0
         except Exception as e:
-            raise unreadable(self.source, e) from None
+            raise unreadable(self.source, e, self.timeout) from None
+        if self.timeout is not None:
+            self._waited(n, time.monotonic() - started)
         if self.left is not None:
             self.left -= n
         self.length += n
         self.checksum = zlib.crc32(view[:n], self.checksum)
         return n
 
+    def _waited(self, n, seconds):
+        block = self._block
+        block[0] += n
+        block[1] += seconds
+        if block[0] >= URL_BLOCK_SIZE:
+            block[0], block[1] = 0, 0.0
+        elif n and block[1] > self.timeout:
+            raise InputError(
+                f"{worker_name()} cannot read it (too slow: {block[0]} bytes in "
+                f"{block[1]:.1f} s, fewer than {URL_BLOCK_SIZE >> 20} MiB within "
+                f"{self.timeout:g} s (--worker-timeout))",
+                source=self.source,
+            )
+
     def close(self):
         if not self.closed:
             self.f.close()
         super().close()
 
-    def fingerprint(self, size, modified) -> Fingerprint:
-        return Fingerprint(self.source, size, modified, self.length, self.checksum)
+    def fingerprint(self, size, modified, changed=None) -> Fingerprint:
+        return Fingerprint(self.source, size, modified, self.length, self.checksum, changed)

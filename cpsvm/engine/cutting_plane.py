@@ -7,7 +7,8 @@ and the inner products of g with the cuts already kept. The master QP sees only 
 inner products (``CutWorkingSet``). So linear problems, kernel expansions, OCAS and
 sampled cuts all reuse this loop with their own oracle.
 
-Oracle protocol::
+Oracle protocol (:class:`cpsvm.engine.oracles.CutOracle`, every oracle's base, declares it
+with the defaults of the optional figures)::
 
     oracle.separate(alpha, threshold) -> (c, cut) most violated cut at w(alpha); threshold
                                                   (the working set's ξ + ε) is a hint for
@@ -160,18 +161,18 @@ def _one_slack(oracle, params, callback, should_stop, working_set):
         check_cut(params.C, self_product)
         t_oracle += time.perf_counter() - t0
         w_dot_g = float(cross @ alpha) if len(alpha) else 0.0
-        excess = getattr(oracle, "exact_excess", None) if exact else None
+        excess = oracle.exact_excess if exact else None
         if excess is None:
             excess = c - w_dot_g
         violation = excess - xi_ws
         if exact:
             xi_exact = max(0.0, excess)
             best_primal = min(best_primal, _objective(ws, alpha) + params.C * xi_exact)
-            best_primal = getattr(oracle, "primal", best_primal)
+            best_primal = best_primal if oracle.primal is None else oracle.primal
             stop = None
             if ws.size and _gap_closed(best_primal, dual, params):
                 stop = "converged"
-            elif ws.size and best_primal - dual <= getattr(oracle, "rounding", -math.inf):
+            elif ws.size and best_primal - dual <= oracle.rounding:
                 stop = "precision"
             elif violation <= params.epsilon:
                 satisfied += 1
@@ -226,7 +227,7 @@ def _one_slack(oracle, params, callback, should_stop, working_set):
         # the first one (w = 0): measure the returned w's slack.
         c, cut = oracle.separate(alpha, math.inf)
         cross, _ = oracle.gram_row(cut)
-        excess = getattr(oracle, "exact_excess", None)
+        excess = oracle.exact_excess
         w_dot_g = float(cross @ alpha) if len(alpha) else 0.0
         xi_exact = max(0.0, c - w_dot_g if excess is None else excess)
     primal = (
@@ -234,7 +235,7 @@ def _one_slack(oracle, params, callback, should_stop, working_set):
         if ws.size or status != "converged"
         else best_primal
     )
-    primal = getattr(oracle, "primal", primal)
+    primal = primal if oracle.primal is None else oracle.primal
     return CuttingPlaneResult(
         alpha=alpha,
         status=status,

@@ -15,8 +15,9 @@ What OCAS adds to the plain cutting-plane loop lives in :class:`OcasOracle`:
   reading the lines off the outputs, so that an iteration forms no k·d or n·k
   temporary (many classes: :class:`cpsvm.engine.cuts.ClassCuts`).
 
-The problem it is given follows this protocol (:class:`cpsvm.problems.binary.problem.BinaryProblem`
-and :class:`cpsvm.problems.multiclass.problem.MulticlassProblem` do)::
+The problem it is given follows this protocol, the hooks declared with their defaults on
+:class:`cpsvm.problems.base.StructuredProblem` (:class:`cpsvm.problems.binary.problem.BinaryProblem`
+and :class:`cpsvm.problems.multiclass.problem.MulticlassProblem` follow it)::
 
     n_examples, size_psi, y      sizes; labels (±1, or classes 1..k)
     loss_scale                   Δ of a wrong label
@@ -25,7 +26,7 @@ and :class:`cpsvm.problems.multiclass.problem.MulticlassProblem` do)::
     rows                         the examples as :class:`cpsvm.sparse_ops.RowBlocks`
     scores(w)                    outputs ⟨w, x_i⟩ (n,), or every class's score (n, k)
     losses(labels), delta_psi_sum(weights, labels)   as in :mod:`cpsvm.problems.base`
-    cut_table(weights)           optional: where the cuts are kept (see
+    cut_table(weights)           where the cuts are kept (None, the default: as vectors; see
                                  :class:`cpsvm.engine.oracles.LinearCutOracle`)
 
 A structured problem whose labellings cannot be listed (sequences: a max over
@@ -36,8 +37,9 @@ exponentially many lines per example) instead provides::
                                  outputs are ``out`` (what they leave out of w·Ψ, such as
                                  hmm's transitions, read from w)
     margins_at(out, w, labels)   w·δΨ_i(labels_i) from outputs and weights (linear in both)
-    n_weights_at                 optional: the two read only w[:n_weights_at] (hmm: its
-                                 transitions), so the search forms only that part of w
+    n_weights_at                 the two read only w[:n_weights_at] (hmm: its transitions),
+                                 so the search forms only that part of w (None: all of w)
+    margins_many_at(out, w, ls)  margins_at of several labellings (default: one by one)
 
 and its line search is exact on a model of each example's slack along w_b → w_t: the
 max of the lines of the labellings seen so far (the last ``pool_size`` argmaxes, and the
@@ -306,7 +308,7 @@ class OcasOracle(LinearCutOracle):
         self._C_costs = self.C * self.costs
         self.method = method
         self.cut_lambda = cut_lambda
-        flip_gain = getattr(problem, "flip_gain", None)
+        flip_gain = problem.flip_gain
         self.binary = flip_gain is not None
         self.loss = problem.loss_scale
         # Flipping y_i earns margin·y_i·⟨w, x_i⟩ (binary: δΨ = 2·psi_scale·y·x).
@@ -319,7 +321,7 @@ class OcasOracle(LinearCutOracle):
         self._cut_sum = np.zeros(problem.size_psi) if self.binary else None
         self._use_table(self.costs)  # the cuts' weights are the costs
         self.seconds = {"output": 0.0, "line_search": 0.0, "cut": 0.0}
-        self.structured = callable(getattr(problem, "separate_at", None))
+        self.structured = problem.separate_at is not None
         self.pool_size, self.max_evaluations = 5, 3
         self._pool = []  # structured: recent argmax labellings (the line model)
 
@@ -337,7 +339,7 @@ class OcasOracle(LinearCutOracle):
         if self.out_best is None:
             return
         if self.structured:
-            head = slice(0, getattr(self.problem, "n_weights_at", len(self.w_best)))
+            head = slice(0, self.problem.n_weights_at)
             _, slack = self._argmax_at(self.out_best, self.w_best[head])
             w = self.w_best
             self.primal = 0.5 * float(w @ w) + self.C * float(self.costs @ slack)
@@ -463,7 +465,7 @@ class OcasOracle(LinearCutOracle):
         A0, B0 = float(direction @ direction), float(w_b @ direction)
         half_b = 0.5 * float(w_b @ w_b)
         # Only the part of w the oracle reads: ½|w_b + λ·d|² is half_b + λ·B0 + ½λ²·A0.
-        head = slice(0, getattr(problem, "n_weights_at", len(w_b)))
+        head = slice(0, problem.n_weights_at)
         head_b, head_dir = w_b[head], direction[head]
         # Each pooled labelling's slack along the segment: Δ − m(w_b) − λ·m(direction).
         intercepts = [np.zeros(problem.n_examples)]
@@ -473,17 +475,14 @@ class OcasOracle(LinearCutOracle):
             intercepts.append(problem.losses(labels) - problem.margins_at(out_b, head_b, labels))
             slopes.append(-problem.margins_at(out_dir, head_dir, labels))
 
-        many = getattr(problem, "margins_many_at", None)
-        if many is not None and self._pool:
-            # the true labelling's scores once for the whole pool
+        if self._pool:
+            # the true labelling's scores once for the whole pool (where the problem can)
+            many = problem.margins_many_at
             for labels, m_b, m_dir in zip(
                 self._pool, many(out_b, head_b, self._pool), many(out_dir, head_dir, self._pool)
             ):
                 intercepts.append(problem.losses(labels) - m_b)
                 slopes.append(-m_dir)
-        else:
-            for labels in self._pool:
-                add_lines(labels)
         best = (0.0, self.primal, out_b)
         evaluated = {0.0}
         for _ in range(self.max_evaluations):

@@ -12,6 +12,8 @@ oracles are :mod:`cpsvm.engine.sampled_cuts`.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..conventions import LOSS_SCALE, MARGIN_RESCALING, PSI_SCALE, violation
@@ -19,11 +21,50 @@ from .cuts import CutVectors, RowTable
 from .hinge import hinge_violators
 
 
-class LinearCutOracle:
+class CutOracle:
+    """What the cutting-plane loops (:mod:`cpsvm.engine.cutting_plane`) call on an oracle,
+    every oracle's base: the methods each oracle implements, and the optional figures
+    with the defaults the loops take when an oracle does not set them."""
+
+    oracle_calls = 0  # per-example argmax calls so far
+    # c′ − w·g′ of an exact cut that the stop test uses instead of the returned cut's
+    # (sampled cuts, Yu & Joachims Alg. 3); None: the returned cut's.
+    exact_excess: float | None = None
+    # The objective at the oracle's own best point (OCAS's w_b), the primal bound instead
+    # of the one the loop computes from the cut; None: the loop's.
+    primal: float | None = None
+    # How precisely that objective is known (cpsvm.engine.magnitudes): a gap within it
+    # ends the run as "precision"; -inf: not known, never.
+    rounding: float = -math.inf
+
+    def separate(self, alpha, threshold=None):
+        """(c, cut): the most violated cut at w(α); ``threshold`` (the working set's ξ + ε)
+        is a hint for sampling oracles, which may resample until their cut exceeds it."""
+        raise NotImplementedError
+
+    def separate_cached(self, alpha, threshold):
+        """(c, cut) from a constraint cache violated by more than ``threshold``, or None
+        (the default: the oracle keeps no cache)."""
+        return None
+
+    def gram_row(self, cut):
+        """(⟨g, g_k⟩ for the kept cuts k, ⟨g, g⟩)."""
+        raise NotImplementedError
+
+    def add(self, cut):
+        """Keep ``cut`` (the working set added it)."""
+        raise NotImplementedError
+
+    def keep(self, mask):
+        """Keep only the cuts of ``mask`` (the working set dropped the others)."""
+        raise NotImplementedError
+
+
+class LinearCutOracle(CutOracle):
     """``costs``: each example's factor cost_i (SVMlight's ``cost:``), or None for 1.
-    A problem with a ``cut(w, weights, rescaling)`` method (binary: one pass of the hinge
+    A problem with a ``cut(w, weights, rescaling)`` hook (binary: one pass of the hinge
     kernel) gives the exact cut directly; otherwise it is built from the labelling of
-    ``separate``. A problem with a ``cut_table(weights)`` method that returns a table
+    ``separate``. A problem whose ``cut_table(weights)`` returns a table
     keeps its cuts there, in their own form (Crammer-Singer:
     :class:`~cpsvm.engine.cuts.ClassCuts`, which needs the loss of a wrong label to be
     one number); the others as vectors (:class:`~cpsvm.engine.cuts.CutVectors`)."""
@@ -45,8 +86,7 @@ class LinearCutOracle:
 
     def _use_table(self, weights):
         """Keep the cuts, sums of weights_i·δΨ_i, in the problem's table or as vectors."""
-        make = getattr(self.problem, "cut_table", None)
-        table = make(weights) if make is not None else None
+        table = self.problem.cut_table(weights)
         self._own_table = table is not None
         self._table = table if self._own_table else CutVectors(self.problem.size_psi)
         self._table_weights = weights
@@ -83,9 +123,8 @@ class LinearCutOracle:
     def separate(self, alpha, threshold=None):
         w = self.weights(alpha)
         self.oracle_calls += self.problem.n_examples
-        direct = getattr(self.problem, "cut", None)
-        if direct is not None and not self.cache_size:
-            return direct(w, self._cut_weights, self.rescaling)
+        if self.problem.cut is not None and not self.cache_size:
+            return self.problem.cut(w, self._cut_weights, self.rescaling)
         labels = self.problem.separate(w, self.rescaling)
         if self.cache_size:
             self.cache.append(labels)
@@ -98,13 +137,7 @@ class LinearCutOracle:
             return None
         w = self.weights(alpha)
         candidates = [self.problem.true_labels()] + self.cache
-        # A problem whose margins share work across labellings (scores of w) says so.
-        many = getattr(self.problem, "margins_many", None)
-        margins = (
-            many(w, candidates)
-            if many is not None
-            else [self.problem.margins(w, labels) for labels in candidates]
-        )
+        margins = self.problem.margins_many(w, candidates)
         scores = np.stack(
             [
                 violation(self.problem.losses(labels), m, self.rescaling)
@@ -137,14 +170,7 @@ class LinearCutOracle:
         costs = (
             np.ones(len(rows)) if self.cost_factors is None else self.cost_factors[np.asarray(rows)]
         )
-        # Each example's own labelling: one entry of labels, unless the problem's
-        # labellings are laid out otherwise (sequences: a run of tokens per example).
-        split = getattr(self.problem, "split_labels", None)
-        own = (
-            split(labels, rows)
-            if split is not None
-            else [labels[j : j + 1] for j in range(len(rows))]
-        )
+        own = self.problem.split_labels(labels, rows)  # each example's own labelling
         cuts = []
         n = self.problem.n_examples
         for j, i in enumerate(rows):
@@ -177,7 +203,7 @@ class LinearCutOracle:
         self._last_w = None
 
 
-class KernelCutOracle:
+class KernelCutOracle(CutOracle):
     """Binary classification with a kernel (exact 1-slack over kernel expansions).
 
     A cut is g = Σ_i β_i φ(x_i) over the examples it flips; it is kept as β and as
@@ -259,9 +285,6 @@ class KernelCutOracle:
         self._last = (mask, A_new, updates)
         c = self.loss_scale * float(np.sum(self.costs[flipped])) / self.n
         return c, (flipped, beta, A_new)
-
-    def separate_cached(self, alpha, threshold):
-        return None
 
     def gram_row(self, cut):
         flipped, beta, A_new = cut

@@ -31,6 +31,7 @@ from ..conventions import LOSS_SCALE, PSI_SCALE
 from ..kernel_rows import RowKernel
 from .cuts import RowTable
 from .hinge import hinge_violators
+from .oracles import CutOracle
 
 DELTA_PSI_SCALE = 2.0 * PSI_SCALE  # |δΨ| / |φ(x)| for a flipped label
 # Algorithm 3 redraws a sample that is not violated; draws are scored from the table A
@@ -46,7 +47,7 @@ def _draw_sorted(rng, population: int, size: int) -> np.ndarray:
 # -- Algorithm 2: constant time ---------------------------------------------------------
 
 
-class ConstantTimeOracle:
+class ConstantTimeOracle(CutOracle):
     """Cuts from r examples drawn uniformly (Yu & Joachims, Algorithm 2).
 
     A cut is kept as its basis examples F (sorted) and β. Scoring a draw needs
@@ -135,7 +136,7 @@ class ConstantTimeOracle:
 # -- Algorithm 3: linear time ------------------------------------------------------------
 
 
-class LinearTimeOracle:
+class LinearTimeOracle(CutOracle):
     """Exact argmax over all n examples, sampled cuts (Yu & Joachims, Algorithm 3).
 
     Keeps A_ki = g_k·φ(x_i) for every kept cut k and example i (O(T·n) memory): the

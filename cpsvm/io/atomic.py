@@ -95,6 +95,45 @@ def check_output_folder(path) -> None:
         raise OSError(errno.ENOENT, f"cannot write it: the folder {folder} {what}", path)
 
 
+def refuse_same_files(inputs, outputs) -> None:
+    """Refuse, before anything is read, an output that is one of the run's inputs or
+    another of its outputs: the same file by device and inode (through any link, hard or
+    symbolic; standard input counts as the file it was redirected from), or the same
+    path not created yet. ``inputs`` and ``outputs`` are (what, path) pairs, a None path
+    left out. Devices, pipes and ``-`` outputs are written directly and never replace
+    anything: they are not compared. Raises OptionError (a usage error)."""
+    from ..errors import OptionError
+
+    seen = {}
+    for role, pairs in (("input", inputs), ("output", outputs)):
+        for what, path in pairs:
+            key = _file_identity(path, role)
+            if key is None:
+                continue
+            if key in seen and role == "output":  # an input may be read twice
+                other_what, other_path = seen[key]
+                same = "" if path == other_path else f" ({other_path})"
+                raise OptionError(
+                    f"{what} {path} is the {other_what}{same}: refusing to write over it "
+                    "(an output is never an input nor another output)"
+                )
+            seen.setdefault(key, (what, path))
+
+
+def _file_identity(path, role):
+    """What tells ``path`` apart from every other file: (device, inode) of a regular file,
+    the absolute path of an output not created yet; None for what is not compared."""
+    if path is None or (path == "-" and role == "output"):
+        return None
+    try:
+        st = os.fstat(0) if path == "-" else os.stat(path)
+    except (OSError, ValueError):
+        if role == "output" and path != "-":
+            return ("new", os.path.realpath(path))
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
+
 def _replaceable_target(path: str):
     """The path to replace atomically, or None when ``path`` must be written directly.
 

@@ -26,10 +26,11 @@ a line after the rules (V1 is still written for a model of rules only, such as t
 baseline, and read).
 
 Every kind is one entry of ``MODEL_KINDS`` (version line, reader, a writer per model
-class): reading dispatches on the first line, writing on the model's class. The SVMhmm
-and cfg kinds' readers and writers are :mod:`cpsvm.io.structured_models`, the text pieces
-all kinds share :mod:`cpsvm.io.model_text`. A problem registered at run time brings its
-own kinds (``register_model_kind``, called by cpsvm.problems.register).
+class), added by one function, ``register_model_kind``: the built-in kinds below, and the
+kinds a problem registered at run time brings (cpsvm.problems.register calls it). Reading
+dispatches on the first line, writing on the model's class. The SVMhmm and cfg kinds'
+readers and writers are :mod:`cpsvm.io.structured_models`, the text pieces all kinds share
+:mod:`cpsvm.io.model_text`.
 
 A model trained on renumbered columns (huge or hashed indices, :mod:`cpsvm.columns`) is
 written with the original indices (its ``feature_ids``); a model file whose highest
@@ -543,8 +544,7 @@ def _format_rff(model) -> list:
 @dataclass(frozen=True)
 class ModelKind:
     """One kind of model file: the first lines that announce it, its reader, and a writer
-    for each model class it holds. A new kind is one more entry of MODEL_KINDS (or a
-    registered problem's: register_model_kind)."""
+    for each model class it holds. A new kind is one call of register_model_kind."""
 
     name: str
     first_lines: tuple  # prefixes of the version line that mean this kind
@@ -552,7 +552,19 @@ class ModelKind:
     writers: dict  # model class name -> (model -> lines of text)
 
 
-MODEL_KINDS = [
+# Every kind of model file, in the order reading tries them: filled by register_model_kind.
+MODEL_KINDS: list = []
+
+
+def register_model_kind(kind: ModelKind) -> None:
+    """Make a kind of model file known, read and written as every other: the built-in
+    kinds (below) and a registered problem's (cpsvm.problems.register). A kind whose name
+    is known already is left as it is."""
+    if all(k.name != kind.name for k in MODEL_KINDS):
+        MODEL_KINDS.append(kind)
+
+
+BUILT_IN_KINDS = (
     ModelKind(
         "svmlight",
         ("SVM-light Version V6.", "SVM-light Version V5."),
@@ -580,14 +592,9 @@ MODEL_KINDS = [
     ),
     ModelKind("hmm", ("SVM-HMM Version V3.",), read_hmm, {"SequenceModel": format_hmm}),
     ModelKind("cfg", (CFG_VERSION, CFG_SPANS_VERSION), read_cfg, {"CfgModel": format_cfg}),
-]
-
-
-def register_model_kind(kind: ModelKind) -> None:
-    """Make another kind of model file known (a registered problem's:
-    cpsvm.problems.register), read and written as the kinds above."""
-    if all(k.name != kind.name for k in MODEL_KINDS):
-        MODEL_KINDS.append(kind)
+)
+for _kind in BUILT_IN_KINDS:
+    register_model_kind(_kind)
 
 
 def model_kind_of(model) -> ModelKind:

@@ -3,14 +3,12 @@ field with its flag: Lee & Wright's ASSET with SVMlight's -c, -z, -w and kernel 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import click
-
+from ..engine.solver_table import ASSET_LEARN
 from ..errors import OptionError
-from ..options import Checked, FilePath, at_least, option, positive
+from ..options import FILE, Choice, Range, ValueType, at_least, check_fields, option
 from . import shared
 
 if TYPE_CHECKING:
@@ -21,7 +19,7 @@ APPROXIMATIONS = ("nystrom", "rff", "none")
 TASKS = ("classification", "regression")
 # The problem (cpsvm.problems) of each task: what judges a fold and a classified file.
 TASK_PROBLEMS = {"classification": "binary", "regression": "regression"}
-METHODS = ("sgd", "gd")
+METHODS = tuple(ASSET_LEARN)
 LOSSES = ("hinge", "huber")
 # --margin-bounds when not given (benchmarks/bench_margin_bounds.py, man page DEFAULTS;
 # --approx none only): off for sgd (the refresh pass costs about what the skipped
@@ -41,32 +39,34 @@ MIN_EPOCHS = 10
 BASIS_SIZE = 512  # --k when not given (the paper's setting for ADULT)
 
 
-class AveragingWindow(click.ParamType):
+def _finite_positive(what: str) -> Range:
+    """A finite number > 0, worded ``expected <what> > 0`` as ASSET's checks always were."""
+    return Range(float, 0, float("inf"), min_open=True, max_open=True, expected=f"{what} > 0")
+
+
+class AveragingWindow(ValueType):
     """--average-last: a number of iterations >= 0, or 'half'."""
 
     name = "N|half"
 
-    def convert(self, value, param, ctx):
-        if value == HALF:
-            return value
+    def parse(self, text):
+        if text == HALF:
+            return text
         try:
-            number = int(value)
+            number = int(text)
         except (TypeError, ValueError):
             number = -1
         if number < 0:
-            self.fail(f"expected --average-last >= 0 or half, got {value!r}", param, ctx)
+            raise OptionError(f"expected --average-last >= 0 or half, got {text!r}")
         return number
 
-
-def read_validation(path, data):
-    """--validate FILE: its examples in the training data's columns."""
-    from ..io.svmlight import read_examples
-
-    validation = read_examples(path, training=False)
-    return validation.onto_columns_of(data) if data.feature_ids is not None else validation
+    def check(self, value, what: str = ""):
+        if value != HALF and not (isinstance(value, int) and value >= 0):
+            raise OptionError(f"expected --average-last >= 0 or half, got {value!r}")
+        return value
 
 
-@dataclass
+@dataclass(frozen=True)
 class AssetParams:
     C: float | None = shared.trade_off(
         "Trade-off C in SVMlight's convention, 1/2|w|^2 + C*sum(loss): "
@@ -78,23 +78,23 @@ class AssetParams:
         help="lambda of lambda/2|gamma|^2 + (1/m)*sum(loss) (ASSET's convention). "
         "Exactly one of -c and -l.",
         default=None,
-        type=positive("lambda"),
+        type=_finite_positive("lambda"),
     )  # λ directly (exactly one of C and lam)
     task: str = option(
         "-z",
         help="c classification (hinge loss, targets +1/-1), r regression "
         "(epsilon-insensitive loss, real targets).",
         default="classification",
-        type=click.Choice(["c", "r"]),
+        type=Choice(("c", "r")),
         cli_default="c",
         show_default=True,
-        convert={"c": "classification", "r": "regression"}.get,
+        convert={"c": "classification", "r": "regression"},
     )
     tube: float = option(
         "-w",
         help="Regression: width epsilon of the insensitive tube (SVMlight's -w).",
         default=0.1,
-        type=Checked(float, lambda v: v >= 0, "a tube width -w >= 0"),
+        type=Range(float, 0, expected="a tube width -w >= 0"),
         show_default=True,
     )  # ε of the ε-insensitive loss (regression)
     approx: str = option(
@@ -103,7 +103,7 @@ class AssetParams:
         "features, ASSET_F, RBF only), none (the input features, linear kernel "
         "only: with --star, Pegasos).",
         default="nystrom",
-        type=click.Choice(APPROXIMATIONS),
+        type=Choice(APPROXIMATIONS),
         show_default=True,
     )
     basis_size: int = option(
@@ -119,7 +119,7 @@ class AssetParams:
         help="nystrom: keep the eigenvalues of the basis kernel matrix above this "
         "(the paper's epsilon_d); D is how many.",
         default=1e-16,
-        type=Checked(float, lambda v: v >= 0, "--eig-threshold >= 0"),
+        type=Range(float, 0, expected="--eig-threshold >= 0"),
         show_default=True,
     )  # ε_d
     kernel: Kernel = shared.kernel()
@@ -165,7 +165,7 @@ class AssetParams:
         help="MB for the approximation's rows: they are kept after the first epoch "
         "when m*D*8 bytes fit, else computed again each epoch.",
         default=1024.0,
-        type=Checked(float, lambda v: v >= 0, "--memory >= 0"),
+        type=Range(float, 0, expected="--memory >= 0"),
         show_default=True,
     )
     tolerance: float = option(
@@ -174,7 +174,7 @@ class AssetParams:
         "5000 training examples spread over the file, fell by less than this "
         "fraction of itself over the last half of the run; 0 runs all --epochs.",
         default=TOLERANCE,
-        type=Checked(float, lambda v: 0 <= v < 1, "0 <= --tolerance < 1"),
+        type=Range(float, 0, 1, max_open=True, expected="0 <= --tolerance < 1"),
         show_default=True,
     )  # the stopping rule's relative fall (0: no rule)
     validation: Dataset | None = option(
@@ -183,8 +183,8 @@ class AssetParams:
         "ten times per epoch; keep the best.",
         default=None,
         dest="validation_file",
-        type=FilePath(),
-        read=read_validation,
+        type=FILE,
+        file=True,
     )
     seed: int = shared.seed(
         "Seed of every draw (basis, random features, sampling order): the same "
@@ -200,28 +200,28 @@ class AssetParams:
         "step 100, halved whenever the objective would increase, until it "
         "drops by less than -e relative.",
         default="sgd",
-        type=click.Choice(METHODS),
+        type=Choice(METHODS),
         show_default=True,
     )  # sgd: ASSET/ASSET*; gd: gradient descent (Huber)
     loss: str = option(
         "--loss",
         help="Classification loss: hinge, or (with --method gd) the Huber loss of width --h.",
         default="hinge",
-        type=click.Choice(LOSSES),
+        type=Choice(LOSSES),
         show_default=True,
     )  # huber: gd only
     huber_h: float = option(
         "--h",
         help="--loss huber: width h (quadratic for margins within h of 1).",
         default=0.01,
-        type=positive("--h"),
+        type=_finite_positive("--h"),
         show_default=True,
     )
     gd_epsilon: float = option(
         "-e",
         help="--method gd: stop when a step lowers the objective by less than this fraction of it.",
         default=1e-4,
-        type=positive("-e"),
+        type=_finite_positive("-e"),
         show_default=True,
     )  # gd: stop when the objective drops by less (relative)
     margin_bounds: bool | None = shared.margin_bounds(
@@ -229,50 +229,14 @@ class AssetParams:
         f"{GD_BOUNDS_MIN_NNZ} non-zeros."
     )  # None: MARGIN_BOUNDS_DEFAULT[method]
 
-    def validate(self) -> None:
-        from ..kernels import LINEAR, RBF
+    def __post_init__(self):
+        check_fields(self)
 
-        if (self.C is None) == (self.lam is None):
-            raise OptionError("expected exactly one of -c (C) and -l (lambda)")
-        for name, value in (("C", self.C), ("lambda", self.lam)):
-            if value is not None and not (value > 0 and math.isfinite(value)):
-                raise OptionError(f"expected {name} > 0, got {value:g}")
-        if self.approx not in APPROXIMATIONS:
-            raise OptionError(f"expected --approx nystrom, rff or none, got {self.approx!r}")
-        if self.task not in TASKS:
-            raise OptionError(f"expected task classification or regression, got {self.task!r}")
-        if self.approx == "rff" and self.kernel.kind != RBF:
-            raise OptionError(
-                f"--approx rff needs the RBF kernel (-t 2), got -t {self.kernel.kind}"
-            )
-        if self.approx == "none" and self.kernel.kind != LINEAR:
-            raise OptionError(
-                "--approx none trains on the input features: it needs the "
-                f"linear kernel (-t 0), got -t {self.kernel.kind}"
-            )
-        checks = [
-            ("--k", BASIS_SIZE if self.basis_size is None else self.basis_size, 1),
-            ("-k", self.batch, 1),
-            ("--epochs", self.epochs, 1),
-            ("--dg-samples", self.dg_samples, 1),
-        ]
-        if self.average_last != HALF:
-            checks.append(("--average-last", self.average_last or 0, 0))
-        for name, value, least in checks:
-            if value < least:
-                raise OptionError(f"expected {name} >= {least}, got {value}")
-        if not 0 <= self.tolerance < 1:
-            raise OptionError(f"expected 0 <= --tolerance < 1, got {self.tolerance:g}")
-        if not self.tube >= 0:
-            raise OptionError(f"expected a tube width -w >= 0, got {self.tube:g}")
-        if not self.eig_threshold >= 0:
-            raise OptionError(f"expected --eig-threshold >= 0, got {self.eig_threshold:g}")
-        if not self.memory_mb >= 0:
-            raise OptionError(f"expected --memory >= 0, got {self.memory_mb:g}")
-        if self.method not in METHODS:
-            raise OptionError(f"expected --method sgd or gd, got {self.method!r}")
-        if self.loss not in LOSSES:
-            raise OptionError(f"expected --loss hinge or huber, got {self.loss!r}")
+    def validate(self) -> None:
+        """The rules between fields (each field's own range is its declaration's, checked
+        as the Params is made)."""
+        check_trade_off(self.C, self.lam)
+        check_approximation(self.approx, self.kernel.kind)
         if self.method == "gd":
             if (
                 self.approx != "none"
@@ -288,10 +252,6 @@ class AssetParams:
                 )
         elif self.loss != "hinge":
             raise OptionError("--loss huber needs --method gd (--approx none)")
-        if not (self.huber_h > 0 and math.isfinite(self.huber_h)):
-            raise OptionError(f"expected --h > 0, got {self.huber_h:g}")
-        if not (self.gd_epsilon > 0 and math.isfinite(self.gd_epsilon)):
-            raise OptionError(f"expected -e > 0, got {self.gd_epsilon:g}")
         if self.margin_bounds and self.approx != "none":
             raise OptionError("--margin-bounds 1 needs --approx none (the input features)")
 
@@ -312,3 +272,25 @@ class AssetParams:
     def problem(self) -> str:
         """The problem of the task (cpsvm.problems): binary, or regression for -z r."""
         return TASK_PROBLEMS[self.task]
+
+
+# The rules between fields that asset_learn's command line applies as it reads its values,
+# before the Kernel is built (its import loads numpy): written once, here.
+
+
+def check_trade_off(C, lam) -> None:
+    """Exactly one of C and lambda."""
+    if (C is None) == (lam is None):
+        raise OptionError("expected exactly one of -c (C) and -l (lambda)")
+
+
+def check_approximation(approx: str, kernel_kind: int) -> None:
+    """The approximations' kernels: rff the RBF kernel's, none the linear one's (SVMlight's
+    -t 2 and -t 0, cpsvm.kernels' RBF and LINEAR)."""
+    if approx == "rff" and kernel_kind != 2:
+        raise OptionError(f"--approx rff needs the RBF kernel (-t 2), got -t {kernel_kind}")
+    if approx == "none" and kernel_kind != 0:
+        raise OptionError(
+            "--approx none trains on the input features: it needs the "
+            f"linear kernel (-t 0), got -t {kernel_kind}"
+        )

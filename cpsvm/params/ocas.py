@@ -7,46 +7,19 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..engine.solver_table import OCAS_LEARN
 from ..errors import InputError
-from ..options import Checked, FilePath, IntChoice, non_negative, option
+from ..options import FILE, Choice, Range, check_fields, non_negative, option
 from . import shared
 
 if TYPE_CHECKING:
     import numpy as np
 
-METHODS = {0: "standard cutting plane", 1: "OCAS", 2: "dual coordinate descent"}
+PROBLEMS = ("auto", "binary", "multiclass")
+METHODS = {i: m.name for i, m in OCAS_LEARN.items()}
 
 
-def read_costs(path, data=None):
-    """-C FILE: one positive number per line (blank lines skipped); with ``data`` (the
-    training examples), one per example."""
-    import numpy as np
-
-    from ..io.streams import read_bytes, source_name
-
-    name = source_name(path)
-    costs = []
-    for line_no, line in enumerate(read_bytes(path).decode("utf-8", "replace").splitlines(), 1):
-        text = line.strip()
-        if not text:
-            continue
-        try:
-            value = float(text)
-        except ValueError:
-            raise InputError(
-                f"expected a number C_i > 0, got {text!r}", source=name, line=line_no
-            ) from None
-        if not (value > 0 and math.isfinite(value)):
-            raise InputError(f"expected a finite C_i > 0, got {text!r}", source=name, line=line_no)
-        costs.append(value)
-    if data is not None and len(costs) != data.n_examples:
-        raise InputError(
-            f"expected {data.n_examples} costs, one per example, found {len(costs)}", source=name
-        )
-    return np.array(costs)
-
-
-@dataclass
+@dataclass(frozen=True)
 class OcasParams:
     C: float = shared.trade_off(
         "C of 1/2|w|^2 + C*sum(loss_i) (SVMlight's convention; multiclass: Crammer-Singer's).",
@@ -59,8 +32,8 @@ class OcasParams:
         "(overrides -c; binary and multiclass).",
         default=None,
         dest="cost_file",
-        type=FilePath(),
-        read=read_costs,
+        type=FILE,
+        file=True,
     )
     bias: float = option(
         "-b",
@@ -77,15 +50,16 @@ class OcasParams:
         "else 1 (also with -q or --margin-bounds 1, and on a cluster). The statistics say "
         "which.",
         default=None,
-        type=IntChoice(
-            0, 1, 2, expected="-m 0 (cutting plane), 1 (OCAS) or 2 (dual coordinate descent)"
+        type=Choice(
+            tuple(OCAS_LEARN),
+            expected="-m 0 (cutting plane), 1 (OCAS) or 2 (dual coordinate descent)",
         ),
     )  # None: picked (solvers.ocas.choose_method)
     buffer_size: int = option(
         "-s",
         help="Cutting-plane buffer size: cuts kept at most.",
         default=2000,
-        type=Checked(int, lambda v: v >= 2, "a cut buffer -s >= 2"),
+        type=Range(int, 2, expected="a cut buffer -s >= 2"),
         show_default=True,
     )
     n_threads: int | None = shared.threads("-p", "--threads")  # None: the caller's
@@ -117,7 +91,7 @@ class OcasParams:
         "--lambda",
         help="Cut point w_c = (1-lambda)*w_best + lambda*w_t.",
         default=0.1,
-        type=Checked(float, lambda v: 0 < v <= 1, "0 < lambda <= 1"),
+        type=Range(float, 0, 1, min_open=True, expected="0 < lambda <= 1"),
         show_default=True,
     )
     max_iterations: int = shared.max_iterations()
@@ -134,24 +108,16 @@ class OcasParams:
         "Binary problems (-m 1); default 0."
     )  # None: the solver's MARGIN_BOUNDS_DEFAULT
 
+    def __post_init__(self):
+        check_fields(self)
+
     def validate(self):
-        if not 0 < self.C < math.inf:
-            raise InputError(f"expected a finite C > 0 (-c), got {self.C:g}")
-        if self.method not in (None, 0, 1, 2):
-            raise InputError(
-                f"expected -m 0 (cutting plane), 1 (OCAS) or 2 (dual coordinate descent), "
-                f"got {self.method}"
-            )
+        """The rules between fields (each field's own range is its declaration's, checked
+        as the Params is made)."""
         if self.method == 2 and self.qp_bound > 0:
             raise InputError("-q (QPBound) stops OCAS only: -m 2 stops on -a, -r or -t")
         if self.method == 2 and self.margin_bounds:
             raise InputError("--margin-bounds 1 prunes OCAS's cuts: it cannot be used with -m 2")
-        if self.buffer_size < 2:
-            raise InputError(f"expected a cut buffer -s >= 2, got {self.buffer_size}")
-        if self.tol_abs < 0 or self.tol_rel < 0:
-            raise InputError("expected TolAbs (-a) and TolRel (-r) >= 0")
-        if not 0 < self.cut_lambda <= 1:
-            raise InputError(f"expected 0 < --lambda <= 1, got {self.cut_lambda:g}")
         # F(w) > 0 for every w (some example has a loss at w = 0, and w ≠ 0 adds ½|w|²):
         # a QPBound ≤ 0 never stops the run.
         if (
@@ -161,9 +127,9 @@ class OcasParams:
             and not self.qp_bound > 0
         ):
             raise InputError("no stopping condition: give -a, -r, -q > 0 or -t")
-        if self.n_threads is not None and self.n_threads < 1:
-            raise InputError(f"expected a thread count >= 1, got {self.n_threads}")
-        if self.problem not in ("auto", "binary", "multiclass"):
+        # --problem is text on the command line, checked here (a usage error of its own
+        # wording, after the other options').
+        if self.problem not in PROBLEMS:
             raise InputError(
                 f"expected --problem auto, binary or multiclass (OCAS trains "
                 f"linear SVMs), got {self.problem!r}"

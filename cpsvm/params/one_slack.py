@@ -5,22 +5,19 @@ for each) are assembled from the problems' entries; the problems' own options (S
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import click
-
 from ..conventions import MARGIN_RESCALING
-from ..errors import InputError
-from ..options import IntChoice, option, positive
+from ..engine.solver_table import CP_LEARN, choices_text
+from ..options import Choice, Later, Range, check_fields, option, positive
 from ..problems import entries, entry_of, resolve_problem
 from . import shared
 
 if TYPE_CHECKING:
     from ..kernels import Kernel
 
-ALGORITHMS = (0, 2, 3, 4, 5, 9)
+ALGORITHMS = tuple(i for i, m in CP_LEARN.items() if m.same_as is None)  # -w's own methods
 
 
 def _trained() -> list:
@@ -78,12 +75,14 @@ def _loss_help() -> str:
     return "Loss. " + " ".join(e.loss_help for e in _trained())
 
 
-def _loss_type() -> IntChoice:
+def _loss_type() -> Choice:
+    """-l's values: the loss ids of the problems registered when it is asked (as the
+    command is built, or a StructParams made)."""
     ids = _loss_ids()
-    return IntChoice(*ids, expected="-l " + ", ".join(map(str, ids[:-1])) + f" or {ids[-1]}")
+    return Choice(tuple(ids), expected="-l " + ", ".join(map(str, ids[:-1])) + f" or {ids[-1]}")
 
 
-@dataclass
+@dataclass(frozen=True)
 class StructParams:
     """cp_learn's settings. The problem's own settings are ``options`` (by name, those
     its entry declares: ``{"trans_order": 2}`` for hmm; the defaults fill the rest); a
@@ -95,33 +94,33 @@ class StructParams:
         "-w",
         help=_algorithm_help,
         default=None,
-        type=IntChoice(0, 1, 2, 3, 4, 5, 9, expected="-w 0, 1, 2, 3, 4, 5 or 9"),
+        type=Choice(tuple(CP_LEARN), expected=choices_text("-w", CP_LEARN)),
     )
     rescaling: int = option(
         "-o",
         help="Loss rescaling: 1 slack rescaling, 2 margin rescaling.",
         default=MARGIN_RESCALING,
-        type=IntChoice(1, 2, expected="-o 1 (slack) or 2 (margin rescaling)"),
+        type=Choice((1, 2), expected="-o 1 (slack) or 2 (margin rescaling)"),
         show_default=True,
     )
     loss_id: int | None = option(
         "-l",
         help=_loss_help,
         default=None,
-        type=_loss_type(),
+        type=Later(_loss_type),
     )
     batch: int = option(
         "-k",
         help="-w 0: new constraints before the QP is re-solved.",
         default=100,
-        type=click.IntRange(min=1),
+        type=Range(int, 1),
         show_default=True,
     )
     cache_size: int = option(
         "-f",
         help="-w 4: constraints cached per example.",
         default=5,
-        type=click.IntRange(min=1),
+        type=Range(int, 1),
         show_default=True,
     )
     max_iterations: int = shared.max_iterations()
@@ -136,28 +135,17 @@ class StructParams:
         "Binary problems with a linear model (-w 2, 3, 9); default 0."
     )  # binary linear: None = the solver's MARGIN_BOUNDS_DEFAULT[-w]
 
+    def __post_init__(self):
+        check_fields(self)
+
     def validate(self):
-        """The settings any problem needs, the spec, and, when the problem is named, its
-        own checks (:meth:`checked`): every refusal before any data is read."""
-        if not 0 < self.C < math.inf:
-            raise InputError(f"expected a finite C > 0 (-c), got {self.C:g}")
-        if self.epsilon is not None and not self.epsilon > 0:
-            raise InputError(f"expected epsilon > 0 (-e), got {self.epsilon:g}")
-        if self.algorithm not in (None, 1) + ALGORITHMS:
-            raise InputError(f"expected -w 0, 1, 2, 3, 4, 5 or 9, got {self.algorithm}")
-        if self.rescaling not in (1, 2):
-            raise InputError(f"expected -o 1 (slack) or 2 (margin rescaling), got {self.rescaling}")
-        self.problem = resolve_problem(self.problem)
-        if self.problem != "auto":
-            self.checked(entry_of(self.problem))
-        elif self.loss_id is not None and all(self.loss_id not in e.losses for e in entries()):
-            raise InputError(
-                f"loss -l {self.loss_id} is not supported: "
-                + ", ".join(
-                    f"{e.name} " + " or ".join(f"-l {i}" for i in sorted(e.losses))
-                    for e in entries()
-                )
-            )
+        """The rules between fields: the spec, and, when the problem is named, its own
+        checks of the run's settings (:meth:`checked`); every refusal before any data is
+        read. Each field's own range is its declaration's, checked as the Params is
+        made."""
+        spec = resolve_problem(self.problem)
+        if spec != "auto":
+            self.checked(entry_of(spec))
 
     def checked(self, entry):
         """(loss id, the problem's options, notes) of these settings for ``entry``;

@@ -3,23 +3,20 @@ each field with its flag: SVMperf's command line with Yu & Joachims' sampled cut
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import click
-
-from ..errors import InputError
-from ..options import Checked, option, positive
+from ..engine.solver_table import SAMPLED_LEARN
+from ..options import Choice, Range, check_fields, option, positive
 from . import shared
 
 if TYPE_CHECKING:
     from ..kernels import Kernel
 
-ALGORITHMS = ("const", "linear")
+ALGORITHMS = tuple(SAMPLED_LEARN)
 
 
-@dataclass
+@dataclass(frozen=True)
 class SampledParams:
     """Options of cpsvm.solvers.sampled's ``train`` (the ``sampled_learn`` flags).
 
@@ -48,7 +45,7 @@ class SampledParams:
         "linear: linear-time (Algorithm 3), exact argmax and stop test, cuts "
         "from r draws among the examples with non-zero loss.",
         default="linear",
-        type=click.Choice(ALGORITHMS),
+        type=Choice(ALGORITHMS),
         show_default=True,
     )  # "const" (Algorithm 2) or "linear" (Algorithm 3)
     sample_size: int = option(
@@ -58,7 +55,7 @@ class SampledParams:
         "kernel's constant as in SVMlight (a warning says so when -r is given "
         "with -t 0 or 2, whose kernels ignore it).",
         default=400,
-        type=Checked(int, lambda v: v >= 1, "a sample size --r >= 1"),
+        type=Range(int, 1, expected="a sample size --r >= 1"),
         show_default=True,
     )  # r
     patience: int = option(
@@ -66,7 +63,7 @@ class SampledParams:
         help="const: stop after this many sampled constraints in a row are not "
         "violated by more than epsilon.",
         default=4,
-        type=Checked(int, lambda v: v >= 1, "-p >= 1 (unviolated draws before stopping)"),
+        type=Range(int, 1, expected="-p >= 1 (unviolated draws before stopping)"),
         show_default=True,
     )  # p: const stops after p unviolated draws in a row
     max_iterations: int = shared.max_iterations()
@@ -84,20 +81,9 @@ class SampledParams:
         """The problem it trains (cpsvm.problems): sampled cuts are binary."""
         return "binary"
 
+    def __post_init__(self):
+        check_fields(self)
+
     def validate(self):
-        if not 0 < self.C < math.inf:
-            raise InputError(f"expected a finite C > 0 (-c), got {self.C:g}")
-        if not self.epsilon > 0:
-            raise InputError(f"expected epsilon > 0 (-e), got {self.epsilon:g}")
-        if self.algorithm not in ALGORITHMS:
-            raise InputError(f"expected --algorithm const or linear, got {self.algorithm!r}")
-        if self.sample_size < 1:
-            raise InputError(f"expected a sample size --r >= 1, got {self.sample_size}")
-        if self.patience < 1:
-            raise InputError(
-                f"expected -p >= 1 (unviolated draws before stopping), got {self.patience}"
-            )
-        if self.max_iterations < 1:
-            raise InputError(f"expected -# >= 1, got {self.max_iterations}")
-        if self.max_idle < 1:
-            raise InputError(f"expected --max-idle >= 1, got {self.max_idle}")
+        """No rule between its fields: each field's range is its declaration's, checked
+        as the Params is made."""

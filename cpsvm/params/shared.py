@@ -8,10 +8,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-import click
-
 from ..errors import InputError, OptionError
-from ..options import Checked, IntChoice, member, option
+from ..options import Choice, Range, finite_positive, member, option
 
 
 def trade_off(help: str, default=dataclasses.MISSING, **settings):
@@ -19,9 +17,8 @@ def trade_off(help: str, default=dataclasses.MISSING, **settings):
     follows, so ``help`` says which; ``required`` learners refuse a missing -c unless the
     command names what makes it optional (--c-path). How large a finite C the data allow,
     the solvers say (cpsvm.engine.magnitudes)."""
-    finite = Checked(float, lambda v: 0 < v < math.inf, "a finite C > 0")
     settings.setdefault("cli_default", None if default is dataclasses.MISSING else default)
-    return option("-c", help=help, default=default, type=finite, **settings)
+    return option("-c", help=help, default=default, type=finite_positive("C"), **settings)
 
 
 def seed(help: str):
@@ -29,7 +26,7 @@ def seed(help: str):
         "--seed",
         help=help + " Any integer >= 0.",
         default=0,
-        type=Checked(int, lambda v: v >= 0, "--seed >= 0"),
+        type=Range(int, 0, expected="--seed >= 0"),
         show_default=True,
     )
 
@@ -41,7 +38,7 @@ def threads(*flags, work="the separation oracle"):
         help=f"Threads for {work} and for parsing the input file (default: all cores). "
         "Results do not depend on it.",
         default=None,
-        type=Checked(int, lambda v: v >= 1, "--threads >= 1"),
+        type=Range(int, 1, expected="--threads >= 1"),
     )
 
 
@@ -50,7 +47,7 @@ def max_iterations():
         "-#",
         help="Maximum number of iterations.",
         default=100000,
-        type=click.IntRange(min=1),
+        type=Range(int, 1),
         show_default=True,
     )
 
@@ -60,7 +57,7 @@ def max_idle(default: int):
         "--max-idle",
         help="Drop a cut whose dual variable stayed 0 for this many QPs.",
         default=default,
-        type=click.IntRange(min=1),
+        type=Range(int, 1),
         show_default=True,
     )
 
@@ -84,8 +81,8 @@ def margin_bounds(default_text: str):
         "last sorted (Guillory & Bilmes' bounds on the change of the margin): the "
         "same result, fewer products; 0: compute every margin. " + default_text,
         default=None,
-        type=IntChoice(0, 1, expected="--margin-bounds 0 or 1"),
-        callback=lambda ctx, param, value: None if value is None else bool(value),
+        type=Choice((0, 1), expected="--margin-bounds 0 or 1"),
+        convert=lambda value: None if value is None else bool(value),
     )
 
 
@@ -107,7 +104,7 @@ def kernel(r_note=""):
             member(
                 "-t",
                 dest="kernel_type",
-                type=IntChoice(0, 1, 2, 3, expected="kernel type 0, 1, 2 or 3"),
+                type=Choice((0, 1, 2, 3), expected="kernel type 0, 1, 2 or 3"),
                 cli_default=0,
                 show_default=True,
                 help="Kernel: 0 linear, 1 polynomial (s a.b+r)^d, 2 RBF "

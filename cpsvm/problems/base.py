@@ -20,13 +20,12 @@ Writing δΨ_i(ŷ) = Ψ(x_i, y_i) − Ψ(x_i, ŷ):
 A user problem subclasses :class:`PerExampleProblem`, which provides the batched
 methods from per-example ones (``psi``, ``loss``, ``most_violated``, ``classify``).
 
-Optional methods a problem may add for speed (the engine checks for them):
-``margins_many(w, labellings)`` (the -w 4 cache: margins of several labellings from one
-pass, :mod:`cpsvm.engine.cuts`); ``split_labels(labels, rows)`` (n-slack: the labelling
-of each example alone, when a labelling is not one entry per example); and, for -w 9 on
-problems whose labellings cannot be listed, ``scores``, ``separate_at``, ``margins_at``,
-``margins_many_at`` and ``n_weights_at`` (:mod:`cpsvm.engine.ocas`). The HMM problem
-(:mod:`cpsvm.problems.hmm.problem`) has them all.
+Every other hook the engine or a solver calls is declared on :class:`StructuredProblem`
+with its default, so that no caller asks a problem whether it has one: a problem overrides
+what it does better (for speed, or because its labellings are laid out otherwise). The
+hooks whose absence changes the algorithm (``cut``, ``separate_at``) default to None;
+the others default to what the engine would do without them. The HMM problem
+(:mod:`cpsvm.problems.hmm.problem`) has most of them.
 """
 
 from __future__ import annotations
@@ -35,7 +34,8 @@ import numpy as np
 
 
 class StructuredProblem:
-    """Base of every problem; subclasses implement the batched methods above."""
+    """Base of every problem; subclasses implement the batched methods above and may
+    override the optional hooks below (each with the default the engine relies on)."""
 
     n_examples: int
     size_psi: int
@@ -65,6 +65,74 @@ class StructuredProblem:
             return np.stack(candidates)[choice, np.arange(len(choice))]
         return [candidates[c][i] for i, c in enumerate(choice)]
 
+    # -- optional hooks of the cutting-plane oracle (cpsvm.engine.oracles) ----------------
+
+    # cut(w, weights, rescaling) -> (c, g): the most violated 1-slack cut at w,
+    # c = Σ weights_i·Δ_i(ŷ_i) and g = Σ weights_i·δΨ_i(ŷ_i) (slack rescaling: δΨ_i
+    # weighted by Δ_i too), without forming the labelling (binary: one pass of the hinge
+    # kernel). None: the oracle builds the cut from ``separate``'s labelling.
+    cut = None
+
+    def cut_table(self, weights):
+        """A table that keeps the cuts Σ weights_i·δΨ_i in the problem's own form
+        (Crammer-Singer: :class:`cpsvm.engine.cuts.ClassCuts`), or None: the oracle keeps
+        them as vectors (:class:`cpsvm.engine.cuts.CutVectors`)."""
+        return None
+
+    def margins_many(self, w, labellings) -> list:
+        """``margins(w, labels)`` of each labelling (the -w 4 cache, cpsvm.engine.cuts): a
+        problem whose margins share work across labellings (the scores of w) overrides it."""
+        return [self.margins(w, labels) for labels in labellings]
+
+    def split_labels(self, labels, rows) -> list:
+        """n-slack: the labelling of each example of ``rows`` alone, from the labelling
+        ``separate(w, rescaling, rows)`` returned; by default one entry per example
+        (sequences, trees and queries lay theirs out otherwise)."""
+        return [labels[j : j + 1] for j in range(len(rows))]
+
+    # The factor of -e in this problem's loss units (rank: svm_rank_learn's -e is relative
+    # to the average number of pairs per query).
+    epsilon_scale = 1.0
+
+    # -- the binary hinge (cpsvm.engine.ocas, solvers' -w 5 and margin bounds) -------------
+
+    # Flipping y_i costs Δ and earns w·δΨ_i = flip_gain·y_i·⟨w, x_i⟩; None: the problem is
+    # not a binary hinge (multiclass, structured).
+    flip_gain: float | None = None
+    # None: no per-example hinge whose cut the margin bounds could prune; False or True
+    # (binary): whether ``cut`` prunes with them (cp_learn --margin-bounds, set by the
+    # solver before training).
+    margin_bounds: bool | None = None
+
+    # -- OCAS's line search (-w 9: cpsvm.engine.ocas.OcasOracle) ---------------------------
+
+    # Δ of one wrong label, in the problem's scale (the hinge's L, OCAS's loss).
+    loss_scale: float
+
+    def scores(self, w, rows=None):
+        """The outputs the problem's loss reads at w (binary ⟨w, x_i⟩, multiclass every
+        class's score, structured the per-example scores ``separate_at`` takes)."""
+        raise NotImplementedError
+
+    # separate_at(out, w) -> labels: ``separate`` (margin rescaling) at the outputs ``out``
+    # (of ``scores``) and the first ``n_weights_at`` weights of w, which OCAS moves along a
+    # line without forming w. None: the problem's labellings can be listed per example
+    # (binary, multiclass) and OCAS finds them itself. With it a problem gives
+    # ``margins_at``.
+    separate_at = None
+
+    def margins_at(self, out, w, labels) -> np.ndarray:
+        """``margins`` at the outputs ``out`` and the first ``n_weights_at`` weights w
+        (linear in (out, w): OCAS's line search adds them)."""
+        raise NotImplementedError
+
+    def margins_many_at(self, out, w, labellings) -> list:
+        """``margins_at`` of each labelling (overridden where they share work)."""
+        return [self.margins_at(out, w, labels) for labels in labellings]
+
+    # How many leading weights of w ``separate_at`` and ``margins_at`` read; None: all.
+    n_weights_at: int | None = None
+
 
 class PerExampleProblem(StructuredProblem):
     """Adapter for problems written one example at a time (e.g. a user's own).
@@ -80,6 +148,10 @@ class PerExampleProblem(StructuredProblem):
     ``format_label(y)`` (the text of a prediction in cp_classify's output).
     Their model is a :class:`cpsvm.models.UserProblemModel` recording ``module:Class``.
     """
+
+    # The training data's width (set by cpsvm.problems.user when it builds the problem):
+    # cp_classify gives the problem test rows of this width.
+    _cpsvm_n_features = 0
 
     def _rows(self, rows):
         return range(self.n_examples) if rows is None else rows
@@ -134,6 +206,6 @@ class PerExampleProblem(StructuredProblem):
             spec=f"{cls.__module__}:{cls.__qualname__}",
             w=np.asarray(w, dtype=np.float64).copy(),
             n_train=n_train,
-            n_features=getattr(self, "_cpsvm_n_features", 0),
+            n_features=self._cpsvm_n_features,
             options=dict(self.model_options()),
         )

@@ -2,7 +2,7 @@
 :class:`ProblemEntry`) and where the built-in ones live.
 
 A problem's entry is everything the toolkit needs to know about it besides its numerics:
-its own options (SVMstruct's ``--x`` options, declared once: flag, click type and range,
+its own options (SVMstruct's ``--x`` options, declared once: flag, value type and range,
 default, help) and their checks, its losses (``-l``), its default tolerance (``-e``) and
 algorithm (``-w``), its C convention, how ``auto`` recognises its files and how its
 labels are checked, how it is built on a dataset, what the learners' statistics add for
@@ -28,10 +28,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import click
-
 from ..errors import OptionError
-from ..options import IntChoice, Option
+from ..options import Choice, Option, Range
 
 # The built-in problems, in the order --help lists them: each name is the package
 # cpsvm.problems.<name>, whose ENTRY is the problem.
@@ -53,8 +51,8 @@ class ProblemOption:
     """One option of a problem on cp_learn's command line.
 
     ``flag`` on the command line (``--t``); ``name`` the keyword the problem receives it
-    by (``trans_order``); ``type`` click's type of its values (IntRange, FloatRange,
-    Choice, :class:`~cpsvm.options.IntChoice`), ``integral`` a float that must be whole;
+    by (``trans_order``); ``type`` the type of its values (``float``, or
+    cpsvm.options' Range or Choice, plain data), ``integral`` a float that must be whole;
     ``kind`` "value", "text", "flag" or "examples" (a file of examples, which the command
     reads: the problem receives the dataset); ``default`` its value when not given;
     ``what`` a few words on what it sets, for error messages; ``help`` the problem's
@@ -95,14 +93,20 @@ class ProblemOption:
             return f"{self.flag} <= {high:g}"
         return f"{self.flag}, a number"
 
+    def _whole(self) -> bool:
+        """Its values are integers (an integer range or choice)."""
+        kind = self.type
+        return (isinstance(kind, Range) and kind.base is int) or (
+            isinstance(kind, Choice) and kind.integral
+        )
+
     def parse(self, text: str, problem: str):
         """The value of ``text`` as given on the command line, checked (OptionError, a
         usage error, if the problem cannot take it)."""
         choices = self._choices()
         if self.kind != "value" or (choices and all(isinstance(c, str) for c in choices)):
             return self.check(text, problem)
-        whole = isinstance(self.type, (click.IntRange, IntChoice)) and not self.integral
-        number = int if whole else float
+        number = int if self._whole() and not self.integral else float
         try:
             value = number(text)
         except (TypeError, ValueError):
@@ -112,23 +116,29 @@ class ProblemOption:
 
     def check(self, value, problem: str, text=None):
         """``value`` (from the command line or from Python) as the problem takes it, or
-        OptionError naming the values it takes (click's type checks it)."""
+        OptionError naming the values it takes (its type's range or choices)."""
         if value is None or self.kind != "value":
             return value  # None: not set (the problem's default applies)
         shown = value if text is None else text
         about = f" ({problem}: {self.what})" if self.what else f" ({problem})"
-        choices = self._choices()
-        whole = self.integral or isinstance(self.type, (click.IntRange, IntChoice))
+        kind = self.type
+        words = isinstance(kind, Choice) and not kind.integral
+        whole = self.integral or self._whole()
         try:
-            if not isinstance(value, str) and (value != value or (whole and value != int(value))):
-                raise click.BadParameter(str(value))  # NaN, or not a whole number
-            converted = self.type.convert(value, None, None)
-        except (click.BadParameter, OverflowError):
+            number = value
+            if not words:
+                if isinstance(value, str):
+                    number = (int if whole and not self.integral else float)(value)
+                if number != number or (whole and number != int(number)):
+                    raise ValueError(value)  # NaN, or not a whole number
+            if isinstance(kind, (Range, Choice)) and not kind.holds(number):
+                raise ValueError(value)
+        except (TypeError, ValueError, OverflowError):
             integer = ", an integer" if self.integral else ""
             raise OptionError(f"expected {self.wanted()}{integer}{about}, got {shown}") from None
-        if choices is not None:
-            return converted
-        return int(value) if whole else float(value)
+        if words:
+            return number
+        return int(number) if whole else float(number)
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,35 @@ class MonitorStyle:
         return replace(self, columns=self.columns + tuple(more))
 
 
+class TraceFile:
+    """--trace's file (``-``: standard output), each row flushed so that it can be read
+    while training runs. A failed write (a full device, a closed pipe) stops the trace,
+    never the training: ``error`` keeps it, for the command to report once the model is
+    written."""
+
+    def __init__(self, path):
+        self.path = path
+        self.error = None
+        self.file = sys.stdout if path == "-" else open(path, "w", encoding="utf-8")
+
+    def write(self, text: str) -> None:
+        if self.error is not None:
+            return
+        try:
+            self.file.write(text)
+            self.file.flush()
+        except OSError as e:
+            self.error = OSError(e.errno, e.strerror, self.path)
+
+    def close(self) -> None:
+        if self.file is sys.stdout:
+            return
+        try:
+            self.file.close()
+        except OSError as e:
+            self.error = self.error or OSError(e.errno, e.strerror, self.path)
+
+
 class Monitor:
     """The solvers' callback, by verbosity: 1 a tqdm line on stderr (on a terminal); 2 one
     line per report on stderr instead (the style's); 3 also the iteration's time and,
@@ -79,7 +108,7 @@ class Monitor:
         # At -v 2 the lines replace the bar (both on stderr would interleave).
         shown = verbosity if verbosity < 2 and style.bar else 0
         self.bar = progress(total, shown, desc, style.unit)
-        self.trace = open(trace_path, "w", encoding="utf-8") if trace_path else None
+        self.trace = TraceFile(trace_path) if trace_path else None
         if self.trace:
             self.trace.write("\t".join(self.columns) + "\n")
         self.last = None
@@ -106,7 +135,6 @@ class Monitor:
                 self.trace.write(
                     "\t".join(repr(v) if isinstance(v, float) else str(v) for v in values) + "\n"
                 )
-                self.trace.flush()  # readable while training runs
 
     def extra_columns(self, p, base) -> str:
         """ ", c=value" of the columns beyond the style's ``base`` ones (a cluster's)."""

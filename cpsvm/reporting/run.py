@@ -14,20 +14,23 @@ from .monitor import note
 from .statistics import stop_reason
 
 EXIT_INTERRUPTED = 130
-EXIT_TERMINATED = 143  # SIGTERM where a command handles it (a Dask session's cleanup)
+# The signals a command's training stops at, as at Ctrl-C (with StopOnInterrupt's
+# ``terminate``).
+TERMINATING = ("SIGTERM", "SIGHUP", "SIGQUIT")
 
 
 class StopOnInterrupt:
     """Ctrl-C asks the learner to stop after its current iteration; a second one aborts.
-    With ``terminate`` (a run on a Dask cluster, which batch systems stop by SIGTERM),
-    SIGTERM does the same (``terminated`` then says so; a second one aborts as
-    :class:`~cpsvm.errors.Terminated`).
+    With ``terminate`` (the commands: batch systems and terminals end a process by
+    SIGTERM and SIGHUP), SIGTERM, SIGHUP and SIGQUIT do the same (``terminated`` then
+    holds the signal's number; a second one aborts as :class:`~cpsvm.errors.Terminated`).
 
     Used as ``with StopOnInterrupt() as stop: train(..., should_stop=stop)``; the
-    learner then writes the model it has (a valid one) and exits 130 (143 after
-    SIGTERM). The handler only records the request (and says ``message``, unless None):
-    a KeyboardInterrupt raised while a compiled kernel runs would surface as numba's
-    SystemError, so the loops ask ``stop()`` between their kernel calls.
+    learner then writes the model it has (a valid one) and exits 130 (128 + the signal's
+    number after the others). The handler only records the request (and says
+    ``message``, unless None): a KeyboardInterrupt raised while a compiled kernel runs
+    would surface as numba's SystemError, so the loops ask ``stop()`` between their
+    kernel calls.
     """
 
     def __init__(
@@ -42,23 +45,25 @@ class StopOnInterrupt:
         import signal
 
         self.requested = False
-        self.terminated = False
-        self._previous = signal.signal(signal.SIGINT, self._handle)
+        self.terminated = 0
+        handled = [signal.SIGINT]
         if self.terminate:
-            self._previous_term = signal.signal(signal.SIGTERM, self._handle)
+            handled += [getattr(signal, name) for name in TERMINATING]
+        self._previous = {signum: signal.signal(signum, self._handle) for signum in handled}
         return self
 
     def _handle(self, signum, frame):
         import signal
 
         if self.requested:
-            if signum == signal.SIGTERM:
-                raise Terminated
+            if signum != signal.SIGINT:
+                raise Terminated(signum)
             raise Interrupted("interrupted (Ctrl-C twice): stopped at once, nothing written")
         self.requested = True
-        if signum == signal.SIGTERM:
-            self.terminated = True
-            note("Terminate (SIGTERM): stopping after this iteration (again to abort)")
+        if signum != signal.SIGINT:
+            self.terminated = int(signum)
+            name = signal.Signals(signum).name
+            note(f"Terminate ({name}): stopping after this iteration (again to abort)")
         elif self.message is not None:
             note(self.message)
 
@@ -68,9 +73,8 @@ class StopOnInterrupt:
     def __exit__(self, *exc):
         import signal
 
-        signal.signal(signal.SIGINT, self._previous)
-        if self.terminate:
-            signal.signal(signal.SIGTERM, self._previous_term)
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
         return False
 
 
@@ -101,7 +105,7 @@ def train_and_save(train, data, params, model_file, monitor, terminate=False):
         with StopOnInterrupt(terminate=terminate) as stop:
             model, info = train(data, params, callback=monitor, should_stop=stop)
         if stop.terminated:
-            info.terminated = True
+            info.terminated = stop.terminated
     finally:
         monitor.close()
     cpu = time.process_time() - started
@@ -109,28 +113,43 @@ def train_and_save(train, data, params, model_file, monitor, terminate=False):
     if feature_ids is not None:  # trained on renumbered columns: the file's indices
         model.feature_ids = feature_ids
     write_model(model_file, model)
+    _report_trace_failure(monitor, model_file)
     return info, cpu
 
 
-def finish(
-    prog, result, model_file, verbosity, *, notes=(), warn=True, best=False, terminated=False
-):
+def _report_trace_failure(monitor, model_file) -> None:
+    """A --trace file that could not be written to the end, once the model is: an
+    OSError naming it (exit 1), unless its reader closed the pipe (``| head``)."""
+    import errno
+
+    error = monitor.trace.error if monitor.trace is not None else None
+    if error is not None and error.errno != errno.EPIPE:
+        raise OSError(
+            error.errno,
+            f"{error.strerror} (the trace stopped there; the model was written to {model_file})",
+            error.filename,
+        )
+
+
+def finish(prog, result, model_file, verbosity, *, notes=(), warn=True, best=False, terminated=0):
     """The end of every learner: its notes on stderr, then after an interrupt the line
-    saying where the model reached so far went and exit 130 (143 and "terminated" when
-    SIGTERM stopped it: ``terminated``), else (``warn``) a warning when the run stopped
-    before converging. ``best``: the model written is the best point so far (OCAS), not
-    the last."""
+    saying where the model reached so far went and exit 130 (128 + the signal's number
+    and "terminated (SIGTERM)" when a signal stopped it: ``terminated``, its number),
+    else (``warn``) a warning when the run stopped before converging. ``best``: the model
+    written is the best point so far (OCAS), not the last."""
+    import signal
+
     for line in notes:
         note(f"Note: {line}")
     if result.status == "interrupted":
         gap = getattr(result, "gap", None)
         at = f" with duality gap {gap:.6g}" if gap is not None else ""
         so_far = "the best model so far" if best else "the model so far"
-        how = "terminated (SIGTERM)" if terminated else "interrupted"
+        how = f"terminated ({signal.Signals(terminated).name})" if terminated else "interrupted"
         note(
             f"{prog}: {how} at iteration {result.iterations}{at}; {so_far} was written "
             f"to {model_file}"
         )
-        sys.exit(EXIT_TERMINATED if terminated else EXIT_INTERRUPTED)
+        sys.exit(128 + terminated if terminated else EXIT_INTERRUPTED)
     if warn and result.status != "converged" and verbosity >= 1:
         note(f"Warning: {stop_reason(result.status)}")

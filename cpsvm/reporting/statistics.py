@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sys
 
+from ..engine.solver_table import ASSET_LEARN, CP_LEARN, OCAS_LEARN, SAMPLED_LEARN
+
 # The one table of stop reasons: a run's status (the engine's result) and, where the
 # tools a command follows word it differently, the command's own variant. {p}, {tolerance}
 # and {epochs} are filled in by stop_reason; None: worded by the command from its
@@ -105,13 +107,14 @@ def struct_statistics(info, params, cpu, out):
         f"Problem: {name}, algorithm -w {info.algorithm}, "
         f"{'margin' if params.rescaling == 2 else 'slack'} rescaling"
     )
-    reason = stop_reason(r.status, "struct-gap" if info.algorithm in (5, 9) else "struct")
+    method = CP_LEARN[info.algorithm]
+    reason = stop_reason(r.status, "struct-gap" if method.stops_on_gap else "struct")
     p(f"Stopped because: {reason}")
     p(f"Final epsilon on KKT-Conditions: {max(r.violation, 0.0):.5f}")
     p(f"Upper bound on duality gap: {r.gap:.5f}")
     p(f"Dual objective value: dval={r.dual:.5f}")
     p(f"Primal objective value: pval={r.primal:.5f}")
-    if info.algorithm == 5:  # dual coordinate descent: passes over the examples, no cuts
+    if method.statistics == "passes":  # coordinate descent: passes over the examples, no cuts
         p(f"Number of passes over the examples: {r.iterations}")
         p(f"Number of coordinate updates: {r.oracle_calls}")
         p(f"Examples active (not shrunk) at the end: {r.working_set}")
@@ -134,8 +137,6 @@ def struct_statistics(info, params, cpu, out):
 
 def ocas_settings(data, params, out):
     """svmocas's lines before training: the input's statistics and the settings."""
-    from ..params.ocas import METHODS
-
     density = 100.0 * data.nnz / max(1, data.n_examples * data.n_features)
     print(
         f"Input data statistics:\n   # of examples  : {data.n_examples}\n"
@@ -147,7 +148,7 @@ def ocas_settings(data, params, out):
         f"   TolAbs         : {params.tol_abs:g}\n   TolRel         : {params.tol_rel:g}\n"
         f"   QPBound        : {params.qp_bound:g}\n   MaxTime        : {params.time_limit:g} "
         f"[s]\n   BufSize        : {params.buffer_size}\n   Method         : "
-        f"{METHODS[1 if params.method is None else params.method]}",
+        f"{OCAS_LEARN[1 if params.method is None else params.method].name}",
         file=out,
     )
 
@@ -157,9 +158,10 @@ def ocas_statistics(info, params, model_file, out):
     r = info.result
     reason = stop_reason(r.status, "ocas") or _converged_reason(r, params)
     s = info.seconds
+    passes = OCAS_LEARN[info.method].statistics == "passes"
     print(f"Problem: {info.problem}", file=out)
     print(f"Stopping condition: {reason}", file=out)
-    if info.method == 2:
+    if passes:
         print(
             f"Number of passes: {r.iterations}\nNumber of coordinate updates: "
             f"{r.updates} (examples active at the end: {r.active})",
@@ -176,7 +178,7 @@ def ocas_statistics(info, params, model_file, out):
         f"1-Q_D/Q_P: {r.gap / r.primal if r.primal else 0.0:.6g}",
         file=out,
     )
-    if info.method == 2:
+    if passes:
         timing = f"   passes         : {s['passes']:f} s\n   gap checks     : {s['gap']:f} s"
     else:
         timing = (
@@ -203,8 +205,7 @@ def sampled_statistics(info, params, cpu, out):
 
     r = info.result
     p = _printer(out)
-    name = {"const": "constant-time (Algorithm 2)", "linear": "linear-time (Algorithm 3)"}
-    p(f"Algorithm: {name[info.algorithm]}, sample size r={info.sample_size}")
+    p(f"Algorithm: {SAMPLED_LEARN[info.algorithm].name}, sample size r={info.sample_size}")
     style = f"sampled-{info.algorithm}"
     p(f"Stopped because: {stop_reason(r.status, style, p=params.patience)}")
     p(f"Final epsilon on KKT-Conditions: {max(r.violation, 0.0):.5f}")
@@ -229,6 +230,12 @@ def sampled_statistics(info, params, cpu, out):
     )
     p(runtime_line(cpu, r))
     p(svmlight_scale_line(params.C, info.n_examples, r.primal) + estimated)
+
+
+def asset_learn_statistics(info, params, cpu, out):
+    """asset_learn's statistics, those of its --method (the solver table's row)."""
+    lines = {"asset": asset_statistics, "gd": gd_statistics}
+    lines[ASSET_LEARN[params.method].statistics](info, params, cpu, out)
 
 
 def gd_statistics(info, params, cpu, out):

@@ -48,6 +48,13 @@ def _value_errors():
         raise ValueError(str(e)) from None
 
 
+def _params(cls, **values):
+    """A solver's Params of the estimator's ``values``: its declared checks refuse a value
+    with scikit-learn's ValueError (the same message as the command line's)."""
+    with _value_errors():
+        return cls(**values)
+
+
 def svmlight_kernel(kernel, gamma, degree, coef0, X=None) -> Kernel:
     """SVMlight's Kernel (``-t -d -g -s -r``) of scikit-learn's kernel parameters:
     ``poly`` (gamma·a·b + coef0)^degree is -t 1 -s gamma -r coef0 -d degree, ``rbf``

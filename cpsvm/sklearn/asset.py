@@ -15,6 +15,7 @@ from ._base import (
     _kernel_params,
     _monitor,
     _n_threads,
+    _params,
     _seed,
     _store,
     _SupportVectors,
@@ -41,7 +42,8 @@ class _Asset(_Estimator):
 
             warnings.warn(f"n_components={basis_size} > {m} examples: using {m}", stacklevel=3)
             basis_size = m
-        params = AssetParams(
+        params = _params(
+            AssetParams,
             C=float(self.C),
             approx=self.approximation,
             basis_size=basis_size,

@@ -16,6 +16,7 @@ from ._base import (
     _kernel_params,
     _monitor,
     _n_threads,
+    _params,
     _seed,
     _store,
     _time_limit,
@@ -48,7 +49,8 @@ def _struct_params(estimator, kind, n, C=None, **more):
     rescaling = _RESCALING.get(estimator.rescaling)
     if rescaling is None:
         raise ValueError(f"expected rescaling 'margin' or 'slack', got {estimator.rescaling!r}")
-    return StructParams(
+    return _params(
+        StructParams,
         C=command_c,
         epsilon=estimator.epsilon,
         algorithm=estimator.algorithm,

@@ -8,6 +8,7 @@ from ._base import (
     _Classifier,
     _monitor,
     _n_threads,
+    _params,
     _seed,
     _store,
     _time_limit,
@@ -80,7 +81,8 @@ class OCASClassifier(_Classifier):
 
         if self.method is not None:
             _check_choice("method", self.method, tuple(_METHODS))
-        return OcasParams(
+        return _params(
+            OcasParams,
             C=C,
             bias=float(self.intercept_scaling) if self.fit_intercept else 0.0,
             method=None if self.method is None else _METHODS[self.method],

@@ -11,6 +11,7 @@ from ._base import (
     _kernel_params,
     _monitor,
     _n_threads,
+    _params,
     _seed,
     _store,
     _time_limit,
@@ -64,7 +65,8 @@ class SampledCutSVC(_Classifier):
         from ..solvers.sampled import SampledParams, train
 
         X, target, cost = self._labelled(X, y, sample_weight)
-        params = SampledParams(
+        params = _params(
+            SampledParams,
             C=perf_from_c_light(_given_c(self), X.shape[0]),
             epsilon=self.epsilon,
             algorithm=self.algorithm,

@@ -333,9 +333,7 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
         average_last=average_last,
         cached=cached,
         seconds_map=seconds_map,
-        kernel_evaluations=kernel_rows.rk.evaluations
-        if kernel_rows is not None and hasattr(kernel_rows, "rk")
-        else 0,
+        kernel_evaluations=0 if kernel_rows is None else kernel_rows.kernel_evaluations,
         notes=notes,
         n_sample=len(range(m)[sample]),
         basis_size=basis_size,

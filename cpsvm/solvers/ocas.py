@@ -74,21 +74,31 @@ def example_costs(dataset: Dataset, params: OcasParams) -> np.ndarray:
     return costs if factors is None else costs * factors
 
 
+def check_bias(kind: str, bias: float) -> None:
+    """-b: a bias feature for binary problems only (also on a cluster)."""
+    if kind != "binary" and bias != 0:
+        raise InputError("a bias (-b) is supported for binary problems only")
+
+
+def libocas_problem(kind: str, X, y, bias: float, n_classes: int | None = None):
+    """The problem OCAS and dual coordinate descent train, in libocas's scale: Δ = 1 and
+    δΨ = y·x (binary: psi_scale ½), C_i in the examples' costs."""
+    if kind == "binary":
+        return BinaryProblem(X, y, bias=bias, loss_scale=1.0, psi_scale=0.5)
+    return MulticlassProblem(X, y, n_classes=n_classes, loss_scale=1.0)
+
+
 def _train(dataset, params, callback, should_stop):
     kind = choose_problem(dataset, params.problem)
     n = dataset.n_examples
     costs = example_costs(dataset, params)
-    if kind != "binary" and params.bias != 0:
-        raise InputError("a bias (-b) is supported for binary problems only")
+    check_bias(kind, params.bias)
     method = params.method
     if method is None:
         method = choose_method(kind, dataset.X, costs, params)
     X, y, costs, position = merged_examples(dataset.X, dataset.y, costs)
     check_costs(costs, np.sqrt(squared_norms(X, params.bias**2)))
-    if kind == "binary":
-        problem = BinaryProblem(X, y, bias=params.bias, loss_scale=1.0, psi_scale=0.5)
-    else:
-        problem = MulticlassProblem(X, y, loss_scale=1.0)
+    problem = libocas_problem(kind, X, y, params.bias)
     started = time.perf_counter()
     if method == 2:
         w, result, seconds = _train_dcd(kind, X, y, costs, params, callback, should_stop)
@@ -139,7 +149,7 @@ def _train_ocas(problem, costs, params, method, callback, should_stop):
     oracle = oracle_class(problem, costs, 1.0, method, params.cut_lambda)
     result = one_slack(
         oracle,
-        _engine_params(params, 1.0),
+        libocas_engine_params(params, 1.0),
         callback=callback,
         should_stop=should_stop,
         working_set=CutWorkingSet([1.0]),
@@ -148,8 +158,9 @@ def _train_ocas(problem, costs, params, method, callback, should_stop):
     return oracle.w_best, result, seconds
 
 
-def _engine_params(params, C):
-    """The engine's settings of an OCAS run (-m 0/1) whose working set is bounded by C."""
+def libocas_engine_params(params, C):
+    """The engine's settings of an OCAS run (-m 0/1) whose working set is bounded by C:
+    libocas's stopping rules (also on a cluster)."""
     return CuttingPlaneParams(
         C=C,
         epsilon=-math.inf,
@@ -201,19 +212,13 @@ class OcasPath:
             raise InputError("a path over C takes no per-example C_i (-C)")
         self.dataset, self.params = dataset, params
         self.kind = choose_problem(dataset, params.problem)
-        if self.kind != "binary" and params.bias != 0:
-            raise InputError("a bias (-b) is supported for binary problems only")
+        check_bias(self.kind, params.bias)
         factors = dataset.checked_cost()
         self.factors = np.ones(dataset.n_examples) if factors is None else factors
         self.X, self.y, self.unit_costs, self.position = merged_examples(
             dataset.X, dataset.y, self.factors
         )
-        if self.kind == "binary":
-            self.problem = BinaryProblem(
-                self.X, self.y, bias=params.bias, loss_scale=1.0, psi_scale=0.5
-            )
-        else:
-            self.problem = MulticlassProblem(self.X, self.y, n_classes=n_classes, loss_scale=1.0)
+        self.problem = libocas_problem(self.kind, self.X, self.y, params.bias, n_classes)
         self.norms = np.sqrt(squared_norms(self.X, params.bias**2))  # |x_i| (C's bound)
         self._ocas = None  # (oracle, working set) of the last OCAS run
         self._dcd = None  # (C, DcdResult) of the last DCD run
@@ -258,7 +263,7 @@ class OcasPath:
             working_set.set_bounds([C])
         result = one_slack(
             oracle,
-            _engine_params(params, C),
+            libocas_engine_params(params, C),
             callback=callback,
             should_stop=should_stop,
             working_set=working_set,

@@ -27,6 +27,7 @@ from ..engine.cutting_plane import CuttingPlaneParams, CuttingPlaneResult, n_sla
 from ..engine.magnitudes import c_bound, check_costs
 from ..engine.ocas import OcasOracle, merged_examples
 from ..engine.oracles import KernelCutOracle, LinearCutOracle
+from ..engine.solver_table import CP_LEARN
 from ..engine.working_set import CutWorkingSet, PrimalCutWorkingSet
 from ..errors import InputError, OptionError
 from ..kernels import check_kernel_values
@@ -40,7 +41,8 @@ from ..threads import thread_count
 # plain hinge's C_i (as ocas_learn's, solvers/ocas.py).
 DCD_CONDITION = 3.0
 # --margin-bounds when not given, per -w (benchmarks/bench_margin_bounds.py): the binary
-# linear cut (-w 2, 3) and OCAS's iteration (-w 9).
+# linear cut (-w 2, 3) and OCAS's iteration (-w 9), the methods whose cuts they prune
+# (the solver table's ``prunes``).
 MARGIN_BOUNDS_DEFAULT = {2: False, 3: False, 9: False}
 
 
@@ -83,102 +85,138 @@ class StructPath:
         params.validate()
         self.dataset, self.params = dataset, params
         self.entry = entry = choose_entry(dataset, params.problem, sequences=True)
-        self.loss_id, options, self.notes = params.checked(entry)
-        notes = self.notes
-        kernel = params.kernel
-        self.nonlinear = nonlinear = not kernel.is_linear
-        if nonlinear and not entry.kernels:
-            raise OptionError("kernels (-t 1..3) are supported for binary problems only")
-        if nonlinear:
-            check_kernel_values(kernel, dataset)
+        self.loss_id, self.options, self.notes = params.checked(entry)
+        self.nonlinear = not params.kernel.is_linear
+        self._check_kernel()
         # A loss over the whole label vector (SVMperf's multivariate ones): one example.
-        self.decomposes = decomposes = entry.decomposes(self.loss_id)
-        self.basis_method = basis_method = options.get("basis_method", 0)
-        n = dataset.n_examples
+        self.decomposes = entry.decomposes(self.loss_id)
+        self.basis_method = self.options.get("basis_method", 0)
         # Examples that are groups of lines (sentences, queries, trees) or a user's; None:
-        # built on the features below.
-        problem = entry.build(dataset, self.loss_id, options)
-        if problem is not None:
-            n = problem.n_examples
-        self.n = n
-        bias = options.get("bias")
-        if bias is None:
-            bias = float(kernel.is_linear)
-        algorithm = params.algorithm
-        linear = not nonlinear or basis_method == 1  # trained linearly (also Nyström's basis)
-        margin = params.rescaling == MARGIN_RESCALING
-        coordinate_descent = entry.coordinate_descent and linear and margin and decomposes
-        if algorithm == 5 and not coordinate_descent:
-            raise OptionError(
-                "-w 5 (dual coordinate descent) trains binary (error rate, -l 2) and "
-                "multiclass problems, linear (-t 0 or --t 1), with margin rescaling (-o 2)"
-            )
-        if algorithm == 5 and params.margin_bounds:
-            raise OptionError("--margin-bounds 1 prunes cuts: it cannot be used with -w 5")
-        if algorithm in (None, 9):
-            # -w 9 needs a linear model, margin rescaled, of a problem with the line search.
-            line_search = entry.line_search and margin and linear
-            if algorithm is None and coordinate_descent and not params.margin_bounds:
-                algorithm = 5  # decided on the examples, once they are built (below)
-            else:
-                algorithm = 9 if line_search else entry.default_algorithm
-        elif algorithm == 1:
-            algorithm = 0  # n-slack with shrinking: the same optimum as plain n-slack
-        # A problem whose loss is a count may scale -e to it (rank: svm_rank_learn's -e
-        # is relative to the average number of pairs per query).
-        epsilon = entry.epsilon if params.epsilon is None else params.epsilon
-        self.epsilon = epsilon * getattr(problem, "epsilon_scale", 1.0)
+        # built on the features (_build_on_features).
+        problem = entry.build(dataset, self.loss_id, self.options)
+        self.n = dataset.n_examples if problem is None else problem.n_examples
+        algorithm = self._choose_algorithm()
+        self.epsilon = self._epsilon(problem)
         self.nystrom = None
-        if nonlinear and basis_method == 0:
-            if algorithm != 3:
-                notes.append(f"-w {algorithm} with a kernel: using -w 3 (1-slack dual)")
-                algorithm = 3
-            self.algorithm, self.problem = algorithm, None
+        if self.nonlinear and self.basis_method == 0:
+            self.algorithm, self.problem = self._exact_kernel_algorithm(algorithm), None
             return
-        # Each example's cost: factor (SVMlight's, 1 if none) and, for -w 9, its weight
-        # cost_i/n in the 1-slack risk. A user's problem gets them when its examples are
-        # the file's lines.
-        cost_factors = dataset.checked_cost()
+        costs, cost_factors = self._costs(problem)
+        if problem is None:
+            problem, costs = self._build_on_features(algorithm, costs)
+        if not self.decomposes and params.margin_bounds:
+            self.notes.append(
+                f"--margin-bounds 1 ignored: -l {self.loss_id} has no per-example hinge"
+            )
+        self.algorithm, self.problem = algorithm, problem
+        self.costs, self.cost_factors = costs, cost_factors
+        self._warm = None  # (algorithm, state) of the last run that can go on
+
+    def _check_kernel(self):
+        """-t 1..3: for the problems that take kernels, with values the kernel takes."""
+        if self.nonlinear and not self.entry.kernels:
+            raise OptionError("kernels (-t 1..3) are supported for binary problems only")
+        if self.nonlinear:
+            check_kernel_values(self.params.kernel, self.dataset)
+
+    def _choose_algorithm(self) -> int:
+        """-w, resolved by its row of the solver table: an alias's method; not given, 5
+        where it applies (decided on the examples in _fit: fastest_algorithm), else 9; a
+        method that needs what the problem or the settings do not allow refused, or (9
+        without the line search) the problem's default_algorithm."""
+        params, entry = self.params, self.entry
+        linear = not self.nonlinear or self.basis_method == 1  # also Nyström's basis
+        margin = params.rescaling == MARGIN_RESCALING
+        applies = {  # what a method may need, trained linearly with margin rescaling
+            "coordinate_descent": entry.coordinate_descent and linear and margin
+            and self.decomposes,
+            "line_search": entry.line_search and margin and linear,
+        }  # fmt: skip
+        algorithm = params.algorithm
+        if algorithm is None:
+            default_dcd = applies["coordinate_descent"] and not params.margin_bounds
+            algorithm = 5 if default_dcd else 9
+        method = CP_LEARN[algorithm]
+        if method.same_as is not None:
+            return method.same_as  # -w 1, n-slack with shrinking: the same optimum as 0
+        if method.needs is not None and not applies[method.needs]:
+            if method.refused is not None:
+                raise OptionError(method.refused)
+            return entry.default_algorithm
+        if params.margin_bounds and not method.margin_bounds:
+            raise OptionError(
+                f"--margin-bounds 1 prunes cuts: it cannot be used with -w {algorithm}"
+            )
+        return algorithm
+
+    def _epsilon(self, problem) -> float:
+        """-e (or the problem's default) in the loss's units: a problem whose loss is a
+        count may scale it (rank: svm_rank_learn's -e is relative to the average number
+        of pairs per query)."""
+        params, entry = self.params, self.entry
+        epsilon = entry.epsilon if params.epsilon is None else params.epsilon
+        return epsilon * (1.0 if problem is None else problem.epsilon_scale)
+
+    def _exact_kernel_algorithm(self, algorithm) -> int:
+        """The -w of an exact kernel expansion: the method that trains them (said)."""
+        if CP_LEARN[algorithm].exact_kernels:
+            return algorithm
+        kernels = next(i for i, m in CP_LEARN.items() if m.exact_kernels)
+        self.notes.append(
+            f"-w {algorithm} with a kernel: using -w {kernels} ({CP_LEARN[kernels].name})"
+        )
+        return kernels
+
+    def _costs(self, problem):
+        """(each example's weight cost_i/n in the 1-slack risk, SVMlight's cost: factors
+        or None): a user's problem gets the factors when its examples are the file's
+        lines, a loss over the whole label vector never (said)."""
+        cost_factors = self.dataset.checked_cost()
         if (
             cost_factors is not None
             and problem is not None
-            and problem.n_examples != dataset.n_examples
+            and problem.n_examples != (self.dataset.n_examples)
         ):
-            notes.append(
+            self.notes.append(
                 f"cost: factors ignored: the problem has {problem.n_examples} "
-                f"examples, the file {dataset.n_examples} lines"
+                f"examples, the file {self.dataset.n_examples} lines"
             )
             cost_factors = None
-        if cost_factors is not None and not decomposes:
-            notes.append(
+        if cost_factors is not None and not self.decomposes:
+            self.notes.append(
                 f"cost: factors ignored: the loss -l {self.loss_id} counts every example "
                 "once, as SVMperf's"
             )
             cost_factors = None
-        costs = (np.ones(n) if cost_factors is None else cost_factors) / n
-        if problem is None:
-            X, y = dataset.X, dataset.y
-            if nonlinear:
-                from ..approx import NystromMap
+        n = self.n
+        return (np.ones(n) if cost_factors is None else cost_factors) / n, cost_factors
 
-                nystrom = NystromMap(kernel, _basis(dataset, options, params.seed))
-                if nystrom.n_dropped:
-                    notes.append(
-                        f"basis kernel matrix is singular: {nystrom.n_dropped} of "
-                        f"{nystrom.basis.shape[0]} directions dropped"
-                    )
-                X = nystrom.transform(dataset.X)
-                self.nystrom = nystrom
-            if not decomposes:
-                costs = np.ones(1)
-            elif algorithm in (5, 9):
-                X, y, costs, _ = merged_examples(X, y, costs)
-            problem = entry.build_on(X, y, self.loss_id, options, bias)
-        if not decomposes and params.margin_bounds:
-            notes.append(f"--margin-bounds 1 ignored: -l {self.loss_id} has no per-example hinge")
-        self.algorithm, self.problem = algorithm, problem
-        self.costs, self.cost_factors = costs, cost_factors
-        self._warm = None  # (algorithm, state) of the last run that can go on
+    def _build_on_features(self, algorithm, costs):
+        """(the problem on the file's features, or on a Nyström basis's (--t 1), its
+        costs): examples that are equal merged for OCAS's and coordinate descent's
+        passes, the bias feature the entry's --b (default 1 when linear)."""
+        dataset, options = self.dataset, self.options
+        X, y = dataset.X, dataset.y
+        if self.nonlinear:
+            from ..approx import NystromMap
+
+            nystrom = NystromMap(self.params.kernel, _basis(dataset, options, self.params.seed))
+            if nystrom.n_dropped:
+                self.notes.append(
+                    f"basis kernel matrix is singular: {nystrom.n_dropped} of "
+                    f"{nystrom.basis.shape[0]} directions dropped"
+                )
+            X = nystrom.transform(dataset.X)
+            self.nystrom = nystrom
+        method = CP_LEARN[algorithm]
+        if not self.decomposes:
+            costs = np.ones(1)
+        elif method.loop == "dcd" or method.oracle == "ocas":
+            X, y, costs, _ = merged_examples(X, y, costs)
+        bias = options.get("bias")
+        if bias is None:
+            bias = float(not self.nonlinear)
+        return self.entry.build_on(X, y, self.loss_id, options, bias), costs
 
     def fit(self, C: float, *, callback=None, should_stop=None):
         """The model and TrainInfo at ``C``, warm from the previous fit where the
@@ -197,24 +235,24 @@ class StructPath:
             max_iterations=params.max_iterations,
             max_idle=params.max_idle,
             time_limit=params.time_limit,
-            use_cache=algorithm == 4,
         )
         if self.problem is None:
             return self._fit_kernel(params, engine_params, notes, callback, should_stop)
         problem, costs = self.problem, self.costs
-        if algorithm == 5 and params.algorithm is None:
+        if CP_LEARN[algorithm].loop == "dcd" and params.algorithm is None:
             algorithm = fastest_algorithm(problem, costs, C)
-        engine_params.use_cache = algorithm == 4
+        method = CP_LEARN[algorithm]
+        engine_params.use_cache = method.cache
         # The per-example hinge of the binary problem is what the margin bounds prune.
-        bounds = hasattr(problem, "margin_bounds") and (
+        bounds = problem.margin_bounds is not None and (
             MARGIN_BOUNDS_DEFAULT.get(algorithm, False)
             if params.margin_bounds is None
             else params.margin_bounds
         )
-        if bounds and algorithm in (2, 3):
-            problem.margin_bounds = True
+        if bounds and method.prunes and method.oracle == "linear":
+            problem.margin_bounds = True  # the problem's cut prunes (OCAS's oracle: below)
         warm = self._warm[1] if self._warm is not None and self._warm[0] == algorithm else None
-        if algorithm == 5:
+        if method.loop == "dcd":
             w, result, state = _coordinate_descent(
                 problem, costs, params, self.epsilon, callback, should_stop, warm
             )
@@ -279,15 +317,18 @@ def _cutting_planes(
     warm=None,
 ):  # fmt: skip
     """(w, engine result, state to go on from at another C or None) of the cutting-plane
-    algorithms (-w 0, 2, 3, 4, 9); ``warm``: such a state (-w 3, 4, 9)."""
+    algorithms (-w 0, 2, 3, 4, 9); ``warm``: such a state (the solver table's ``warm``
+    methods)."""
+    method = CP_LEARN[algorithm]
+    ocas = method.oracle == "ocas"
     if warm is not None:
         oracle, working_set = warm
         working_set.set_bounds([params.C])
-        if algorithm == 9:
+        if ocas:
             oracle.set_C(params.C)
             engine_params.tol_abs = params.C * engine_params.epsilon
             engine_params.epsilon = -math.inf
-    elif algorithm == 9:
+    elif ocas:
         # OCAS in the problem's scale: F(w) = ½|w|² + C·(1/n)·Σ ξ_i is the 1-slack primal;
         # a duality gap of C·ε gives the 1-slack ε guarantee.
         if bounds:
@@ -300,9 +341,9 @@ def _cutting_planes(
         engine_params.epsilon = -math.inf
     else:
         oracle = LinearCutOracle(
-            problem, params.rescaling, params.cache_size if algorithm == 4 else 0, cost_factors
+            problem, params.rescaling, params.cache_size if method.cache else 0, cost_factors
         )
-    if warm is None and algorithm == 0:
+    if warm is None and method.loop == "n_slack":
         result = n_slack(
             oracle,
             problem.n_examples,
@@ -315,7 +356,7 @@ def _cutting_planes(
         if warm is None:
             working_set = (
                 PrimalCutWorkingSet(params.C, lambda: oracle.vectors)
-                if algorithm == 2
+                if method.primal_qp
                 else CutWorkingSet([params.C])
             )
         result = one_slack(
@@ -326,10 +367,10 @@ def _cutting_planes(
             working_set=working_set,
         )
     w = oracle.weights(result.alpha)
-    if algorithm == 9:
+    if ocas:
         w = oracle.w_best.copy()  # (moved in place by a later run of a path)
         result = dataclasses.replace(result, xi=(result.primal - 0.5 * float(w @ w)) / params.C)
-    state = (oracle, working_set) if algorithm in (3, 4, 9) else None
+    state = (oracle, working_set) if method.warm else None
     return w, result, state
 
 

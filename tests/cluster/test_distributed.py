@@ -27,6 +27,7 @@ from cpsvm.cluster.shards import plan_shards, read_shard, shard_loaders
 from cpsvm.cluster.solver import train_ocas, train_struct
 from cpsvm.data import Dataset
 from cpsvm.engine.ocas import binary_line_search, class_line_search
+from cpsvm.errors import InputError
 from cpsvm.io.svmlight import read_svmlight, write_svmlight
 from cpsvm.solvers.ocas import OcasParams
 from cpsvm.solvers.ocas import train as ocas_train
@@ -748,3 +749,122 @@ def test_a_local_cluster_leaves_the_callers_environment_as_it_was():
         assert dict(os.environ) == before
     finally:
         session.close()
+
+
+@pytest.mark.parametrize(
+    "sample, problem",
+    [("ewt60.hmm.train", "hmm"), ("toy.rank.train", "rank"), ("a9a3k.train", None)],
+)
+def test_a_file_cp_learn_trains_as_a_structure_is_told(sample, problem):
+    """The shards say which structured problem cp_learn's auto takes their file for (the
+    registry's detect on each shard): an SVM-hmm file, a ranking; a binary file none.
+    The cluster refuses the first two (it would train another model than the single
+    machine)."""
+    from conftest import SAMPLES
+
+    for parts in (1, 2):
+        data = file_shards(SAMPLES / sample, parts)
+        found = {x["problem"][0] if x["problem"] else None for x in data.summaries}
+        assert found == {problem}
+        if problem is None:
+            data.refuse_structured()
+            continue
+        with pytest.raises(InputError) as error:
+            data.refuse_structured()
+        assert str(error.value).startswith(
+            f"{SAMPLES / sample}: cp_learn trains this file as the {problem} problem ("
+        )
+        assert str(error.value).endswith(
+            "which a cluster (--scheduler) cannot train yet: train it without --scheduler"
+        )
+
+
+def test_bracketed_trees_are_refused_as_the_cfg_format():
+    """A file of bracketed trees (cfg's own format, the registry's sniff): one line saying
+    so, not the SVMlight reader's complaint about its line, for any shard."""
+    from conftest import SAMPLES
+
+    for parts in (1, 2):
+        with pytest.raises(InputError) as error:
+            file_shards(SAMPLES / "toy.train.mrg", parts)
+        assert str(error.value).startswith(
+            f"{SAMPLES / 'toy.train.mrg'}: the cfg problem's own format (cfg for bracketed "
+        )
+
+
+def test_cli_an_hmm_file_is_refused_by_cp_learn(tmp_path):
+    """cp_learn --scheduler on an SVM-hmm file: one line, exit 1, no model (the single
+    machine trains an HMM; the cluster would train its tokens as classes)."""
+    from conftest import SAMPLES
+
+    model = tmp_path / "m"
+    r = run_cli("learn", "--scheduler", "local:2", "-c", "1", SAMPLES / "ewt60.hmm.train", model)
+    assert r.returncode == 1 and not model.exists(), r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "as the hmm problem" in lines[0], lines
+
+
+def test_a_change_before_while_or_after_the_first_reading_is_told_apart(
+    sets, tmp_path, monkeypatch
+):
+    """A file cut short after the shards were planned and before they were read, or
+    while its shard was being read: the first reading is refused, saying when (exit 1,
+    no model: nothing was trained on it). Cut short after the first reading: the
+    shard read again differs from the first reading (the best model so far, for the
+    command)."""
+    text = (sets / "binary.svm").read_bytes()
+    lines = text.splitlines(keepends=True)
+    cut = b"".join(lines[: len(lines) * 5 // 6])
+    source = tmp_path / "train.svm"
+
+    def load(specs):
+        return ShardedData(InProcessSession(), *shard_loaders(specs, len(specs)))
+
+    source.write_bytes(text)
+    specs = plan_shards(str(source), 2)
+    source.write_bytes(cut)
+    with pytest.raises(shards.ShardChanged) as error:
+        load(specs)
+    assert str(error.value) == (
+        f"{source}: changed after the run planned its shards, before it read them (its size "
+        f"changed from {len(text)} to {len(cut)} bytes); a shard must stay the same for the "
+        "whole run"
+    )
+
+    source.write_bytes(text)
+    specs = plan_shards(str(source), 2)
+    open_source = shards.open_source
+
+    def cut_once_opened(path, timeout=None):
+        opened = open_source(path, timeout)
+        source.write_bytes(cut)
+        return opened
+
+    monkeypatch.setattr(shards, "open_source", cut_once_opened)
+    with pytest.raises(shards.ShardChanged, match=r"changed while the run read it \("):
+        load(specs)
+    monkeypatch.undo()
+
+    source.write_bytes(text)
+    specs = plan_shards(str(source), 2)
+    data = load(specs)
+    source.write_bytes(cut)
+    again = shards.load_shard(functools.partial(shards.read_files, [specs[1]]), 1)
+    with pytest.raises(shards.ShardChanged, match=r"changed since the run first read it \("):
+        shards.check_fingerprints(again, data.summaries[1]["fingerprints"])
+
+
+def test_a_task_of_a_shard_not_placed_again_yet_runs_anywhere(cluster):
+    """A round's task whose shard has no worker yet (its worker lost, the shard not
+    read again): submitted without a worker to prefer, which Dask refuses together
+    with allow_other_workers."""
+    import operator
+    from types import SimpleNamespace
+
+    from cpsvm.cluster.rounds import Rounds
+
+    _, client = cluster
+    rounds = Rounds(SimpleNamespace(client=client), [])
+    assert rounds._submit(operator.add, 1, 2).result(timeout=60) == 3
+    worker = next(iter(client.scheduler_info()["workers"]))
+    assert rounds._submit(operator.add, 2, 2, where=worker).result(timeout=60) == 4

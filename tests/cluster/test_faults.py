@@ -479,3 +479,40 @@ def test_an_address_that_answers_in_another_protocol(train_file, tmp_path, answe
         f"ocas_learn: something at tcp://127.0.0.1:{port} answers, but not as a Dask "
         "scheduler does: is it the scheduler's address, as 'dask scheduler' prints it?"
     ]
+
+
+def test_an_http_server_killed_then_a_worker_lost(train_file, tmp_path):
+    """The shards by URL, their HTTP server killed mid-run, then a worker lost: its shard
+    cannot be read again. One line naming the URL and why (no traceback: Dask once
+    refused the round's tasks of the shard not placed again), exit 1, the best model
+    so far written, which cp_classify reads."""
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "train.svm").write_bytes(train_file.read_bytes())
+    server = start(str(ROOT / "tests" / "cluster" / "http_site.py"), str(tmp_path / "site"))
+    base = server.stdout.readline().strip()
+    assert base.startswith("http://127.0.0.1:"), server.stderr.read() if not base else base
+    scheduler, address, workers = dask_cluster(tmp_path, 2)
+    url = f"{base}/train.svm"
+    model = tmp_path / "m.model"
+
+    def kill_server_then_worker():
+        server.send_signal(signal.SIGKILL)
+        server.wait(timeout=30)
+        workers[0].send_signal(signal.SIGKILL)
+
+    try:
+        args = ["--scheduler", address, "--worker-timeout", "5", "-c", "100", url, model]
+        status, lines = learn_until(args, 3, kill_server_then_worker)
+    finally:
+        end_all(*workers, scheduler, server)
+    assert status == 1, lines
+    assert not any("Traceback" in line or "allow_other_workers" in line for line in lines)
+    assert re.fullmatch(
+        rf"ocas_learn: lost a Dask worker, and reading its shard again failed: "
+        rf"{re.escape(url)}: the Dask worker at tcp://\S+ cannot read it \(ClientConnectorError: "
+        rf"Cannot connect to host .*\) after iteration \d+; the best model so far was written "
+        rf"to {re.escape(str(model))}",
+        lines[-1],
+    ), lines[-1]
+    classified = run_cli("classify", train_file, model, tmp_path / "p")
+    assert classified.returncode == 0, classified.stderr

@@ -5,14 +5,13 @@ same shards by path; a store a worker cannot read is one line naming the file (a
 package it lacks, or the worker). In-process for the rules, through the command on a
 real local cluster for the promise."""
 
-import functools
 import gzip
-import http.server
+import os
 import re
-import threading
 
 import pytest
 from conftest import run_cli
+from http_site import Site
 from test_distributed import file_shards, make_binary, model_bytes
 
 from cpsvm.cluster import sources
@@ -28,52 +27,11 @@ pytest.importorskip("fsspec")
 pytest.importorskip("aiohttp")
 
 
-class RangeHandler(http.server.SimpleHTTPRequestHandler):
-    """A file server as object stores and web servers are: Content-Length, byte ranges
-    (206), directory index pages; a path with 'cut' in it sends half of what it
-    announced, then closes the connection."""
-
-    protocol_version = "HTTP/1.1"
-    requests = None  # (path, Range header) of every GET
-
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):
-        self.requests.append((self.path, self.headers.get("Range")))
-        path = self.translate_path(self.path)
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except (IsADirectoryError, FileNotFoundError):
-            return super().do_GET()  # an index page, or 404
-        start, end, status = 0, len(data), 200
-        wanted = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range") or "")
-        if wanted:
-            start = int(wanted.group(1))
-            end = min(len(data), int(wanted.group(2)) + 1) if wanted.group(2) else len(data)
-            status = 206
-        body = data[start:end]
-        self.send_response(status)
-        self.send_header("Content-Type", "application/octet-stream")
-        self.send_header("Accept-Ranges", "bytes")
-        self.send_header("Content-Length", str(len(body)))
-        if status == 206:
-            self.send_header("Content-Range", f"bytes {start}-{end - 1}/{len(data)}")
-        self.end_headers()
-        if "cut" in self.path:
-            self.wfile.write(body[: len(body) // 2])
-            self.wfile.flush()
-            self.close_connection = True
-            self.connection.shutdown(2)
-            return
-        self.wfile.write(body)
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """A directory of shards, served over HTTP on 127.0.0.1: train.svm, parts/ (three
-    files of its lines, the second gzipped), cut.svm (its bytes, served cut short)."""
+    """A directory of shards, served over HTTP on 127.0.0.1 (tests/cluster/http_site.py,
+    its hostile folders too): train.svm, parts/ (three files of its lines, the second
+    gzipped); /cut/train.svm is its bytes cut short."""
     root = tmp_path_factory.mktemp("site")
     X, y = make_binary(n=900)
     write_svmlight(str(root / "train.svm"), X, y)
@@ -84,17 +42,9 @@ def site(tmp_path_factory):
         part = b"".join(lines[a:b])
         name = root / "parts" / (f"part-{i}.svm.gz" if i == 1 else f"part-{i}.svm")
         name.write_bytes(gzip.compress(part) if i == 1 else part)
-    (root / "cut.svm").write_bytes(text)
-    requests = []
-    handler = functools.partial(
-        type("Handler", (RangeHandler,), {"requests": requests}), directory=str(root)
-    )
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield root, f"http://127.0.0.1:{server.server_address[1]}", requests
-    server.shutdown()
-    server.server_close()
+    served = Site(root)
+    yield root, served.base, served.requests
+    served.close()
 
 
 def trained(data, tmp_path, name):
@@ -137,9 +87,9 @@ def test_a_connection_dropped_mid_file_is_one_line_naming_it(site):
     names the URL and the worker; nothing is returned."""
     _, base, _ = site
     with pytest.raises(InputError) as error:
-        file_shards(f"{base}/cut.svm", 2)
+        file_shards(f"{base}/cut/train.svm", 2)
     message = str(error.value)
-    assert message.startswith(f"{base}/cut.svm: the Dask workers cannot read it (")
+    assert message.startswith(f"{base}/cut/train.svm: the Dask workers cannot read it (")
     assert "\n" not in message
 
 
@@ -163,15 +113,87 @@ def test_a_store_without_its_package_names_the_package(url, package):
     )
 
 
-def test_an_unknown_scheme_and_a_missing_url(site):
+def test_an_unknown_scheme_and_a_missing_pattern(site):
     _, base, _ = site
     with pytest.raises(InputError, match=r"unknown URL scheme nosuch://"):
         plan_shards("nosuch://x/train.svm", 2)
-    with pytest.raises(InputError, match=r"cannot read it \(no such file there\)"):
-        plan_shards(f"{base}/missing.svm", 2)
     with pytest.raises(InputError, match="no file matches this pattern"):
         plan_shards(f"{base}/parts/none-*.svm", 2)
     assert sources.is_url("s3://b/k") and not sources.is_url("/data/x.svm")
+
+
+TIMEOUT = 2.0  # the worker timeout of the hostile servers' cases
+
+
+@pytest.mark.parametrize(
+    "path, why",
+    [
+        ("missing.svm", r"HTTP 404 File not found"),
+        ("error/train.svm", r"HTTP 500 Internal Server Error"),
+        ("loop/train.svm", r"HTTP 302 Found: too many redirects \(a redirect loop\?\)"),
+        ("mute/train.svm", rf"no complete answer within {TIMEOUT:g} s \(--worker-timeout\)"),
+        ("slow/train.svm", rf"no complete answer within {TIMEOUT:g} s \(--worker-timeout\)"),
+        ("lying/train.svm", rf"no complete answer within {TIMEOUT:g} s \(--worker-timeout\)"),
+    ],
+)
+def test_a_failing_server_is_one_line_with_its_status_within_the_timeout(site, path, why):
+    """A missing file (404), a server error (500), a redirect loop, a server that never
+    answers, one that sends a byte a second, one whose Content-Length exceeds its body
+    on a connection kept open: planning the shards ends with one line naming the URL
+    and the status (or the bound that ran out), within a few worker timeouts. The error
+    travels from a worker as itself (Dask's own message of it, not a traceback)."""
+    import time
+
+    from distributed.core import error_message
+    from distributed.protocol import pickle
+
+    _, base, _ = site
+    url = f"{base}/{path}"
+    started = time.monotonic()
+    with pytest.raises(InputError) as error:
+        plan_shards(url, 2, TIMEOUT)
+    assert time.monotonic() - started < 3 * TIMEOUT + 2
+    assert re.fullmatch(
+        rf"{re.escape(url)}: the Dask workers cannot read it \({why}\)", str(error.value)
+    )
+    travelled = pickle.loads(error_message(error.value)["exception"].data)
+    assert type(travelled) is InputError and str(travelled) == str(error.value)
+
+
+def test_a_store_that_trickles_is_cut_at_the_timeout():
+    """A store that gives a byte at a time, each quickly: a block not read within the
+    worker timeout ends the read (one line), as a server sending nothing does."""
+    import io
+    import time
+
+    class Trickle(io.RawIOBase):
+        def readinto(self, b):
+            time.sleep(0.05)
+            b[:1] = b"1"
+            return 1
+
+    reader = sources.Reader(Trickle(), "http://127.0.0.1:9/x.svm", timeout=0.3)
+    with pytest.raises(InputError) as error:
+        while reader.readinto(bytearray(64)):
+            pass
+    assert re.fullmatch(
+        r"http://127.0.0.1:9/x.svm: the Dask workers cannot read it \(too slow: \d+ bytes in "
+        r"0\.\d s, fewer than 4 MiB within 0.3 s \(--worker-timeout\)\)",
+        str(error.value),
+    ), str(error.value)
+    assert 0.3 < reader._block[1] < 1.0
+
+
+@pytest.mark.parametrize("how", ["gzip", "nolength", "noranges"])
+def test_a_response_of_no_known_length_is_read_whole(site, tmp_path, how):
+    """``Content-Encoding: gzip`` (the length is the encoding's), no Content-Length, or
+    no range requests: the response is read as a stream, whole, one shard, and trains
+    the path's model."""
+    root, base, _ = site
+    reference = trained(file_shards(root / "train.svm", 1), tmp_path, "path")
+    data = file_shards(f"{base}/{how}/train.svm", 2)
+    assert len(data.loaded) == 1 and data.n_examples == 900
+    assert trained(data, tmp_path, how) == reference
 
 
 def test_cli_by_url_on_a_cluster(site, tmp_path):
@@ -191,7 +213,7 @@ def test_cli_by_url_on_a_cluster(site, tmp_path):
         assert r.returncode == 0, r.stderr
     models = {(tmp_path / f"{name}.model").read_bytes() for name in runs}
     assert len(models) == 1
-    for source in (f"{base}/cut.svm", "memory:///nowhere/train.svm"):
+    for source in (f"{base}/cut/train.svm", "memory:///nowhere/train.svm"):
         model = tmp_path / "none.model"
         r = run_cli("ocas", "--scheduler", "local:2", source, model)
         lines = r.stderr.strip().splitlines()
@@ -200,3 +222,48 @@ def test_cli_by_url_on_a_cluster(site, tmp_path):
             rf"ocas_learn: {re.escape(source)}: the Dask worker at tcp://\S+ cannot read it",
             lines[0],
         ), lines
+
+
+@pytest.mark.parametrize(
+    "path, why",
+    [
+        ("missing.svm", r"HTTP 404 File not found"),
+        ("slow/train.svm", r"no complete answer within 3 s \(--worker-timeout\)"),
+    ],
+)
+def test_cli_a_failing_server_is_one_line_within_the_worker_timeout(site, tmp_path, path, why):
+    """Through the command on a local cluster: a missing file, and a server that sends a
+    byte a second, end with one line naming the URL, the worker and the status (not
+    Dask's traceback of it), exit 1, no model, within --worker-timeout of reading (the
+    cluster's start aside)."""
+    import glob
+    import tempfile
+    import time
+
+    _, base, _ = site
+    url = f"{base}/{path}"
+    model = tmp_path / "m"
+    scratch = os.path.join(tempfile.gettempdir(), "cpsvm-dask-*")
+    before = set(glob.glob(scratch))
+    started = time.monotonic()
+    r = run_cli("ocas", "--scheduler", "local:2", "--worker-timeout", "3", "-c", "1", url, model)
+    assert time.monotonic() - started < 60
+    assert r.returncode == 1 and not model.exists(), r.stderr
+    assert set(glob.glob(scratch)) == before  # the local cluster's scratch space gone
+    assert not list(tmp_path.glob(".m.*"))  # no temporary model file
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert re.fullmatch(
+        rf"ocas_learn: {re.escape(url)}: the Dask worker at tcp://\S+ cannot read it \({why}\)",
+        lines[0],
+    ), lines
+
+
+def test_cli_standard_input_is_refused_before_the_cluster_starts(tmp_path):
+    """'-' with --scheduler: one line (a usage error, exit 2), no cluster started."""
+    model = tmp_path / "m"
+    for command in ("ocas", "learn"):
+        r = run_cli(command, "--scheduler", "local:2", "-c", "1", "-", model, stdin="1 1:1\n")
+        assert r.returncode == 2 and not model.exists(), r.stderr
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and "standard input (-) cannot be sharded to a cluster" in lines[0]

@@ -90,7 +90,6 @@ def test_import_cpsvm_loads_nothing_and_sets_nothing():
 
 LIBRARY_USE = """
 import json, os, sys
-from dataclasses import fields
 environ = dict(os.environ)
 mask = os.umask(0o027); os.umask(mask)
 import cpsvm.threads
@@ -103,9 +102,7 @@ from cpsvm.io.svmlight import read_svmlight
 from cpsvm.io.model_file import write_model
 from cpsvm.solvers.ocas import OcasParams, train
 data = read_svmlight(sys.argv[1]).subset(slice(0, 500))
-params = OcasParams(C=1.0)
-if "n_threads" in {f.name for f in fields(OcasParams)}:
-    params.n_threads = 1
+params = OcasParams(C=1.0, n_threads=1)
 model, info = train(data, params)
 write_model(sys.argv[2], model)
 mask_after = os.umask(0o027); os.umask(mask_after)

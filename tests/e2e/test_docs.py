@@ -170,9 +170,9 @@ def test_man_page_exit_status_is_the_common_rule(name):
     section = man.split(".SH EXIT STATUS\n", 1)[1].split("\n.SH ", 1)[0]
     entries = re.findall(r"^\.TP\n\.B (\d+)\n(.*)$", section, flags=re.M)
     expected = [("0", "success"), ("1", "an input error"), ("2", "a usage error")]
-    expected.append(("130", "interrupted"))  # every command: Ctrl-C is one line, exit 130
-    if name in ("cp_learn", "ocas_learn"):  # --scheduler: SIGTERM closes the cluster first
-        expected.append(("143", "terminated by SIGTERM"))
+    # Every command: Ctrl-C is one line, exit 130; SIGHUP, SIGQUIT, SIGTERM 128 + their number.
+    expected += [("129", "terminated by SIGHUP"), ("130", "interrupted")]
+    expected += [("131", "terminated by SIGQUIT"), ("143", "terminated by SIGTERM")]
     assert [code for code, _ in entries] == [code for code, _ in expected]
     for (_, text), (_, words) in zip(entries, expected):
         assert text.startswith(words), (name, text)

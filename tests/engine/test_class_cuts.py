@@ -134,7 +134,7 @@ def test_training_with_class_cuts_equals_dense_cut_vectors(sets, monkeypatch, na
         )
         model, info = run()
     with monkeypatch.context() as m:
-        m.setattr(MulticlassProblem, "cut_table", None)  # the cuts as dense vectors
+        m.delattr(MulticlassProblem, "cut_table")  # the default: the cuts as dense vectors
         model_dense, info_dense = run()
     r, rd = info.result, info_dense.result
     assert r.status == rd.status == "converged"

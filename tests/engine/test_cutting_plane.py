@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from cpsvm.engine import cutting_plane
 from cpsvm.engine.cutting_plane import CuttingPlaneParams, n_slack, one_slack
-from cpsvm.engine.oracles import LinearCutOracle
+from cpsvm.engine.oracles import CutOracle, LinearCutOracle
 from cpsvm.engine.working_set import CutWorkingSet
 from cpsvm.problems.binary.problem import BinaryProblem
 from cpsvm.problems.multiclass.problem import MulticlassProblem
@@ -117,7 +117,7 @@ def make_problem(kind, seed=0):
     return MulticlassProblem(sp.csr_matrix(X), y, n_classes=k), offsets, vectors, C, reference
 
 
-class ExplicitCutOracle:
+class ExplicitCutOracle(CutOracle):
     """The separation oracle of a finite list of cuts (c_j, g_j), by enumeration: the
     cut of largest c_j − w·g_j at w = Σ_k α_k g_k over the kept cuts. A cut is its index
     in the list. One oracle call per separation."""

@@ -262,3 +262,57 @@ def test_one_table_of_kinds():
         assert format_model(model).startswith(kind.first_lines[0])
     with pytest.raises(TypeError, match="cannot write a str"):
         format_model("not a model")
+
+
+def test_built_in_and_registered_kinds_are_added_the_same_way(monkeypatch, tmp_path):
+    """The built-in kinds are register_model_kind's, in their order; a registered
+    problem's kind joins the same table by the same function and reads back."""
+    from dataclasses import dataclass as plain_dataclass
+
+    from cpsvm.io import model_file
+    from cpsvm.problems import registry
+
+    assert model_file.MODEL_KINDS == list(model_file.BUILT_IN_KINDS)
+    monkeypatch.setattr(model_file, "MODEL_KINDS", list(model_file.MODEL_KINDS))
+    monkeypatch.setattr(registry, "_REGISTERED", dict(registry._REGISTERED))
+
+    @plain_dataclass
+    class CountModel:
+        count: int
+
+    def read(raw, name, float32_features):
+        return CountModel(int(raw.split(b"\n")[1]))
+
+    kind = model_file.ModelKind(
+        "count", ("cpsvm count model V1",), read,
+        {"CountModel": lambda m: ["cpsvm count model V1", str(m.count)]},
+    )  # fmt: skip
+
+    class CountEntry(registry.ProblemEntry):
+        name = "count-kind-test"
+        model_kinds = (kind,)
+
+    registry.register(CountEntry())
+    assert model_file.MODEL_KINDS[-1] is kind
+    registry.register(CountEntry())  # a kind known already is not added twice
+    assert model_file.MODEL_KINDS.count(kind) == 1
+    path = tmp_path / "count.model"
+    model_file.write_model(path, CountModel(7))
+    assert read_model(path) == CountModel(7)
+
+
+def test_test_features_are_rounded_as_svm_classify_reads_them():
+    """cp_classify's rounding is the models': 32-bit floats, except the values a 32-bit
+    float cannot hold (kept in double, marked), and the input left as it was."""
+    import scipy.sparse as sp
+
+    from cpsvm.models import svmlight_features
+
+    X = sp.csr_matrix(np.array([[0.1, 0.0, 1e300], [1e-45, 2.5, 0.0]]))
+    before = X.data.copy()
+    rounded, kept = svmlight_features(X)
+    np.testing.assert_array_equal(X.data, before)
+    assert rounded.data[0] == float(np.float32(0.1)) != 0.1
+    assert rounded.data[3] == 2.5
+    assert kept.tolist() == [False, True, True, False]
+    np.testing.assert_array_equal(rounded.data[kept], before[kept])

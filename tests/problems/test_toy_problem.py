@@ -5,12 +5,12 @@ elsewhere would be (``register(ENTRY)``), then cp_learn trains it and cp_classif
 classifies its model, both commands built after the registration as the console scripts
 build theirs at start-up. Nothing outside its entry names it."""
 
-import click
 import numpy as np
 import pytest
 
 from cpsvm.cli import classify, learn
-from cpsvm.options import member
+from cpsvm.io import model_file
+from cpsvm.options import Range, member
 from cpsvm.problems import (
     ClassifyOption,
     PerExampleProblem,
@@ -82,17 +82,22 @@ class ToyModels(UserProblemModels):
         return lines, figures
 
 
+# A loss id no built-in problem has: -l's values are the problems' registered when the
+# command is built, not when cpsvm.params.one_slack was imported.
+TOY_LOSS = 7
+
+
 class Toy(ProblemEntry):
     name = "toy"
     tool = "the tests"
     summary = "toy levels, zero/one loss"
-    losses = (0, 2)
+    losses = (0, 2, TOY_LOSS)
     default_algorithm = 4
     options = (
         ProblemOption(
             "--toy-levels",
             "n_levels",
-            type=click.IntRange(min=2),
+            type=Range(int, 2),
             what="number of levels",
             help="number of levels k (default: the largest label).",
         ),
@@ -118,6 +123,7 @@ TEST = "1 1:-1 2:0.2 3:1\n2 1:0 2:0.3 3:1\n3 1:1 2:0.1 3:1\n"
 def toy(monkeypatch):
     """The toy registered (for this test only) and the commands built anew."""
     monkeypatch.setattr(registry, "_REGISTERED", dict(registry._REGISTERED))
+    monkeypatch.setattr(model_file, "MODEL_KINDS", list(model_file.MODEL_KINDS))
     register(Toy())
     monkeypatch.setattr(learn, "command", learn.StructLearn().command())
     monkeypatch.setattr(classify, "command", classify.make_command())
@@ -139,6 +145,13 @@ def test_a_registered_problem_is_trained_and_classified(toy, cli, tmp_path):
     # Its option is checked by its declaration, before anything is read.
     r = cli("learn", "-c", "10", "--problem", "toy", "--toy-levels", "1", train, model)
     assert r.returncode == 2 and "--toy-levels >= 2" in r.stderr
+
+    # Its own loss id: listed by -h, taken by the parser, trained.
+    r = cli("learn", "-h")
+    assert f"|{TOY_LOSS}|" in r.stdout.split("-l [", 1)[1].split("]", 1)[0]
+    r = cli("learn", "-c", "10", "--problem", "toy", "-l", str(TOY_LOSS), train, model)
+    assert r.returncode == 0, r.stderr
+    assert "Problem: toy" in r.stdout
 
     r = cli("classify", "-h")
     assert r.returncode == 0 and "--toy-levels-seen" in r.stdout

@@ -315,7 +315,7 @@ def test_the_default_algorithm_is_the_faster_of_5_and_9():
         (dict(C=1.0, rescaling=3), InputError, "expected -o 1 (slack) or 2"),
         (dict(C=1.0, algorithm=5, rescaling=1), OptionError, "-w 5 (dual coordinate descent)"),
         (dict(C=1.0, algorithm=5, margin_bounds=True), OptionError, "cannot be used with -w 5"),
-        (dict(C=1.0, loss_id=99), InputError, "loss -l 99 is not supported"),
+        (dict(C=1.0, loss_id=99), InputError, "expected -l 0, 1, 2, 3, 4, 5 or 10, got 99"),
         (dict(C=1.0, problem="nosuch"), ProblemSpecError, "unknown problem 'nosuch'"),
         (dict(C=1.0, problem="binary", options={"bias": 1.0}, kernel=Kernel(2)), OptionError,
          "--b 1 needs the linear kernel"),

@@ -9,8 +9,6 @@ label vector), the reports :mod:`.report`.
 
 from __future__ import annotations
 
-import click
-
 from ...conventions import (
     MARGIN_RESCALING,
     PERF_ERROR_RATE,
@@ -18,7 +16,7 @@ from ...conventions import (
     PERF_MULTIVARIATE_LOSSES,
 )
 from ...errors import OptionError
-from ...options import IntChoice, member
+from ...options import Choice, Range, member
 from ..labels import check_binary_labels
 from ..registry import ClassifyOption, ProblemEntry, ProblemOption
 from .report import BinaryModels
@@ -27,7 +25,7 @@ OPTIONS = (
     ProblemOption(
         "--b",
         "bias",
-        type=click.FLOAT,
+        type=float,
         default=None,
         metavar="VALUE",
         what="value of the bias feature",
@@ -38,7 +36,7 @@ OPTIONS = (
     ProblemOption(
         "--t",
         "basis_method",
-        type=IntChoice(0, 1),
+        type=Choice((0, 1)),
         default=0,
         what="kernel approximation",
         help="kernel approximation, 0 exact kernel expansion (default), 1 random basis of "
@@ -47,7 +45,7 @@ OPTIONS = (
     ProblemOption(
         "--k",
         "basis_size",
-        type=click.IntRange(min=1),
+        type=Range(int, 1),
         default=500,
         what="basis functions for --t 1",
         help="number of basis functions for --t 1 (default 500).",
@@ -63,7 +61,7 @@ OPTIONS = (
         "--p",
         "k_fraction",
         # k = --p x positives stays an integer of the oracle's (int64)
-        type=click.FloatRange(0, 1e9),
+        type=Range(float, 0, 1e9),
         default=0.0,
         metavar="FRACTION",
         what="k of Prec@k and Rec@k over the positives",
@@ -79,7 +77,7 @@ CLASSIFY_OPTIONS = (
         "pred_format",
         member(
             "-f",
-            type=click.IntRange(0, 1),
+            type=Range(int, 0, 1),
             cli_default=1,
             show_default=True,
             help="Output format for binary models: 1 decision value per line; 0 "

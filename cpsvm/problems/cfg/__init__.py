@@ -9,11 +9,9 @@ The entry below is what the toolkit knows of the problem; the numerics are
 
 from __future__ import annotations
 
-import click
-
 from ...conventions import MARGIN_RESCALING
 from ...errors import InputError, OptionError
-from ...options import member
+from ...options import Choice, Range, member
 from ..registry import ClassifyOption, ProblemEntry, ProblemOption
 from .report import ParsingModels
 
@@ -21,7 +19,7 @@ OPTIONS = (
     ProblemOption(
         "--max-length",
         "max_length",
-        type=click.IntRange(min=0),
+        type=Range(int, 0),
         default=0,
         what="longest sentence to train on",
         help="train on only the sentences of at most N words (-NONE- elements not counted); "
@@ -30,7 +28,7 @@ OPTIONS = (
     ProblemOption(
         "--markov",
         "markov",
-        type=click.IntRange(min=-1),
+        type=Range(int, -1),
         default=0,
         metavar="H",
         what="horizontal Markov order",
@@ -40,7 +38,7 @@ OPTIONS = (
     ProblemOption(
         "--unary",
         "unary",
-        type=click.IntRange(min=0),
+        type=Range(int, 0),
         default=0,
         metavar="U",
         what="unary chains",
@@ -78,7 +76,7 @@ OPTIONS = (
     ProblemOption(
         "--baseline",
         "baseline",
-        type=click.Choice(("pcfg",)),
+        type=Choice(("pcfg",)),
         default=None,
         metavar="pcfg",
         what="a model made without training",
@@ -93,7 +91,7 @@ CLASSIFY_OPTIONS = (
         "max_length",
         member(
             "--max-length",
-            type=click.IntRange(min=0),
+            type=Range(int, 0),
             cli_default=None,
             help="cfg: parse only the sentences of at most N words (-NONE- elements not "
             "counted); 0 = all (default).",

@@ -8,10 +8,8 @@ The entry below is what the toolkit knows of the problem; the numerics are
 
 from __future__ import annotations
 
-import click
-
 from ...errors import OptionError
-from ...options import IntChoice, member
+from ...options import Choice, Range, member
 from ..labels import runs_of_several_lines
 from ..registry import ClassifyOption, ProblemEntry, ProblemOption
 from .report import SequenceModels
@@ -24,7 +22,7 @@ OPTIONS = (
     ProblemOption(
         "--t",
         "trans_order",
-        type=click.IntRange(0, MAX_TRANS_ORDER),
+        type=Range(int, 0, MAX_TRANS_ORDER),
         default=1,
         what="order of the transitions",
         help="order of the transitions, 0..3 (default 1; 2 second order).",
@@ -33,7 +31,7 @@ OPTIONS = (
     ProblemOption(
         "--e",
         "emit_order",
-        type=IntChoice(0, MAX_EMIT_ORDER),
+        type=Choice((0, MAX_EMIT_ORDER)),
         default=0,
         what="order of the emissions",
         help="order of the emissions, 0 (default) or 1, at most --t.",
@@ -42,7 +40,7 @@ OPTIONS = (
     ProblemOption(
         "--b",
         "beam",
-        type=click.FloatRange(min=0),
+        type=Range(float, 0),
         integral=True,
         default=0,
         metavar="VALUE",
@@ -57,7 +55,7 @@ CLASSIFY_OPTIONS = (
         "beam",
         member(
             "--b",
-            type=click.IntRange(min=0),
+            type=Range(int, 0),
             cli_default=0,
             show_default=True,
             help="Sequence models: width of the beam in approximate Viterbi search (0 "
