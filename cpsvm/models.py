@@ -213,6 +213,10 @@ class RandomFeaturesModel:
         return f if self.task == "regression" else np.where(f > 0, 1.0, -1.0)
 
 
+# Scores a multiclass model computes at a time (MulticlassModel.score_blocks): 32 MiB.
+SCORE_BLOCK_CELLS = 1 << 22
+
+
 @dataclass
 class MulticlassModel:
     """Crammer-Singer multiclass: class ``argmax_y w_y·x`` over classes 1..k.
@@ -238,9 +242,21 @@ class MulticlassModel:
         """Scores, shape (n, k)."""
         return np.asarray(fit_columns(X, self.n_features, self.feature_ids) @ self.W.T)
 
+    def score_blocks(self, X, cells: int | None = None):
+        """``(first row, scores of the rows from it)`` of consecutive blocks of X's rows,
+        at most ``cells`` scores a block (at least a row): memory follows the classes
+        and a block, not rows x classes. Each row's scores are decision_function's."""
+        X = fit_columns(X, self.n_features, self.feature_ids)
+        step = max(1, (cells or SCORE_BLOCK_CELLS) // max(self.n_classes, 1))
+        for lo in range(0, X.shape[0], step):
+            yield lo, np.asarray(X[lo : lo + step] @ self.W.T)
+
     def predict(self, X) -> np.ndarray:
         # argmax takes the first of tied classes, as svm_multiclass_classify does.
-        return np.argmax(self.decision_function(X), axis=1) + 1
+        out = np.empty(X.shape[0], np.int64)
+        for lo, scores in self.score_blocks(X):
+            out[lo : lo + len(scores)] = np.argmax(scores, axis=1) + 1
+        return out
 
 
 @dataclass

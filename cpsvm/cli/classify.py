@@ -150,8 +150,12 @@ def classify(**values):
 
     from ..io.atomic import atomic_output
 
+    # A handler's lines in blocks (multiclass: every class's score) are written a block at
+    # a time: never the whole text at once.
+    blocks = lines.blocks() if hasattr(lines, "blocks") else [lines]
     with atomic_output(output_file) as out:
-        out.write("\n".join(lines) + ("\n" if lines else ""))
+        for block in blocks:
+            out.write("\n".join(block) + ("\n" if block else ""))
     if verbosity >= 2:
         note(f"Runtime (without IO) in cpu-seconds: {runtime:.2f}")
     if verbosity >= 1:

@@ -13,6 +13,35 @@ import sys
 
 from ..errors import InputError
 
+# The longest line any reader accepts, in bytes (man pages, LIMITS): far above the longest
+# real line, a linear model's weights on one line (tens of megabytes for millions of
+# features), and low enough that an endless line (/dev/zero, a file of one unbroken
+# stream) is refused before it takes the machine's memory.
+LINE_LIMIT = 1 << 30
+
+
+def line_limit_text() -> str:
+    return f"{LINE_LIMIT >> 30} GiB" if LINE_LIMIT % (1 << 30) == 0 else f"{LINE_LIMIT} bytes"
+
+
+class LineRefused(InputError):
+    """A line longer than LINE_LIMIT, or binary data (a NUL byte) where a reader found
+    no line end: refused before its bytes fill the memory. ``line`` is that of the
+    refused line when the reader counts lines, None when its caller does."""
+
+
+def line_too_long(source=None, line=None) -> LineRefused:
+    return LineRefused(
+        f"expected a line of at most {line_limit_text()} (the limit on a line's length), "
+        "found a longer one",
+        source=source,
+        line=line,
+    )
+
+
+def not_text(source=None, line=None) -> LineRefused:
+    return LineRefused("expected text, found a NUL byte (binary data?)", source=source, line=line)
+
 
 def _gzip(f):
     import gzip
@@ -136,7 +165,8 @@ class InputStream:
     def read_all(self) -> bytes:
         """The whole (decompressed) text. A regular file of known size is read in one
         call into one object (chunks joined copied a model file of 67 MB twice); other
-        streams, and the rest of a file that grew, a megabyte at a time."""
+        streams, and the rest of a file that grew, a megabyte at a time, refusing a NUL
+        byte or a line longer than LINE_LIMIT (an endless device or pipe: /dev/zero)."""
         chunks = []
         if self.size is not None:
             try:
@@ -148,11 +178,27 @@ class InputStream:
             chunks.append(whole)
         buf = bytearray(1 << 20)
         view = memoryview(buf)
+        lines = sum(chunk.count(b"\n") for chunk in chunks)
+        line_length = len(chunks[0]) - chunks[0].rfind(b"\n") - 1 if chunks else 0
         while True:
             n = self.readinto(view)
             if not n:
                 return b"".join(chunks)
-            chunks.append(bytes(view[:n]))
+            chunk = bytes(view[:n])
+            nul = chunk.find(b"\0")
+            if nul >= 0:
+                raise not_text(self.name, lines + chunk.count(b"\n", 0, nul) + 1)
+            last = chunk.rfind(b"\n")
+            if last >= 0:
+                if line_length + chunk.find(b"\n") > LINE_LIMIT:
+                    raise line_too_long(self.name, lines + 1)
+                lines += chunk.count(b"\n")
+                line_length = n - last - 1
+            else:
+                line_length += n
+            if line_length > LINE_LIMIT:
+                raise line_too_long(self.name, lines + 1)
+            chunks.append(chunk)
 
     def close(self):
         if self._owned is not None:

@@ -30,9 +30,10 @@ from ..data import Dataset, SequenceDataset
 from ..errors import InputError
 from ..memory import check_fits
 from ..threads import get_num_threads
+from . import streams
 from .atomic import atomic_output
 from .growing_array import GrowingArray
-from .streams import InputStream
+from .streams import InputStream, LineRefused, line_too_long, not_text
 from .svmlight_parser import (
     MESSAGES,
     NEED_BLOCK_ROWS,
@@ -81,7 +82,10 @@ def _token_at(buf, pos: int) -> str:
 def stream_blocks(readinto, block_size):
     """Consecutive pieces of a stream, each ending just after a newline (the last one at the
     end of the stream), each in a buffer of its own (they are parsed on several threads).
-    A line longer than the buffer grows it."""
+    A line longer than the buffer grows it, up to LINE_LIMIT: a longer line, or a NUL byte
+    in a line longer than the buffer (binary data: /dev/zero), raises
+    :class:`~cpsvm.io.streams.LineRefused` with no line number (the line is the first of
+    the text not yet yielded; :func:`parse_svmlight_stream` numbers it)."""
     size = max(int(block_size), 1)
     buf = np.empty(size, np.uint8)
     filled = 0
@@ -101,7 +105,15 @@ def stream_blocks(readinto, block_size):
             return
         cut = _after_last_newline(buf, filled)
         if cut == 0:
-            grown = np.empty(2 * len(buf), np.uint8)
+            if len(buf) > streams.LINE_LIMIT:
+                raise line_too_long()
+            if not buf[:filled].all():
+                raise not_text()
+            # (from half the limit straight past it: never a copy of the whole limit)
+            grown_size = 2 * len(buf)
+            if grown_size >= streams.LINE_LIMIT:
+                grown_size = streams.LINE_LIMIT + 1
+            grown = np.empty(grown_size, np.uint8)
             grown[:filled] = buf[:filled]
             buf = grown
             continue
@@ -311,6 +323,8 @@ def _parse_long_line(block, pos, zero_based, keep_comments, workers):
     text = block[pos:]
     cuts = [0]
     for target in range(LONG_LINE_PIECE, len(text) - LONG_LINE_PIECE, LONG_LINE_PIECE):
+        if target <= cuts[-1]:  # its blank is the last cut's: no scan to find it again
+            continue
         blank = _next_blank(text, target)
         if blank < 0:
             break
@@ -430,6 +444,10 @@ def parse_svmlight_stream(
     workers = get_num_threads()
 
     def parse(block, n_block):
+        if isinstance(block, LineRefused):  # the first line after the blocks before it
+            refused = _ParsedBlock(keep_comments)
+            refused.error = InputError(block.message, line=0)
+            return refused
         pos = 0 if n_block else _start_of_text(block, name, first_line)
         if workers > 1 and len(block) - pos > LONG_LINE:
             part = _parse_long_line(block, pos, zero_based, keep_comments, workers)
@@ -437,7 +455,7 @@ def parse_svmlight_stream(
                 return part
         return _parse_block(block, pos, zero_based, keep_comments)
 
-    for part in _parsed_blocks(blocks, parse, workers):
+    for part in _parsed_blocks(_refusal_last(blocks), parse, workers):
         if part.error is not None:
             raise InputError(part.error.message, source=name, line=line + part.error.line)
         end, end_nnz = row + part.rows, nnz + part.nnz
@@ -489,6 +507,15 @@ def parse_svmlight_stream(
         source=name,
         line_numbers=line_numbers,
     )
+
+
+def _refusal_last(blocks):
+    """The blocks, then the LineRefused that ended them as a block of its own: reported
+    after the errors of the lines before it, with its line number."""
+    try:
+        yield from blocks
+    except LineRefused as refused:
+        yield refused
 
 
 def _start_of_text(block, name, line) -> int:
@@ -575,8 +602,14 @@ def check_magnitudes(dataset: Dataset):
         )
 
 
-# Numbers converted together by _convert_slow: bounds its (numbers x longest) scratch.
+# Numbers converted together by _convert_slow, and the cells of its (numbers x longest)
+# scratch: both bound its memory.
 _SLOW_CHUNK = 1 << 16
+_SLOW_CELLS = 1 << 22
+# The most characters a number may have (man pages, LIMITS): no writer needs more than a
+# few hundred (printf's %f of the largest double has 316); a longer token is refused
+# before its conversion's scratch grows with it.
+NUMBER_LIMIT = 4096
 
 
 def _convert_slow(block, slow, data, y, cost, indptr, line_no, n_rows):
@@ -587,8 +620,21 @@ def _convert_slow(block, slow, data, y, cost, indptr, line_no, n_rows):
     number on a model line of 300k weights)."""
     targets = {SLOW_DATA: data, SLOW_LABEL: y, SLOW_COST: cost}
     block = np.asarray(block, dtype=np.uint8)
-    for lo in range(0, len(slow), _SLOW_CHUNK):
+    too_long = np.flatnonzero(slow[:, 3] - slow[:, 2] > NUMBER_LIMIT)
+    if len(too_long):
+        kind, slot, start, end = (int(v) for v in slow[too_long[0]])
+        row = _row_of(indptr[: n_rows + 1], slot) if kind == SLOW_DATA else slot
+        raise InputError(
+            f"expected a number of at most {NUMBER_LIMIT} characters (the limit on a "
+            f"number's length), got one of {end - start}: {_shown(block[start:end].tobytes())}",
+            line=int(line_no[row]),
+        )
+    lo = 0
+    while lo < len(slow):
         part = slow[lo : lo + _SLOW_CHUNK]
+        width = int((part[:, 3] - part[:, 2]).max())
+        part = part[: max(1, _SLOW_CELLS // width)]
+        lo += len(part)
         kinds, slots, starts = part[:, 0], part[:, 1], part[:, 2]
         lengths = part[:, 3] - starts
         columns = np.arange(int(lengths.max()))

@@ -36,6 +36,7 @@ EPOCHS = 64
 TOLERANCE = 0.01
 OBJECTIVE_SAMPLE = 5000
 MIN_EPOCHS = 10
+BASIS_SIZE = 512  # --k when not given (the paper's setting for ADULT)
 
 
 def _finite_positive(what: str) -> Range:
@@ -107,12 +108,12 @@ class AssetParams:
     )
     basis_size: int = option(
         "--k",
-        help="nystrom: number s of sampled basis examples (at most the number of "
-        "training examples); rff: number D of random features.",
-        default=512,
+        help="nystrom: number s of sampled basis examples (default: min(512, the number "
+        "of training examples); more is capped to it); rff: number D of random features "
+        "(default 512).",
+        default=None,
         type=at_least(1, "--k"),
-        show_default=True,
-    )  # s (Nyström) or D (random features)
+    )  # s (Nyström) or D (random features); None: BASIS_SIZE (Nyström: at most m)
     eig_threshold: float = option(
         "--eig-threshold",
         help="nystrom: keep the eigenvalues of the basis kernel matrix above this "

@@ -264,8 +264,8 @@ def asset_statistics(info, params, cpu, out):
     r = info.result
     p = _printer(out)
     approx = {
-        "nystrom": f"Nystrom, s={params.basis_size} basis examples",
-        "rff": f"random Fourier features, D={params.basis_size}",
+        "nystrom": f"Nystrom, s={info.basis_size} basis examples",
+        "rff": f"random Fourier features, D={info.basis_size}",
         "none": "none (input features)",
     }[params.approx]
     p(
@@ -278,7 +278,7 @@ def asset_statistics(info, params, cpu, out):
     if params.star:
         p(
             f"Algorithm: ASSET* (step 1/(lambda*j), no intercept, last iterate), {loss} loss, "
-            f"mini-batch {params.batch}"
+            f"mini-batch {info.batch}"
         )
     else:
         window = (
@@ -290,9 +290,9 @@ def asset_statistics(info, params, cpu, out):
         )
         p(
             f"Algorithm: ASSET (step D_X/(D_G*sqrt(j)) = {info.step_scale:.6g}/sqrt(j), "
-            f"average of {window}), {loss} loss, mini-batch {params.batch}"
+            f"average of {window}), {loss} loss, mini-batch {info.batch}"
         )
-    n_iter = -(-info.n_examples // params.batch)
+    n_iter = -(-info.n_examples // info.batch)
     p(
         "Stopped because: "
         + stop_reason(

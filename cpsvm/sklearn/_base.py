@@ -177,17 +177,37 @@ def _time_limit(max_time) -> float:
     return math.inf if max_time is None else float(max_time)
 
 
+def _renumbered(data):
+    """The training data as the commands train on it: a huge column space (hashed
+    features: a 2^40-column CSR) renumbered to its distinct columns (feature_ids set,
+    cpsvm.columns), and refused (ValueError) when its dense weights would still not fit
+    in memory. Sequences and trees are left as they are."""
+    from ..data import Dataset
+    from ..io.svmlight import check_width
+
+    if type(data) is not Dataset:
+        return data
+    with _value_errors():
+        return check_width(data.with_distinct_columns())
+
+
 def _train(estimator, train, data, params, monitor=None):
-    """Run a solver (``monitor`` its progress callback, closed after), keep its model in
-    ``estimator.model_``, its iterations and primal objective (where the solver's info
-    has them) in ``n_iter_`` and ``objective_``, and return its info; the solver's
-    refusals are scikit-learn's ValueError."""
+    """Run a solver (``monitor`` its progress callback, closed after) on the data
+    renumbered as the commands do (:func:`_renumbered`), keep its model in
+    ``estimator.model_`` (with the data's feature_ids: it takes X in the original
+    columns), its iterations and primal objective (where the solver's info has them) in
+    ``n_iter_`` and ``objective_``, and return its info; the solver's refusals are
+    scikit-learn's ValueError."""
     try:
+        data = _renumbered(data)
         with _value_errors():
             model, info = train(data, params, callback=monitor)
     finally:
         if monitor is not None:
             monitor.close()
+    feature_ids = getattr(data, "feature_ids", None)  # (sequences and trees have none)
+    if feature_ids is not None:
+        model.feature_ids = feature_ids
     estimator.model_ = model
     estimator.n_iter_ = getattr(info.result, "iterations", 0)
     estimator.objective_ = getattr(info.result, "primal", math.nan)
@@ -355,13 +375,21 @@ class _Classifier(ClassifierMixin, _SupportVectors, _Estimator):
     def _linear_state(self):
         model = self.model_
         if isinstance(model, LinearModel):
-            return model.w[None, :], np.array([-model.b])
-        if isinstance(model, MulticlassModel):
-            return model.W, np.zeros(model.n_classes)
-        if isinstance(model, KernelModel) and model.kernel.is_linear:
+            W, intercept = model.w[None, :], np.array([-model.b])
+        elif isinstance(model, MulticlassModel):
+            W, intercept = model.W, np.zeros(model.n_classes)
+        elif isinstance(model, KernelModel) and model.kernel.is_linear:
             linear = model.to_linear()
-            return linear.w[None, :], np.array([-linear.b])
-        raise AttributeError("coef_ is only available for linear models")
+            W, intercept = linear.w[None, :], np.array([-linear.b])
+        else:
+            raise AttributeError("coef_ is only available for linear models")
+        ids = getattr(model, "feature_ids", None)
+        if ids is not None:  # trained on renumbered columns: sparse, in X's columns
+            W = sp.csr_matrix(W)
+            W = sp.csr_matrix(
+                (W.data, ids[W.indices], W.indptr), shape=(W.shape[0], self.n_features_in_)
+            )
+        return W, intercept
 
     @property
     def coef_(self):

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..data import Dataset
 from ..models import KernelModel, LinearModel, MulticlassModel
-from ._base import _monitor, _store, _train, _value_errors
+from ._base import _monitor, _renumbered, _store, _train, _value_errors
 from .cutting_plane import _BINARY_OPTIONS, _STRUCT, EPSILON, CuttingPlaneSVC, _fit_struct
 from .ocas import _OCAS, OCASClassifier
 
@@ -242,7 +242,7 @@ class OCASClassifierCV(_PathCV, OCASClassifier):
 
         k = len(self.classes_)
         with _value_errors():
-            path = OcasPath(Dataset(X, target, cost=cost), self._ocas_params(1.0),
+            path = OcasPath(_renumbered(Dataset(X, target, cost=cost)), self._ocas_params(1.0),
                             None if k == 2 else k)  # fmt: skip
 
         def fit(C):
@@ -320,7 +320,7 @@ class CuttingPlaneSVCCV(_PathCV, CuttingPlaneSVC):
         params = self._cp_params(X, cost is not None, 1.0)
         c_of_sum = entry_of(params.problem).estimators.c_of_sum
         with _value_errors():
-            path = StructPath(Dataset(X, target, cost=cost), params)
+            path = StructPath(_renumbered(Dataset(X, target, cost=cost)), params)
 
         def fit(C):
             monitor = _monitor(self.verbose, self._command)

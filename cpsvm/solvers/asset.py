@@ -27,9 +27,10 @@ import numpy as np
 
 from ..data import Dataset
 from ..engine.sgd import EPSILON_INSENSITIVE, HINGE, SGDSettings, run_sgd
-from ..errors import InputError, OptionError
+from ..errors import InputError
 from ..kernels import RBF, Kernel, check_kernel_values
 from ..params.asset import (
+    BASIS_SIZE,
     HALF,
     MIN_EPOCHS,
     OBJECTIVE_SAMPLE,
@@ -58,6 +59,8 @@ class AssetInfo:
     n_sample: int = 0  # training examples the stopping rule measures on
     kernel_evaluations: int = 0
     notes: list = field(default_factory=list)
+    basis_size: int = 0  # s (Nyström) or D (random features) used: --k resolved
+    batch: int = 1  # the mini-batch size used: -k, at most the examples
 
     @property
     def c_light(self) -> float:
@@ -177,8 +180,12 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
     y = np.ascontiguousarray(dataset.y - offset, dtype=np.float64)
 
     started = time.perf_counter()
-    feature_map, n_dropped = _feature_map(dataset, params, rng, notes)
+    basis_size = _basis_size(params, m, notes)
+    feature_map, n_dropped = _feature_map(dataset, params, basis_size, rng, notes)
     source, kernel_rows, cached, max_sq = _row_source(dataset, feature_map, params)
+    # A mini-batch above the examples is all of them (a step divides by its rows: the
+    # same steps), and no larger scratch than they need.
+    batch = min(params.batch, m)
     seconds_map = time.perf_counter() - started
 
     radius, b_radius = _radii(y, lam, max_sq, params, regression)
@@ -194,7 +201,7 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
         epsilon=params.tube,
         star=params.star,
         intercept=intercept,
-        batch=params.batch,
+        batch=batch,
         epochs=params.epochs,
         average_last=0 if average_last == HALF else average_last,
         average_half=average_last == HALF,
@@ -250,6 +257,8 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
         kernel_evaluations=0 if kernel_rows is None else kernel_rows.kernel_evaluations,
         notes=notes,
         n_sample=len(range(m)[sample]),
+        basis_size=basis_size,
+        batch=batch,
     )
     return model, info
 
@@ -270,29 +279,34 @@ def _checked_validation(dataset, params: AssetParams, notes):
     return validation
 
 
-def _feature_map(dataset, params: AssetParams, rng, notes):
-    """The kernel approximation (None: the input features themselves) and how many of
-    the Nyström basis's eigenvalues it dropped."""
+def _basis_size(params: AssetParams, m: int, notes) -> int:
+    """s of the Nyström basis (D of random features): --k, by default min(BASIS_SIZE, m);
+    a Nyström --k above a small file's (or a fold's) examples is all of them, said."""
+    basis_size = BASIS_SIZE if params.basis_size is None else params.basis_size
+    if params.approx == "nystrom" and basis_size > m:
+        if params.basis_size is not None:
+            notes.append(f"--k {basis_size} > the {m} training examples: s = {m}")
+        basis_size = m
+    return basis_size
+
+
+def _feature_map(dataset, params: AssetParams, basis_size: int, rng, notes):
+    """The kernel approximation of ``basis_size`` components (None: the input features
+    themselves) and how many of the Nyström basis's eigenvalues it dropped."""
     from ..approx import NystromMap, RandomFourierMap
 
     m = dataset.n_examples
     if params.approx == "rff":
-        feature_map = RandomFourierMap.draw(
-            params.kernel, dataset.n_features, params.basis_size, rng
-        )
+        feature_map = RandomFourierMap.draw(params.kernel, dataset.n_features, basis_size, rng)
         return feature_map, 0
     if params.approx != "nystrom":
         return None, 0
-    if params.basis_size > m:
-        raise OptionError(
-            f"expected --k <= the number of training examples ({m}), got {params.basis_size}"
-        )
-    basis = np.sort(rng.choice(m, params.basis_size, replace=False))
+    basis = np.sort(rng.choice(m, basis_size, replace=False))
     feature_map = NystromMap(params.kernel, dataset.X[basis], threshold=params.eig_threshold)
     n_dropped = feature_map.n_dropped
     if n_dropped:
         notes.append(
-            f"{n_dropped} of {params.basis_size} eigenvalues of the basis kernel "
+            f"{n_dropped} of {basis_size} eigenvalues of the basis kernel "
             f"matrix are at most --eig-threshold {params.eig_threshold:g}: "
             f"D = {feature_map.n_components}"
         )

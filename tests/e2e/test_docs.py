@@ -214,3 +214,22 @@ def test_the_flags_table_is_one_table():
         for line in readme.splitlines()[2:]
     ]
     assert man_rows == readme_rows
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_limits_section_follows_the_constants(name):
+    """Each man page's LIMITS section states the reading limits as the constants hold
+    them (the constants named, their values written)."""
+    from cpsvm.io import streams, svmlight
+    from cpsvm.models import SCORE_BLOCK_CELLS
+    from cpsvm.problems.multiclass.problem import ROW_CLASS_ARRAYS
+
+    text = (ROOT / "man" / f"{name}.1").read_text()
+    section = text.split(".SH LIMITS\n", 1)[1].split("\n.SH ", 1)[0]
+    assert f"a line longer than {streams.line_limit_text()} (\\fBLINE_LIMIT\\fR" in section
+    assert f"a number longer than {svmlight.NUMBER_LIMIT} characters" in section
+    assert f"read block ({svmlight.BLOCK_SIZE >> 20} MiB)" in section
+    if name in ("cp_learn", "ocas_learn"):
+        assert f"({8 * ROW_CLASS_ARRAYS} bytes an example and class)" in section
+    if name == "cp_classify":
+        assert f"(about {SCORE_BLOCK_CELLS // 10**6} million scores)" in section

@@ -282,6 +282,7 @@ def _feature_files(tmp):
     sat = [line.split(" ", 1)[1] for line in _lines(SAMPLES / "satimage500.train", 60)]
     _write(tmp / "reg.train", [f"{(-1, 0.5, 1)[k % 3]:g} {x}" for k, x in enumerate(sat)])
     _write(tmp / "reg3.train", [f"{(-1, 0, 1)[k % 3]:g} {x}" for k, x in enumerate(sat)])
+    _write(tmp / "longnum.train", [*a9a[:2], "+1 3:0." + "3" * 5000, *a9a[2:20]])
     _write(tmp / "e50.train", ["1 1:1e50", "-1 1:-1e50", "1 1:2e50", "-1 1:-3e50"])
     # no example can be predicted +1: the positives have no features, w.x = 0 for them
     _write(tmp / "noplus.train", ["+1", "-1 1:1 2:0.5"] * 6)
@@ -579,6 +580,47 @@ FEATURE_CASES = {
         )
         for command in LEARNERS
     },
+    # memory without bound: endless lines (NUL bytes) and numbers of megabytes
+    "ocas /dev/zero": (
+        "ocas_learn",
+        ["-c", "1", "/dev/zero", "{out}"],
+        _refused(1, "/dev/zero:1: expected text, found a NUL byte"),
+    ),
+    "ocas -C /dev/zero": (
+        "ocas_learn",
+        ["-c", "1", "-C", "/dev/zero", "{first20}", "{out}"],
+        _refused(1, "/dev/zero:1: expected text, found a NUL byte"),
+    ),
+    "asset --validate /dev/full": (
+        "asset_learn",
+        ["-c", "1", "--k", "5", "--validate", "/dev/full", "{first20}", "{out}"],
+        _refused(1, "/dev/full:1: expected text, found a NUL byte"),
+    ),
+    "cp_classify model /dev/zero": (
+        "cp_classify",
+        ["{first20}", "/dev/zero", "{out}"],
+        _refused(1, "/dev/zero:1: expected text, found a NUL byte"),
+    ),
+    "ocas a number of 5000 digits": (
+        "ocas_learn",
+        ["-c", "1", "{longnum}", "{out}"],
+        _refused(1, "longnum.train:3: expected a number of at most 4096 characters"),
+    ),
+    "asset default --k on 300 examples": (
+        "asset_learn",
+        ["-c", "1000", "-t", "2", "-g", "0.1", "--epochs", "2", "{a300}", "{out}"],
+        _ok("Nystrom, s=300 basis examples"),
+    ),
+    "asset -k 1000000000 on 300 examples": (
+        "asset_learn",
+        ["-c", "1", "-k", "1000000000", "--k", "5", "--epochs", "2", "{a300}", "{out}"],
+        _ok("mini-batch 300"),
+    ),
+    "asset --k 1000 on 300 examples": (
+        "asset_learn",
+        ["-c", "1", "--k", "1000", "--epochs", "2", "{a300}", "{out}"],
+        _ok("--k 1000 > the 300 training examples: s = 300", stream="stderr"),
+    ),
     "cp_classify missing output folder": (
         "cp_classify",
         ["{first20}", "{tmp}/e50.model", "/no/such/folder/p"],
@@ -615,6 +657,7 @@ def feature_outcomes(tmp_path_factory):
             "e50",
             "rank0",
             "noplus",
+            "longnum",
         )
     }
     plan, order = [], []

@@ -423,7 +423,8 @@ def test_wide_indices_in_a_later_block(tmp_path, tiny_capacities, parse_threads)
         ("1 1:1e999", "finite number"),
         ("2 qid:1 cost:1e999 1:1", "finite number"),
         ("1e999 1:1", "finite number"),
-        ("1 4:" + "9" * 5000, "finite number"),
+        ("1 4:" + "9" * 400, "finite number"),
+        ("1 4:" + "9" * 5000, "a number of at most 4096 characters"),
         ("1 1:1 junk", "expected <index>:<value>"),
     ],
 )

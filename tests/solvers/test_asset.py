@@ -659,11 +659,6 @@ def test_stopping_defaults_are_the_commands_everywhere():
 @pytest.mark.parametrize(
     "args, code, message",
     [
-        (
-            ["-t", "2", "--k", "3001", "-c", "1"],
-            2,
-            "expected --k <= the number of training examples (3000)",
-        ),
         (["-c", "1", "--tolerance", "-0.1"], 2, "0 <= --tolerance < 1"),
         (["-c", "1", "--average-last", "quarter"], 2, "expected --average-last >= 0 or half"),
         (["-t", "1", "--approx", "rff", "-c", "1"], 2, "--approx rff needs the RBF kernel"),
@@ -761,3 +756,21 @@ def test_ctrl_c_writes_a_valid_model_and_exits_130(tmp_path):
     restored = read_model(model)
     assert restored.support_vectors.shape[0] == 50 and np.any(restored.coef != 0)
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_basis_and_batch_sizes_above_the_examples():
+    """--k's default is min(512, m); a larger --k takes all m examples (with a note), a
+    larger -k mini-batch all of them too: the same model as --k m, -k m."""
+    rng = np.random.default_rng(3)
+    X = sp.csr_matrix(rng.standard_normal((40, 5)))
+    data = Dataset(X=X, y=np.where(rng.standard_normal(40) > 0, 1.0, -1.0))
+    base = dict(C=1, kernel=Kernel(2, gamma=0.5), epochs=3)
+    default, info = train(data, AssetParams(**base))
+    assert (info.basis_size, info.batch, info.notes) == (40, 1, [])
+    exact, _ = train(data, AssetParams(**base, basis_size=40, batch=40))
+    capped, info = train(data, AssetParams(**base, basis_size=10**9, batch=10**9))
+    assert (info.basis_size, info.batch) == (40, 40)
+    assert info.notes == ["--k 1000000000 > the 40 training examples: s = 40"]
+    assert np.array_equal(capped.coef, exact.coef) and capped.b == exact.b
+    rff, info = train(data, AssetParams(**base, approx="rff"))
+    assert info.basis_size == 512 and info.dim == 512

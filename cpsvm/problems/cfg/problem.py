@@ -51,6 +51,65 @@ LOSS_BRACKETS = 1
 LOSSES = (LOSS_ZERO_ONE, LOSS_BRACKETS)
 
 
+# -- the unary chains' bound ---------------------------------------------------------------
+
+# Memory of the grammar's unary chains (Grammar._freeze lists every path of at most
+# --unary unary rules, and CKY walks them): per rule in a chain (its Python lists and
+# arrays), and per chain.
+CHAIN_RULE_BYTES = 64
+CHAIN_BYTES = 256
+
+
+def unary_chain_sizes(unaries, bound: int, limit: float):
+    """``(chains, rules in them, longest chain)`` of the paths of at most ``bound`` rules
+    through the unary rules ``[(parent, child)]`` (the chains Grammar._freeze makes),
+    counted by length without making them; counting stops at the first length whose
+    chains' memory passes ``limit`` bytes (their rules grow with the square of the bound
+    when the rules have a cycle, such as S -> VP -> S)."""
+    parents: dict = {}
+    tops: dict = {}  # chains of the current length, by their top symbol
+    for a, b in unaries:
+        parents.setdefault(b, []).append(a)
+        tops[a] = tops.get(a, 0) + 1
+    chains = rules = length = 0
+    while tops and length < bound:
+        length += 1
+        count = sum(tops.values())
+        chains, rules = chains + count, rules + length * count
+        if chains * CHAIN_BYTES + rules * CHAIN_RULE_BYTES > limit:
+            break
+        longer: dict = {}
+        for top, k in tops.items():
+            for a in parents.get(top, ()):
+                longer[a] = longer.get(a, 0) + k
+        tops = longer
+    return chains, rules, length
+
+
+def check_unary_chains(grammar: Grammar, source=None):
+    """OptionError naming --unary when the grammar's unary chains of at most --unary rules
+    would not fit in this machine's memory (with the largest value that fits)."""
+    from ...errors import OptionError
+    from ...memory import format_bytes, physical_memory
+
+    bound = max(grammar.unary, 1)
+    if bound <= 1:
+        return
+    limit = physical_memory()
+    unaries = grammar.rule_lists()[1]
+    chains, rules, length = unary_chain_sizes(unaries, bound, limit)
+    need = chains * CHAIN_BYTES + rules * CHAIN_RULE_BYTES
+    if need <= limit:
+        return
+    fits = length - 1
+    raise OptionError(
+        f"--unary {grammar.unary}: this grammar's {len(unaries)} unary rules make more than "
+        f"{chains:,} chains of up to {length} rules ({format_bytes(need)}), more than this "
+        f"machine's memory ({format_bytes(limit)}); --unary {fits} is the most that fits",
+        source=source,
+    )
+
+
 # -- the problem -------------------------------------------------------------------------
 
 
@@ -100,6 +159,7 @@ class CfgProblem(StructuredProblem):
             self.grammar.add_tree(top)
         if not tops:
             raise ValueError("expected at least one tree with a word")
+        check_unary_chains(self.grammar, source)
         self.kept = np.array(kept, dtype=np.int64)
         self.source = source
         self.lines = [getattr(trees[k], "line", None) for k in kept]

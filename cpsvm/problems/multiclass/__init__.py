@@ -32,6 +32,11 @@ class MulticlassCommandLine(CommandLine):
 class MulticlassReading(Reading):
     def check_labels(self, dataset):
         check_multiclass_labels(dataset)
+        y = getattr(dataset, "y", None)  # (a cluster's shards: the workers hold the rows)
+        if y is not None and len(y):
+            from .problem import check_row_class_memory
+
+            check_row_class_memory(len(y), int(y.max()), source=dataset.source)
 
 
 class MulticlassTraining(Training):

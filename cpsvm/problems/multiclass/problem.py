@@ -23,6 +23,23 @@ from ..base import StructuredProblem
 
 # See MulticlassProblem.cut_table.
 VECTOR_CUTS = 100
+# Arrays of examples x classes (float64) a multiclass training holds at once: the scores
+# X·W and what is taken from them (the most violated classes' margins), or coordinate
+# descent's dual variables. The peaks of cp_learn and ocas_learn follow three to four.
+ROW_CLASS_ARRAYS = 4
+
+
+def check_row_class_memory(n_examples: int, n_classes: int, source=None):
+    """InputError, before training, when the examples x classes arrays of a multiclass
+    training would not fit in this machine's memory."""
+    from ...memory import check_fits
+
+    check_fits(
+        8.0 * ROW_CLASS_ARRAYS * n_examples * n_classes,
+        f"multiclass training on {n_examples} examples and {n_classes} classes (its "
+        "scores and dual variables: examples x classes)",
+        source=source,
+    )
 
 
 class MulticlassProblem(StructuredProblem):
@@ -43,6 +60,7 @@ class MulticlassProblem(StructuredProblem):
         self.n_features = X.shape[1]
         self.n_examples = X.shape[0]
         self.size_psi = self.n_classes * self.n_features
+        check_row_class_memory(self.n_examples, self.n_classes)
 
     def _sub(self, rows):
         return (self.X, self.y) if rows is None else (self.X[rows], self.y[rows])

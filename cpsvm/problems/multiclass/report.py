@@ -23,15 +23,21 @@ class MulticlassModels:
 
     @staticmethod
     def classify(model, data, X, settings):
-        import numpy as np
 
         from ...io.float_text import format_fixed_rows
 
         check_class_labels(data, model)
-        scores = model.decision_function(X)
-        predicted = np.argmax(scores, axis=1) + 1
-        rows = format_fixed_rows(scores, 6)  # f"{s:f}" of each score
-        lines = [f"{c} {row}" for c, row in zip(predicted.tolist(), rows)]
+        predicted = model.predict(X)
+
+        def blocks():
+            """The lines a block of rows at a time (a line holds every class's score:
+            the whole file's lines are rows x classes numbers of text)."""
+            for lo, scores in model.score_blocks(X):
+                rows = format_fixed_rows(scores, 6)  # f"{s:f}" of each score
+                chosen = predicted[lo : lo + len(rows)].tolist()
+                yield [f"{c} {row}" for c, row in zip(chosen, rows)]
+
+        lines = LineBlocks(blocks)
 
         def draw(path, title):
             from ...plotting import plot_scores
@@ -41,6 +47,18 @@ class MulticlassModels:
             )
 
         return lines, lambda out: report_multiclass(data.y, predicted, out), draw
+
+
+class LineBlocks:
+    """The output lines as blocks (lists of lines) made when iterated: cp_classify writes
+    a block at a time (``blocks``); iterating gives the lines one by one."""
+
+    def __init__(self, make_blocks):
+        self.blocks = make_blocks
+
+    def __iter__(self):
+        for block in self.blocks():
+            yield from block
 
 
 def check_class_labels(data, model):
@@ -89,5 +107,5 @@ def cv_figures(model, data, loss_id=None):
 
     from ...models import fit_columns
 
-    scores = model.decision_function(fit_columns(data.X, model.n_features))
-    return [("error", 100.0 * float(np.mean(np.argmax(scores, axis=1) + 1 != data.y)), -1)]
+    predicted = model.predict(fit_columns(data.X, model.n_features))
+    return [("error", 100.0 * float(np.mean(predicted != data.y)), -1)]
