@@ -289,14 +289,16 @@ def _stream_failure(prog, guarded) -> int:
 
 
 def version_option(follows: str) -> click.Option:
-    """--version: ``<prog> (cpsvm <version>)`` and the tool whose command line it follows."""
+    """--version: ``<prog> (cpsvm <version>)``, the tool whose command line it follows, and
+    whether the compiled kernels are in use (for which CPU) or why not."""
 
     def show(ctx, param, value):
         if not value or ctx.resilient_parsing:
             return
         from .. import __version__
+        from ..compiled import describe
 
-        click.echo(f"{ctx.info_name} (cpsvm {__version__}), following {follows}")
+        click.echo(f"{ctx.info_name} (cpsvm {__version__}), following {follows}; {describe()}")
         ctx.exit(0)
 
     return click.Option(
@@ -305,7 +307,8 @@ def version_option(follows: str) -> click.Option:
         expose_value=False,
         is_eager=True,
         callback=show,
-        help="Print cpsvm's version and the tool this command follows, and exit.",
+        help="Print cpsvm's version, the tool this command follows and whether the compiled "
+        "kernels are in use, and exit.",
     )
 
 

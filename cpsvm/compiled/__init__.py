@@ -29,8 +29,6 @@ import os
 import sys
 import threading
 
-import numpy as np
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE_ROOT = os.path.dirname(HERE)
 INDEX_FILE = os.path.join(HERE, "index.json")
@@ -163,33 +161,36 @@ class JitOnly:
 # the argument types into argument_types()' form without numba; the build evaluates
 # them with numba's types.
 
-_SCALAR_TYPES = {
-    bool: "boolean",
-    float: "float64",
-    np.bool_: "boolean",
-    np.float64: "float64",
-    np.float32: "float32",
-    np.int64: "int64",
-    np.int32: "int32",
-    np.int16: "int16",
-    np.int8: "int8",
-    np.uint64: "uint64",
-    np.uint32: "uint32",
-    np.uint16: "uint16",
-    np.uint8: "uint8",
-    type(None): "none",
-}
+# numba's names of the scalar types, filled at the first call (this module imports no
+# numpy: --version reads the index without it).
+_SCALAR_TYPES: dict = {}
+_NDARRAY = None
+
+
+def _scalar_types() -> dict:
+    global _NDARRAY
+    import numpy as np
+
+    names = {bool: "boolean", float: "float64", type(None): "none", np.bool_: "boolean"}
+    for name in ("float64", "float32", "int64", "int32", "int16", "int8"):
+        names[getattr(np, name)] = name
+    for name in ("uint64", "uint32", "uint16", "uint8"):
+        names[getattr(np, name)] = name
+    _NDARRAY = np.ndarray
+    return names
 
 
 def argument_types(args) -> tuple:
     """What selects a compiled function: per argument, an array's (dtype, dimensions,
     C-contiguous) or a scalar's numba type name, as numba types them."""
+    if not _SCALAR_TYPES:
+        _SCALAR_TYPES.update(_scalar_types())
     return tuple([_value_type(value) for value in args])
 
 
 def _value_type(value):
     kind = type(value)
-    if kind is np.ndarray:
+    if kind is _NDARRAY:
         return (value.dtype, value.ndim, value.flags.c_contiguous)
     name = _SCALAR_TYPES.get(kind)
     if name is not None:
@@ -213,6 +214,8 @@ def _parse_type(text: str):
     if text.endswith("]"):
         dtype, dims = text[:-1].split("[", 1)
         ndim = dims.count(",") + 1
+        import numpy as np
+
         return (np.dtype("bool" if dtype == "boolean" else dtype), ndim, dims.endswith("::1"))
     return text
 
@@ -261,45 +264,121 @@ def signature_line(name: str, signature) -> str:
 # -- the compiled modules ----------------------------------------------------------------
 
 
+INDEX_FORMAT = 2
+
+
 class Library:
     """The compiled modules' index (index.json), checked once a process: the digest of
-    the sources they were compiled from, the CPU they were compiled for, and per kernel
-    its compiled argument types and where each function is."""
+    the sources they were compiled from, then the first variant (one per target CPU)
+    whose CPU features this machine has, and its modules' sizes and SHA-256 digests;
+    per kernel its compiled argument types and where each function is. ``reason`` says
+    why they are not used (a line's worth, naming the file and the cause)."""
 
-    def __init__(self):
+    def __init__(self, cpu_table=None):
+        self._cpu_table = cpu_table or _numpy_cpu_table
         self.usable = False
-        self.reason = "no compiled kernels: the install could not build them"
+        self.reason = "no compiled kernels: the install did not build them"
         self.target_cpu = None
+        self.seconds_per_signature = None
         self._kernels: dict = {}
+        self._modules: dict = {}
         if os.environ.get("CPSVM_COMPILED", "1") == "0":
             self.reason = "CPSVM_COMPILED=0"
             return
         try:
             with open(INDEX_FILE) as f:
                 index = json.load(f)
-        except (OSError, ValueError):
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError) as e:
+            self.reason = f"{INDEX_FILE} cannot be read ({type(e).__name__}: {e}); {REINSTALL}"
+            return
+        self.seconds_per_signature = index.get("seconds_per_signature")
+        failure = index.get("build_failure")
+        if failure:
+            self.reason = (
+                f"the install could not compile them: {failure.get('cause')}; "
+                f"{failure.get('remedy')}"
+            )
+            return
+        if index.get("format") != INDEX_FORMAT:
+            self.reason = f"{INDEX_FILE} is of another cpsvm's build; {REINSTALL}"
             return
         if index.get("sources_digest") != sources_digest(index.get("sources", ())):
             self.reason = "the compiled kernels are older than their sources"
             return
-        lacking = sorted(set(index.get("cpu_features", ())) - set(cpu_features()))
-        if lacking:
-            self.reason = f"the compiled kernels need CPU features this CPU lacks: {lacking}"
+        variant, lacking = None, []
+        for candidate in index.get("variants", ()):
+            lacking = lacking_features(candidate.get("cpu_features", ()), self._cpu_table())
+            if not lacking:
+                variant = candidate
+                break
+        if variant is None:
+            self.reason = (
+                f"the compiled kernels need CPU features this CPU lacks: {lacking} (a wheel "
+                f"for other machines: build it with CPSVM_KERNEL_TARGETS=host,x86-64-v2)"
+            )
             return
+        for module, record in variant.get("modules", {}).items():
+            damage = _damage(record)
+            if damage:
+                self.reason = f"{os.path.join(HERE, record.get('file', module))} {damage}"
+                return
         self.usable = True
         self.reason = None
-        self.target_cpu = index.get("target_cpu")
-        self._kernels = index.get("kernels", {})
+        self.target_cpu = variant.get("target_cpu")
+        self._modules = variant.get("modules", {})
+        self._kernels = variant.get("kernels", {})
 
     def functions(self, name: str) -> dict:
-        """{argument types: compiled function} of one kernel (importing their modules)."""
+        """{argument types: compiled function} of one kernel (importing their modules);
+        empty, and the library unusable, if one of them cannot be imported."""
         import importlib
 
         found = {}
         for arguments, module, symbol in self._kernels.get(name, ()):
-            extension = importlib.import_module(f"{__name__}.{module}")
-            found[parse_argument_types(arguments)] = getattr(extension, symbol)
+            try:
+                extension = importlib.import_module(f"{__name__}.{module}")
+                found[parse_argument_types(arguments)] = getattr(extension, symbol)
+            except Exception as e:  # a foreign or damaged module: numba compiles instead
+                file = self._modules.get(module, {}).get("file", module)
+                with _lock:
+                    self.usable, self._kernels = False, {}
+                    self.reason = (
+                        f"{os.path.join(HERE, file)} cannot be imported "
+                        f"({type(e).__name__}: {e}); {REINSTALL}"
+                    )
+                return {}
         return found
+
+
+def describe() -> str:
+    """For --version: whether the compiled kernels are in use, and for which CPU, or why
+    not. Without numpy (--version imports nothing heavy), this CPU's features are read
+    from /proc/cpuinfo where there is one."""
+    light = "numpy" not in sys.modules and _cpuinfo_table() is not None
+    found = Library(_cpuinfo_table) if light else library()
+    if found.usable:
+        return f"compiled kernels in use (compiled for {found.target_cpu})"
+    return f"compiled kernels not in use: {found.reason}"
+
+
+REINSTALL = "reinstall cpsvm (pip install --force-reinstall --no-deps cpsvm)"
+
+
+def _damage(record) -> str | None:
+    """What is wrong with a module's file against the index's record of it, if anything."""
+    path = os.path.join(HERE, record.get("file", ""))
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        return f"cannot be read ({e.strerror or e}); {REINSTALL}"
+    if len(data) != record.get("size"):
+        return f"is damaged: {len(data)} bytes, the build wrote {record.get('size')}; {REINSTALL}"
+    if hashlib.sha256(data).hexdigest() != record.get("sha256"):
+        return f"is damaged: its SHA-256 differs from the build's; {REINSTALL}"
+    return None
 
 
 _library: Library | None = None
@@ -330,11 +409,50 @@ def sources_digest(paths) -> str:
 
 def cpu_features() -> list[str]:
     """The CPU features numpy found on this machine (its dispatch table's)."""
+    return sorted(name for name, present in _numpy_cpu_table().items() if present)
+
+
+def lacking_features(required, table=None) -> list[str]:
+    """The features of ``required`` this CPU lacks, among those this numpy knows: a
+    feature newer than the run's numpy is not checked (an older numpy must not refuse
+    the build machine's own features)."""
+    table = _numpy_cpu_table() if table is None else table
+    return sorted(name for name in required if name in table and not table[name])
+
+
+def _numpy_cpu_table() -> dict:
     try:
         from numpy._core._multiarray_umath import __cpu_features__
     except ImportError:  # numpy 1.x
         from numpy.core._multiarray_umath import __cpu_features__
-    return sorted(name for name, present in __cpu_features__.items() if present)
+    return __cpu_features__
+
+
+# numpy's names of x86 CPU features -> Linux's /proc/cpuinfo flags.
+_CPUINFO_FLAGS = {
+    "SSE": "sse", "SSE2": "sse2", "SSE3": "pni", "SSSE3": "ssse3", "SSE41": "sse4_1",
+    "SSE42": "sse4_2", "POPCNT": "popcnt", "CX16": "cx16", "LAHF": "lahf_lm", "AVX": "avx",
+    "AVX2": "avx2", "F16C": "f16c", "FMA3": "fma", "BMI": "bmi1", "BMI2": "bmi2",
+    "LZCNT": "abm", "MOVBE": "movbe", "AVX512F": "avx512f", "AVX512CD": "avx512cd",
+    "AVX512BW": "avx512bw", "AVX512DQ": "avx512dq", "AVX512VL": "avx512vl",
+    "AVX512IFMA": "avx512ifma", "AVX512VBMI": "avx512vbmi", "AVX512VBMI2": "avx512_vbmi2",
+    "AVX512VNNI": "avx512_vnni", "AVX512BITALG": "avx512_bitalg",
+    "AVX512VPOPCNTDQ": "avx512_vpopcntdq", "AVX512BF16": "avx512_bf16",
+    "AVX512FP16": "avx512_fp16", "GFNI": "gfni", "VAES": "vaes", "VPCLMULQDQ": "vpclmulqdq",
+}  # fmt: skip
+
+
+def _cpuinfo_table() -> dict | None:
+    """numpy's form of this CPU's features, from /proc/cpuinfo (None without one)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    return {name: flag in flags for name, flag in _CPUINFO_FLAGS.items()}
+    except OSError:
+        pass
+    return None
 
 
 # -- compiling at run time ---------------------------------------------------------------
@@ -358,8 +476,8 @@ def _announce_compiling(dispatcher, args):
             _announced = True
             reason = library().reason or "these argument types were not compiled at install"
             print(
-                f"cpsvm: compiling kernels for this CPU, once: about {_compile_estimate()} s "
-                f"({reason}; numba caches them for later runs)",
+                f"cpsvm: compiling kernels for this CPU, once: about {_seconds_a_kernel()} s "
+                f"a kernel this run calls ({reason}; numba caches them for later runs)",
                 file=sys.stderr,
                 flush=True,
             )
@@ -377,19 +495,14 @@ def _in_numba_cache(dispatcher, signature) -> bool:
         return False
 
 
-# Seconds numba takes for a kernel, about (this package's kernels on 2-core machines).
-SECONDS_PER_KERNEL = 0.4
+# CPU seconds numba takes to compile a kernel of this package at its first call (the mean
+# over a sample of signatures.txt, each compiled with an empty cache, on a 2-core
+# machine): what the line says when no build measured it on this machine.
+SECONDS_PER_KERNEL = 1.0
 
 
-def _compile_estimate() -> int:
-    """Seconds to compile the kernels of the modules loaded so far that numba's cache
-    does not hold, about."""
-    missing = 0
-    for kernel in list(KERNELS.values()):
-        try:
-            cache = kernel.dispatcher()._cache
-            held = os.path.exists(cache._cache_file._index_path)
-        except Exception:
-            held = False
-        missing += not held
-    return max(1, round(SECONDS_PER_KERNEL * missing))
+def _seconds_a_kernel() -> str:
+    """The seconds a kernel takes to compile: as the build measured them on this machine
+    (its CPU seconds a signature), else as measured on a 2-core machine."""
+    seconds = library().seconds_per_signature or SECONDS_PER_KERNEL
+    return f"{seconds:.1f}"

@@ -233,9 +233,15 @@ def _monitor(verbose, name, style="STRUCT", total=None):
 
 
 def _as_csr(X):
-    """Validated X as the reader gives it: float64 CSR, sorted, no duplicates (a copy
-    when it must change: the caller's matrix is left as it was)."""
+    """Validated X as the reader gives it: float64 CSR, sorted, no duplicates, int32
+    indices when they fit (load_svmlight_file's int64 ones would reach kernels compiled
+    for the reader's types only); a copy when it must change: the caller's matrix is
+    left as it was."""
     X = sp.csr_matrix(X, dtype=np.float64)
+    if X.indices.dtype != np.int32 and max(X.shape[1], X.nnz) < 2**31:
+        X = sp.csr_matrix(
+            (X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape
+        )
     if not X.has_canonical_format:
         X = X.copy()
         X.sum_duplicates()
