@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..data import Dataset
+from ..engine.magnitudes import check_domain, check_small_c
 from ..engine.sgd import EPSILON_INSENSITIVE, HINGE, SGDSettings, run_sgd
 from ..errors import InputError, OptionError
 from ..kernels import RBF, Kernel, check_kernel_values
@@ -158,7 +159,7 @@ def _check_targets(data: Dataset, task: str, what: str):
 
 
 def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
-    from ..approx import FeatureRows, NystromMap, RandomFourierMap
+    from ..approx import FeatureRows, NystromMap, RandomFourierMap, check_random_features
 
     m = dataset.n_examples
     if m == 0:
@@ -178,6 +179,8 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
                 f"{dropped} validation feature values above the training data's "
                 f"highest feature index ({dataset.n_features}) ignored"
             )
+    if params.lam is None:
+        check_small_c(params.C, m)
     lam = params.lambda_for(m)
     rng = np.random.default_rng(params.seed)
     regression = params.task == "regression"
@@ -204,6 +207,7 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
                 f"D = {feature_map.n_components}"
             )
     elif params.approx == "rff":
+        check_random_features(params.kernel, dataset.X)
         feature_map = RandomFourierMap.draw(
             params.kernel, dataset.n_features, params.basis_size, rng
         )
@@ -226,8 +230,14 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
 
     # X = {|γ| ≤ R, |b| ≤ B}: R from λ/2|γ*|² ≤ objective at 0 (hinge: Pegasos' 1/√λ);
     # B from the intercept's optimality (all residuals beyond the margin on one side).
+    at_zero = float(np.mean(np.maximum(0.0, np.abs(y) - params.tube))) if regression else 0.5
+    # R = sqrt(2·at_zero/λ) against the data before any work, formed without C·m
+    root = math.sqrt(params.C) * math.sqrt(m) if params.lam is None else 1.0 / math.sqrt(lam)
+    check_domain(
+        math.sqrt(2.0 * at_zero) * root, math.sqrt(max_sq), lam,
+        params.C if params.lam is None else None,
+    )  # fmt: skip
     if regression:
-        at_zero = float(np.mean(np.maximum(0.0, np.abs(y) - params.tube)))
         radius = math.sqrt(2.0 * at_zero / lam)
         b_radius = params.tube + float(np.max(np.abs(y))) + math.sqrt(max_sq) * radius
     else:
@@ -462,6 +472,8 @@ def _train_gd(dataset: Dataset, params: AssetParams, callback, should_stop):
     from ..engine.sgd import huber_gd
 
     m = dataset.n_examples
+    if params.lam is None:
+        check_small_c(params.C, m)
     lam = params.lambda_for(m)
     started = time.perf_counter()
     margins = SortedMargins(
