@@ -22,10 +22,10 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from .columns import onto_columns
-from .errors import InputError
+from .errors import InputError, OptionError
 from .kernel_rows import RowKernel, stacked
-from .kernels import RBF, Kernel
-from .sparse_ops import as_csr
+from .kernels import KERNEL_VALUE_LIMIT, RBF, Kernel
+from .sparse_ops import as_csr, squared_norms
 from .threads import map_in_threads
 
 
@@ -64,6 +64,20 @@ class NystromMap:
         return self.projection @ w
 
 
+def check_random_features(kernel: Kernel, X) -> None:
+    """-g against the data for random Fourier features: their projections ω·x have
+    variance 2g·|x|², kept at most KERNEL_VALUE_LIMIT so that every one is finite
+    (OptionError naming the largest -g the data allow)."""
+    largest = float(np.max(squared_norms(as_csr(X)), initial=0.0))
+    bound = KERNEL_VALUE_LIMIT / (2.0 * largest) if largest > 0 else math.inf
+    if not kernel.gamma <= bound:
+        raise OptionError(
+            f"expected -g <= {bound:.3g} for random Fourier features of this data (their "
+            f"projections have variance 2g*|x|^2, past {KERNEL_VALUE_LIMIT:g}), got "
+            f"{kernel.gamma:g}"
+        )
+
+
 class RandomFourierMap:
     """φ(x) = sqrt(2/D)·cos(Ωᵀx + ν) for the RBF kernel; Ω (n_features, D), ν (D,)."""
 
@@ -77,6 +91,11 @@ class RandomFourierMap:
     ) -> RandomFourierMap:
         if kernel.kind != RBF:
             raise InputError("random Fourier features need the RBF kernel (-t 2)")
+        if not 2.0 * kernel.gamma <= KERNEL_VALUE_LIMIT:
+            raise OptionError(
+                f"expected -g <= {KERNEL_VALUE_LIMIT / 2:.3g} for random Fourier features "
+                f"(their frequencies have variance 2g), got {kernel.gamma:g}"
+            )
         omega = rng.normal(0.0, math.sqrt(2.0 * kernel.gamma), size=(n_features, n_components))
         nu = rng.uniform(0.0, 2.0 * math.pi, size=n_components)
         return cls(omega, nu)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +32,10 @@ class Kernel:
             raise InputError(f"expected kernel type 0, 1, 2 or 3 (-t), got {self.kind}")
         if self.kind == RBF and not self.gamma > 0:
             raise InputError(f"expected an RBF gamma > 0 (-g), got {self.gamma}")
+        # A model file holds every parameter, and inf or nan makes no kernel value.
+        for flag, value in (("-g", self.gamma), ("-s", self.coef_lin), ("-r", self.coef_const)):
+            if not math.isfinite(value):
+                raise InputError(f"expected a finite kernel parameter {flag}, got {value:g}")
 
     @property
     def is_linear(self) -> bool:
@@ -60,7 +65,8 @@ class Kernel:
             dots += sq_a[:, None]
             dots += sq_b[None, :]
             np.maximum(dots, 0.0, out=dots)  # rounding can make |a-b|^2 slightly negative
-            dots *= -self.gamma
+            with np.errstate(over="ignore"):  # -g·|a-b|^2 = -inf: the kernel value 0
+                dots *= -self.gamma
             return np.exp(dots, out=dots)
         dots *= self.coef_lin
         dots += self.coef_const
@@ -95,6 +101,14 @@ def check_kernel_values(kernel: Kernel, dataset) -> None:
             source=dataset.source,
             line=dataset.line_of(largest),
         )
+
+
+def kernel_diagonal(kernel: Kernel, X) -> np.ndarray:
+    """k(x_i, x_i) of every row of the CSR matrix X."""
+    sq = _sq_norms(X)
+    if kernel.kind == RBF:
+        return np.ones(len(sq))
+    return np.array(kernel.from_dots(sq[None, :].copy(), None, None)[0])
 
 
 def _sq_norms(A) -> np.ndarray:

@@ -82,8 +82,11 @@ class Option:
         return self.flags[0] if self.flags else ""
 
     def value_type(self):
-        """The value type of the field's values (a Later one made now)."""
+        """The value type of the field's values (a Later one made now; ``float``:
+        :data:`NUMBER`, nan refused)."""
         kind = self.type.make() if isinstance(self.type, Later) else self.type
+        if kind is float:
+            kind = NUMBER
         if isinstance(self.convert, dict) and isinstance(kind, Choice):
             return Choice(tuple(self.convert.values()))
         if callable(self.convert) or self.group or self.file:
@@ -259,6 +262,18 @@ class Range(ValueType):
         if not self.holds(value):
             raise OptionError(f"expected {self.wanted(what)}, got {_shown(value)}")
         return value
+
+
+@dataclass(frozen=True)
+class Number(Range):
+    """A float option's plain ``type=float``: any number, inf included (a limit that
+    is none), nan refused, with one message on the command line and from Python."""
+
+    def wanted(self, what: str = "") -> str:
+        return f"a number for {what}" if what else "a number"
+
+
+NUMBER = Number(float)
 
 
 @dataclass(frozen=True)

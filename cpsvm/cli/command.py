@@ -14,6 +14,7 @@ import click
 from ..errors import OptionError
 from ..options import (
     FIELD_DEFAULT,
+    NUMBER,
     Choice,
     Later,
     PathType,
@@ -46,6 +47,17 @@ class Declared(click.ParamType):
         return None
 
 
+class FloatRange(click.FloatRange):
+    """click's float range, nan refused (it compares false with every bound, so click
+    lets it through) with the message of a plain float's (:data:`~cpsvm.options.NUMBER`)."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if number != number:
+            self.fail(f"expected {NUMBER.wanted()}, got {value}", param, ctx)
+        return number
+
+
 class FilePath(click.Path):
     """A file argument (``-`` for standard input or output): an empty name is a usage
     error before anything is read or trained, not a failure at the end."""
@@ -74,14 +86,16 @@ class OutputPath(FilePath):
 def click_type(kind):
     """The click type of a declared value type: click's own range and choice types where
     the declaration leaves the wording to click (their help and messages), else the
-    declaration's ``parse``; Python's int, float and str, and click types that cli/
-    declares itself, as they are."""
+    declaration's ``parse``; ``float`` as :data:`~cpsvm.options.NUMBER` (nan refused);
+    Python's int and str, and click types that cli/ declares itself, as they are."""
     if isinstance(kind, Later):
         kind = kind.make()
+    if kind is float:
+        return Declared(NUMBER)  # nan refused
     if isinstance(kind, PathType):
         return OutputPath() if kind.output else FilePath()
     if isinstance(kind, Range) and kind.expected is None:
-        number = click.IntRange if kind.base is int else click.FloatRange
+        number = click.IntRange if kind.base is int else FloatRange
         return number(kind.min, kind.max, min_open=kind.min_open, max_open=kind.max_open)
     if isinstance(kind, Choice) and not kind.integral:
         return click.Choice(list(kind.choices))

@@ -182,8 +182,9 @@ def _print_path(points, out):
 def fits_along(make):
     """select_c's ``make_path`` of a solver's path: ``make(part)`` gives the fold's path,
     whose ``fit(C, should_stop=...)`` returns (model, info), warm from the last C where
-    the solver allows."""
-    from ..selection.path import Fit
+    the solver allows, and whose ``check_c(C)`` refuses a C the part's data do not
+    allow, before any is trained."""
+    from ..selection.path import Fit, FoldPath
 
     def make_path(part, should_stop):
         path = make(part)
@@ -193,7 +194,7 @@ def fits_along(make):
             r = info.result
             return Fit(model, getattr(r, "iterations", 0), getattr(r, "cuts_added", 0))
 
-        return fit
+        return FoldPath(fit, path.check_c)
 
     return make_path
 
@@ -205,6 +206,10 @@ class ColdPath:
 
     def __init__(self, train, part, run):
         self.train, self.part, self.run = train, part, run
+
+    def check_c(self, value):
+        """-c's range (the path's values were parsed with it); the data's bound is each
+        training's own, checked as it starts."""
 
     def fit(self, value, *, should_stop):
         return self.train(self.part, self.run.at(value), should_stop=should_stop)

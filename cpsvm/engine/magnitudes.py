@@ -47,6 +47,24 @@ class CTooLarge(OptionError):
         super().__init__(text)
 
 
+class CTooSmall(CTooLarge):
+    """C is too small for the data: the smallest C allowed is ``factor`` times the C the
+    engine was given (C·C_i would be 0 or lose its precision)."""
+
+    def __init__(self, factor: float, why: str, C: float | None = None):
+        self.factor, self.why, self.C = factor, why, C
+        if C is None:
+            text = f"expected a C at least {factor:.3g} times the one given ({why})"
+        else:
+            text = f"expected C >= {C * factor:.3g} for this data, got {C:g} ({why})"
+        OptionError.__init__(self, text)
+
+
+class ValuesTooLarge(OptionError):
+    """What overflows is not C's doing: the data's values or the kernel's parameters
+    (a cut's squared norm is past double precision whatever C is)."""
+
+
 @contextlib.contextmanager
 def c_bound(C: float):
     """Within the block, a CTooLarge of the engine is re-raised naming ``C``, the value
@@ -56,7 +74,7 @@ def c_bound(C: float):
     except CTooLarge as e:
         if e.C is not None:
             raise
-        raise CTooLarge(e.factor, e.why, C) from None
+        raise type(e)(e.factor, e.why, C) from None
 
 
 def check_cut(C: float, self_product: float) -> None:
@@ -65,7 +83,10 @@ def check_cut(C: float, self_product: float) -> None:
     norm = math.sqrt(self_product) if self_product >= 0 else math.nan
     if not C * norm <= NORM_LIMIT:
         if not 0 < norm < math.inf:
-            raise CTooLarge(0.0, "a cut's squared norm overflows double precision")
+            raise ValuesTooLarge(
+                "expected data values and kernel parameters (-t -d -g -s -r) whose products "
+                f"stay finite: a cut's squared norm is {self_product:g}, whatever C is"
+            )
         raise CTooLarge(
             NORM_LIMIT / norm / C,
             f"C times a cut's norm, a bound on |w|, would be {C * norm:.3g}, past "
@@ -88,6 +109,80 @@ def check_costs(costs, norms) -> None:
             f"sum_i C_i*|x_i|, a bound on |w|, would be {largest * share:.3g}, past "
             f"{NORM_LIMIT:g}, and |w|^2 overflow",
         )
+
+
+# C·C_i at least this: a normal double, so that C·C_i·loss and the bounds α_i <= C·C_i
+# keep their precision (below it, subnormal numbers round to 0).
+SMALLEST_COST = float(np.finfo(np.float64).tiny)
+
+
+def check_c(C: float, unit_costs, norms, loss: float = 1.0) -> None:
+    """C against the examples, before any work: the C_i are C·unit_costs_i, ``norms``
+    the |δΨ_i| (the norms of the examples' cut terms) and ``loss`` their loss at w = 0.
+    |w| <= C·Σ_i unit_costs_i·|δΨ_i| for every method and F(0) = C·Σ_i unit_costs_i·loss:
+    both at most NORM_LIMIT (CTooLarge), and every C·unit_costs_i a normal double
+    (CTooSmall). Computed in the units' scale, so that no product overflows."""
+    unit = np.asarray(unit_costs, dtype=np.float64)
+    if not len(unit):
+        return
+    largest, smallest = float(np.max(unit)), float(np.min(unit))
+    if not 0 < smallest <= largest < math.inf:
+        return  # (the solvers refuse costs C_i <= 0, inf or nan themselves)
+    terms = np.maximum(np.asarray(norms, dtype=np.float64), abs(loss))
+    with np.errstate(over="ignore", invalid="ignore"):
+        share = float(np.dot(unit / largest, terms))  # Σ_i (unit_i/max unit)·max(|δΨ_i|, L)
+    if not share < math.inf:
+        raise ValuesTooLarge(
+            "expected feature values whose sum over the examples, sum_i |x_i|, stays "
+            "finite in double precision"
+        )
+    if share > 0:
+        most = NORM_LIMIT / share / largest  # the largest C
+        if not C <= most:
+            raise CTooLarge(
+                most / C,
+                f"sum_i C_i*max(|x_i|, loss), a bound on |w| and on the objective at "
+                f"w = 0, would be {C * largest * share:.3g}, past {NORM_LIMIT:g}",
+            )
+    least = SMALLEST_COST / smallest  # the smallest C
+    if not C >= least:
+        raise CTooSmall(
+            least / C,
+            f"the smallest C_i would be {C * smallest:.3g}, below {SMALLEST_COST:.3g}, "
+            "the smallest normal double",
+        )
+
+
+def check_small_c(C: float, n: int) -> None:
+    """CTooSmall when λ = 1/(C·n) (stochastic subgradient's regularisation of C) would
+    not be finite: C·n at least a normal double."""
+    if not C * n >= SMALLEST_COST:
+        raise CTooSmall(
+            SMALLEST_COST / (C * n) if C * n > 0 else math.inf,
+            f"lambda = 1/(C*n) would be {1 / (C * n) if C * n > 0 else math.inf:.3g}",
+            C,
+        )
+
+
+def check_domain(radius: float, scale: float, lam: float, C: float | None = None) -> None:
+    """Stochastic subgradient's domain |w| <= ``radius`` (∝ 1/sqrt(λ)) and its margins up
+    to radius·``scale`` (the examples' largest norm) at most NORM_LIMIT: CTooLarge naming
+    the largest C (λ = 1/(C·n)), or an OptionError naming the smallest -l λ."""
+    bound = radius * max(scale, 1.0)
+    if bound <= NORM_LIMIT:
+        return
+    factor = (NORM_LIMIT / bound) ** 2 if bound < math.inf else 0.0
+    why = (
+        f"|w| and the margins are bounded by {bound:.3g} for this lambda, past "
+        f"{NORM_LIMIT:g}, and |w|^2 overflow"
+    )
+    if C is not None:
+        raise CTooLarge(factor, why, C)
+    if factor == 0:
+        raise OptionError(f"expected a larger lambda (-l) for this data, got {lam:g} ({why})")
+    raise OptionError(
+        f"expected lambda (-l) >= {lam / factor:.3g} for this data, got {lam:g} ({why})"
+    )
 
 
 def objective_rounding(half_norm: float, C: float, costs, loss_scale: float, margins) -> float:

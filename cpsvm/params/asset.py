@@ -94,7 +94,7 @@ class AssetParams:
         "-w",
         help="Regression: width epsilon of the insensitive tube (SVMlight's -w).",
         default=0.1,
-        type=Range(float, 0, expected="a tube width -w >= 0"),
+        type=Range(float, 0, 1e150, expected="a tube width 0 <= -w <= 1e150"),
         show_default=True,
     )  # ε of the ε-insensitive loss (regression)
     approx: str = option(

@@ -40,7 +40,7 @@ class OcasParams:
         "-b",
         help="Value of the bias feature appended to every example; 0 = no bias (binary only).",
         default=0.0,
-        type=float,
+        type=Range(float, -1e150, 1e150, expected="a bias -b of magnitude at most 1e150"),
         show_default=True,
     )
     method: int | None = option(

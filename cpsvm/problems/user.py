@@ -70,10 +70,22 @@ def import_problem_class(spec: str):
     return target
 
 
+def called(spec: str, method: str, function, *args, **kwargs):
+    """``function(*args, **kwargs)``, a method of the user's problem: whatever it raises,
+    sys.exit included, is one InputError naming the problem and the method (Ctrl-C
+    passes)."""
+    try:
+        return function(*args, **kwargs)
+    except (Exception, SystemExit) as e:
+        raise InputError(
+            f"problem {spec!r}: its {method}() raised {type(e).__name__}: {e}"
+        ) from None
+
+
 def load_user_problem(spec: str, dataset, options=None):
     """Instantiate ``module:Class`` with the dataset: a user's StructuredProblem."""
     cls = import_problem_class(spec)
-    problem = cls(dataset, **(options or {}))
+    problem = called(spec, "__init__", cls, dataset, **(options or {}))
     missing = [
         m
         for m in (
@@ -130,7 +142,26 @@ def predict_user_problem(model, dataset) -> list:
     """One prediction per example of ``dataset``, by the problem's ``predict`` with the
     model's w."""
     problem, dataset = user_problem_on(model, dataset)
-    return list(problem.predict(model.w, dataset.X))
+    return _predictions(model, problem, dataset)
+
+
+def _predictions(model, problem, dataset) -> list:
+    """The problem's ``predict`` with the model's w: one label per example, checked."""
+    predictions = called(model.spec, "predict", problem.predict, model.w, dataset.X)
+    try:
+        predictions = list(predictions)
+    except TypeError:
+        raise InputError(
+            f"problem {model.spec!r}: its predict() returned {type(predictions).__name__}, "
+            "expected one label per example"
+        ) from None
+    if len(predictions) != dataset.n_examples:
+        raise InputError(
+            f"problem {model.spec!r} predicted {len(predictions)} labels "
+            f"for {dataset.n_examples} examples",
+            source=dataset.source,
+        )
+    return predictions
 
 
 # -- the entry of a user's problem --------------------------------------------------------
@@ -155,14 +186,9 @@ class UserProblemModels:
     @staticmethod
     def classify(model, data, X, settings):
         problem, fitted = user_problem_on(model, data)
-        predictions = list(problem.predict(model.w, fitted.X))
-        if len(predictions) != data.n_examples:
-            raise InputError(
-                f"problem {model.spec!r} predicted {len(predictions)} labels "
-                f"for {data.n_examples} examples",
-                source=data.source,
-            )
-        lines = [problem.format_label(p) for p in predictions]
+        predictions = _predictions(model, problem, fitted)
+        lines = [str(called(model.spec, "format_label", problem.format_label, p))
+                 for p in predictions]  # fmt: skip
         return lines, lambda out: report_user_problem(problem, predictions, out)
 
 

@@ -6,13 +6,17 @@ from __future__ import annotations
 import math
 
 from ..errors import OptionError
+from ..options import finite_positive
+
+# A value of the path is a -c: the same declaration checks it (cpsvm.params.shared).
+C_VALUE = finite_positive("C")
 
 MAX_VALUES = 1000  # a path longer than this is a typo, not a search
 
 
-def parse_values(text: str, flag: str = "--c-path") -> list:
-    """Sorted distinct positive finite values of ``text``; OptionError (a usage error)
-    naming ``flag`` otherwise."""
+def parse_values(text: str, flag: str = "--c-path", kind=C_VALUE) -> list:
+    """Sorted distinct values of ``text``, each one ``kind`` holds (-c's range: finite,
+    > 0); OptionError (a usage error) naming ``flag`` otherwise."""
     wanted = f"expected {flag} LIST (e.g. 0.1,1,10) or LOW:HIGH:N (N log-spaced values)"
     text = text.strip()
     try:
@@ -51,7 +55,7 @@ def parse_values(text: str, flag: str = "--c-path") -> list:
         raise OptionError(f"{wanted}, got {text!r}") from None
     if not values or len(values) > MAX_VALUES:
         raise OptionError(f"{wanted}, 1..{MAX_VALUES} values, got {text!r}")
-    bad = [v for v in values if not (0 < v < math.inf)]
+    bad = [v for v in values if not kind.holds(v)]
     if bad:
-        raise OptionError(f"{wanted}: every value a finite number > 0, got {bad[0]:g}")
+        raise OptionError(f"{wanted}: every value {kind.wanted(flag)}, got {bad[0]:g}")
     return sorted(set(values))

@@ -1,5 +1,5 @@
 """Cross-validation along a path of C values: each fold's training part trained at the
-values in increasing order by one *path* (a function ``fit(C)`` returning a
+values in increasing order by one *path* (a :class:`FoldPath`: ``fit(C)`` returning a
 :class:`Fit`, warm from its previous call when the solver can be), the held-out part
 scored by the problem's measure.
 
@@ -83,12 +83,23 @@ class PathPoint:
         return self.figures[0][0][2]
 
 
+@dataclass
+class FoldPath:
+    """A fold's path: ``fit(C)`` gives its Fit, warm from the last C where the solver
+    allows; ``check(C)`` refuses a C the fold's data do not allow (OptionError), so that
+    every value of the path is checked before any is trained."""
+
+    fit: Callable
+    check: Callable
+
+
 def cross_validate(
     dataset, folds, values, make_path: Callable, measure: Callable, progress=None,
     should_stop=None,
 ) -> list:  # fmt: skip
     """[PathPoint] for ``values`` (increasing): for each fold f, a path
-    ``fit = make_path(training part, should_stop)`` called at each value in turn and its
+    ``make_path(training part, should_stop)`` (a FoldPath, which checks every value
+    first) fitted at each value in turn and its
     model scored by ``measure(model, held-out part)``. ``folds``: each example's fold;
     ``progress()`` after each fit; ``should_stop()`` (Ctrl-C, passed on to the trainings,
     which end their iteration) is asked after each fit: Interrupted (cpsvm.errors) then,
@@ -106,7 +117,9 @@ def cross_validate(
             try:
                 if point is points[0]:
                     path = make_path(training, should_stop)
-                fit = path(point.C)
+                    for C in values:
+                        path.check(C)
+                fit = path.fit(point.C)
             except OptionError:
                 raise
             except InputError as e:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..data import Dataset
+from ..engine.magnitudes import check_domain, check_small_c
 from ..engine.sgd import EPSILON_INSENSITIVE, HINGE, SGDSettings, run_sgd
 from ..errors import InputError
 from ..kernels import RBF, Kernel, check_kernel_values
@@ -171,6 +172,8 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
     check_kernel_values(params.kernel, dataset)
     notes = []
     validation = _checked_validation(dataset, params, notes)
+    if params.lam is None:
+        check_small_c(params.C, m)
     lam = params.lambda_for(m)
     rng = np.random.default_rng(params.seed)
     regression = params.task == "regression"
@@ -188,6 +191,7 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
     batch = min(params.batch, m)
     seconds_map = time.perf_counter() - started
 
+    _check_domain(y, lam, max_sq, params, m, regression)
     radius, b_radius = _radii(y, lam, max_sq, params, regression)
     intercept = not params.star
     step_scale = 1.0
@@ -293,10 +297,11 @@ def _basis_size(params: AssetParams, m: int, notes) -> int:
 def _feature_map(dataset, params: AssetParams, basis_size: int, rng, notes):
     """The kernel approximation of ``basis_size`` components (None: the input features
     themselves) and how many of the Nyström basis's eigenvalues it dropped."""
-    from ..approx import NystromMap, RandomFourierMap
+    from ..approx import NystromMap, RandomFourierMap, check_random_features
 
     m = dataset.n_examples
     if params.approx == "rff":
+        check_random_features(params.kernel, dataset.X)
         feature_map = RandomFourierMap.draw(params.kernel, dataset.n_features, basis_size, rng)
         return feature_map, 0
     if params.approx != "nystrom":
@@ -333,6 +338,17 @@ def _row_source(dataset, feature_map, params: AssetParams):
         # The Nyström approximation never exceeds the kernel's diagonal.
         max_sq = float(np.max(_kernel_diagonal(params.kernel, dataset.X), initial=0.0))
     return source, kernel_rows, cached, max_sq
+
+
+def _check_domain(y, lam, max_sq, params: AssetParams, m, regression):
+    """The domain's radius against the data before any work (engine.magnitudes'
+    check_domain), R = sqrt(2·at_zero/λ) formed without C·m."""
+    at_zero = float(np.mean(np.maximum(0.0, np.abs(y) - params.tube))) if regression else 0.5
+    root = math.sqrt(params.C) * math.sqrt(m) if params.lam is None else 1.0 / math.sqrt(lam)
+    check_domain(
+        math.sqrt(2.0 * at_zero) * root, math.sqrt(max_sq), lam,
+        params.C if params.lam is None else None,
+    )  # fmt: skip
 
 
 def _radii(y, lam, max_sq, params: AssetParams, regression):
@@ -508,6 +524,8 @@ def _train_gd(dataset: Dataset, params: AssetParams, callback, should_stop):
     from ..engine.sgd import huber_gd
 
     m = dataset.n_examples
+    if params.lam is None:
+        check_small_c(params.C, m)
     lam = params.lambda_for(m)
     started = time.perf_counter()
     margins = SortedMargins(

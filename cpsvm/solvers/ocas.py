@@ -26,7 +26,7 @@ import numpy as np
 
 from ..data import Dataset
 from ..engine.cutting_plane import CuttingPlaneParams, one_slack
-from ..engine.magnitudes import c_bound, check_costs
+from ..engine.magnitudes import c_bound, check_c, check_costs
 from ..engine.ocas import OcasOracle, merged_examples
 from ..engine.working_set import CutWorkingSet
 from ..errors import InputError
@@ -105,6 +105,10 @@ def _train(dataset, run, callback, should_stop):
     n = dataset.n_examples
     costs = example_costs(dataset, params)
     check_bias(kind, params.bias)
+    if params.example_costs is None:  # C against the data before any work
+        factors = dataset.checked_cost()
+        norms = np.sqrt(squared_norms(dataset.X, params.bias**2))
+        check_c(params.C, np.ones(n) if factors is None else factors, norms)
     X, y, costs, position = merged_examples(dataset.X, dataset.y, costs)
     check_costs(costs, np.sqrt(squared_norms(X, params.bias**2)))
     problem = libocas_problem(kind, X, y, params.bias)
@@ -137,7 +141,8 @@ def choose_method(kind, X, costs, params) -> int:
     if kind != "binary":
         return 2
     norms = squared_norms(X, params.bias**2)
-    return 2 if float(np.mean(costs * norms)) <= DCD_CONDITION else 1
+    with np.errstate(over="ignore"):  # (a C too large is refused by check_c)
+        return 2 if float(np.mean(costs * norms)) <= DCD_CONDITION else 1
 
 
 def _train_ocas(problem, costs, params, method, callback, should_stop):
@@ -233,8 +238,8 @@ class OcasPath:
     def fit(self, C: float, *, callback=None, should_stop=None):
         """(model, OcasInfo) at ``C``, warm from the previous fit."""
         params = dataclasses.replace(self.params, C=C)
+        self.check_c(C)
         with thread_count(params.n_threads), c_bound(C):
-            check_costs(C * self.unit_costs, self.norms)
             method = self.method
             if method is None:
                 method = choose_method(self.kind, self.dataset.X, C * self.factors, params)
@@ -250,6 +255,12 @@ class OcasPath:
         error = _training_error(self.kind, outputs[self.position], self.dataset.y)
         model = self.problem.to_model(w, n_train=n)
         return model, OcasInfo(self.kind, n, result, seconds, error, method)
+
+    def check_c(self, C: float) -> None:
+        """C against the data before any work (cpsvm.engine.magnitudes.check_c):
+        OptionError (CTooLarge, CTooSmall) naming the bound."""
+        with c_bound(C):
+            check_c(C, self.unit_costs, self.norms)
 
     def _fit_ocas(self, C, params, method, callback, should_stop):
         bounds = MARGIN_BOUNDS_DEFAULT if params.margin_bounds is None else params.margin_bounds

@@ -22,16 +22,16 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ..conventions import MARGIN_RESCALING
+from ..conventions import LOSS_SCALE, MARGIN_RESCALING, PSI_SCALE
 from ..data import Dataset
 from ..engine.cutting_plane import CuttingPlaneParams, CuttingPlaneResult, n_slack, one_slack
-from ..engine.magnitudes import c_bound, check_costs
+from ..engine.magnitudes import NORM_LIMIT, c_bound, check_c, check_costs
 from ..engine.ocas import OcasOracle, merged_examples
 from ..engine.oracles import KernelCutOracle, LinearCutOracle
 from ..engine.solver_table import CP_LEARN
 from ..engine.working_set import CutWorkingSet, PrimalCutWorkingSet
 from ..errors import InputError, OptionError
-from ..kernels import check_kernel_values
+from ..kernels import check_kernel_values, kernel_diagonal
 from ..models import KernelModel
 from ..params.one_slack import StructParams
 from ..params.resolved import Resolved, resolved
@@ -119,8 +119,17 @@ class StructPath:
         self.nystrom = None
         if self.nonlinear and self.basis_method == 0:
             self.algorithm, self.problem = self._exact_kernel_algorithm(algorithm), None
+            factors = dataset.checked_cost()
+            # k(x_i, x_i) is |φ(x_i)|², the flip's term 2·PSI_SCALE·φ(x_i) (C's bound)
+            norms = 2 * PSI_SCALE * np.sqrt(np.abs(kernel_diagonal(params.kernel, dataset.X)))
+            unit = (np.ones(self.n) if factors is None else factors) / self.n
+            self.c_terms = (unit, norms, LOSS_SCALE)
             return
         costs, cost_factors = self._costs(problem)
+        # (C_i/C, |δΨ_i|) of C's bound (cpsvm.engine.magnitudes.check_c): the norms known
+        # where the problem is built on features; elsewhere C·C_i alone is checked here
+        # and each cut's norm as it is made (check_cut).
+        self.c_terms = (costs, np.zeros(len(costs)), 0.0)
         if problem is None:
             problem, costs = self._build_on_features(algorithm, costs)
         if not self.decomposes and params.margin_bounds:
@@ -235,15 +244,32 @@ class StructPath:
         bias = options.get("bias")
         if bias is None:
             bias = float(not self.nonlinear)
-        return self.entry.training.build_on(X, y, self.loss_id, options, bias), costs
+        if not abs(bias) <= NORM_LIMIT:  # |x|² + b² finite
+            raise OptionError(
+                f"expected a bias feature --b with |b| <= {NORM_LIMIT:g}, got {bias:g}"
+            )
+        problem = self.entry.training.build_on(X, y, self.loss_id, options, bias)
+        if self.decomposes:
+            # |δΨ_i|: flip_gain·|x_i| (binary), or x_i in two classes' blocks (multiclass)
+            gain = math.sqrt(2) if problem.flip_gain is None else problem.flip_gain
+            norms = gain * np.sqrt(squared_norms(problem.X))
+            self.c_terms = (costs, norms, problem.loss_scale)
+        return problem, costs
 
     def fit(self, C: float, *, callback=None, should_stop=None):
         """The model and TrainInfo at ``C``, warm from the previous fit where the
         algorithm allows; OptionError (CTooLarge) for a C too large for the data."""
+        self.check_c(C)
+        with c_bound(C):
+            return self._fit(C, callback, should_stop)
+
+    def check_c(self, C: float) -> None:
+        """C against the data before any work (cpsvm.engine.magnitudes.check_c):
+        OptionError (CTooLarge, CTooSmall) naming the bound."""
         if not 0 < C < math.inf:
             raise InputError(f"expected a finite C > 0 (-c), got {C:g}")
         with c_bound(C):
-            return self._fit(C, callback, should_stop)
+            check_c(C, *self.c_terms)
 
     def _fit(self, C, callback, should_stop):
         params = dataclasses.replace(self.params, C=C)

@@ -39,9 +39,9 @@ import numpy as np
 
 from ..data import Dataset
 from ..engine.cutting_plane import CuttingPlaneParams, Progress, one_slack
-from ..engine.magnitudes import c_bound
+from ..engine.magnitudes import c_bound, check_c
 from ..engine.sampled_cuts import ConstantTimeOracle, LinearTimeOracle
-from ..kernels import check_kernel_values
+from ..kernels import check_kernel_values, kernel_diagonal
 from ..models import KernelModel
 from ..params.resolved import Resolved, as_given, resolved
 from ..params.sampled import SampledParams
@@ -89,6 +89,12 @@ def train(dataset: Dataset, run: Resolved | SampledParams, *, callback=None, sho
 def _train(dataset: Dataset, params: SampledParams, *, callback=None, should_stop=None):
     check_binary_labels(dataset)
     check_kernel_values(params.kernel, dataset)
+    # C against the data before any work: C_i = C·cost_i/n, |δΨ_i| <= sqrt(k(x_i, x_i))
+    # up to the problem's scale (each cut's norm is checked exactly as it is made)
+    factors = dataset.checked_cost()
+    n = dataset.n_examples
+    unit = (np.ones(n) if factors is None else factors) / max(n, 1)
+    check_c(params.C, unit, np.sqrt(np.abs(kernel_diagonal(params.kernel, dataset.X))))
     rng = np.random.default_rng(params.seed)
     const = params.algorithm == "const"
     oracle_class = ConstantTimeOracle if const else LinearTimeOracle

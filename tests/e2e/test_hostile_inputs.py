@@ -466,7 +466,108 @@ FEATURE_CASES = {
     "asset -c 1e300": (
         "asset_learn",
         ["-v", "0", "-c", "1e300", "--k", "5", "{first20}", "{out}"],
-        _trained,
+        _refused(2, "expected C <= ", "got 1e+300"),
+    ),
+    # issue 47 item 8: every value checked against the data before the work
+    **{
+        " ".join([command, *extra, "-c 1e308"]): (
+            command,
+            ["-v", "0", "-c", "1e308", *extra, "{a300}", "{out}"],
+            _before_training(2, "expected C <= ", "got 1e+308"),
+        )
+        for command, extra in (
+            ("cp_learn", []),
+            ("cp_learn", ["-w", "3"]),
+            ("ocas_learn", []),
+            ("ocas_learn", ["-m", "0"]),
+            ("asset_learn", ["-t", "2", "-g", "0.1", "--k", "5"]),
+        )
+    },
+    **{
+        " ".join([command, *extra, "-c", c]): (
+            command,
+            ["-v", "0", "-c", c, *extra, "{a300}", "{out}"],
+            _before_training(2, "expected C >= ", "for this data"),
+        )
+        for command, extra, c in (
+            ("cp_learn", [], "5e-324"),
+            ("cp_learn", ["-w", "9"], "1e-320"),
+            ("cp_learn", ["-t", "2"], "1e-320"),
+            ("ocas_learn", [], "1e-320"),
+            ("ocas_learn", ["-m", "2"], "5e-324"),
+            ("sampled_learn", [], "1e-320"),
+            ("asset_learn", ["--k", "5"], "5e-324"),
+        )
+    },
+    "cp hmm -c 1e-320": (
+        "cp_learn",
+        ["-v", "0", "-c", "1e-320", str(SAMPLES / "ewt60.hmm.train"), "{out}"],
+        _before_training(2, "expected C >= "),
+    ),
+    "asset -l 1e-310": (
+        "asset_learn",
+        ["-v", "0", "-l", "1e-310", "--k", "5", "{a300}", "{out}"],
+        _before_training(2, "expected lambda (-l) >= "),
+    ),
+    "asset rff -g 1e308": (
+        "asset_learn",
+        ["-v", "0", "-c", "1", "--approx", "rff", "-t", "2", "-g", "1e308", "{a300}", "{out}"],
+        _before_training(2, "expected -g <= ", "random Fourier features"),
+    ),
+    **{
+        f"cp -t 3 {flag} inf": (
+            "cp_learn",
+            ["-v", "0", "-c", "1", "-t", "3", flag, "inf", "{first20}", "{out}"],
+            _before_training(2, f"expected a finite kernel parameter {flag}, got inf"),
+        )
+        for flag in ("-g", "-s", "-r")
+    },
+    **{
+        f"cp --b {value}": (
+            "cp_learn",
+            ["-v", "0", "-c", "1", "--b", value, "{first20}", "{out}"],
+            _before_training(2, "--b with |b| <= 1e+150", f"got {value}"),
+        )
+        for value in ("inf", "-inf", "1e+308")
+    },
+    "cp hmm --b 1e308": (
+        "cp_learn",
+        ["-v", "0", "-c", "1", "--b", "1e308", str(SAMPLES / "ewt60.hmm.train"), "{out}"],
+        _before_training(2, "expected --b 0..1e+09"),
+    ),
+    "ocas -b 1e308": (
+        "ocas_learn",
+        ["-c", "1", "-b", "1e308", "{first20}", "{out}"],
+        _before_training(2, "'-b'", "magnitude at most 1e150"),
+    ),
+    "asset -z r -w 1e308": (
+        "asset_learn",
+        ["-z", "r", "-c", "1", "-w", "1e308", "{reg}", "{out}"],
+        _before_training(2, "'-w'", "-w <= 1e150"),
+    ),
+    **{
+        f"{command} {flag} nan": (
+            command,
+            ["-c", "1", flag, "nan", "{first20}", "{out}"],
+            _before_training(2, f"'{flag}'", "expected a number, got nan"),
+        )
+        for command, flag in (
+            ("cp_learn", "--max-time"),
+            ("ocas_learn", "-t"),
+            ("ocas_learn", "-q"),
+            ("sampled_learn", "--max-time"),
+            ("cp_learn", "-g"),
+        )
+    },
+    "cp --c-path 1e-320,1": (
+        "cp_learn",
+        ["--cv", "2", "--c-path", "1e-320,1", "{a300}", "{out}"],
+        _refused(2, "expected C >= "),
+    ),
+    "asset --c-path 0,1": (
+        "asset_learn",
+        ["--cv", "2", "--c-path", "0,1", "{a300}", "{out}"],
+        _refused(2, "every value a finite C > 0, got 0"),
     ),
     **{
         f"{command} -c inf": (

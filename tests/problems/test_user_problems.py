@@ -212,3 +212,60 @@ def test_user_problem_honours_cost(tmp_path, monkeypatch):
     tolerance = 2 * C * eps
     assert info_w.result.primal == pytest.approx(info_r.result.primal, abs=tolerance)
     assert abs(info_w.result.primal - info_1.result.primal) > 10 * tolerance
+
+
+HOSTILE = """
+import sys
+from ordinal import OrdinalRegression
+
+
+class InitRaises(OrdinalRegression):
+    def __init__(self, dataset, **options):
+        raise RuntimeError("no data for me")
+
+
+class InitExits(OrdinalRegression):
+    def __init__(self, dataset, **options):
+        sys.exit(0)
+
+
+class PredictsNone(OrdinalRegression):
+    def predict(self, w, X):
+        return None
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("InitRaises", "its __init__() raised RuntimeError: no data for me"),
+        ("InitExits", "its __init__() raised SystemExit: 0"),
+    ],
+)
+def test_user_problem_whose_init_fails_is_one_line(tmp_path, name, said):
+    """Issue 47 item 9: an __init__ that raises or calls sys.exit (even with status 0)
+    is one line naming the method, exit 1, no model."""
+    (tmp_path / "hostile.py").write_text(HOSTILE)
+    model = tmp_path / "m"
+    result = run(
+        "learn", "-c", "1", "--problem", f"hostile:{name}", EXAMPLES / "ordinal.train", model,
+        pythonpath=[EXAMPLES, tmp_path],
+    )  # fmt: skip
+    assert result.returncode == 1 and one_line(result), result.stderr
+    assert said in result.stderr and f"'hostile:{name}'" in result.stderr
+    assert not model.exists()
+
+
+def test_user_problem_predicting_none_writes_no_predictions(ordinal_model, tmp_path):
+    """A predict() that returns None: one line naming it, no predictions file."""
+    (tmp_path / "hostile.py").write_text(HOSTILE)
+    model = tmp_path / "m"
+    text = ordinal_model.read_text().replace("ordinal:OrdinalRegression", "hostile:PredictsNone")
+    model.write_text(text)
+    out = tmp_path / "p"
+    result = run("classify", EXAMPLES / "ordinal.test", model, out, pythonpath=[EXAMPLES, tmp_path])
+    errors = [line for line in result.stderr.splitlines() if line.startswith("cp_classify:")]
+    assert result.returncode == 1 and len(errors) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "its predict() returned NoneType, expected one label per example" in result.stderr
+    assert not out.exists()

@@ -51,7 +51,7 @@ OPTIONS = (
     ProblemOption(
         "--b",
         "beam",
-        type=Range(float, 0),
+        type=Range(float, 0, 1e9),  # an integer the Viterbi kernels take
         integral=True,
         default=0,
         metavar="VALUE",
