@@ -28,7 +28,7 @@ from ..engine.working_set import CutWorkingSet
 from ..errors import InputError, OptionError
 from ..params.resolved import checked_params
 from ..problems.registry import problem_entry
-from ..solvers.ocas import check_bias, libocas_engine_params
+from ..solvers.ocas import check_binary_only, libocas_engine_params
 from .oracles import ClusterCutOracle, ClusterOcasOracle
 from .session import ClusterLost, ShardedData
 
@@ -199,7 +199,7 @@ def _train_ocas(data, params, callback, should_stop):
     refuse_method(params.method)
     method = 1 if params.method is None else params.method
     kind = choose_kind(data, params.problem)
-    check_bias(kind, params.bias)
+    check_binary_only(kind, params)
     d = data.n_features
     bias = params.bias if kind == "binary" else 0.0
     n_classes = 0 if kind == "binary" else int(max(x["y_max"] for x in data.summaries))

@@ -43,6 +43,15 @@ class OcasParams:
         type=Range(float, -1e150, 1e150, expected="a bias -b of magnitude at most 1e150"),
         show_default=True,
     )
+    cost_factor: float = option(
+        "-j",
+        help="Cost factor (SVMlight's -j): training errors on positive examples outweigh "
+        "errors on negative ones by this factor, which multiplies their C_i (of -c, -C and "
+        "cost: alike). Binary problems only.",
+        default=1.0,
+        type=Range(float, 0, 1e150, min_open=True, expected="a cost factor 0 < -j <= 1e150"),
+        show_default=True,
+    )
     method: int | None = option(
         "-m",
         help="0 plain cutting plane (BMRM, as SVMperf), 1 OCAS, 2 dual coordinate descent with "

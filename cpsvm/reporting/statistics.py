@@ -144,7 +144,8 @@ def ocas_settings(data, params, out, method=None):
     )
     print(
         f"Setting:\n   C              : {params.C:g}\n   bias           : {params.bias:g}\n"
-        f"   TolAbs         : {params.tol_abs:g}\n   TolRel         : {params.tol_rel:g}\n"
+        + (f"   CostFactor     : {params.cost_factor:g}\n" if params.cost_factor != 1 else "")
+        + f"   TolAbs         : {params.tol_abs:g}\n   TolRel         : {params.tol_rel:g}\n"
         f"   QPBound        : {params.qp_bound:g}\n   MaxTime        : {params.time_limit:g} "
         f"[s]\n   BufSize        : {params.buffer_size}\n   Method         : "
         f"{OCAS_LEARN[1 if method is None else method].name}",

@@ -5,6 +5,8 @@ base classes: input checks, the model file, labels and the fitted model's attrib
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import math
 from contextlib import contextmanager
 
@@ -29,7 +31,7 @@ import scipy.sparse as sp
 from ..errors import InputError
 from ..kernels import Kernel
 from ..models import KernelModel, LinearModel, MulticlassModel, RandomFeaturesModel
-from ..options import defaults
+from ..options import METADATA_KEY, defaults, field_default
 
 # The kernel's defaults (SVMlight's -d 3, -g 1, -s 1, -r 1): those of gamma, degree, coef0.
 KERNEL_DEFAULTS = defaults(Kernel)
@@ -248,6 +250,45 @@ def _as_csr(X):
     return X
 
 
+def _take_new_fields(cls) -> None:
+    """Every option field of ``cls._PARAMS`` that the estimator neither maps (``_FIELDS``,
+    ``_CONVERTED``) nor sets otherwise (``_NOT_PARAMETERS``) becomes a keyword parameter
+    of its own name and default: a flag added to a learner's Params reaches its
+    estimators with nothing written for them. scikit-learn reads an estimator's
+    parameters from its ``__init__``'s signature, which the wrapped ``__init__`` carries
+    (``__signature__``); it stores them as the hand-written one stores its own."""
+    named = (
+        set(cls._FIELDS.values())
+        | {field for field, _ in cls._CONVERTED.values()}
+        | set(cls._NOT_PARAMETERS)
+    )
+    added = {
+        f.name: field_default(f)
+        for f in dataclasses.fields(cls._PARAMS)
+        if METADATA_KEY in f.metadata and f.name not in named
+    }
+    if not added:
+        return
+    written = cls.__init__
+    signature = inspect.signature(written)
+    extra = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
+        for name, default in added.items()
+    ]
+    keyword = [p for p in signature.parameters.values() if p.kind == p.VAR_KEYWORD]
+    others = [p for p in signature.parameters.values() if p.kind != p.VAR_KEYWORD]
+
+    def __init__(self, *args, **kwargs):
+        given = {name: kwargs.pop(name, default) for name, default in added.items()}
+        written(self, *args, **kwargs)
+        _store(self, given)
+
+    __init__.__signature__ = signature.replace(parameters=[*others, *extra, *keyword])
+    __init__.__doc__, __init__.__wrapped__ = written.__doc__, written
+    cls.__init__ = __init__
+    cls._FIELDS = {**cls._FIELDS, **{name: name for name in added}}
+
+
 class _Estimator(BaseEstimator):
     """What every estimator shares: input checks, the Dataset, the model file.
 
@@ -263,6 +304,11 @@ class _Estimator(BaseEstimator):
     _FIELDS: dict = {}
     _CONVERTED: dict = {}
     _NOT_PARAMETERS: dict = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls._PARAMS is not None and "__init__" in vars(cls):
+            _take_new_fields(cls)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

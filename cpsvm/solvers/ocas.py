@@ -82,14 +82,26 @@ def example_costs(dataset: Dataset, params: OcasParams) -> np.ndarray:
             raise InputError(f"expected {n} per-example costs C_i > 0, got {len(costs)}")
     else:
         costs = np.full(n, float(params.C))
-    factors = dataset.checked_cost()
+    factors = cost_factors(dataset, params)
     return costs if factors is None else costs * factors
 
 
-def check_bias(kind: str, bias: float) -> None:
-    """-b: a bias feature for binary problems only (also on a cluster)."""
-    if kind != "binary" and bias != 0:
+def cost_factors(dataset: Dataset, params: OcasParams) -> np.ndarray | None:
+    """Each example's factor of its C_i: the file's ``cost:`` token, times -j for the
+    positive examples (SVMlight's cost factor); None when neither is given."""
+    factors = dataset.checked_cost()
+    if params.cost_factor == 1:
+        return factors
+    plain = np.ones(dataset.n_examples) if factors is None else factors
+    return np.where(dataset.y > 0, plain * params.cost_factor, plain)
+
+
+def check_binary_only(kind: str, params: OcasParams) -> None:
+    """-b and -j: binary problems only (also on a cluster)."""
+    if kind != "binary" and params.bias != 0:
         raise InputError("a bias (-b) is supported for binary problems only")
+    if kind != "binary" and params.cost_factor != 1:
+        raise InputError("a cost factor (-j) is for binary problems only")
 
 
 def libocas_problem(kind: str, X, y, bias: float, n_classes: int | None = None):
@@ -104,9 +116,9 @@ def _train(dataset, run, callback, should_stop):
     params, kind, method = run.params, run.problem, run.method
     n = dataset.n_examples
     costs = example_costs(dataset, params)
-    check_bias(kind, params.bias)
+    check_binary_only(kind, params)
     if params.example_costs is None:  # C against the data before any work
-        factors = dataset.checked_cost()
+        factors = cost_factors(dataset, params)
         norms = np.sqrt(squared_norms(dataset.X, params.bias**2))
         check_c(params.C, np.ones(n) if factors is None else factors, norms)
     X, y, costs, position = merged_examples(dataset.X, dataset.y, costs)
@@ -224,8 +236,8 @@ class OcasPath:
             raise InputError("a path over C takes no per-example C_i (-C)")
         self.dataset, self.params, self.method = dataset, params, run.method
         self.kind = run.problem
-        check_bias(self.kind, params.bias)
-        factors = dataset.checked_cost()
+        check_binary_only(self.kind, params)
+        factors = cost_factors(dataset, params)
         self.factors = np.ones(dataset.n_examples) if factors is None else factors
         self.X, self.y, self.unit_costs, self.position = merged_examples(
             dataset.X, dataset.y, self.factors

@@ -70,7 +70,8 @@ def test_parameters_of_params_fields_take_the_fields_defaults(cls):
 
             expected = problem_entry(problem).command_line.epsilon
         assert given[name] == expected, (cls.__name__, name)
-        assert not isinstance(nodes[name], ast.Constant), (
+        # (a field picked up from the Params has no default written: none in the source)
+        assert not isinstance(nodes.get(name), ast.Constant), (
             f"{cls.__name__}.{name}'s default is written as a literal: take the Params'"
         )
 
@@ -116,3 +117,34 @@ def test_cut_lambda_default_is_written_once():
 
     assert OcasParams().cut_lambda == CUT_LAMBDA
     assert estimators.OCASClassifier().cut_lambda == CUT_LAMBDA
+
+
+def test_a_field_added_to_the_params_reaches_the_estimator_as_it_is():
+    """A flag added to a learner (a field of its Params) is a parameter of its estimators
+    with nothing written for them: its name, the field's default, stored by __init__,
+    seen by get_params, set_params and clone, and handed to the Params the fit makes."""
+    from dataclasses import dataclass
+
+    from sklearn.base import clone
+
+    from cpsvm.options import Range, option
+    from cpsvm.params.ocas import OcasParams
+    from cpsvm.sklearn import OCASClassifier
+    from cpsvm.sklearn._base import _given_fields
+
+    @dataclass(frozen=True)
+    class WithShrink(OcasParams):
+        shrink: float = option("--shrink", help="A new flag.", default=0.5, type=Range(float, 0))
+
+    class WithShrinkClassifier(OCASClassifier):
+        _PARAMS = WithShrink
+
+        def __init__(self, C=1.0, *, tol=0.01):
+            super().__init__(C, tol=tol)
+
+    estimator = WithShrinkClassifier(C=2.0, shrink=0.25)
+    assert estimator.shrink == 0.25 and estimator.C == 2.0
+    assert WithShrinkClassifier().get_params()["shrink"] == 0.5
+    assert clone(estimator.set_params(shrink=0.75)).shrink == 0.75
+    assert _given_fields(estimator)["shrink"] == 0.75
+    assert "shrink" not in OCASClassifier().get_params()  # the Params' own estimator: none
