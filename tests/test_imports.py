@@ -137,6 +137,7 @@ STRING_IMPORT_SOURCES = {
     ("cpsvm.compiled", "f'{__name__}.{module}'"): list,
     # the build compiles the kernels of the modules signatures.txt names
     ("cpsvm.compiled.build", "module"): kernel_modules,
+    ("cpsvm.compiled.build", "name.split(':')[0]"): kernel_modules,
 }
 
 

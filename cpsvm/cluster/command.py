@@ -14,6 +14,7 @@ or dask).
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from dataclasses import dataclass
@@ -46,7 +47,14 @@ class ClusterOptions:
         f"heartbeat) beyond the longest task before it is dropped and its shard read "
         f"again elsewhere; default {WORKER_TIMEOUT:g}.",
         default=None,
-        type=Range(float, 0.0, min_open=True),
+        type=Range(
+            float,
+            0.0,
+            math.inf,
+            min_open=True,
+            max_open=True,
+            expected="--worker-timeout a finite number of seconds > 0",
+        ),  # fmt: skip
         metavar="SECONDS",
     )
 
@@ -56,17 +64,12 @@ class ClusterOptions:
 
 
 def check_worker_timeout(scheduler, worker_timeout) -> float:
-    """The worker timeout of a run (only with --scheduler; a finite number of seconds)."""
-    import math
-
+    """The worker timeout of a run (only with --scheduler; its range is its
+    declaration's)."""
     if worker_timeout is None:
         return WORKER_TIMEOUT
     if scheduler is None:
         raise OptionError("--worker-timeout needs --scheduler")
-    if not math.isfinite(worker_timeout):
-        raise OptionError(
-            f"expected --worker-timeout a finite number of seconds > 0, got {worker_timeout:g}"
-        )
     return worker_timeout
 
 

@@ -655,9 +655,10 @@ class ShardedData:
         from ..problems.registry import problem_entry
 
         name, source = found
+        told = problem_entry(name).command_line.detect_help
         raise InputError(
-            f"cp_learn trains this file as the {name} problem ({problem_entry(name).detect_help}"
-            "), which a cluster (--scheduler) cannot train yet: train it without --scheduler",
+            f"cp_learn trains this file as the {name} problem ({told}), which a cluster "
+            "(--scheduler) cannot train yet: train it without --scheduler",
             source=source,
         )
 

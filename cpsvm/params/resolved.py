@@ -53,31 +53,13 @@ def as_given(dataset, params) -> Resolved:
 
 
 def resolved(given, dataset, settings: Callable) -> Resolved:
-    """``given`` itself when it is a Resolved, once ``dataset``'s labels are checked
-    against its problem (a fold's training part is other data than the settings were
-    made on: one class may be all it has); a Params: its rules between fields checked
+    """``given`` itself when it is a Resolved; a Params: its rules between fields checked
     (``validate()``) and its settings for ``dataset`` made by ``settings(dataset,
     params)``, once."""
     if isinstance(given, Resolved):
-        _check_labels(given, dataset)
         return given
     given.validate()
     return settings(dataset, given)
-
-
-def _check_labels(run: Resolved, dataset) -> None:
-    """InputError if ``dataset``'s labels are not ``run``'s problem's (a problem named
-    in the registry; a cluster's ``auto`` and a user's module:Class are checked as they
-    are built)."""
-    from ..problems.registry import problem_entry
-
-    entry = run.entry
-    if entry is None:
-        try:
-            entry = problem_entry(run.problem)
-        except KeyError:
-            return
-    entry.reading.check_labels(dataset)
 
 
 def checked_params(given):

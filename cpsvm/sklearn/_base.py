@@ -67,11 +67,8 @@ def _given_fields(estimator, **more) -> dict:
     ``max_iter`` for ``max_iterations``), those converted (``_CONVERTED``), then
     ``more`` (which the estimator's own are not asked for: a search's C). The Params
     checks them."""
-    values = {
-        field: getattr(estimator, name)
-        for name, field in estimator._FIELDS.items()
-        if field not in more
-    }
+    named = {**estimator._FIELDS, **{name: name for name in estimator._PICKED_UP}}
+    values = {field: getattr(estimator, name) for name, field in named.items() if field not in more}
     values.update(
         {
             field: convert(estimator)
@@ -256,7 +253,8 @@ def _take_new_fields(cls) -> None:
     of its own name and default: a flag added to a learner's Params reaches its
     estimators with nothing written for them. scikit-learn reads an estimator's
     parameters from its ``__init__``'s signature, which the wrapped ``__init__`` carries
-    (``__signature__``); it stores them as the hand-written one stores its own."""
+    (``__signature__``); it stores them as the hand-written one stores its own, and
+    ``_PICKED_UP`` names them."""
     named = (
         set(cls._FIELDS.values())
         | {field for field, _ in cls._CONVERTED.values()}
@@ -286,7 +284,7 @@ def _take_new_fields(cls) -> None:
     __init__.__signature__ = signature.replace(parameters=[*others, *extra, *keyword])
     __init__.__doc__, __init__.__wrapped__ = written.__doc__, written
     cls.__init__ = __init__
-    cls._FIELDS = {**cls._FIELDS, **{name: name for name in added}}
+    cls._PICKED_UP = tuple(added)
 
 
 class _Estimator(BaseEstimator):
@@ -296,14 +294,16 @@ class _Estimator(BaseEstimator):
     parameter that is a Params field as it is to that field (its default is the field's,
     written once, in the Params); ``_CONVERTED`` a parameter in scikit-learn's convention
     to (the field, its value of the estimator's: ``random_state`` None is ``--seed 0``);
-    ``_NOT_PARAMETERS`` every other field of the Params, with what sets it instead
-    (tests/sklearn/test_defaults.py checks that every field is one of the three)."""
+    ``_NOT_PARAMETERS`` a field it does not take, with what sets it instead; any other
+    option field of the Params is taken as it is, by its own name (``_PICKED_UP``,
+    :func:`_take_new_fields`; tests/sklearn/test_defaults.py checks the four)."""
 
     _command = ""
     _PARAMS = None
     _FIELDS: dict = {}
     _CONVERTED: dict = {}
     _NOT_PARAMETERS: dict = {}
+    _PICKED_UP: tuple = ()  # the Params' fields it takes as they are, unwritten (_take_new_fields)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

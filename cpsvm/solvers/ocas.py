@@ -32,7 +32,7 @@ from ..engine.working_set import CutWorkingSet
 from ..errors import InputError
 from ..params.ocas import OcasParams
 from ..params.resolved import Resolved, resolved
-from ..problems import choose_problem
+from ..problems import choose_problem, problem_entry
 from ..problems.binary.problem import BinaryProblem
 from ..problems.multiclass.problem import MulticlassProblem
 from ..sparse_ops import squared_norms
@@ -114,6 +114,7 @@ def libocas_problem(kind: str, X, y, bias: float, n_classes: int | None = None):
 
 def _train(dataset, run, callback, should_stop):
     params, kind, method = run.params, run.problem, run.method
+    problem_entry(kind).reading.check_labels(dataset)  # (a fold's part: one class only?)
     n = dataset.n_examples
     costs = example_costs(dataset, params)
     check_binary_only(kind, params)
@@ -232,6 +233,7 @@ class OcasPath:
     def __init__(self, dataset: Dataset, run: Resolved | OcasParams, n_classes: int | None = None):
         run = resolved(run, dataset, _path_settings)
         params = run.params
+        problem_entry(run.problem).reading.check_labels(dataset)
         if params.example_costs is not None:
             raise InputError("a path over C takes no per-example C_i (-C)")
         self.dataset, self.params, self.method = dataset, params, run.method

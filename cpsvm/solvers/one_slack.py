@@ -104,6 +104,7 @@ class StructPath:
         params = run.params
         self.dataset, self.params = dataset, params
         self.entry = entry = run.entry
+        entry.reading.check_labels(dataset)  # (a fold's part: one class only?)
         self.loss_id, self.options, self.notes = run.loss_id, dict(run.options), list(run.notes)
         self.nonlinear = not params.kernel.is_linear
         self._check_kernel()

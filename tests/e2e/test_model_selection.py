@@ -64,7 +64,7 @@ def test_svmperf_loss_is_the_measure():
     ("module", "args", "message"),
     [
         ("ocas", ["--c-path", "1:10"], "--c-path LIST"),
-        ("ocas", ["--c-path", "0,1"], "finite number > 0"),
+        ("ocas", ["--c-path", "0,1"], "every value a finite C > 0"),
         ("ocas", ["--cv", 1], "--cv"),
         ("ocas", ["--cv", 3, "--scheduler", "local:1"], "cannot be used with --scheduler"),
         ("asset", ["--c-path", "1,10", "-l", "0.1"], "cannot be used with -l"),

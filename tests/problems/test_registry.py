@@ -125,7 +125,7 @@ def test_a_problem_option_is_parsed_and_checked_in_one_place():
     for given, message in [
         ({"--t": "4"}, "expected --t 0..3 (hmm: order of the transitions), got 4"),
         ({"--t": "x"}, "expected an integer for --t, got 'x'"),
-        ({"--b": "2.5"}, "expected --b >= 0, an integer (hmm: width of the Viterbi beam"),
+        ({"--b": "2.5"}, "expected --b 0..1e+09, an integer (hmm: width of the Viterbi beam"),
         ({"--t": "0", "--e": "1"}, "expected --e 0..0"),
         ({"--k": "5"}, "--k: not an option of the hmm problem"),
     ]:

@@ -246,8 +246,8 @@ def test_problem_hmm_named_and_orders_written(tmp_path):
         (["--t", "5"], 2, "expected --t 0 or 1"),
         (["--e", "2"], 2, "expected --e 0 or 1"),
         (["--t", "0", "--e", "1"], 2, "expected --e 0..0"),
-        (["--b", "-1"], 2, "expected --b >= 0"),
-        (["--b", "2.5"], 2, "expected --b >= 0, an integer"),
+        (["--b", "-1"], 2, "expected --b 0..1e+09"),
+        (["--b", "2.5"], 2, "expected --b 0..1e+09, an integer"),
         (
             ["--k", "10"],
             2,
