@@ -11,6 +11,8 @@ while the spec is checked, InputError once a model or a dataset is involved.
 from __future__ import annotations
 
 import importlib
+import json
+import math
 import os
 import sys
 
@@ -67,46 +69,247 @@ def import_problem_class(spec: str):
         raise ProblemSpecError(
             f"problem {spec!r} is not a class derived from cpsvm.problems.PerExampleProblem"
         )
+    missing = missing_methods(target)
+    if missing:
+        raise ProblemSpecError(
+            f"problem {spec!r} lacks {', '.join(m + '()' for m in missing)}: a "
+            "PerExampleProblem defines psi, true_label, loss, most_violated and classify"
+        )
     return target
+
+
+class UserProblemError(InputError):
+    """A method of a user's problem failed or returned what the engine cannot use: said
+    once, by the guard closest to the user's code (a guard around it passes it on)."""
 
 
 def called(spec: str, method: str, function, *args, **kwargs):
     """``function(*args, **kwargs)``, a method of the user's problem: whatever it raises,
-    sys.exit included, is one InputError naming the problem and the method (Ctrl-C
+    sys.exit included, is one UserProblemError naming the problem and the method (Ctrl-C
     passes)."""
     try:
         return function(*args, **kwargs)
+    except UserProblemError:
+        raise
     except (Exception, SystemExit) as e:
-        raise InputError(
+        raise UserProblemError(
             f"problem {spec!r}: its {method}() raised {type(e).__name__}: {e}"
         ) from None
 
 
+# What PerExampleProblem builds each batched method from: the methods a user writes.
+_BUILT_FROM = {
+    "true_labels": ("true_label",),
+    "separate": ("most_violated",),
+    "losses": ("loss",),
+    "margins": ("psi", "true_label"),
+    "delta_psi_sum": ("psi", "true_label"),
+    "predict": ("classify",),
+}
+
+
+def missing_methods(cls) -> list:
+    """The methods ``cls`` (a StructuredProblem) lacks for cp_learn and cp_classify: the
+    batched ones it neither defines nor inherits from PerExampleProblem, and the
+    per-example ones PerExampleProblem builds those it does not override from."""
+    from .base import PerExampleProblem, StructuredProblem
+
+    missing = [
+        name
+        for name in ("true_labels", "separate", "losses", "margins", "delta_psi_sum", "to_model")
+        if getattr(cls, name) is getattr(StructuredProblem, name)
+    ]
+    if not callable(getattr(cls, "predict", None)):
+        missing.append("predict")
+    if issubclass(cls, PerExampleProblem):
+        for batched, parts in _BUILT_FROM.items():
+            if getattr(cls, batched) is getattr(PerExampleProblem, batched):
+                missing += [m for m in parts if not callable(getattr(cls, m, None))]
+    return list(dict.fromkeys(missing))
+
+
 def load_user_problem(spec: str, dataset, options=None):
-    """Instantiate ``module:Class`` with the dataset: a user's StructuredProblem."""
+    """Instantiate ``module:Class`` with the dataset: a user's StructuredProblem, its
+    methods guarded (:func:`guard`)."""
+    import numpy as np
+
     cls = import_problem_class(spec)
     problem = called(spec, "__init__", cls, dataset, **(options or {}))
-    missing = [
-        m
-        for m in (
-            "separate",
-            "losses",
-            "margins",
-            "delta_psi_sum",
-            "true_labels",
-            "predict",
-            "to_model",
-        )
-        if not callable(getattr(problem, m, None))
-    ]
-    if missing or not hasattr(problem, "size_psi"):
-        raise InputError(
-            f"problem {spec!r} lacks {', '.join(missing) or 'size_psi'}: "
-            "subclass cpsvm.problems.PerExampleProblem"
-        )
+    for name in ("n_examples", "size_psi"):
+        value = getattr(problem, name, None)
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise UserProblemError(
+                f"problem {spec!r}: its __init__() set {name} to {value!r}, expected an "
+                "integer >= 1"
+            )
+        setattr(problem, name, int(value))
     # The training data's width: cp_classify gives the problem test rows of this width.
     problem._cpsvm_n_features = dataset.n_features
+    guard(spec, problem)
+    # What the model file keeps, checked before the training rather than after it.
+    problem.model_options()
     return problem
+
+
+# -- the guard: every method of a user's problem the engine calls, its result checked ------
+
+
+def guard(spec: str, problem) -> None:
+    """Shadow each method of the user's ``problem`` that cpsvm calls with one that says
+    in a line which method failed or returned what (:class:`UserProblemError`): what it
+    raises, sys.exit included; a loss or a vector that is not finite; a vector, a list of
+    labels or of figures of the wrong length. ``model_options`` returns plain Python
+    values (numpy's converted) that JSON writes, or is refused. The engine sees the same
+    problem, its results unchanged."""
+    import numpy as np
+
+    from ..models import UserProblemModel
+
+    size = problem.size_psi
+    n = problem.n_examples
+
+    def count(rows):
+        return n if rows is None else len(rows)
+
+    def labels_of(method, labels, expected):
+        try:
+            length = len(labels)
+        except TypeError:
+            length = None
+        if length != expected:
+            got = type(labels).__name__ if length is None else f"{length} labels"
+            raise UserProblemError(
+                f"problem {spec!r}: its {method}() returned {got}, expected {expected} labels"
+            )
+        return labels
+
+    def figures(method, values, expected, what="numbers"):
+        array = np.asarray(values)
+        if array.shape != (expected,) or not np.issubdtype(array.dtype, np.number):
+            raise UserProblemError(
+                f"problem {spec!r}: its {method}() returned shape {array.shape} of "
+                f"{array.dtype}, expected ({expected},) {what}"
+            )
+        if not np.isfinite(array).all():
+            raise UserProblemError(
+                f"problem {spec!r}: its {method}() returned a non-finite value "
+                f"({array[~np.isfinite(array)][0]}), expected finite {what}"
+            )
+        return values
+
+    def psi_vector(value):
+        sparse = hasattr(value, "tocoo")  # a scipy.sparse row (or column)
+        if sparse:
+            shape, data = value.shape, value.tocoo().data
+        else:
+            shape = np.shape(value) if isinstance(value, np.ndarray) else None
+            data = value
+        if shape not in (((size,), (1, size), (size, 1)) if sparse else ((size,),)):
+            got = type(value).__name__ if shape is None else f"shape {shape}"
+            raise UserProblemError(
+                f"problem {spec!r}: its psi() returned {got}, expected a numpy vector of "
+                f"shape ({size},) (size_psi) or a scipy.sparse row of {size} columns"
+            )
+        if not np.isfinite(np.asarray(data, dtype=np.float64)).all():
+            raise UserProblemError(
+                f"problem {spec!r}: its psi() returned a non-finite value, expected finite numbers"
+            )
+        return value
+
+    def loss_value(value):
+        if np.ndim(value) != 0 or not isinstance(value, (int, float, np.number)):
+            raise UserProblemError(
+                f"problem {spec!r}: its loss() returned {type(value).__name__}, expected a "
+                "number >= 0"
+            )
+        if not (math.isfinite(value) and value >= 0):
+            raise UserProblemError(
+                f"problem {spec!r}: its loss() returned {value}, expected a finite number >= 0"
+            )
+        return value
+
+    def options_value(value):
+        if not isinstance(value, dict):
+            raise UserProblemError(
+                f"problem {spec!r}: its model_options() returned {type(value).__name__}, "
+                "expected a dict"
+            )
+        plain = _plain(value)
+        try:
+            json.dumps(plain, sort_keys=True, allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise UserProblemError(
+                f"problem {spec!r}: its model_options() returned what JSON cannot write "
+                f"({e}), expected a dict of numbers, strings, lists and dicts"
+            ) from None
+        return plain
+
+    def model_value(model):
+        if isinstance(model, UserProblemModel):
+            model.options = options_value(model.options)
+        return model
+
+    # name -> the check of its result, given the call's arguments (None: any result)
+    checks = {
+        # what PerExampleProblem asks the user to write
+        "true_label": None,
+        "psi": lambda value, i, y: psi_vector(value),
+        "loss": lambda value, i, y: loss_value(value),
+        "most_violated": None,
+        "classify": None,
+        "model_options": lambda value: options_value(value),
+        # the batched protocol (cpsvm.problems.base)
+        "true_labels": lambda value: labels_of("true_labels", value, n),
+        "separate": lambda value, w, rescaling, rows=None: labels_of(
+            "separate", value, count(rows)
+        ),
+        "losses": lambda value, labels, rows=None: figures("losses", value, count(rows), "losses"),
+        "margins": lambda value, w, labels, rows=None: figures("margins", value, count(rows)),
+        "delta_psi_sum": lambda value, weights, labels, rows=None: figures(
+            "delta_psi_sum", value, size
+        ),
+        "to_model": lambda value, *args, **kwargs: model_value(value),
+        # hooks a problem may override (their defaults call the methods above)
+        "pick": None,
+        "margins_many": None,
+        "split_labels": None,
+        "cut_table": None,
+        "scores": None,
+        "margins_at": None,
+        "margins_many_at": None,
+        "cut": None,
+        "separate_at": None,
+        "format_label": None,
+    }
+    for name, check in checks.items():
+        method = getattr(problem, name, None)
+        if callable(method):
+            setattr(problem, name, _guarded(spec, name, method, check))
+
+
+def _guarded(spec, name, method, check):
+    def guarded(*args, **kwargs):
+        value = called(spec, name, method, *args, **kwargs)
+        return value if check is None else check(value, *args, **kwargs)
+
+    guarded.__name__ = name
+    return guarded
+
+
+def _plain(value):
+    """``value`` with numpy's scalars and arrays as Python's numbers and lists (what
+    model_options() may hold), tuples as lists."""
+    import numpy as np
+
+    if isinstance(value, dict):
+        return {_plain(k) if isinstance(k, np.generic) else k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
 
 
 # -- a trained model's problem ------------------------------------------------------------
