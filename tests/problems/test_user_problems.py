@@ -269,3 +269,168 @@ def test_user_problem_predicting_none_writes_no_predictions(ordinal_model, tmp_p
     assert "Traceback" not in result.stderr
     assert "its predict() returned NoneType, expected one label per example" in result.stderr
     assert not out.exists()
+
+
+# -- what a user's problem does during the training: one line naming the method ----------
+
+TRAINING_HOSTILE = """
+import sys
+
+import numpy as np
+
+from cpsvm.problems import PerExampleProblem
+from ordinal import OrdinalRegression
+
+
+class LossNaN(OrdinalRegression):
+    def loss(self, i, label):
+        return float("nan")
+
+
+class LossNegative(OrdinalRegression):
+    def loss(self, i, label):
+        return -1.0
+
+
+class PsiShort(OrdinalRegression):
+    def psi(self, i, label):
+        return super().psi(i, label)[:-1]
+
+
+class PsiList(OrdinalRegression):
+    def psi(self, i, label):
+        return list(super().psi(i, label))
+
+
+class PsiInfinite(OrdinalRegression):
+    def psi(self, i, label):
+        out = super().psi(i, label)
+        out[0] = np.inf
+        return out
+
+
+class LossesShort(OrdinalRegression):
+    def losses(self, labels, rows=None):
+        return np.zeros(3)
+
+
+class DeltaPsiLong(OrdinalRegression):
+    def delta_psi_sum(self, weights, labels, rows=None):
+        return np.zeros(self.size_psi + 1)
+
+
+class OracleRaises(OrdinalRegression):
+    def most_violated(self, i, w, rescaling):
+        raise ValueError("lost my way")
+
+
+class OracleExits(OrdinalRegression):
+    def most_violated(self, i, w, rescaling):
+        sys.exit(0)
+
+
+class SizePsiFloat(OrdinalRegression):
+    def __init__(self, dataset, **options):
+        super().__init__(dataset, **options)
+        self.size_psi = float(self.size_psi)
+
+
+class OptionsObject(OrdinalRegression):
+    def model_options(self):
+        return {"n_levels": self.k, "how": object()}
+
+
+class NumpyOptions(OrdinalRegression):
+    def __init__(self, dataset, n_levels=None, scale=None, sizes=None, pair=None):
+        super().__init__(dataset, n_levels)
+        self.scale, self.sizes = scale, sizes
+
+    def model_options(self):
+        return {
+            "n_levels": np.int64(self.k),
+            "scale": np.float64(0.5),
+            "sizes": np.arange(2),
+            "pair": (np.int32(1), 2),
+        }
+
+
+class Missing(PerExampleProblem):
+    def __init__(self, dataset):
+        self.n_examples, self.size_psi = dataset.n_examples, 1
+
+    def psi(self, i, y):
+        return np.zeros(1)
+"""
+
+
+@pytest.fixture
+def hostile(tmp_path, monkeypatch):
+    """TRAINING_HOSTILE as the module ``hostile_training`` in ``tmp_path`` (importable
+    with the worked example), imported afresh; returns the folder of the outputs."""
+    (tmp_path / "hostile_training.py").write_text(TRAINING_HOSTILE)
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "hostile_training", raising=False)
+    out = tmp_path / "out"
+    out.mkdir()
+    return out
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("LossNaN", "its loss() returned nan, expected a finite number >= 0"),
+        ("LossNegative", "its loss() returned -1.0, expected a finite number >= 0"),
+        ("PsiShort", "its psi() returned shape (19,), expected a numpy vector of shape (20,)"),
+        ("PsiList", "its psi() returned list, expected a numpy vector of shape (20,)"),
+        ("PsiInfinite", "its psi() returned a non-finite value, expected finite numbers"),
+        ("LossesShort", "its losses() returned shape (3,) of float64, expected (120,) losses"),
+        ("DeltaPsiLong", "its delta_psi_sum() returned shape (21,) of float64, expected (20,)"),
+        ("OracleRaises", "its most_violated() raised ValueError: lost my way"),
+        ("OracleExits", "its most_violated() raised SystemExit: 0"),
+        ("SizePsiFloat", "its __init__() set size_psi to 20.0, expected an integer >= 1"),
+        ("OptionsObject", "its model_options() returned what JSON cannot write"),
+    ],
+)
+def test_user_problem_failing_in_training_is_one_line(hostile, cli, name, said):
+    """Issue 47 item 9: a method of the user's problem that raises, exits (even with
+    status 0), or returns a non-finite or ill-shaped value: one line naming the problem and
+    the method, exit 1, no model and nothing else left behind."""
+    model = hostile / "m"
+    result = cli(
+        "learn", "-c", "1", "--problem", f"hostile_training:{name}",
+        EXAMPLES / "ordinal.train", model,
+    )  # fmt: skip
+    assert result.returncode == 1 and one_line(result), result.stderr
+    assert f"problem 'hostile_training:{name}': {said}" in result.stderr
+    assert list(hostile.iterdir()) == []
+
+
+def test_user_problem_missing_methods_named_before_reading(hostile, cli):
+    model = hostile / "m"
+    missing = hostile / "no-such-data"  # never opened: the class is checked first
+    result = cli("learn", "-c", "1", "--problem", "hostile_training:Missing", missing, model)
+    assert result.returncode == 2 and one_line(result), result.stderr
+    assert (
+        "problem 'hostile_training:Missing' lacks true_label(), most_violated(), loss(), "
+        "classify(): a PerExampleProblem defines psi, true_label, loss, most_violated and "
+        "classify" in result.stderr
+    )
+    assert list(hostile.iterdir()) == []
+
+
+def test_user_problem_numpy_options_are_written_as_plain_values(hostile, cli):
+    """model_options() holding numpy scalars and arrays: the model is written (they are
+    Python's numbers and lists in it), and cp_classify rebuilds the problem from them."""
+    model, predictions = hostile / "m", hostile / "p"
+    spec = "hostile_training:NumpyOptions"
+    result = cli("learn", "-c", "1", "--problem", spec, EXAMPLES / "ordinal.train", model)
+    assert result.returncode == 0, result.stderr
+    restored = read_model(model)
+    assert restored.options == {"n_levels": 5, "scale": 0.5, "sizes": [0, 1], "pair": [1, 2]}
+    types = {k: type(v) for k, v in restored.options.items()}
+    assert types == {"n_levels": int, "scale": float, "sizes": list, "pair": list}
+    result = cli("classify", EXAMPLES / "ordinal.test", model, predictions)
+    assert result.returncode == 0, result.stderr
+    assert len(predictions.read_text().splitlines()) == 60
+    assert sorted(p.name for p in hostile.iterdir()) == ["m", "p"]
