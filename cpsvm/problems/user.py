@@ -164,9 +164,17 @@ def guard(spec: str, problem) -> None:
     import numpy as np
 
     from ..models import UserProblemModel
+    from .base import PerExampleProblem
 
     size = problem.size_psi
     n = problem.n_examples
+    # The batched sums PerExampleProblem builds from the user's psi(): theirs to blame.
+    from_psi = {
+        name
+        for name in ("margins", "delta_psi_sum")
+        if isinstance(problem, PerExampleProblem)
+        and getattr(type(problem), name) is getattr(PerExampleProblem, name)
+    }
 
     def count(rows):
         return n if rows is None else len(rows)
@@ -191,33 +199,35 @@ def guard(spec: str, problem) -> None:
                 f"{array.dtype}, expected ({expected},) {what}"
             )
         if not np.isfinite(array).all():
+            bad = array[~np.isfinite(array)][0]
             raise UserProblemError(
-                f"problem {spec!r}: its {method}() returned a non-finite value "
-                f"({array[~np.isfinite(array)][0]}), expected finite {what}"
+                f"problem {spec!r}: its psi() gave a non-finite value ({method}() returned "
+                f"{bad}), expected finite numbers"
+                if method in from_psi
+                else f"problem {spec!r}: its {method}() returned a non-finite value ({bad}), "
+                f"expected finite {what}"
             )
         return values
 
     def psi_vector(value):
-        sparse = hasattr(value, "tocoo")  # a scipy.sparse row (or column)
-        if sparse:
-            shape, data = value.shape, value.tocoo().data
+        # Its shape only, per call: a non-finite Ψ shows in the batched sums built from it
+        # (from_psi below), checked once per call of theirs.
+        if isinstance(value, np.ndarray):
+            shape, shapes = value.shape, ((size,),)
+        elif hasattr(value, "tocoo"):  # a scipy.sparse row (or column)
+            shape, shapes = value.shape, ((1, size), (size, 1))
         else:
-            shape = np.shape(value) if isinstance(value, np.ndarray) else None
-            data = value
-        if shape not in (((size,), (1, size), (size, 1)) if sparse else ((size,),)):
+            shape, shapes = None, ()
+        if shape not in shapes:
             got = type(value).__name__ if shape is None else f"shape {shape}"
             raise UserProblemError(
                 f"problem {spec!r}: its psi() returned {got}, expected a numpy vector of "
                 f"shape ({size},) (size_psi) or a scipy.sparse row of {size} columns"
             )
-        if not np.isfinite(np.asarray(data, dtype=np.float64)).all():
-            raise UserProblemError(
-                f"problem {spec!r}: its psi() returned a non-finite value, expected finite numbers"
-            )
         return value
 
     def loss_value(value):
-        if np.ndim(value) != 0 or not isinstance(value, (int, float, np.number)):
+        if not isinstance(value, (int, float, np.number)):
             raise UserProblemError(
                 f"problem {spec!r}: its loss() returned {type(value).__name__}, expected a "
                 "number >= 0"
@@ -284,12 +294,31 @@ def guard(spec: str, problem) -> None:
     for name, check in checks.items():
         method = getattr(problem, name, None)
         if callable(method):
+            if name in from_psi:  # numpy's warnings of a non-finite Ψ: the check says it
+                method = _quiet(method, np)
             setattr(problem, name, _guarded(spec, name, method, check))
 
 
+def _quiet(method, np):
+    def quiet(*args, **kwargs):
+        with np.errstate(invalid="ignore", over="ignore"):
+            return method(*args, **kwargs)
+
+    return quiet
+
+
 def _guarded(spec, name, method, check):
+    """``method`` as :func:`called` calls it, its result passed through ``check``."""
+
     def guarded(*args, **kwargs):
-        value = called(spec, name, method, *args, **kwargs)
+        try:
+            value = method(*args, **kwargs)
+        except UserProblemError:
+            raise
+        except (Exception, SystemExit) as e:
+            raise UserProblemError(
+                f"problem {spec!r}: its {name}() raised {type(e).__name__}: {e}"
+            ) from None
         return value if check is None else check(value, *args, **kwargs)
 
     guarded.__name__ = name

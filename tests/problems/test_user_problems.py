@@ -6,6 +6,7 @@ problems: test_registry.py."""
 import os
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -383,7 +384,7 @@ def hostile(tmp_path, monkeypatch):
         ("LossNegative", "its loss() returned -1.0, expected a finite number >= 0"),
         ("PsiShort", "its psi() returned shape (19,), expected a numpy vector of shape (20,)"),
         ("PsiList", "its psi() returned list, expected a numpy vector of shape (20,)"),
-        ("PsiInfinite", "its psi() returned a non-finite value, expected finite numbers"),
+        ("PsiInfinite", "its psi() gave a non-finite value (delta_psi_sum() returned nan)"),
         ("LossesShort", "its losses() returned shape (3,) of float64, expected (120,) losses"),
         ("DeltaPsiLong", "its delta_psi_sum() returned shape (21,) of float64, expected (20,)"),
         ("OracleRaises", "its most_violated() raised ValueError: lost my way"),
@@ -397,10 +398,13 @@ def test_user_problem_failing_in_training_is_one_line(hostile, cli, name, said):
     status 0), or returns a non-finite or ill-shaped value: one line naming the problem and
     the method, exit 1, no model and nothing else left behind."""
     model = hostile / "m"
-    result = cli(
-        "learn", "-c", "1", "--problem", f"hostile_training:{name}",
-        EXAMPLES / "ordinal.train", model,
-    )  # fmt: skip
+    with warnings.catch_warnings(record=True) as warned:  # a warning is a line more
+        warnings.simplefilter("always")
+        result = cli(
+            "learn", "-c", "1", "--problem", f"hostile_training:{name}",
+            EXAMPLES / "ordinal.train", model,
+        )  # fmt: skip
+    assert [str(w.message) for w in warned] == []
     assert result.returncode == 1 and one_line(result), result.stderr
     assert f"problem 'hostile_training:{name}': {said}" in result.stderr
     assert list(hostile.iterdir()) == []
