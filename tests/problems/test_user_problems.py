@@ -12,10 +12,13 @@ import numpy as np
 import pytest
 from conftest import ROOT
 
+import cpsvm.cli.learn  # noqa: F401  (cp_learn's command built: its flags reserved)
 from cpsvm.io.model_file import read_model
 from cpsvm.io.svmlight import read_svmlight
 from cpsvm.models import UserProblemModel
-from cpsvm.problems import import_problem_class
+from cpsvm.options import Range
+from cpsvm.problems import ProblemEntry, ProblemOption, import_problem_class, register, registry
+from cpsvm.problems.entry import CommandLine
 from cpsvm.problems.user import predict_user_problem
 
 EXAMPLES = ROOT / "examples"
@@ -438,3 +441,34 @@ def test_user_problem_numpy_options_are_written_as_plain_values(hostile, cli):
     assert result.returncode == 0, result.stderr
     assert len(predictions.read_text().splitlines()) == 60
     assert sorted(p.name for p in hostile.iterdir()) == ["m", "p"]
+
+
+# -- a registered problem may not take cp_learn's own flags --------------------------------
+
+
+class _ClashingCommandLine(CommandLine):
+    tool = "the tests"
+    summary = "a problem whose option is -c"
+    options = (ProblemOption("-c", "cost", type=Range(float, 0), what="cost", help="a cost."),)
+
+
+def test_registered_problem_may_not_take_cp_learns_own_flag(cli, tmp_path):
+    """Issue 47 item 9: an option -c made every cp_learn run say "Missing option '-c'".
+    register() refuses it naming the flag, and the registry is left as it was; the flags
+    are cp_learn's declarations' (reserved when its command is built), -c among them."""
+    assert {"-c", "-v", "--trace", "--scheduler", "-h"} <= registry._RESERVED_FLAGS
+    before = registry.problem_names()
+    clashing = ProblemEntry("clashing", command_line=_ClashingCommandLine())
+    with pytest.raises(ValueError, match="its option -c is one of cp_learn's own flags"):
+        register(clashing)
+    assert registry.problem_names() == before
+    # A problem registered before cp_learn's command is built is refused when it is.
+    registry._REGISTERED["clashing"] = clashing
+    try:
+        with pytest.raises(ValueError, match="'clashing': its option -c"):
+            registry.reserve_flags(["-c"])
+    finally:
+        del registry._REGISTERED["clashing"]
+    model = tmp_path / "m"
+    result = cli("learn", "-c", "1", EXAMPLES / "ordinal.train", model, "--problem", "multiclass")
+    assert result.returncode == 0 and model.exists(), result.stderr
