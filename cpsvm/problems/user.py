@@ -83,6 +83,11 @@ class UserProblemError(InputError):
     once, by the guard closest to the user's code (a guard around it passes it on)."""
 
 
+class UserProblemNotImplemented(UserProblemError, NotImplementedError):
+    """A method of a user's problem raised NotImplementedError: still one to whoever asks
+    (cp_classify's figures are left out when the problem's loss is)."""
+
+
 def called(spec: str, method: str, function, *args, **kwargs):
     """``function(*args, **kwargs)``, a method of the user's problem: whatever it raises,
     sys.exit included, is one UserProblemError naming the problem and the method (Ctrl-C
@@ -316,7 +321,8 @@ def _guarded(spec, name, method, check):
         except UserProblemError:
             raise
         except (Exception, SystemExit) as e:
-            raise UserProblemError(
+            kind = UserProblemNotImplemented
+            raise (kind if isinstance(e, NotImplementedError) else UserProblemError)(
                 f"problem {spec!r}: its {name}() raised {type(e).__name__}: {e}"
             ) from None
         return value if check is None else check(value, *args, **kwargs)

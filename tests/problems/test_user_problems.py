@@ -233,6 +233,11 @@ class InitExits(OrdinalRegression):
         sys.exit(0)
 
 
+class NoLoss(OrdinalRegression):
+    def loss(self, i, label):
+        raise NotImplementedError
+
+
 class PredictsNone(OrdinalRegression):
     def predict(self, w, X):
         return None
@@ -472,3 +477,20 @@ def test_registered_problem_may_not_take_cp_learns_own_flag(cli, tmp_path):
     model = tmp_path / "m"
     result = cli("learn", "-c", "1", EXAMPLES / "ordinal.train", model, "--problem", "multiclass")
     assert result.returncode == 0 and model.exists(), result.stderr
+
+
+def test_user_problem_whose_loss_is_not_implemented_classifies_without_figures(
+    ordinal_model, tmp_path
+):
+    """A loss() that raises NotImplementedError when cp_classify asks it (guarded as every
+    method is): the predictions, and a note instead of the figures."""
+    (tmp_path / "hostile.py").write_text(HOSTILE)
+    model = tmp_path / "m"
+    model.write_text(
+        ordinal_model.read_text().replace("ordinal:OrdinalRegression", "hostile:NoLoss")
+    )
+    out = tmp_path / "p"
+    result = run("classify", EXAMPLES / "ordinal.test", model, out, pythonpath=[EXAMPLES, tmp_path])
+    assert result.returncode == 0, result.stderr
+    assert "Note: the problem defines no loss: no figures computed" in result.stdout
+    assert len(out.read_text().splitlines()) == 60
