@@ -97,9 +97,12 @@ def called(spec: str, method: str, function, *args, **kwargs):
     except UserProblemError:
         raise
     except (Exception, SystemExit) as e:
-        raise UserProblemError(
-            f"problem {spec!r}: its {method}() raised {type(e).__name__}: {e}"
-        ) from None
+        raise _failure(spec, method, e) from None
+
+
+def _failure(spec: str, method: str, e: BaseException) -> UserProblemError:
+    kind = UserProblemNotImplemented if isinstance(e, NotImplementedError) else UserProblemError
+    return kind(f"problem {spec!r}: its {method}() raised {type(e).__name__}: {e}")
 
 
 # What PerExampleProblem builds each batched method from: the methods a user writes.
@@ -147,7 +150,6 @@ def load_user_problem(spec: str, dataset, options=None):
                 f"problem {spec!r}: its __init__() set {name} to {value!r}, expected an "
                 "integer >= 1"
             )
-        setattr(problem, name, int(value))
     # The training data's width: cp_classify gives the problem test rows of this width.
     problem._cpsvm_n_features = dataset.n_features
     guard(spec, problem)
@@ -313,7 +315,8 @@ def _quiet(method, np):
 
 
 def _guarded(spec, name, method, check):
-    """``method`` as :func:`called` calls it, its result passed through ``check``."""
+    """``method`` as :func:`called` calls it (inlined: psi is called per example), its
+    result passed through ``check``."""
 
     def guarded(*args, **kwargs):
         try:
@@ -321,10 +324,7 @@ def _guarded(spec, name, method, check):
         except UserProblemError:
             raise
         except (Exception, SystemExit) as e:
-            kind = UserProblemNotImplemented
-            raise (kind if isinstance(e, NotImplementedError) else UserProblemError)(
-                f"problem {spec!r}: its {name}() raised {type(e).__name__}: {e}"
-            ) from None
+            raise _failure(spec, name, e) from None
         return value if check is None else check(value, *args, **kwargs)
 
     guarded.__name__ = name
