@@ -168,58 +168,86 @@ def guard(spec: str, problem) -> None:
     labels or of figures of the wrong length. ``model_options`` returns plain Python
     values (numpy's converted) that JSON writes, or is refused. The engine sees the same
     problem, its results unchanged."""
-    import numpy as np
+    checks = _Checks(spec, problem)
+    for name in _GUARDED:
+        method = getattr(problem, name, None)
+        if callable(method):
+            if name in checks.from_psi:  # numpy's warnings of a non-finite Ψ: checked
+                method = _quiet(method, checks.np)
+            setattr(problem, name, _guarded(spec, name, method, getattr(checks, name, None)))
 
-    from ..models import UserProblemModel
-    from .base import PerExampleProblem
 
-    size = problem.size_psi
-    n = problem.n_examples
-    # The batched sums PerExampleProblem builds from the user's psi(): theirs to blame.
-    from_psi = {
-        name
-        for name in ("margins", "delta_psi_sum")
-        if isinstance(problem, PerExampleProblem)
-        and getattr(type(problem), name) is getattr(PerExampleProblem, name)
-    }
+# The methods guarded: what PerExampleProblem asks a user to write, the batched protocol
+# (cpsvm.problems.base), and the hooks a problem may override (their defaults call the
+# former). Those whose result is checked: the methods of _Checks of the same name.
+_GUARDED = (
+    *("true_label", "psi", "loss", "most_violated", "classify", "model_options"),
+    *("true_labels", "separate", "losses", "margins", "delta_psi_sum", "to_model"),
+    *("pick", "margins_many", "split_labels", "cut_table", "scores", "margins_at"),
+    *("margins_many_at", "cut", "separate_at", "format_label"),
+)
 
-    def count(rows):
-        return n if rows is None else len(rows)
 
-    def labels_of(method, labels, expected):
+class _Checks:
+    """The checks of what a user's problem's methods return, one method each, given the
+    result and the call's arguments: the result passed on, or UserProblemError."""
+
+    def __init__(self, spec: str, problem):
+        import numpy as np
+
+        from .base import PerExampleProblem
+
+        self.np, self.spec = np, spec
+        self.size, self.n = problem.size_psi, problem.n_examples
+        # The batched sums PerExampleProblem builds from the user's psi(): theirs to blame.
+        self.from_psi = {
+            name
+            for name in ("margins", "delta_psi_sum")
+            if isinstance(problem, PerExampleProblem)
+            and getattr(type(problem), name) is getattr(PerExampleProblem, name)
+        }
+
+    def _error(self, text: str) -> UserProblemError:
+        return UserProblemError(f"problem {self.spec!r}: {text}")
+
+    def _count(self, rows) -> int:
+        return self.n if rows is None else len(rows)
+
+    def _labels(self, method, labels, expected):
         try:
             length = len(labels)
         except TypeError:
             length = None
         if length != expected:
             got = type(labels).__name__ if length is None else f"{length} labels"
-            raise UserProblemError(
-                f"problem {spec!r}: its {method}() returned {got}, expected {expected} labels"
-            )
+            raise self._error(f"its {method}() returned {got}, expected {expected} labels")
         return labels
 
-    def figures(method, values, expected, what="numbers"):
+    def _figures(self, method, values, expected, what="numbers"):
+        np = self.np
         array = np.asarray(values)
         if array.shape != (expected,) or not np.issubdtype(array.dtype, np.number):
-            raise UserProblemError(
-                f"problem {spec!r}: its {method}() returned shape {array.shape} of "
-                f"{array.dtype}, expected ({expected},) {what}"
+            raise self._error(
+                f"its {method}() returned shape {array.shape} of {array.dtype}, expected "
+                f"({expected},) {what}"
             )
         if not np.isfinite(array).all():
             bad = array[~np.isfinite(array)][0]
-            raise UserProblemError(
-                f"problem {spec!r}: its psi() gave a non-finite value ({method}() returned "
-                f"{bad}), expected finite numbers"
-                if method in from_psi
-                else f"problem {spec!r}: its {method}() returned a non-finite value ({bad}), "
-                f"expected finite {what}"
+            raise self._error(
+                f"its psi() gave a non-finite value ({method}() returned {bad}), expected "
+                "finite numbers"
+                if method in self.from_psi
+                else f"its {method}() returned a non-finite value ({bad}), expected finite {what}"
             )
         return values
 
-    def psi_vector(value):
+    # -- what PerExampleProblem asks the user to write
+
+    def psi(self, value, i, y):
         # Its shape only, per call: a non-finite Ψ shows in the batched sums built from it
-        # (from_psi below), checked once per call of theirs.
-        if isinstance(value, np.ndarray):
+        # (from_psi), checked once per call of theirs.
+        size = self.size
+        if isinstance(value, self.np.ndarray):
             shape, shapes = value.shape, ((size,),)
         elif hasattr(value, "tocoo"):  # a scipy.sparse row (or column)
             shape, shapes = value.shape, ((1, size), (size, 1))
@@ -227,83 +255,57 @@ def guard(spec: str, problem) -> None:
             shape, shapes = None, ()
         if shape not in shapes:
             got = type(value).__name__ if shape is None else f"shape {shape}"
-            raise UserProblemError(
-                f"problem {spec!r}: its psi() returned {got}, expected a numpy vector of "
-                f"shape ({size},) (size_psi) or a scipy.sparse row of {size} columns"
+            raise self._error(
+                f"its psi() returned {got}, expected a numpy vector of shape ({size},) "
+                f"(size_psi) or a scipy.sparse row of {size} columns"
             )
         return value
 
-    def loss_value(value):
-        if not isinstance(value, (int, float, np.number)):
-            raise UserProblemError(
-                f"problem {spec!r}: its loss() returned {type(value).__name__}, expected a "
-                "number >= 0"
-            )
+    def loss(self, value, i, y):
+        if not isinstance(value, (int, float, self.np.number)):
+            raise self._error(f"its loss() returned {type(value).__name__}, expected a number >= 0")
         if not (math.isfinite(value) and value >= 0):
-            raise UserProblemError(
-                f"problem {spec!r}: its loss() returned {value}, expected a finite number >= 0"
-            )
+            raise self._error(f"its loss() returned {value}, expected a finite number >= 0")
         return value
 
-    def options_value(value):
+    def model_options(self, value):
         if not isinstance(value, dict):
-            raise UserProblemError(
-                f"problem {spec!r}: its model_options() returned {type(value).__name__}, "
-                "expected a dict"
+            raise self._error(
+                f"its model_options() returned {type(value).__name__}, expected a dict"
             )
         plain = _plain(value)
         try:
             json.dumps(plain, sort_keys=True, allow_nan=False)
         except (TypeError, ValueError) as e:
-            raise UserProblemError(
-                f"problem {spec!r}: its model_options() returned what JSON cannot write "
-                f"({e}), expected a dict of numbers, strings, lists and dicts"
+            raise self._error(
+                f"its model_options() returned what JSON cannot write ({e}), expected a "
+                "dict of numbers, strings, lists and dicts"
             ) from None
         return plain
 
-    def model_value(model):
-        if isinstance(model, UserProblemModel):
-            model.options = options_value(model.options)
-        return model
+    # -- the batched protocol
 
-    # name -> the check of its result, given the call's arguments (None: any result)
-    checks = {
-        # what PerExampleProblem asks the user to write
-        "true_label": None,
-        "psi": lambda value, i, y: psi_vector(value),
-        "loss": lambda value, i, y: loss_value(value),
-        "most_violated": None,
-        "classify": None,
-        "model_options": lambda value: options_value(value),
-        # the batched protocol (cpsvm.problems.base)
-        "true_labels": lambda value: labels_of("true_labels", value, n),
-        "separate": lambda value, w, rescaling, rows=None: labels_of(
-            "separate", value, count(rows)
-        ),
-        "losses": lambda value, labels, rows=None: figures("losses", value, count(rows), "losses"),
-        "margins": lambda value, w, labels, rows=None: figures("margins", value, count(rows)),
-        "delta_psi_sum": lambda value, weights, labels, rows=None: figures(
-            "delta_psi_sum", value, size
-        ),
-        "to_model": lambda value, *args, **kwargs: model_value(value),
-        # hooks a problem may override (their defaults call the methods above)
-        "pick": None,
-        "margins_many": None,
-        "split_labels": None,
-        "cut_table": None,
-        "scores": None,
-        "margins_at": None,
-        "margins_many_at": None,
-        "cut": None,
-        "separate_at": None,
-        "format_label": None,
-    }
-    for name, check in checks.items():
-        method = getattr(problem, name, None)
-        if callable(method):
-            if name in from_psi:  # numpy's warnings of a non-finite Ψ: the check says it
-                method = _quiet(method, np)
-            setattr(problem, name, _guarded(spec, name, method, check))
+    def true_labels(self, value):
+        return self._labels("true_labels", value, self.n)
+
+    def separate(self, value, w, rescaling, rows=None):
+        return self._labels("separate", value, self._count(rows))
+
+    def losses(self, value, labels, rows=None):
+        return self._figures("losses", value, self._count(rows), "losses")
+
+    def margins(self, value, w, labels, rows=None):
+        return self._figures("margins", value, self._count(rows))
+
+    def delta_psi_sum(self, value, weights, labels, rows=None):
+        return self._figures("delta_psi_sum", value, self.size)
+
+    def to_model(self, value, *args, **kwargs):
+        from ..models import UserProblemModel
+
+        if isinstance(value, UserProblemModel):
+            value.options = self.model_options(value.options)
+        return value
 
 
 def _quiet(method, np):
