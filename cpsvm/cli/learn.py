@@ -24,6 +24,7 @@ from ..errors import OptionError
 from ..options import Choice, Range, option, validate_options, with_values
 from ..params.one_slack import StructParams
 from ..problems import entries, entry_of, parse_given, read_training_data, resolve_problem
+from ..problems.registry import reserve_flags
 from .common import run
 from .runner import Learner
 from .selection import fits_along, refuse
@@ -360,6 +361,13 @@ def _made_without_training(entry):
 
 LEARNER = StructLearn()
 command = LEARNER.command()
+# Its own flags, from its declarations: no problem registered may take one (-c, -v, ...).
+reserve_flags(
+    flag
+    for param in command.get_params(click.Context(command, **command.context_settings))
+    if isinstance(param, click.Option) and not param.name.startswith(_PREFIX)
+    for flag in (*param.opts, *param.secondary_opts)
+)
 
 
 def main(argv=None):

@@ -32,6 +32,9 @@ AUTO_ORDER = (CFG, RANK, HMM)
 # The problems registered at run time (register): name -> entry, and those auto asks.
 _REGISTERED: dict = {}
 _REGISTERED_AUTO: list = []
+# cp_learn's own flags (its declarations', given by cpsvm.cli.learn when it builds its
+# command: reserve_flags): no problem's option may take one, or it would shadow it.
+_RESERVED_FLAGS: set = set()
 
 
 def problem_entry(name: str) -> ProblemEntry:
@@ -48,6 +51,7 @@ def register(entry: ProblemEntry, *, auto: bool = False) -> None:
     asks its ``detect`` (after the built-in problems')."""
     if entry.name in _BUILT_IN or not entry.name or ":" in entry.name or entry.name == "auto":
         raise ValueError(f"cannot register a problem named {entry.name!r}")
+    _refuse_reserved(entry)
     if entry.classifying.model_kinds:
         from ..io.model_file import register_model_kind
 
@@ -56,6 +60,23 @@ def register(entry: ProblemEntry, *, auto: bool = False) -> None:
     _REGISTERED[entry.name] = entry
     if auto and entry.name not in _REGISTERED_AUTO:
         _REGISTERED_AUTO.append(entry.name)
+
+
+def reserve_flags(flags) -> None:
+    """Take ``flags`` (cp_learn's own) from the problems' options: ValueError if a problem
+    registered already has one, as :func:`register` refuses one registered later."""
+    _RESERVED_FLAGS.update(flags)
+    for entry in _REGISTERED.values():
+        _refuse_reserved(entry)
+
+
+def _refuse_reserved(entry: ProblemEntry) -> None:
+    taken = [flag for flag in entry.command_line.flags() if flag in _RESERVED_FLAGS]
+    if taken:
+        raise ValueError(
+            f"cannot register problem {entry.name!r}: its option {taken[0]} is one of "
+            "cp_learn's own flags"
+        )
 
 
 def problem_names() -> list:

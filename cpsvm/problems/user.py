@@ -11,6 +11,8 @@ while the spec is checked, InputError once a model or a dataset is involved.
 from __future__ import annotations
 
 import importlib
+import json
+import math
 import os
 import sys
 
@@ -67,46 +69,284 @@ def import_problem_class(spec: str):
         raise ProblemSpecError(
             f"problem {spec!r} is not a class derived from cpsvm.problems.PerExampleProblem"
         )
+    missing = missing_methods(target)
+    if missing:
+        raise ProblemSpecError(
+            f"problem {spec!r} lacks {', '.join(m + '()' for m in missing)}: a "
+            "PerExampleProblem defines psi, true_label, loss, most_violated and classify"
+        )
     return target
+
+
+class UserProblemError(InputError):
+    """A method of a user's problem failed or returned what the engine cannot use: said
+    once, by the guard closest to the user's code (a guard around it passes it on)."""
+
+
+class UserProblemNotImplemented(UserProblemError, NotImplementedError):
+    """A method of a user's problem raised NotImplementedError: still one to whoever asks
+    (cp_classify's figures are left out when the problem's loss is)."""
 
 
 def called(spec: str, method: str, function, *args, **kwargs):
     """``function(*args, **kwargs)``, a method of the user's problem: whatever it raises,
-    sys.exit included, is one InputError naming the problem and the method (Ctrl-C
+    sys.exit included, is one UserProblemError naming the problem and the method (Ctrl-C
     passes)."""
     try:
         return function(*args, **kwargs)
+    except UserProblemError:
+        raise
     except (Exception, SystemExit) as e:
-        raise InputError(
-            f"problem {spec!r}: its {method}() raised {type(e).__name__}: {e}"
-        ) from None
+        raise _failure(spec, method, e) from None
+
+
+def _failure(spec: str, method: str, e: BaseException) -> UserProblemError:
+    kind = UserProblemNotImplemented if isinstance(e, NotImplementedError) else UserProblemError
+    return kind(f"problem {spec!r}: its {method}() raised {type(e).__name__}: {e}")
+
+
+# What PerExampleProblem builds each batched method from: the methods a user writes.
+_BUILT_FROM = {
+    "true_labels": ("true_label",),
+    "separate": ("most_violated",),
+    "losses": ("loss",),
+    "margins": ("psi", "true_label"),
+    "delta_psi_sum": ("psi", "true_label"),
+    "predict": ("classify",),
+}
+
+
+def missing_methods(cls) -> list:
+    """The methods ``cls`` (a StructuredProblem) lacks for cp_learn and cp_classify: the
+    batched ones it neither defines nor inherits from PerExampleProblem, and the
+    per-example ones PerExampleProblem builds those it does not override from."""
+    from .base import PerExampleProblem, StructuredProblem
+
+    missing = [
+        name
+        for name in ("true_labels", "separate", "losses", "margins", "delta_psi_sum", "to_model")
+        if getattr(cls, name) is getattr(StructuredProblem, name)
+    ]
+    if not callable(getattr(cls, "predict", None)):
+        missing.append("predict")
+    if issubclass(cls, PerExampleProblem):
+        for batched, parts in _BUILT_FROM.items():
+            if getattr(cls, batched) is getattr(PerExampleProblem, batched):
+                missing += [m for m in parts if not callable(getattr(cls, m, None))]
+    return list(dict.fromkeys(missing))
 
 
 def load_user_problem(spec: str, dataset, options=None):
-    """Instantiate ``module:Class`` with the dataset: a user's StructuredProblem."""
+    """Instantiate ``module:Class`` with the dataset: a user's StructuredProblem, its
+    methods guarded (:func:`guard`)."""
+    import numpy as np
+
     cls = import_problem_class(spec)
     problem = called(spec, "__init__", cls, dataset, **(options or {}))
-    missing = [
-        m
-        for m in (
-            "separate",
-            "losses",
-            "margins",
-            "delta_psi_sum",
-            "true_labels",
-            "predict",
-            "to_model",
-        )
-        if not callable(getattr(problem, m, None))
-    ]
-    if missing or not hasattr(problem, "size_psi"):
-        raise InputError(
-            f"problem {spec!r} lacks {', '.join(missing) or 'size_psi'}: "
-            "subclass cpsvm.problems.PerExampleProblem"
-        )
+    for name in ("n_examples", "size_psi"):
+        value = getattr(problem, name, None)
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise UserProblemError(
+                f"problem {spec!r}: its __init__() set {name} to {value!r}, expected an "
+                "integer >= 1"
+            )
     # The training data's width: cp_classify gives the problem test rows of this width.
     problem._cpsvm_n_features = dataset.n_features
+    guard(spec, problem)
+    # What the model file keeps, checked before the training rather than after it.
+    problem.model_options()
     return problem
+
+
+# -- the guard: every method of a user's problem the engine calls, its result checked ------
+
+
+def guard(spec: str, problem) -> None:
+    """Shadow each method of the user's ``problem`` that cpsvm calls with one that says
+    in a line which method failed or returned what (:class:`UserProblemError`): what it
+    raises, sys.exit included; a loss or a vector that is not finite; a vector, a list of
+    labels or of figures of the wrong length. ``model_options`` returns plain Python
+    values (numpy's converted) that JSON writes, or is refused. The engine sees the same
+    problem, its results unchanged."""
+    checks = _Checks(spec, problem)
+    for name in _GUARDED:
+        method = getattr(problem, name, None)
+        if callable(method):
+            if name in checks.from_psi:  # numpy's warnings of a non-finite Ψ: checked
+                method = _quiet(method, checks.np)
+            setattr(problem, name, _guarded(spec, name, method, getattr(checks, name, None)))
+
+
+# The methods guarded: what PerExampleProblem asks a user to write, the batched protocol
+# (cpsvm.problems.base), and the hooks a problem may override (their defaults call the
+# former). Those whose result is checked: the methods of _Checks of the same name.
+_GUARDED = (
+    *("true_label", "psi", "loss", "most_violated", "classify", "model_options"),
+    *("true_labels", "separate", "losses", "margins", "delta_psi_sum", "to_model"),
+    *("pick", "margins_many", "split_labels", "cut_table", "scores", "margins_at"),
+    *("margins_many_at", "cut", "separate_at", "format_label"),
+)
+
+
+class _Checks:
+    """The checks of what a user's problem's methods return, one method each, given the
+    result and the call's arguments: the result passed on, or UserProblemError."""
+
+    def __init__(self, spec: str, problem):
+        import numpy as np
+
+        from .base import PerExampleProblem
+
+        self.np, self.spec = np, spec
+        self.size, self.n = problem.size_psi, problem.n_examples
+        # The batched sums PerExampleProblem builds from the user's psi(): theirs to blame.
+        self.from_psi = {
+            name
+            for name in ("margins", "delta_psi_sum")
+            if isinstance(problem, PerExampleProblem)
+            and getattr(type(problem), name) is getattr(PerExampleProblem, name)
+        }
+
+    def _error(self, text: str) -> UserProblemError:
+        return UserProblemError(f"problem {self.spec!r}: {text}")
+
+    def _count(self, rows) -> int:
+        return self.n if rows is None else len(rows)
+
+    def _labels(self, method, labels, expected):
+        try:
+            length = len(labels)
+        except TypeError:
+            length = None
+        if length != expected:
+            got = type(labels).__name__ if length is None else f"{length} labels"
+            raise self._error(f"its {method}() returned {got}, expected {expected} labels")
+        return labels
+
+    def _figures(self, method, values, expected, what="numbers"):
+        np = self.np
+        array = np.asarray(values)
+        if array.shape != (expected,) or not np.issubdtype(array.dtype, np.number):
+            raise self._error(
+                f"its {method}() returned shape {array.shape} of {array.dtype}, expected "
+                f"({expected},) {what}"
+            )
+        if not np.isfinite(array).all():
+            bad = array[~np.isfinite(array)][0]
+            raise self._error(
+                f"its psi() gave a non-finite value ({method}() returned {bad}), expected "
+                "finite numbers"
+                if method in self.from_psi
+                else f"its {method}() returned a non-finite value ({bad}), expected finite {what}"
+            )
+        return values
+
+    # -- what PerExampleProblem asks the user to write
+
+    def psi(self, value, i, y):
+        # Its shape only, per call: a non-finite Ψ shows in the batched sums built from it
+        # (from_psi), checked once per call of theirs.
+        size = self.size
+        if isinstance(value, self.np.ndarray):
+            shape, shapes = value.shape, ((size,),)
+        elif hasattr(value, "tocoo"):  # a scipy.sparse row (or column)
+            shape, shapes = value.shape, ((1, size), (size, 1))
+        else:
+            shape, shapes = None, ()
+        if shape not in shapes:
+            got = type(value).__name__ if shape is None else f"shape {shape}"
+            raise self._error(
+                f"its psi() returned {got}, expected a numpy vector of shape ({size},) "
+                f"(size_psi) or a scipy.sparse row of {size} columns"
+            )
+        return value
+
+    def loss(self, value, i, y):
+        if not isinstance(value, (int, float, self.np.number)):
+            raise self._error(f"its loss() returned {type(value).__name__}, expected a number >= 0")
+        if not (math.isfinite(value) and value >= 0):
+            raise self._error(f"its loss() returned {value}, expected a finite number >= 0")
+        return value
+
+    def model_options(self, value):
+        if not isinstance(value, dict):
+            raise self._error(
+                f"its model_options() returned {type(value).__name__}, expected a dict"
+            )
+        plain = _plain(value)
+        try:
+            json.dumps(plain, sort_keys=True, allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise self._error(
+                f"its model_options() returned what JSON cannot write ({e}), expected a "
+                "dict of numbers, strings, lists and dicts"
+            ) from None
+        return plain
+
+    # -- the batched protocol
+
+    def true_labels(self, value):
+        return self._labels("true_labels", value, self.n)
+
+    def separate(self, value, w, rescaling, rows=None):
+        return self._labels("separate", value, self._count(rows))
+
+    def losses(self, value, labels, rows=None):
+        return self._figures("losses", value, self._count(rows), "losses")
+
+    def margins(self, value, w, labels, rows=None):
+        return self._figures("margins", value, self._count(rows))
+
+    def delta_psi_sum(self, value, weights, labels, rows=None):
+        return self._figures("delta_psi_sum", value, self.size)
+
+    def to_model(self, value, *args, **kwargs):
+        from ..models import UserProblemModel
+
+        if isinstance(value, UserProblemModel):
+            value.options = self.model_options(value.options)
+        return value
+
+
+def _quiet(method, np):
+    def quiet(*args, **kwargs):
+        with np.errstate(invalid="ignore", over="ignore"):
+            return method(*args, **kwargs)
+
+    return quiet
+
+
+def _guarded(spec, name, method, check):
+    """``method`` as :func:`called` calls it (inlined: psi is called per example), its
+    result passed through ``check``."""
+
+    def guarded(*args, **kwargs):
+        try:
+            value = method(*args, **kwargs)
+        except UserProblemError:
+            raise
+        except (Exception, SystemExit) as e:
+            raise _failure(spec, name, e) from None
+        return value if check is None else check(value, *args, **kwargs)
+
+    guarded.__name__ = name
+    return guarded
+
+
+def _plain(value):
+    """``value`` with numpy's scalars and arrays as Python's numbers and lists (what
+    model_options() may hold), tuples as lists."""
+    import numpy as np
+
+    if isinstance(value, dict):
+        return {_plain(k) if isinstance(k, np.generic) else k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
 
 
 # -- a trained model's problem ------------------------------------------------------------

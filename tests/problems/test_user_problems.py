@@ -6,15 +6,19 @@ problems: test_registry.py."""
 import os
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
 from conftest import ROOT
 
+import cpsvm.cli.learn  # noqa: F401  (cp_learn's command built: its flags reserved)
 from cpsvm.io.model_file import read_model
 from cpsvm.io.svmlight import read_svmlight
 from cpsvm.models import UserProblemModel
-from cpsvm.problems import import_problem_class
+from cpsvm.options import Range
+from cpsvm.problems import ProblemEntry, ProblemOption, import_problem_class, register, registry
+from cpsvm.problems.entry import CommandLine
 from cpsvm.problems.user import predict_user_problem
 
 EXAMPLES = ROOT / "examples"
@@ -229,6 +233,11 @@ class InitExits(OrdinalRegression):
         sys.exit(0)
 
 
+class NoLoss(OrdinalRegression):
+    def loss(self, i, label):
+        raise NotImplementedError
+
+
 class PredictsNone(OrdinalRegression):
     def predict(self, w, X):
         return None
@@ -269,3 +278,219 @@ def test_user_problem_predicting_none_writes_no_predictions(ordinal_model, tmp_p
     assert "Traceback" not in result.stderr
     assert "its predict() returned NoneType, expected one label per example" in result.stderr
     assert not out.exists()
+
+
+# -- what a user's problem does during the training: one line naming the method ----------
+
+TRAINING_HOSTILE = """
+import sys
+
+import numpy as np
+
+from cpsvm.problems import PerExampleProblem
+from ordinal import OrdinalRegression
+
+
+class LossNaN(OrdinalRegression):
+    def loss(self, i, label):
+        return float("nan")
+
+
+class LossNegative(OrdinalRegression):
+    def loss(self, i, label):
+        return -1.0
+
+
+class PsiShort(OrdinalRegression):
+    def psi(self, i, label):
+        return super().psi(i, label)[:-1]
+
+
+class PsiList(OrdinalRegression):
+    def psi(self, i, label):
+        return list(super().psi(i, label))
+
+
+class PsiInfinite(OrdinalRegression):
+    def psi(self, i, label):
+        out = super().psi(i, label)
+        out[0] = np.inf
+        return out
+
+
+class LossesShort(OrdinalRegression):
+    def losses(self, labels, rows=None):
+        return np.zeros(3)
+
+
+class DeltaPsiLong(OrdinalRegression):
+    def delta_psi_sum(self, weights, labels, rows=None):
+        return np.zeros(self.size_psi + 1)
+
+
+class OracleRaises(OrdinalRegression):
+    def most_violated(self, i, w, rescaling):
+        raise ValueError("lost my way")
+
+
+class OracleExits(OrdinalRegression):
+    def most_violated(self, i, w, rescaling):
+        sys.exit(0)
+
+
+class SizePsiFloat(OrdinalRegression):
+    def __init__(self, dataset, **options):
+        super().__init__(dataset, **options)
+        self.size_psi = float(self.size_psi)
+
+
+class OptionsObject(OrdinalRegression):
+    def model_options(self):
+        return {"n_levels": self.k, "how": object()}
+
+
+class NumpyOptions(OrdinalRegression):
+    def __init__(self, dataset, n_levels=None, scale=None, sizes=None, pair=None):
+        super().__init__(dataset, n_levels)
+        self.scale, self.sizes = scale, sizes
+
+    def model_options(self):
+        return {
+            "n_levels": np.int64(self.k),
+            "scale": np.float64(0.5),
+            "sizes": np.arange(2),
+            "pair": (np.int32(1), 2),
+        }
+
+
+class Missing(PerExampleProblem):
+    def __init__(self, dataset):
+        self.n_examples, self.size_psi = dataset.n_examples, 1
+
+    def psi(self, i, y):
+        return np.zeros(1)
+"""
+
+
+@pytest.fixture
+def hostile(tmp_path, monkeypatch):
+    """TRAINING_HOSTILE as the module ``hostile_training`` in ``tmp_path`` (importable
+    with the worked example), imported afresh; returns the folder of the outputs."""
+    (tmp_path / "hostile_training.py").write_text(TRAINING_HOSTILE)
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "hostile_training", raising=False)
+    out = tmp_path / "out"
+    out.mkdir()
+    return out
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("LossNaN", "its loss() returned nan, expected a finite number >= 0"),
+        ("LossNegative", "its loss() returned -1.0, expected a finite number >= 0"),
+        ("PsiShort", "its psi() returned shape (19,), expected a numpy vector of shape (20,)"),
+        ("PsiList", "its psi() returned list, expected a numpy vector of shape (20,)"),
+        ("PsiInfinite", "its psi() gave a non-finite value (delta_psi_sum() returned nan)"),
+        ("LossesShort", "its losses() returned shape (3,) of float64, expected (120,) losses"),
+        ("DeltaPsiLong", "its delta_psi_sum() returned shape (21,) of float64, expected (20,)"),
+        ("OracleRaises", "its most_violated() raised ValueError: lost my way"),
+        ("OracleExits", "its most_violated() raised SystemExit: 0"),
+        ("SizePsiFloat", "its __init__() set size_psi to 20.0, expected an integer >= 1"),
+        ("OptionsObject", "its model_options() returned what JSON cannot write"),
+    ],
+)
+def test_user_problem_failing_in_training_is_one_line(hostile, cli, name, said):
+    """Issue 47 item 9: a method of the user's problem that raises, exits (even with
+    status 0), or returns a non-finite or ill-shaped value: one line naming the problem and
+    the method, exit 1, no model and nothing else left behind."""
+    model = hostile / "m"
+    with warnings.catch_warnings(record=True) as warned:  # a warning is a line more
+        warnings.simplefilter("always")
+        result = cli(
+            "learn", "-c", "1", "--problem", f"hostile_training:{name}",
+            EXAMPLES / "ordinal.train", model,
+        )  # fmt: skip
+    assert [str(w.message) for w in warned] == []
+    assert result.returncode == 1 and one_line(result), result.stderr
+    assert f"problem 'hostile_training:{name}': {said}" in result.stderr
+    assert list(hostile.iterdir()) == []
+
+
+def test_user_problem_missing_methods_named_before_reading(hostile, cli):
+    model = hostile / "m"
+    missing = hostile / "no-such-data"  # never opened: the class is checked first
+    result = cli("learn", "-c", "1", "--problem", "hostile_training:Missing", missing, model)
+    assert result.returncode == 2 and one_line(result), result.stderr
+    assert (
+        "problem 'hostile_training:Missing' lacks true_label(), most_violated(), loss(), "
+        "classify(): a PerExampleProblem defines psi, true_label, loss, most_violated and "
+        "classify" in result.stderr
+    )
+    assert list(hostile.iterdir()) == []
+
+
+def test_user_problem_numpy_options_are_written_as_plain_values(hostile, cli):
+    """model_options() holding numpy scalars and arrays: the model is written (they are
+    Python's numbers and lists in it), and cp_classify rebuilds the problem from them."""
+    model, predictions = hostile / "m", hostile / "p"
+    spec = "hostile_training:NumpyOptions"
+    result = cli("learn", "-c", "1", "--problem", spec, EXAMPLES / "ordinal.train", model)
+    assert result.returncode == 0, result.stderr
+    restored = read_model(model)
+    assert restored.options == {"n_levels": 5, "scale": 0.5, "sizes": [0, 1], "pair": [1, 2]}
+    types = {k: type(v) for k, v in restored.options.items()}
+    assert types == {"n_levels": int, "scale": float, "sizes": list, "pair": list}
+    result = cli("classify", EXAMPLES / "ordinal.test", model, predictions)
+    assert result.returncode == 0, result.stderr
+    assert len(predictions.read_text().splitlines()) == 60
+    assert sorted(p.name for p in hostile.iterdir()) == ["m", "p"]
+
+
+# -- a registered problem may not take cp_learn's own flags --------------------------------
+
+
+class _ClashingCommandLine(CommandLine):
+    tool = "the tests"
+    summary = "a problem whose option is -c"
+    options = (ProblemOption("-c", "cost", type=Range(float, 0), what="cost", help="a cost."),)
+
+
+def test_registered_problem_may_not_take_cp_learns_own_flag(cli, tmp_path):
+    """Issue 47 item 9: an option -c made every cp_learn run say "Missing option '-c'".
+    register() refuses it naming the flag, and the registry is left as it was; the flags
+    are cp_learn's declarations' (reserved when its command is built), -c among them."""
+    assert {"-c", "-v", "--trace", "--scheduler", "-h"} <= registry._RESERVED_FLAGS
+    before = registry.problem_names()
+    clashing = ProblemEntry("clashing", command_line=_ClashingCommandLine())
+    with pytest.raises(ValueError, match="its option -c is one of cp_learn's own flags"):
+        register(clashing)
+    assert registry.problem_names() == before
+    # A problem registered before cp_learn's command is built is refused when it is.
+    registry._REGISTERED["clashing"] = clashing
+    try:
+        with pytest.raises(ValueError, match="'clashing': its option -c"):
+            registry.reserve_flags(["-c"])
+    finally:
+        del registry._REGISTERED["clashing"]
+    model = tmp_path / "m"
+    result = cli("learn", "-c", "1", EXAMPLES / "ordinal.train", model, "--problem", "multiclass")
+    assert result.returncode == 0 and model.exists(), result.stderr
+
+
+def test_user_problem_whose_loss_is_not_implemented_classifies_without_figures(
+    ordinal_model, tmp_path
+):
+    """A loss() that raises NotImplementedError when cp_classify asks it (guarded as every
+    method is): the predictions, and a note instead of the figures."""
+    (tmp_path / "hostile.py").write_text(HOSTILE)
+    model = tmp_path / "m"
+    model.write_text(
+        ordinal_model.read_text().replace("ordinal:OrdinalRegression", "hostile:NoLoss")
+    )
+    out = tmp_path / "p"
+    result = run("classify", EXAMPLES / "ordinal.test", model, out, pythonpath=[EXAMPLES, tmp_path])
+    assert result.returncode == 0, result.stderr
+    assert "Note: the problem defines no loss: no figures computed" in result.stdout
+    assert len(out.read_text().splitlines()) == 60
