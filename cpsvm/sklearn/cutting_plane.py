@@ -11,7 +11,7 @@ from ..data import Dataset
 from ..models import KernelModel, LinearModel, MulticlassModel
 from ..options import defaults
 from ..params.one_slack import StructParams
-from ..problems import problem_entry
+from ..problems import entry_of, problem_entry
 from ._base import (
     KERNEL_DEFAULTS,
     _check_choice,
@@ -75,8 +75,6 @@ def _struct_params(estimator, kind, n, C=None, **more):
     """cp_learn's StructParams of an estimator's parameters (CuttingPlaneSVC and
     StructuredSVM): its C (or ``C``) converted to cp_learn's -c for the problem ``kind``
     over n examples."""
-    from ..problems import entry_of
-
     command_c = entry_of(kind).estimators.c_of_sum(_given_c(estimator) if C is None else C, n)
     if _RESCALING.get(estimator.rescaling) is None:
         raise ValueError(f"expected rescaling 'margin' or 'slack', got {estimator.rescaling!r}")

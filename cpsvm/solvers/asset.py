@@ -27,7 +27,7 @@ import numpy as np
 
 from ..data import Dataset
 from ..engine.magnitudes import check_domain, check_small_c
-from ..engine.sgd import EPSILON_INSENSITIVE, HINGE, SGDSettings, run_sgd
+from ..engine.sgd import EPSILON_INSENSITIVE, HINGE, SGDSettings, huber_gd, run_sgd
 from ..errors import InputError
 from ..kernels import RBF, Kernel, check_kernel_values
 from ..params.asset import (
@@ -521,7 +521,6 @@ def _train_gd(dataset: Dataset, params: AssetParams, callback, should_stop):
     """Gradient descent on λ/2·|w|² + (1/m)·Σ Huber(y_i·(⟨w, x_i⟩ + b)) with an intercept
     (Guillory & Bilmes §4.2), pruned by margin-change bounds unless turned off."""
     from ..engine.margin_bounds import HUBER, SortedMargins
-    from ..engine.sgd import huber_gd
 
     m = dataset.n_examples
     if params.lam is None:

@@ -32,7 +32,7 @@ from ..engine.solver_table import CP_LEARN
 from ..engine.working_set import CutWorkingSet, PrimalCutWorkingSet
 from ..errors import InputError, OptionError
 from ..kernels import check_kernel_values, kernel_diagonal
-from ..models import KernelModel
+from ..models import KernelModel, fit_columns
 from ..params.one_slack import StructParams
 from ..params.resolved import Resolved, resolved
 from ..problems import choose_entry
@@ -501,8 +501,6 @@ def _basis(dataset: Dataset, options: dict, seed: int):
     source = options["basis_data"] if options["basis_data"] is not None else dataset
     X = source.X
     if source is not dataset and X.shape[1] != dataset.n_features:
-        from ..models import fit_columns
-
         X = fit_columns(X, dataset.n_features)
     k = min(options["basis_size"], X.shape[0])
     rows = np.sort(np.random.default_rng(seed).choice(X.shape[0], k, replace=False))
