@@ -22,6 +22,7 @@ from ..problems import (
     problem_entry,
     resolve_problem,
 )
+from ..problems.rank.problem import NDCG_AT, query_metrics
 from ._base import (
     _SPARSE,
     _as_csr,
@@ -481,8 +482,6 @@ class RankSVM(_Estimator):
     def score(self, X, y, groups=None):
         """Mean NDCG@10 over the queries with a relevant document (target > 0); ties in the
         scores broken against the targets (cp_classify's figure)."""
-        from ..problems.rank.problem import NDCG_AT, query_metrics
-
         scores = self.decision_function(X)
         qid = _query_ids(groups, len(scores))
         starts = np.concatenate(([0], np.flatnonzero(np.diff(qid)) + 1, [len(qid)]))

@@ -44,6 +44,8 @@ import numpy as np
 from ...conventions import LOSS_SCALE, MARGIN_RESCALING
 from ...decoding.grammar import Grammar, Parse, cky, pcfg_weights, span_templates
 from ...decoding.trees import TreeOptions, preprocess
+from ...errors import OptionError
+from ...memory import format_bytes, physical_memory
 from ..base import StructuredProblem
 
 LOSS_ZERO_ONE = 0
@@ -89,9 +91,6 @@ def unary_chain_sizes(unaries, bound: int, limit: float):
 def check_unary_chains(grammar: Grammar, source=None):
     """OptionError naming --unary when the grammar's unary chains of at most --unary rules
     would not fit in this machine's memory (with the largest value that fits)."""
-    from ...errors import OptionError
-    from ...memory import format_bytes, physical_memory
-
     bound = max(grammar.unary, 1)
     if bound <= 1:
         return
