@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.sparse as sp
 
+from .columns import distinct_columns, onto_columns, original_columns
 from .errors import InputError
 
 
@@ -83,8 +84,6 @@ class Dataset:
         features above the model's highest index; returns the dataset and the number of
         non-zeros dropped.
         """
-        from .columns import onto_columns
-
         if self.X.shape[1] == n_features:
             return self, 0
         X, dropped = onto_columns(self.X, n_features)
@@ -115,8 +114,6 @@ class Dataset:
     def with_distinct_columns(self) -> Dataset:
         """The dataset renumbered to its distinct columns (``feature_ids`` set) when
         that saves much memory (:func:`cpsvm.columns.distinct_columns`), else itself."""
-        from .columns import distinct_columns
-
         if self.feature_ids is not None:
             return self
         X, ids = distinct_columns(self.X)
@@ -124,8 +121,6 @@ class Dataset:
 
     def with_original_columns(self) -> Dataset:
         """The dataset with its file's own feature indices as columns again."""
-        from .columns import original_columns
-
         if self.feature_ids is None:
             return self
         return replace(self, X=original_columns(self.X, self.feature_ids), feature_ids=None)
@@ -133,8 +128,6 @@ class Dataset:
     def onto_columns_of(self, reference) -> Dataset:
         """These examples in the columns of ``reference`` (a dataset or a model: its
         n_features and feature_ids), features it does not have dropped."""
-        from .columns import onto_columns
-
         X, _ = onto_columns(self.X, reference.n_features, reference.feature_ids)
         return replace(self, X=X, feature_ids=reference.feature_ids)
 

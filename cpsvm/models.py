@@ -17,6 +17,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from .columns import onto_columns, union_columns
+from .decoding.grammar import parse_sentences
+from .decoding.trees import drop_none, strip_functions
+from .decoding.viterbi import HmmLayout, emission_scores, viterbi
+from .kernel_rows import kernel_times
 from .kernels import Kernel
 
 # Rows per block when a kernel model classifies: the granularity of its progress reports.
@@ -55,8 +60,6 @@ def fit_columns(X, n_features: int, feature_ids=None):
     """X in a model's columns: with ``feature_ids`` (the model's original indices) each
     column renumbered to its position there, else exactly ``n_features`` columns; the
     features the model does not have dropped, missing ones zero."""
-    from .columns import onto_columns
-
     return onto_columns(X, n_features, feature_ids)[0]
 
 
@@ -131,9 +134,6 @@ class KernelModel:
         ``single_precision``: feature values rounded to 32-bit floats and inner products
         formed as SVMlight forms them (see :mod:`cpsvm.kernel_rows`).
         """
-        from .columns import union_columns
-        from .kernel_rows import kernel_times
-
         if self.feature_ids is None:
             X, support_vectors = fit_columns(X, self.n_features), self.support_vectors
         else:  # every test feature kept: an RBF kernel's |x - sv|² sees them all
@@ -313,15 +313,11 @@ class SequenceModel:
 
     @property
     def layout(self):
-        from .decoding.viterbi import HmmLayout
-
         return HmmLayout(self.n_features, self.n_tags, self.trans_order, self.emit_order)
 
     def predict(self, X, starts, *, beam: int = 0, n_threads=None) -> np.ndarray:
         """Tags (int64, 1..n_tags) of the tokens X (CSR rows), sentence s being rows
         starts[s]:starts[s+1]; ``beam`` as svm_hmm_classify's ``--b`` (0 exact)."""
-        from .decoding.viterbi import emission_scores, viterbi
-
         layout = self.layout
         if self.feature_ids is not None:
             X = fit_columns(X, self.n_features, self.feature_ids)
@@ -358,9 +354,6 @@ class CfgModel:
         kept) for the sentences of ``trees`` (their POS tags and words), and per sentence
         whether the grammar parsed it. ``source``: the trees' file, which the refusal of
         a sentence too long for memory names."""
-        from .decoding.grammar import parse_sentences
-        from .decoding.trees import drop_none, strip_functions
-
         predicted, parsed = parse_sentences(
             self.grammar,
             self.w,

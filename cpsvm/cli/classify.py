@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import click
 
 from ..options import FILE, OUTPUT, option
-from ..problems import entries
+from ..problems import entries, model_handlers
 from ..reporting.monitor import note, progress
 from .command import DeclaredCommand, member_parameter, parameters, values_of
 from .common import plot_option, run, version_option
@@ -167,16 +167,12 @@ def classify(**values):
 def _handlers_of(kind: str) -> list:
     """The problems' handlers of the model kind ``kind``: one, or several of which the
     first that claims the model (by the test data) classifies, the last by default."""
-    from ..problems import model_handlers
-
     return [h for h in model_handlers() if kind in h.model_kinds]
 
 
 def _refuse_settings(handlers, **given):
     """A setting for other models than this one (--perf-measures on a multiclass model)
     is a usage error, named with the problems that take it."""
-    from ..problems import entries
-
     flags = {o.name: o.option.flags[0] for o in _model_options()} | {"plot": "--plot"}
     for name, value in given.items():
         if (

@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass
 
 from ..errors import InputError, OptionError
-from ..options import Range, option
+from ..options import Range, option, with_values
 from . import WORKER_TIMEOUT
 
 
@@ -145,7 +145,6 @@ def refuse_struct(params, given, example_file=None):
     the binary problem's --t 1, is not linear). With auto, a file in a problem's own
     format (cfg's trees) is recognised as on one machine (the registry's own_format),
     and refused by its problem's name."""
-    from ..options import with_values
     from ..problems import own_format, problem_entry, resolve_problem
     from .solver import refuse_struct_options
 

@@ -25,8 +25,12 @@ import time
 
 import numpy as np
 
+import cpsvm
+
 from ..columns import REMAP_MIN_WIDTH, renumbering_pays, union_maxima
 from ..errors import InputError, OptionError, Terminated
+from ..memory import physical_memory
+from ..problems.registry import problem_entry
 from . import WORKER_TIMEOUT
 from .local import CLOSE_LIMIT
 from .shards import (
@@ -60,8 +64,6 @@ class ClusterLost(InputError):
 
 def local_worker_limit() -> int:
     """The most workers local:N starts: four a core, and 256 MiB of memory each."""
-    from ..memory import physical_memory
-
     return max(1, min(4 * (os.cpu_count() or 1), physical_memory() // (256 << 20)))
 
 
@@ -164,8 +166,6 @@ class Session:
 
         import dask
         from distributed import Client, LocalCluster
-
-        import cpsvm
 
         # The workers' spill space in a directory of our own, removed on close (Dask's
         # default, dask-scratch-space, stays behind in the temp dir).
@@ -652,8 +652,6 @@ class ShardedData:
         found = next((x["problem"] for x in self.summaries if x["problem"]), None)
         if found is None:
             return
-        from ..problems.registry import problem_entry
-
         name, source = found
         told = problem_entry(name).command_line.detect_help
         raise InputError(

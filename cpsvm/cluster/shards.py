@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..columns import (
     REMAP_MIN_WIDTH,
@@ -50,6 +51,8 @@ from ..columns import (
 )
 from ..errors import InputError, OptionError
 from ..io.streams import InputStream
+from ..io.svmlight import BLOCK_SIZE, parse_svmlight_stream, stream_blocks
+from ..problems.registry import auto_order, own_format
 from ..sparse_ops import rows_times
 from .kernels import abs_bounds
 from .partials import touched_rows
@@ -253,8 +256,6 @@ def read_fingerprinted(spec: ShardSpec):
     :class:`.sources.Fingerprint` of what was read; errors name the file and its line.
     Byte ranges number their rows' lines from the range's first line (see
     :func:`global_line`)."""
-    from ..io.svmlight import BLOCK_SIZE, parse_svmlight_stream, stream_blocks
-
     check_visible(spec.path)
     opened = open_source(spec.path, spec.timeout)
     size, modified = opened.size, opened.modified
@@ -355,8 +356,6 @@ def shard_loaders(specs, count):
 def _joined(parts):
     """One Dataset's fields from several (a group of shard files): the rows one after
     the other, the width the widest; each row's file (``sources``, ``part_of``)."""
-    import scipy.sparse as sp
-
     width = max(p.X.shape[1] for p in parts)
     X = sp.vstack(
         [
@@ -383,8 +382,6 @@ def _refuse_own_format(path):
     """A file that is not SVMlight's but a problem's own format (bracketed trees: the
     registry's ``sniff``, as cp_learn's auto asks it), refused in those words rather
     than by the SVMlight reader's."""
-    from ..problems.registry import own_format
-
     entry = own_format(path)
     if entry is not None:
         raise InputError(
@@ -397,8 +394,6 @@ def _refuse_own_format(path):
 def structured_problem(dataset):
     """(name, source) of the structured problem cp_learn's ``auto`` takes ``dataset``
     for (the registry's own ``detect``, in its order), None if none."""
-    from ..problems.registry import auto_order
-
     for entry in auto_order():
         if entry.reading.detect(dataset):
             return entry.name, dataset.source

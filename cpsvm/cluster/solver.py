@@ -26,7 +26,9 @@ from ..engine.magnitudes import c_bound
 from ..engine.solver_table import CP_LEARN, OCAS_LEARN, choices_text, cluster_ids
 from ..engine.working_set import CutWorkingSet
 from ..errors import InputError, OptionError
+from ..models import LinearModel, MulticlassModel
 from ..params.resolved import checked_params
+from ..problems import choose_entry
 from ..problems.registry import problem_entry
 from ..solvers.ocas import check_binary_only, libocas_engine_params
 from .oracles import ClusterCutOracle, ClusterOcasOracle
@@ -83,8 +85,6 @@ def choose_kind(data: ShardedData, requested: str) -> str:
     """The problem of the shards, by the function that chooses a file's on one machine
     (the registry's choose_entry: auto asks the structured problems first), checked by
     its entry; binary or multiclass, the problems a cluster trains."""
-    from ..problems import choose_entry
-
     refuse_problem(requested)
     if data.n_examples == 0:
         raise InputError(
@@ -134,8 +134,6 @@ def _model_so_far(oracle, model):
 def _model(kind, w, d, bias, n_classes, n, loss_id=0, feature_ids=None):
     """The model of Ψ's weights w; ``feature_ids`` the original indices of renumbered
     columns (written into the model file)."""
-    from ..models import LinearModel, MulticlassModel
-
     if kind == "binary":
         if bias:
             return LinearModel(w[:-1].copy(), -w[-1] * bias, n_train=n, feature_ids=feature_ids)

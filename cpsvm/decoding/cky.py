@@ -40,7 +40,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import memory
 from ..compiled import njit
+from ..errors import InputError
+from ..memory import format_bytes
+from ..threads import get_num_threads
 
 NEG = -np.inf
 
@@ -81,8 +85,6 @@ def check_charts(g, lengths, sentences, *, augmented=False, where=None, n_thread
     sentences parsed at once would not fit in memory together. InputError naming the
     sentence whose chart alone would not (``where`` as
     :func:`cpsvm.decoding.grammar.cky`'s)."""
-    from ..memory import physical_memory
-
     lengths = np.asarray(lengths, dtype=np.int64)
     if not len(lengths):
         return n_threads
@@ -92,12 +94,10 @@ def check_charts(g, lengths, sentences, *, augmented=False, where=None, n_thread
             for n in lengths
         ]
     )
-    limit = physical_memory()
+    limit = memory.physical_memory()
     worst = int(np.argmax(need))
     if need[worst] > limit:
         chart_refused(g, int(lengths[worst]), int(sentences[worst]), augmented, where)
-    from ..threads import get_num_threads
-
     threads = n_threads or get_num_threads()
     largest = np.cumsum(np.sort(need)[::-1][:threads])
     fitting = int(np.searchsorted(largest, limit, side="right"))
@@ -107,17 +107,14 @@ def check_charts(g, lengths, sentences, *, augmented=False, where=None, n_thread
 def chart_refused(g, n, s, augmented, where, while_parsing=False):
     """InputError: the chart of sentence s (n words) does not fit in memory (or, with
     ``while_parsing``, outgrew it)."""
-    from ..errors import InputError
-    from ..memory import format_bytes, physical_memory
-
     need = format_bytes(chart_bytes(n, g["n_sym"], len(g["kinds"]), g["n_base"], augmented))
     source, line = where(s) if where is not None else (None, None)
     what = f"a sentence of {n} words" if source is not None else f"sentence {s + 1} ({n} words)"
-    memory = format_bytes(physical_memory())
+    installed = format_bytes(memory.physical_memory())
     if while_parsing:
         said = f"ran out of memory in CKY (its chart needs {need}, and more as it fills)"
     else:
-        said = f"would need a CKY chart of {need}, more than this machine's memory ({memory})"
+        said = f"would need a CKY chart of {need}, more than this machine's memory ({installed})"
     raise InputError(
         f"{what} {said}; --max-length leaves longer sentences out", source=source, line=line
     )

@@ -21,6 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..threads import in_row_chunks, thread_count
+from . import cky as cky_kernels
+from .cky import chart_refused, check_charts, run_kernel, span_features
 from .trees import (
     CHAIN_JOIN,
     INTERMEDIATE,
@@ -451,8 +454,6 @@ class Grammar:
         g = self.arrays()
         if not len(g["kinds"]):
             return np.zeros(0, dtype=np.int64)
-        from .cky import span_features
-
         return span_features(
             np.ascontiguousarray(nodes, dtype=np.int64),
             ctx,
@@ -576,9 +577,6 @@ def cky(
     anything is allocated (:func:`cpsvm.decoding.cky.check_charts`; fewer threads run
     when only the charts parsed at once would not fit), or, should its chart outgrow
     memory while parsing, after: never a missing parse."""
-    from ..threads import in_row_chunks, thread_count
-    from .cky import chart_refused, check_charts, cky_rows, run_kernel
-
     g = grammar.arrays()
     bin_score, chain_score, root_score, w = grammar.scores(w)
     if ctx is None:
@@ -602,7 +600,7 @@ def cky(
         with thread_count(n_threads):
             run_kernel(
                 in_row_chunks,
-                cky_rows,
+                cky_kernels.cky_rows,  # read here, where a test may replace it
                 m,
                 np.ascontiguousarray(tag_ids, dtype=np.int64),
                 starts,

@@ -59,7 +59,8 @@ import scipy.sparse as sp
 
 from ..compiled import njit
 from ..conventions import MARGIN_RESCALING, SLACK_RESCALING
-from ..threads import in_row_chunks, thread_count
+from ..sparse_ops import RowBlocks
+from ..threads import in_row_chunks, map_in_threads, thread_count
 from .segments import selected_starts
 
 __all__ = [
@@ -183,9 +184,6 @@ def emission_scores(w, X, layout: HmmLayout) -> np.ndarray:
     columns beyond F are ignored, as svm_hmm_classify ignores test features above the
     model's. One sparse product for all tokens, summed in each row's feature order.
     """
-    from ..sparse_ops import RowBlocks
-    from ..threads import map_in_threads
-
     W = layout.emission_weights(np.asarray(w, dtype=np.float64))
     f = layout.n_features
     if isinstance(X, RowBlocks):
@@ -401,8 +399,6 @@ def psi_sum(coef, tags, X, starts, layout: HmmLayout, *, sentences=None) -> np.n
     Emissions are one sparse product (a sparse tokens-to-states matrix times X),
     transitions a bincount.
     """
-    from ..sparse_ops import RowBlocks
-
     if isinstance(X, RowBlocks):
         X = X.X
     X = sp.csr_matrix(X) if not sp.isspmatrix_csr(X) else X

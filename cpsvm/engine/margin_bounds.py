@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..compiled import njit
+from ..kernel_rows import row_sq_norms
 from ..sparse_ops import RowBlocks, add_row, as_csr, gather_row_indices, row_dot
 from .hinge import hinge_excess
 
@@ -404,8 +405,6 @@ class SortedMargins:
         self._sorted_rows = None
         self.order = None
         self._identity = np.arange(n, dtype=np.int64)
-        from ..kernel_rows import row_sq_norms  # its kernels load only with the bounds
-
         sq = row_sq_norms(self.X)
         self.R_abs = math.sqrt(float(sq.max(initial=0.0)))
         # Classes apart (the offset variant): group g holds sorted positions

@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from ..conventions import LOSS_SCALE, MARGIN_RESCALING, PSI_SCALE, violation
+from ..kernel_rows import RowKernel
 from .cuts import CutVectors, RowTable
 from .hinge import hinge_violators
 
@@ -231,8 +232,6 @@ class KernelCutOracle(CutOracle):
         psi_scale=PSI_SCALE,
         costs=None,
     ):
-        from ..kernel_rows import RowKernel  # its kernels load only for kernel runs
-
         self.y = np.asarray(y, dtype=np.float64)
         self.n = len(self.y)
         self.rows = RowKernel(X, kernel)

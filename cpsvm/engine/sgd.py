@@ -49,6 +49,7 @@ import numpy as np
 
 from ..compiled import njit
 from ..sparse_ops import add_row, row_dot
+from .margin_bounds import ResortPolicy
 
 HINGE, EPSILON_INSENSITIVE = 0, 1
 
@@ -422,8 +423,6 @@ class _Bounds:
     FALLBACK = 0.85
 
     def __init__(self, source, settings, k, m, y):
-        from .margin_bounds import ResortPolicy
-
         self.source, self.k, self.m = source, k, m
         self.policy = ResortPolicy(
             settings.resort_c, settings.resort_period, fallback=self.FALLBACK

@@ -32,6 +32,7 @@ from ..memory import check_fits
 from ..threads import get_num_threads
 from . import streams
 from .atomic import atomic_output
+from .float_text import format_rows
 from .growing_array import GrowingArray
 from .streams import InputStream, LineRefused, line_too_long, not_text
 from .svmlight_parser import (
@@ -678,8 +679,6 @@ def _label_text(v: float) -> str:
 
 def write_svmlight(path, X, y, *, qid=None, comments=None, zero_based=False):
     """Write rows of X with targets y (and optional qid, comments) atomically."""
-    from .float_text import format_rows
-
     X = sp.csr_matrix(X)
     X.sort_indices()
     rows = format_rows(X.indptr, X.indices, X.data, zero_based)

@@ -16,7 +16,7 @@ import re
 from ..data import TreeDataset
 from ..decoding.trees import ROOT_LABEL, Tree, n_words
 from ..errors import InputError
-from .streams import read_bytes, source_name
+from .streams import InputStream, read_bytes, source_name
 
 _TOKEN = re.compile(rb"\(|\)|[^\s()]+|\n")
 
@@ -114,8 +114,6 @@ def looks_like_trees(source) -> bool:
     if not os.path.isfile(name):
         return False
     try:
-        from .streams import InputStream
-
         with InputStream(name) as f:
             buf = bytearray(4096)
             n = f.readinto(memoryview(buf))

@@ -53,6 +53,7 @@ what they share (input checks, parameter conversions, the model file).
 
 from __future__ import annotations
 
+from ..io.model_file import read_model
 from ..models import RandomFeaturesModel, RankingModel, SequenceModel, UserProblemModel
 from ._base import KERNELS as KERNELS  # the tables and the kernel conversion, public too
 from ._base import svmlight_kernel as svmlight_kernel
@@ -133,8 +134,6 @@ def load_model(path):
     SVMlight/SVMperf model a CuttingPlaneSVC, an SVMmulticlass model a
     CuttingPlaneSVC (multiclass), an SVMhmm or user-problem model a StructuredSVM, a
     random-features model an ASSETClassifier or ASSETRegressor."""
-    from ..io.model_file import read_model
-
     model = read_model(path)
     if isinstance(model, RankingModel):
         return RankSVM._from_model(model)

@@ -28,10 +28,15 @@ except ImportError as _error:  # pragma: no cover - tested in a subprocess
 import numpy as np
 import scipy.sparse as sp
 
+from ..data import Dataset
 from ..errors import InputError
+from ..io.model_file import read_model, write_model
+from ..io.svmlight import check_width
 from ..kernels import Kernel
 from ..models import KernelModel, LinearModel, MulticlassModel, RandomFeaturesModel
 from ..options import METADATA_KEY, defaults, field_default
+from ..reporting import monitor
+from ..threads import max_threads
 
 # The kernel's defaults (SVMlight's -d 3, -g 1, -s 1, -r 1): those of gamma, degree, coef0.
 KERNEL_DEFAULTS = defaults(Kernel)
@@ -145,8 +150,6 @@ def _n_threads(n_jobs):
     if n_jobs == 0:
         raise ValueError("expected n_jobs != 0")
     if n_jobs < 0:
-        from ..threads import max_threads
-
         return max(1, max_threads() + 1 + n_jobs)
     return n_jobs
 
@@ -181,9 +184,6 @@ def _renumbered(data):
     features: a 2^40-column CSR) renumbered to its distinct columns (feature_ids set,
     cpsvm.columns), and refused (ValueError) when its dense weights would still not fit
     in memory. Sequences and trees are left as they are."""
-    from ..data import Dataset
-    from ..io.svmlight import check_width
-
     if type(data) is not Dataset:
         return data
     with _value_errors():
@@ -224,8 +224,6 @@ def _monitor(verbose, name, style="STRUCT", total=None):
     style of cpsvm.reporting.monitor), None when not verbose."""
     if not verbose:
         return None
-    from ..reporting import monitor
-
     return monitor.Monitor(
         getattr(monitor, style), _command_verbosity(verbose), None, name, total=total
     )
@@ -336,8 +334,6 @@ class _Estimator(BaseEstimator):
 
     def save_model(self, path):
         """Write the command's text model file (``-`` for standard output); returns self."""
-        from ..io.model_file import write_model
-
         check_is_fitted(self, "model_")
         write_model(path, self.model_)
         return self
@@ -345,8 +341,6 @@ class _Estimator(BaseEstimator):
     @classmethod
     def load_model(cls, path):
         """A fitted estimator of this class from a model file the commands read."""
-        from ..io.model_file import read_model
-
         model = read_model(path)
         estimator = cls._from_model(model)
         if estimator is None:

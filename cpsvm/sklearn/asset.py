@@ -11,6 +11,7 @@ from ..data import Dataset
 from ..models import KernelModel, LinearModel, RandomFeaturesModel
 from ..options import defaults
 from ..params.asset import AssetParams
+from ..solvers.asset import train
 from ._base import (
     KERNEL_DEFAULTS,
     _Classifier,
@@ -68,8 +69,6 @@ class _Asset(_Estimator):
 
     def _fit_asset(self, X, target):
         """fit takes no sample_weight: asset_learn has no per-example cost."""
-        from ..solvers.asset import train
-
         m = X.shape[0]
         basis_size = self.n_components
         if self.approximation == "nystrom" and basis_size > m:

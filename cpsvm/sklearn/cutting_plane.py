@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..conventions import LOSS_SCALE
 from ..data import Dataset
 from ..models import KernelModel, LinearModel, MulticlassModel
 from ..options import defaults
 from ..params.one_slack import StructParams
-from ..problems import problem_entry
+from ..problems import entry_of, problem_entry
+from ..solvers.one_slack import train
 from ._base import (
     KERNEL_DEFAULTS,
     _check_choice,
@@ -75,8 +77,6 @@ def _struct_params(estimator, kind, n, C=None, **more):
     """cp_learn's StructParams of an estimator's parameters (CuttingPlaneSVC and
     StructuredSVM): its C (or ``C``) converted to cp_learn's -c for the problem ``kind``
     over n examples."""
-    from ..problems import entry_of
-
     command_c = entry_of(kind).estimators.c_of_sum(_given_c(estimator) if C is None else C, n)
     if _RESCALING.get(estimator.rescaling) is None:
         raise ValueError(f"expected rescaling 'margin' or 'slack', got {estimator.rescaling!r}")
@@ -86,12 +86,8 @@ def _struct_params(estimator, kind, n, C=None, **more):
 def _fit_struct(estimator, data, params):
     """Fit ``estimator`` by cp_learn's solver (its -v lines when verbose); a multiclass
     objective_ rescaled to Crammer-Singer's."""
-    from ..solvers.one_slack import train
-
     info = _train(estimator, train, data, params, _monitor(estimator.verbose, "cp_learn"))
     if info.problem == "multiclass":  # cp_learn's w is 100x Crammer-Singer's
-        from ..conventions import LOSS_SCALE
-
         estimator.objective_ /= LOSS_SCALE**2
     return estimator
 

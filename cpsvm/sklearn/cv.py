@@ -11,9 +11,14 @@ import numbers
 import time
 
 import numpy as np
+from sklearn.utils.validation import _check_sample_weight, _num_samples
 
 from ..data import Dataset
 from ..models import KernelModel, LinearModel, MulticlassModel
+from ..problems import entry_of
+from ..solvers.ocas import OcasPath
+from ..solvers.ocas import train as train_ocas
+from ..solvers.one_slack import StructPath
 from ._base import _monitor, _renumbered, _store, _train, _value_errors
 from .cutting_plane import _BINARY_OPTIONS, _STRUCT, EPSILON, CuttingPlaneSVC, _fit_struct
 from .ocas import _OCAS, OCASClassifier
@@ -77,8 +82,6 @@ class _PathCV:
         values = _values_of(self.Cs, type(self).__name__)
         if not isinstance(self.refit, (bool, np.bool_)):
             raise ValueError(f"expected refit True or False, got {self.refit!r}")
-        from sklearn.utils.validation import _check_sample_weight, _num_samples
-
         n_given = _num_samples(X)
         X, target, cost = self._labelled(X, y, sample_weight)
         labels = self.classes_[np.where(target > 0, 1, 0) if len(self.classes_) == 2
@@ -238,8 +241,6 @@ class OCASClassifierCV(_PathCV, OCASClassifier):
         _store(self, locals())
 
     def _path(self, X, target, cost):
-        from ..solvers.ocas import OcasPath
-
         k = len(self.classes_)
         with _value_errors():
             path = OcasPath(_renumbered(Dataset(X, target, cost=cost)), self._ocas_params(1.0),
@@ -258,10 +259,8 @@ class OCASClassifierCV(_PathCV, OCASClassifier):
 
     def _fit_at(self, X, target, cost, C):
         """OCASClassifier.fit's training at C (the same model)."""
-        from ..solvers.ocas import train
-
         monitor = _monitor(self.verbose, self._command, "OCAS")
-        _train(self, train, Dataset(X, target, cost=cost), self._ocas_params(C), monitor)
+        _train(self, train_ocas, Dataset(X, target, cost=cost), self._ocas_params(C), monitor)
 
 
 class CuttingPlaneSVCCV(_PathCV, CuttingPlaneSVC):
@@ -313,9 +312,6 @@ class CuttingPlaneSVCCV(_PathCV, CuttingPlaneSVC):
         _store(self, locals())
 
     def _path(self, X, target, cost):
-        from ..problems import entry_of
-        from ..solvers.one_slack import StructPath
-
         n = X.shape[0]
         params = self._cp_params(X, cost is not None, 1.0)
         c_of_sum = entry_of(params.problem).estimators.c_of_sum

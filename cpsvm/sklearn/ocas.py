@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..data import Dataset
 from ..options import defaults
 from ..params.ocas import OcasParams
+from ..solvers.ocas import train
 from ._base import (
     _check_choice,
     _Classifier,
@@ -95,8 +96,6 @@ class OCASClassifier(_Classifier):
         _store(self, locals())
 
     def fit(self, X, y, sample_weight=None):
-        from ..solvers.ocas import train
-
         X, target, cost = self._labelled(X, y, sample_weight)
         params = self._ocas_params(self.C)
         monitor = _monitor(self.verbose, self._command, "OCAS")

@@ -7,6 +7,7 @@ from ..data import Dataset
 from ..models import KernelModel, LinearModel
 from ..options import defaults
 from ..params.sampled import SampledParams
+from ..solvers.sampled import train
 from ._base import (
     KERNEL_DEFAULTS,
     _Classifier,
@@ -83,8 +84,6 @@ class SampledCutSVC(_Classifier):
         _store(self, locals())
 
     def fit(self, X, y, sample_weight=None):
-        from ..solvers.sampled import train
-
         X, target, cost = self._labelled(X, y, sample_weight)
         params = _params(
             SampledParams,

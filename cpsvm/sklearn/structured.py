@@ -11,9 +11,18 @@ from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..conventions import rank_from_c_light
 from ..data import Dataset
-from ..models import LinearModel, RankingModel
+from ..models import LinearModel, RankingModel, fit_columns
 from ..params.one_slack import StructParams
-from ..problems import problem_entry
+from ..problems import (
+    StructuredProblem,
+    choose_entry,
+    entries,
+    entry_of,
+    entry_of_model,
+    problem_entry,
+    resolve_problem,
+)
+from ..problems.rank.problem import NDCG_AT, query_metrics
 from ._base import (
     _SPARSE,
     _as_csr,
@@ -39,8 +48,6 @@ from .cutting_plane import (
 def _problem_spec(problem) -> str:
     """The solver's --problem of ``problem``: a registered name, 'auto', 'module:Class',
     or a StructuredProblem subclass (named by its module and qualified name)."""
-    from ..problems import StructuredProblem
-
     if isinstance(problem, type):
         if not issubclass(problem, StructuredProblem):
             raise ValueError(
@@ -63,8 +70,6 @@ def _problem_spec(problem) -> str:
 def _option_defaults() -> dict:
     """The defaults of the problems' options that the estimators take, by the estimators'
     names of them (the entries' declarations: hmm's orders and beam)."""
-    from ..problems import entries
-
     return {
         o.estimator: o.default for e in entries() for o in e.command_line.options if o.estimator
     }
@@ -161,8 +166,6 @@ class StructuredSVM(_Classifier):
         _store(self, locals())
 
     def fit(self, X, y=None, sample_weight=None):
-        from ..problems import entries
-
         spec = _problem_spec(self.problem)
         if _is_dataset(X):
             return self._fit_dataset(X, spec)
@@ -183,8 +186,6 @@ class StructuredSVM(_Classifier):
             )
         if ":" in spec or (entry is not None and entry.structured):
             # A user's class, or a registered problem built on rows and targets.
-            from ..problems import entry_of
-
             X, y, cost = self._check_Xy(X, y, sample_weight, numeric=True)
             y = np.asarray(y, dtype=np.float64)
             self.fill_label_ = float(y[0])
@@ -192,8 +193,6 @@ class StructuredSVM(_Classifier):
             params = _struct_params(self, spec, X.shape[0], **options)
             return _fit_struct(self, Dataset(X, y, cost=cost), params)
         if spec != "auto" and entry is None:
-            from ..problems import resolve_problem
-
             with _value_errors():
                 resolve_problem(spec)  # the registry's own message
         X, target, cost = self._labelled(X, y, sample_weight)
@@ -216,15 +215,11 @@ class StructuredSVM(_Classifier):
 
     def _entry(self):
         """The entry of the fitted model's problem."""
-        from ..problems import entry_of_model
-
         return entry_of_model(self.model_)
 
     def _fit_dataset(self, data, spec):
         """X given as the dataset object cp_learn reads (a :class:`cpsvm.data.Dataset` from
         read_svmlight, or another registered problem's reader's): trained as it is."""
-        from ..problems import choose_entry, entry_of
-
         if ":" in spec:
             entry = entry_of(spec)
         else:
@@ -337,8 +332,6 @@ class StructuredSVM(_Classifier):
 
     @classmethod
     def _from_model(cls, model):
-        from ..problems import entry_of_model
-
         entry = entry_of_model(model)
         loaded = entry.estimators.loaded(model)
         if loaded is None:
@@ -489,8 +482,6 @@ class RankSVM(_Estimator):
     def score(self, X, y, groups=None):
         """Mean NDCG@10 over the queries with a relevant document (target > 0); ties in the
         scores broken against the targets (cp_classify's figure)."""
-        from ..problems.rank.problem import NDCG_AT, query_metrics
-
         scores = self.decision_function(X)
         qid = _query_ids(groups, len(scores))
         starts = np.concatenate(([0], np.flatnonzero(np.diff(qid)) + 1, [len(qid)]))
@@ -512,6 +503,4 @@ class RankSVM(_Estimator):
 def _model_columns(X, model):
     """X cut to the model's features; a model with feature_ids (trained on renumbered
     columns) takes the file's own indices and maps them itself."""
-    from ..models import fit_columns
-
     return X if model.feature_ids is not None else fit_columns(X, model.n_features)

@@ -27,9 +27,12 @@ import numpy as np
 
 from ..data import Dataset
 from ..engine.magnitudes import check_domain, check_small_c
-from ..engine.sgd import EPSILON_INSENSITIVE, HINGE, SGDSettings, run_sgd
+from ..engine.margin_bounds import HUBER, SortedMargins
+from ..engine.sgd import EPSILON_INSENSITIVE, HINGE, SGDSettings, huber_gd, run_sgd
 from ..errors import InputError
+from ..kernel_rows import row_sq_norms
 from ..kernels import RBF, Kernel, check_kernel_values
+from ..models import KernelModel, LinearModel, RandomFeaturesModel
 from ..params.asset import (
     BASIS_SIZE,
     HALF,
@@ -425,8 +428,6 @@ def _average_last(params: AssetParams, m: int) -> int | str:
 
 def _kernel_diagonal(kernel: Kernel, X) -> np.ndarray:
     """k(x_i, x_i) for every row."""
-    from ..kernel_rows import row_sq_norms
-
     sq = row_sq_norms(X)
     if kernel.kind == RBF:
         return np.ones(len(sq))
@@ -484,7 +485,6 @@ def _validator(validation: Dataset, feature_map, params, budget_bytes, regressio
 def _model(feature_map, gamma, b, params: AssetParams, dataset: Dataset, m: int):
     """SVMlight's sign convention: f(x) = expansion - threshold, so threshold = -b."""
     from ..approx import NystromMap
-    from ..models import KernelModel, LinearModel, RandomFeaturesModel
 
     threshold = -float(b) if b != 0 else 0.0
     if feature_map is None:
@@ -520,9 +520,6 @@ class GDStep:
 def _train_gd(dataset: Dataset, params: AssetParams, callback, should_stop):
     """Gradient descent on λ/2·|w|² + (1/m)·Σ Huber(y_i·(⟨w, x_i⟩ + b)) with an intercept
     (Guillory & Bilmes §4.2), pruned by margin-change bounds unless turned off."""
-    from ..engine.margin_bounds import HUBER, SortedMargins
-    from ..engine.sgd import huber_gd
-
     m = dataset.n_examples
     if params.lam is None:
         check_small_c(params.C, m)

@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..data import Dataset
+from ..engine import ocas_bounds
 from ..engine.cutting_plane import CuttingPlaneParams, one_slack
+from ..engine.dcd import DcdParams, binary_hinge_dcd, crammer_singer_dcd, linear_svm_dcd, path_start
 from ..engine.magnitudes import c_bound, check_c, check_costs
 from ..engine.ocas import OcasOracle, merged_examples
 from ..engine.working_set import CutWorkingSet
@@ -160,11 +162,8 @@ def choose_method(kind, X, costs, params) -> int:
 
 def _train_ocas(problem, costs, params, method, callback, should_stop):
     bounds = MARGIN_BOUNDS_DEFAULT if params.margin_bounds is None else params.margin_bounds
-    if bounds:
-        # imported only then: its module and kernels would add to every run's start-up
-        from ..engine.ocas_bounds import PrunedOcasOracle as oracle_class
-    else:
-        oracle_class = OcasOracle
+    # the class read at the call, where a test may replace it
+    oracle_class = ocas_bounds.PrunedOcasOracle if bounds else OcasOracle
     oracle = oracle_class(problem, costs, 1.0, method, params.cut_lambda)
     result = one_slack(
         oracle,
@@ -194,8 +193,6 @@ def libocas_engine_params(params, C):
 
 
 def _dcd_params(params):
-    from ..engine.dcd import DcdParams
-
     return DcdParams(
         tol_rel=params.tol_rel,
         tol_abs=params.tol_abs,
@@ -207,8 +204,6 @@ def _dcd_params(params):
 
 def _train_dcd(kind, X, y, costs, params, callback, should_stop):
     """Dual coordinate descent on F itself (its P is F, its gap F's)."""
-    from ..engine.dcd import linear_svm_dcd
-
     w, result = linear_svm_dcd(
         X, y, costs, multiclass=kind != "binary", bias=params.bias, params=_dcd_params(params),
         callback=callback, should_stop=should_stop,
@@ -304,8 +299,6 @@ class OcasPath:
         return oracle.w_best.copy(), result, seconds
 
     def _fit_dcd(self, C, params, callback, should_stop):
-        from ..engine.dcd import binary_hinge_dcd, crammer_singer_dcd, path_start
-
         multiclass = self.kind != "binary"
         start = {}
         if self._dcd is not None:

@@ -24,7 +24,9 @@ import numpy as np
 
 from ..conventions import LOSS_SCALE, MARGIN_RESCALING, PSI_SCALE
 from ..data import Dataset
+from ..engine import ocas_bounds
 from ..engine.cutting_plane import CuttingPlaneParams, CuttingPlaneResult, n_slack, one_slack
+from ..engine.dcd import DcdParams, binary_hinge_dcd, crammer_singer_dcd, path_start
 from ..engine.magnitudes import NORM_LIMIT, c_bound, check_c, check_costs
 from ..engine.ocas import OcasOracle, merged_examples
 from ..engine.oracles import KernelCutOracle, LinearCutOracle
@@ -32,7 +34,7 @@ from ..engine.solver_table import CP_LEARN
 from ..engine.working_set import CutWorkingSet, PrimalCutWorkingSet
 from ..errors import InputError, OptionError
 from ..kernels import check_kernel_values, kernel_diagonal
-from ..models import KernelModel
+from ..models import KernelModel, fit_columns
 from ..params.one_slack import StructParams
 from ..params.resolved import Resolved, resolved
 from ..problems import choose_entry
@@ -377,11 +379,8 @@ def _cutting_planes(
     elif ocas:
         # OCAS in the problem's scale: F(w) = ½|w|² + C·(1/n)·Σ ξ_i is the 1-slack primal;
         # a duality gap of C·ε gives the 1-slack ε guarantee.
-        if bounds:
-            # imported only then: its module and kernels would add to every run's start-up
-            from ..engine.ocas_bounds import PrunedOcasOracle as oracle_class
-        else:
-            oracle_class = OcasOracle
+        # the class read at the call, where a test may replace it
+        oracle_class = ocas_bounds.PrunedOcasOracle if bounds else OcasOracle
         oracle = oracle_class(problem, costs, params.C)
         engine_params.tol_abs = params.C * engine_params.epsilon
         engine_params.epsilon = -math.inf
@@ -444,8 +443,6 @@ def _coordinate_descent(problem, costs, params, epsilon, callback, should_stop, 
     max(0, L − m·margin_i), w = r·v for r = L/m makes ξ_i = L·(the plain hinge of v), so F =
     r²·P(v) at C_i = C·c_i·m²/L; the run stops at a duality gap of C·ε (as -w 9).
     Returns (w, result, (C, DcdResult) to start another C from); ``warm``: such a pair."""
-    from ..engine.dcd import DcdParams, binary_hinge_dcd, crammer_singer_dcd, path_start
-
     m, L = _hinge_scale(problem)
     r2 = (L / m) ** 2
     dcd_params = DcdParams(
@@ -501,8 +498,6 @@ def _basis(dataset: Dataset, options: dict, seed: int):
     source = options["basis_data"] if options["basis_data"] is not None else dataset
     X = source.X
     if source is not dataset and X.shape[1] != dataset.n_features:
-        from ..models import fit_columns
-
         X = fit_columns(X, dataset.n_features)
     k = min(options["basis_size"], X.shape[0])
     rows = np.sort(np.random.default_rng(seed).choice(X.shape[0], k, replace=False))

@@ -14,6 +14,7 @@ from ...conventions import (
     PERF_ERROR_RATE,
     PERF_LOSS_NAMES,
     PERF_MULTIVARIATE_LOSSES,
+    perf_from_c_light,
 )
 from ...errors import OptionError
 from ...options import Choice, Range, member
@@ -30,7 +31,7 @@ from ..entry import (
     Training,
 )
 from ..labels import check_binary_labels
-from .report import BinaryModels
+from .report import BinaryModels, cv_figures, multivariate_scale_line, svmlight_scale_line
 
 OPTIONS = (
     ProblemOption(
@@ -197,8 +198,6 @@ class BinaryTraining(Training):
 
 class BinaryReports(Reports):
     def scale_lines(self, info, params):
-        from .report import multivariate_scale_line, svmlight_scale_line
-
         r = info.result
         if info.loss_id != PERF_ERROR_RATE:
             return [multivariate_scale_line(params.C, info.loss_id, info.class_counts, r.primal)]
@@ -207,8 +206,6 @@ class BinaryReports(Reports):
 
 class BinarySelection(Selection):
     def cv_measure(self, model, dataset, loss_id):
-        from .report import cv_figures
-
         return cv_figures(model, dataset, loss_id)
 
     def cv_units(self, dataset):
@@ -223,8 +220,6 @@ class BinaryEstimators(Estimators):
     decision_rows = True
 
     def c_of_sum(self, C, n):
-        from ...conventions import perf_from_c_light
-
         return perf_from_c_light(C, n)
 
     def classes(self, labels):

@@ -42,6 +42,7 @@ from ...conventions import (
     PSI_SCALE,
     perf_k,
 )
+from ...models import LinearModel
 from ..base import StructuredProblem
 from .problem import BiasFeature
 
@@ -358,7 +359,5 @@ class MultivariateProblem(BiasFeature, StructuredProblem):
 
     def to_model(self, w, n_train: int = 0, loss_id: int = 0):
         """An SVMlight linear model that records the loss it was trained for."""
-        from ...models import LinearModel
-
         weights, b = self.split_weights(w)
         return self.record_loss(LinearModel(weights, b, n_train=n_train))

@@ -14,6 +14,8 @@ import scipy.sparse as sp
 
 from ...conventions import LOSS_SCALE, MARGIN_RESCALING, PSI_SCALE
 from ...engine.hinge import hinge_cut, hinge_labels
+from ...engine.margin_bounds import SortedMargins
+from ...models import LinearModel
 from ...sparse_ops import RowBlocks, as_csr
 from ..base import StructuredProblem
 
@@ -97,8 +99,6 @@ class BinaryProblem(BiasFeature, StructuredProblem):
                 or self._bounds[0] is not weights
                 or self._bounds[1] != rescaling
             ):
-                from ...engine.margin_bounds import SortedMargins
-
                 self._bounds = (
                     weights,
                     rescaling,
@@ -138,7 +138,5 @@ class BinaryProblem(BiasFeature, StructuredProblem):
 
     def to_model(self, w, n_train: int = 0, loss_id: int = 0):
         """An SVMlight linear model (SVMperf's compressed form)."""
-        from ...models import LinearModel
-
         weights, b = self.split_weights(w)
         return LinearModel(weights, b, n_train=n_train)

@@ -5,7 +5,7 @@ imported where it is used: the entry that names these is read by ``-h``."""
 
 from __future__ import annotations
 
-from ...conventions import PERF_LOSS_NAMES
+from ...conventions import PERF_LOSS_NAMES, c_light_from_perf
 
 
 class BinaryModels:
@@ -141,8 +141,6 @@ def report_perf(model, y, decision, out, all_figures):
 
 def svmlight_scale_line(C: float, n: int, primal: float) -> str:
     """A binary objective restated in SVMlight's convention (C_light = C·100/n)."""
-    from ...conventions import c_light_from_perf
-
     return (
         f"SVMlight scale: C_light = C*100/n = {c_light_from_perf(C, n):.6g}; objective "
         f"1/2|w|^2 + C_light*sum(hinge) = {primal:.6f}"

@@ -24,7 +24,7 @@ from ..entry import (
     Selection,
     Training,
 )
-from .report import ParsingModels
+from .report import ParsingModels, cv_figures
 
 OPTIONS = (
     ProblemOption(
@@ -232,8 +232,6 @@ class CfgReports(Reports):
 
 class CfgSelection(Selection):
     def cv_measure(self, model, dataset, loss_id):
-        from .report import cv_figures
-
         return cv_figures(model, dataset, loss_id)
 
 

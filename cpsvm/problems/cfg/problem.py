@@ -41,9 +41,12 @@ from dataclasses import replace
 
 import numpy as np
 
+from ... import memory
 from ...conventions import LOSS_SCALE, MARGIN_RESCALING
 from ...decoding.grammar import Grammar, Parse, cky, pcfg_weights, span_templates
 from ...decoding.trees import TreeOptions, preprocess
+from ...errors import OptionError
+from ...memory import format_bytes
 from ..base import StructuredProblem
 
 LOSS_ZERO_ONE = 0
@@ -89,13 +92,10 @@ def unary_chain_sizes(unaries, bound: int, limit: float):
 def check_unary_chains(grammar: Grammar, source=None):
     """OptionError naming --unary when the grammar's unary chains of at most --unary rules
     would not fit in this machine's memory (with the largest value that fits)."""
-    from ...errors import OptionError
-    from ...memory import format_bytes, physical_memory
-
     bound = max(grammar.unary, 1)
     if bound <= 1:
         return
-    limit = physical_memory()
+    limit = memory.physical_memory()  # read at the call, where a test may replace it
     unaries = grammar.rule_lists()[1]
     chains, rules, length = unary_chain_sizes(unaries, bound, limit)
     need = chains * CHAIN_BYTES + rules * CHAIN_RULE_BYTES

@@ -23,7 +23,7 @@ from ..entry import (
     Training,
 )
 from ..labels import runs_of_several_lines
-from .report import SequenceModels
+from .report import SequenceModels, cv_figures
 
 # SVMhmm's ranges of --t and --e, as cpsvm.decoding.viterbi's MAX_TRANS_ORDER and
 # MAX_EMIT_ORDER (a test holds them equal; the entry is read without loading numba).
@@ -146,8 +146,6 @@ class HmmReports(Reports):
 
 class HmmSelection(Selection):
     def cv_measure(self, model, dataset, loss_id):
-        from .report import cv_figures
-
         return cv_figures(model, dataset, loss_id)
 
     def cv_units(self, dataset):

@@ -33,6 +33,7 @@ from ...decoding.viterbi import (
     psi_sum,
     sequence_scores,
 )
+from ...models import SequenceModel
 from ...sparse_ops import RowBlocks, as_csr
 from ..base import StructuredProblem
 
@@ -218,8 +219,6 @@ class HmmProblem(StructuredProblem):
 
     def to_model(self, w, n_train: int = 0, loss_id: int = LOSS_HAMMING):
         """An SVMhmm V3.10 model (svm_hmm_classify reads it)."""
-        from ...models import SequenceModel
-
         return SequenceModel.from_layout(
             np.asarray(w, dtype=np.float64).copy(),
             self.layout,

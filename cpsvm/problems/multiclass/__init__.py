@@ -18,7 +18,7 @@ from ..entry import (
     Training,
 )
 from ..labels import check_multiclass_labels
-from .report import MulticlassModels
+from .report import MulticlassModels, cv_figures
 
 
 class MulticlassCommandLine(CommandLine):
@@ -64,8 +64,6 @@ class MulticlassReports(Reports):
 
 class MulticlassSelection(Selection):
     def cv_measure(self, model, dataset, loss_id):
-        from .report import cv_figures
-
         return cv_figures(model, dataset, loss_id)
 
     def cv_units(self, dataset):

@@ -17,7 +17,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...conventions import LOSS_SCALE, MARGIN_RESCALING
+from ...engine.cuts import ClassCuts
 from ...engine.hinge import multiclass_most_violated
+from ...memory import check_fits
+from ...models import MulticlassModel
 from ...sparse_ops import RowBlocks, as_csr
 from ..base import StructuredProblem
 
@@ -32,8 +35,6 @@ ROW_CLASS_ARRAYS = 4
 def check_row_class_memory(n_examples: int, n_classes: int, source=None):
     """InputError, before training, when the examples x classes arrays of a multiclass
     training would not fit in this machine's memory."""
-    from ...memory import check_fits
-
     check_fits(
         8.0 * ROW_CLASS_ARRAYS * n_examples * n_classes,
         f"multiclass training on {n_examples} examples and {n_classes} classes (its "
@@ -81,8 +82,6 @@ class MulticlassProblem(StructuredProblem):
         memory."""
         if self.size_psi * VECTOR_CUTS <= self.X.nnz:
             return None
-        from ...engine.cuts import ClassCuts
-
         return ClassCuts(self.rows, self.y, self.n_classes, weights)
 
     def true_labels(self):
@@ -125,8 +124,6 @@ class MulticlassProblem(StructuredProblem):
 
     def to_model(self, w, n_train: int = 0, loss_id: int = 0):
         """An SVMmulticlass model, one weight row per class."""
-        from ...models import MulticlassModel
-
         return MulticlassModel(
             np.ascontiguousarray(self.weight_matrix(w).T), n_train=n_train, loss_id=loss_id
         )

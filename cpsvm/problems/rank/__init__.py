@@ -8,7 +8,7 @@ The entry below is what the toolkit knows of the problem; the numerics are
 
 from __future__ import annotations
 
-from ...conventions import MARGIN_RESCALING
+from ...conventions import MARGIN_RESCALING, c_light_from_rank, rank_from_c_light
 from ...errors import OptionError
 from ..entry import (
     Classifying,
@@ -21,7 +21,7 @@ from ..entry import (
     Training,
 )
 from ..labels import runs_of_several_lines
-from .report import RankingModels
+from .report import RankingModels, cv_figures
 
 # svm_rank_learn's -e (man cp_learn, DEFAULTS).
 EPSILON = 0.001
@@ -97,8 +97,6 @@ class RankTraining(Training):
 
 class RankReports(Reports):
     def scale_lines(self, info, params):
-        from ...conventions import c_light_from_rank
-
         n, r = info.n_examples, info.result
         loss = (
             "the pairs' hinge losses"
@@ -126,8 +124,6 @@ class RankReports(Reports):
 
 class RankSelection(Selection):
     def cv_measure(self, model, dataset, loss_id):
-        from .report import cv_figures
-
         return cv_figures(model, dataset, loss_id)
 
     def cv_units(self, dataset):
@@ -142,8 +138,6 @@ class RankSelection(Selection):
 
 class RankEstimators(Estimators):
     def c_of_sum(self, C, n):
-        from ...conventions import rank_from_c_light
-
         return rank_from_c_light(C, n)
 
     def count_examples(self, dataset):

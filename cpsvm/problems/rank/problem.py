@@ -34,6 +34,7 @@ from ...compiled import njit
 from ...conventions import MARGIN_RESCALING
 from ...decoding.segments import selected_starts
 from ...errors import InputError
+from ...models import RankingModel
 from ...sparse_ops import RowBlocks, as_csr
 from ...threads import in_row_chunks
 from ..base import StructuredProblem
@@ -398,8 +399,6 @@ class RankProblem(StructuredProblem):
 
     def to_model(self, w, n_train: int = 0, loss_id: int = SWAPPED_PAIRS):
         """An SVMlight linear model marked as a ranking function (svm_classify reads it)."""
-        from ...models import RankingModel
-
         return RankingModel(np.asarray(w, dtype=np.float64).copy(), 0.0, n_train=self.n_documents)
 
 

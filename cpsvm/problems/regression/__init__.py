@@ -9,7 +9,7 @@ The entry below is what the toolkit knows of the problem; the reports are :mod:`
 from __future__ import annotations
 
 from ..entry import Classifying, CommandLine, ProblemEntry, Selection
-from .report import RegressionModels
+from .report import RegressionModels, cv_figures
 
 
 class RegressionCommandLine(CommandLine):
@@ -18,8 +18,6 @@ class RegressionCommandLine(CommandLine):
 
 class RegressionSelection(Selection):
     def cv_measure(self, model, dataset, loss_id):
-        from .report import cv_figures
-
         return cv_figures(model, dataset)
 
 
