@@ -8,6 +8,9 @@ A model trained on renumbered columns (huge or hashed feature indices,
 :mod:`cpsvm.columns`) holds its weights in those columns and their original 0-based
 indices in ``feature_ids`` (None: the columns are the indices); it takes examples in the
 original indices, and its file holds the original indices.
+
+The kernels, the Viterbi decoder and the grammar are imported by the models that use
+them: a linear model's run (a command's start-up) never loads them.
 """
 
 from __future__ import annotations
@@ -18,10 +21,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from .columns import onto_columns, union_columns
-from .decoding.grammar import parse_sentences
-from .decoding.trees import drop_none, strip_functions
-from .decoding.viterbi import HmmLayout, emission_scores, viterbi
-from .kernel_rows import kernel_times
 from .kernels import Kernel
 
 # Rows per block when a kernel model classifies: the granularity of its progress reports.
@@ -138,6 +137,8 @@ class KernelModel:
             X, support_vectors = fit_columns(X, self.n_features), self.support_vectors
         else:  # every test feature kept: an RBF kernel's |x - sv|² sees them all
             X, support_vectors = union_columns(X, self.support_vectors, self.feature_ids)
+        from .kernel_rows import kernel_times
+
         out = kernel_times(
             self.kernel,
             X,
@@ -313,6 +314,8 @@ class SequenceModel:
 
     @property
     def layout(self):
+        from .decoding.viterbi import HmmLayout
+
         return HmmLayout(self.n_features, self.n_tags, self.trans_order, self.emit_order)
 
     def predict(self, X, starts, *, beam: int = 0, n_threads=None) -> np.ndarray:
@@ -321,6 +324,8 @@ class SequenceModel:
         layout = self.layout
         if self.feature_ids is not None:
             X = fit_columns(X, self.n_features, self.feature_ids)
+        from .decoding.viterbi import emission_scores, viterbi
+
         E = emission_scores(self.w, X, layout)
         return viterbi(E, self.w, starts, layout, beam=beam, n_threads=n_threads)
 
@@ -354,6 +359,9 @@ class CfgModel:
         kept) for the sentences of ``trees`` (their POS tags and words), and per sentence
         whether the grammar parsed it. ``source``: the trees' file, which the refusal of
         a sentence too long for memory names."""
+        from .decoding.grammar import parse_sentences
+        from .decoding.trees import drop_none, strip_functions
+
         predicted, parsed = parse_sentences(
             self.grammar,
             self.w,

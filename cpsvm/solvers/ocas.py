@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..data import Dataset
-from ..engine import ocas_bounds
 from ..engine.cutting_plane import CuttingPlaneParams, one_slack
 from ..engine.dcd import DcdParams, binary_hinge_dcd, crammer_singer_dcd, linear_svm_dcd, path_start
 from ..engine.magnitudes import c_bound, check_c, check_costs
@@ -163,7 +162,9 @@ def choose_method(kind, X, costs, params) -> int:
 def _train_ocas(problem, costs, params, method, callback, should_stop):
     bounds = MARGIN_BOUNDS_DEFAULT if params.margin_bounds is None else params.margin_bounds
     # the class read at the call, where a test may replace it
-    oracle_class = ocas_bounds.PrunedOcasOracle if bounds else OcasOracle
+    oracle_class = OcasOracle
+    if bounds:  # (the bounds' modules load only when asked for: start-up)
+        from ..engine.ocas_bounds import PrunedOcasOracle as oracle_class
     oracle = oracle_class(problem, costs, 1.0, method, params.cut_lambda)
     result = one_slack(
         oracle,

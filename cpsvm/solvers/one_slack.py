@@ -24,7 +24,6 @@ import numpy as np
 
 from ..conventions import LOSS_SCALE, MARGIN_RESCALING, PSI_SCALE
 from ..data import Dataset
-from ..engine import ocas_bounds
 from ..engine.cutting_plane import CuttingPlaneParams, CuttingPlaneResult, n_slack, one_slack
 from ..engine.dcd import DcdParams, binary_hinge_dcd, crammer_singer_dcd, path_start
 from ..engine.magnitudes import NORM_LIMIT, c_bound, check_c, check_costs
@@ -380,7 +379,9 @@ def _cutting_planes(
         # OCAS in the problem's scale: F(w) = ½|w|² + C·(1/n)·Σ ξ_i is the 1-slack primal;
         # a duality gap of C·ε gives the 1-slack ε guarantee.
         # the class read at the call, where a test may replace it
-        oracle_class = ocas_bounds.PrunedOcasOracle if bounds else OcasOracle
+        oracle_class = OcasOracle
+        if bounds:  # (the bounds' modules load only when asked for: start-up)
+            from ..engine.ocas_bounds import PrunedOcasOracle as oracle_class
         oracle = oracle_class(problem, costs, params.C)
         engine_params.tol_abs = params.C * engine_params.epsilon
         engine_params.epsilon = -math.inf
