@@ -85,7 +85,7 @@ def test_a_glob_of_objects_trains_the_model_of_the_paths(moto_s3, shards, tmp_pa
     by path, byte for byte."""
     local, url = shards
     env = moto_s3.environment()
-    for module, flags in (("ocas", ["-c", "1"]), ("learn", ["-c", "1000"])):
+    for module, flags in (("ocas", ["-c", "1"]), ("learn", ["-c", "10"])):
         models = []
         for name, source in (("s3", url), ("path", local)):
             model = tmp_path / f"{module}-{name}.model"
