@@ -45,6 +45,8 @@ PACKAGES = {
     "https": "aiohttp",
     "sftp": "paramiko",
 }
+# The URL schemes whose path starts with a bucket (an object store's).
+_BUCKETED = frozenset({"s3", "s3a", "gs", "gcs"})
 DASK_EXTRA = "pip install 'cpsvm[dask]'"
 URL_BLOCK_SIZE = 4 << 20  # bytes a URL's file fetches at a time (one range request)
 # What a store's info calls the time a file last changed (local, S3, GCS, Azure; HTTP's
@@ -93,12 +95,32 @@ def _http_status(error: BaseException) -> str | None:
     return None
 
 
+def _store_answer(error: BaseException) -> str | None:
+    """An object store's own refusal in words (botocore's ClientError, as s3fs raises
+    it: the store's code and message, 'NoSuchBucket: The specified bucket does not
+    exist'), None for any other error. A HEAD request's refusal has no body, only its
+    status: a 403 there is the credentials' (wrong, or not allowed to read it)."""
+    response = getattr(error, "response", None)
+    answer = response.get("Error") if isinstance(response, dict) else None
+    if not isinstance(answer, dict) or not answer.get("Code"):
+        return None
+    code, message = str(answer["Code"]), str(answer.get("Message") or "").strip()
+    if code.isdigit():
+        refused = " (the store refused the credentials, or their access to it)"
+        return f"HTTP {code} {message}".rstrip() + (refused if code == "403" else "")
+    return f"{code}: {message}" if message else code
+
+
 def _why(error: BaseException, timeout=None) -> str:
     chain = _chain(error)
     for e in chain:
         status = _http_status(e)
         if status is not None:
             return status
+    for e in chain:
+        answer = _store_answer(e)
+        if answer is not None:
+            return answer
     if any(isinstance(e, TimeoutError) for e in chain):
         within = f" within {timeout:g} s (--worker-timeout)" if timeout else ""
         return f"no complete answer{within}"
@@ -213,6 +235,10 @@ def list_pattern(pattern: str, timeout: float | None = None) -> list[tuple[str, 
             for name, info in found.items()
             if info.get("type", "file") == "file"
         ]
+        if not files and _URL.match(pattern).group(1).lower() in _BUCKETED:
+            # (an object store's glob finds nothing in a bucket that is not there:
+            # listing the bucket says so)
+            fs.ls(path.split("/", 1)[0])
         sized = []
         for name, size in sorted(files):
             if size is None:
