@@ -159,7 +159,7 @@ def plan_shards(source: str, parts: int, timeout: float | None = None) -> list[S
         files = list_pattern(source, timeout)
         if not files:
             raise InputError(
-                f"no file matches this pattern where {worker_name()} looks (the workers "
+                f"no file matches this pattern as seen from {worker_name()} (the workers "
                 "read the examples themselves, so the files must be visible to every "
                 "worker under this " + ("URL)" if is_url(source) else "path)"),
                 source=source,

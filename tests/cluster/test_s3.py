@@ -172,7 +172,7 @@ REFUSALS = {
     "a glob matching nothing": (
         {},
         f"s3://{BUCKET}/nosuchkey-*",
-        r"no file matches this pattern where {worker} looks \(the workers read the examples "
+        r"no file matches this pattern as seen from {worker} \(the workers read the examples "
         r"themselves, so the files must be visible to every worker under this URL\)",
     ),
 }
