@@ -252,6 +252,8 @@ def refuse_struct_options(params, basis_method) -> int:
         and params.loss_id not in PERF_MULTIVARIATE_LOSSES
     ):
         raise OptionError(f"--scheduler cannot train the loss -l {params.loss_id}")
+    if params.loss_id in PERF_MULTIVARIATE_LOSSES and params.problem in ("auto", "binary"):
+        params.checked(problem_entry("binary"))  # SVMperf's own refusals, before the cluster
     return algorithm
 
 
