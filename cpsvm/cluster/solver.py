@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..conventions import LOSS_SCALE, PERF_ERROR_RATE, PSI_SCALE
+from ..conventions import LOSS_SCALE, PERF_ERROR_RATE, PERF_MULTIVARIATE_LOSSES, PSI_SCALE
 from ..engine.cutting_plane import CuttingPlaneParams, Progress, one_slack
 from ..engine.magnitudes import c_bound
 from ..engine.solver_table import CP_LEARN, OCAS_LEARN, choices_text, cluster_ids
@@ -66,6 +66,7 @@ class ClusterInfo:
     method: int = 1  # ocas_learn's -m
     terminated: int = 0  # the signal that stopped it (the command's StopOnInterrupt)
     loss_id: int = PERF_ERROR_RATE  # cp_learn's -l (the problem's statistics read it)
+    class_counts: tuple | None = None  # (positives, negatives) of a multivariate loss
 
 
 # cp_learn's -w on a cluster when not given (OCAS's line search).
@@ -243,15 +244,16 @@ def refuse_struct_options(params, basis_method) -> int:
         raise OptionError(f"-w {algorithm} cannot run on a cluster: --scheduler takes {runs}")
     if method.needs == "line_search" and params.rescaling != 2:
         raise OptionError("-w 9 needs margin rescaling (-o 2); use -w 3 for -o 1")
+    # SVMperf's losses over the whole label vector (binary): cpsvm.cluster.multivariate.
     if (
         params.loss_id is not None
         and params.loss_id != PERF_ERROR_RATE
         and params.problem != "multiclass"
+        and params.loss_id not in PERF_MULTIVARIATE_LOSSES
     ):
-        raise OptionError(
-            f"--scheduler trains the error rate (-l 2) only; -l {params.loss_id} is "
-            "a loss over the whole label vector"
-        )
+        raise OptionError(f"--scheduler cannot train the loss -l {params.loss_id}")
+    if params.loss_id in PERF_MULTIVARIATE_LOSSES and params.problem in ("auto", "binary"):
+        params.checked(problem_entry("binary"))  # SVMperf's own refusals, before the cluster
     return algorithm
 
 
@@ -272,6 +274,10 @@ def _train_struct(data, params, callback, should_stop):
     )
     margin = params.rescaling == 2
     epsilon = params.epsilon if params.epsilon is not None else entry.command_line.epsilon
+    if kind == "binary" and loss_id in PERF_MULTIVARIATE_LOSSES:
+        return _train_multivariate(
+            data, params, loss_id, options, algorithm, epsilon, callback, should_stop
+        )
     n, d = data.n_examples, data.n_features
     bias = options.get("bias")
     bias = (1.0 if bias is None else bias) if kind == "binary" else 0.0
@@ -352,4 +358,40 @@ def _train_struct(data, params, callback, should_stop):
         w = oracle.weights(result.alpha)
     info = _finish(kind, algorithm, data, oracle, result, started, w)
     info.loss_id = loss_id
+    return model(w), info
+
+
+def _train_multivariate(data, params, loss_id, options, algorithm, epsilon, callback, should_stop):
+    """SVMperf's multivariate losses: the single machine's oracle on the gathered
+    scores (:mod:`cpsvm.cluster.multivariate`)."""
+    from .multivariate import make_oracle, run_engine
+
+    ocas = CP_LEARN[algorithm].oracle == "ocas"
+    problem, oracle = make_oracle(data, params, loss_id, options, ocas)
+    started = time.perf_counter()
+    notes = []
+    if data.max_factor != 1.0:
+        notes.append(
+            f"cost: factors ignored: the loss -l {loss_id} counts every example once, as SVMperf's"
+        )
+
+    def model(w):
+        linear = _model(
+            "binary", w, data.n_features, problem.bias, 0, data.n_examples,
+            feature_ids=data.feature_ids,
+        )  # fmt: skip
+        return problem.record_loss(linear)
+
+    with _model_so_far(oracle, model):
+        result = run_engine(
+            oracle, params, epsilon, ocas, _monitored(callback, oracle), should_stop
+        )
+    if ocas:
+        w = oracle.w_best
+        result = dataclasses.replace(result, xi=(result.primal - 0.5 * float(w @ w)) / params.C)
+    else:
+        w = oracle.weights(result.alpha)
+    info = _finish("binary", algorithm, data, oracle, result, started, w, notes)
+    info.loss_id = loss_id
+    info.class_counts = (problem.n_positive, problem.n_negative)
     return model(w), info

@@ -682,7 +682,7 @@ def test_scheduler_addresses_are_checked_before_connecting(spec):
         (["-t", "2"], "linear models only"),
         (["--t", "1"], "linear models only"),
         (["-w", "4"], "-w 4 cannot run on a cluster"),
-        (["-l", "10"], "error rate (-l 2) only"),
+        (["-l", "1", "-o", "1"], "-w 9 needs margin rescaling"),
         (["--problem", "cfg"], "--problem cfg cannot run on a cluster"),
     ],
 )

@@ -245,10 +245,16 @@ class MultivariateProblem(BiasFeature, StructuredProblem):
                 f"expected a multivariate loss {PERF_MULTIVARIATE_LOSSES}, got {loss_id}"
             )
         self._set_features(X, 0.0 if loss_id == ROC_AREA else bias)
+        self._set_labels(y, loss_id, k_fraction, self.X.shape[1])
+
+    def _set_labels(self, y, loss_id, k_fraction, size_psi):
+        """What the oracle reads besides the features: the labels, the loss, k, Ψ's
+        size and the true labelling's coefficients (the cluster's problem,
+        :mod:`cpsvm.cluster.multivariate`, keeps only these on its client)."""
         self.y = np.asarray(y, dtype=np.float64)
         self.loss_id = int(loss_id)
         self.k_fraction = float(k_fraction)
-        self.n_rows, self.size_psi = self.X.shape
+        self.n_rows, self.size_psi = len(self.y), size_psi
         self.n_examples = 1
         self.positive = np.flatnonzero(self.y > 0)
         self.negative = np.flatnonzero(self.y <= 0)
