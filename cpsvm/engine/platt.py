@@ -68,8 +68,8 @@ def fit_sigmoid(decision, labels) -> Sigmoid:
     t = _targets(y)
     A, B = 0.0, float(np.log((n_neg + 1.0) / (n_pos + 1.0)))
     value = _objective(f, t, A, B)
-    status, iteration = "iteration limit", MAX_ITERATIONS
-    for iteration in range(MAX_ITERATIONS):
+    status, steps = "iteration limit", 0
+    while steps < MAX_ITERATIONS:
         z = f * A + B
         # p = 1/(1+exp(z)) and q = 1 − p, each from exp(−|z|).
         e = np.exp(-np.abs(z))
@@ -99,9 +99,8 @@ def fit_sigmoid(decision, labels) -> Sigmoid:
         if step < MIN_STEP:
             status = "line search failed"
             break
-    else:
-        iteration = MAX_ITERATIONS
-    return Sigmoid(A, B, iteration, status)
+        steps += 1
+    return Sigmoid(A, B, steps, status)
 
 
 def sigmoid(decision, A: float, B: float) -> np.ndarray:

@@ -741,8 +741,7 @@ def _platt_comment(model) -> str:
         return ""
     A, B = platt
     return (
-        f"; {_PLATT_MARK} A {format_number(A)} B {format_number(B)} "
-        "(P(y=+1|f) = 1/(1+exp(A*f+B)))"
+        f"; {_PLATT_MARK} A {format_number(A)} B {format_number(B)} (P(y=+1|f) = 1/(1+exp(A*f+B)))"
     )
 
 
@@ -762,7 +761,7 @@ def _read_platt(line: bytes, name, line_no):
         A, B = math.nan, 0.0
     if not (math.isfinite(A) and math.isfinite(B)):
         raise InputError(
-            f"expected \"{_PLATT_MARK} A <number> B <number>\" in the comment of the "
+            f'expected "{_PLATT_MARK} A <number> B <number>" in the comment of the '
             f"threshold line, got {comment.decode('utf-8', 'replace').strip()!r}",
             source=name,
             line=line_no,

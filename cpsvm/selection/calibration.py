@@ -29,8 +29,7 @@ def check_calibration_data(labels, source: str = "") -> None:
     counts = f"{n} examples ({n_pos} +1, {n_neg} -1)"
     if n_pos == 0 or n_neg == 0:
         raise InputError(
-            f"--probability fits P(y=+1) on examples of both classes, found one class: "
-            f"{counts}",
+            f"--probability fits P(y=+1) on examples of both classes, found one class: {counts}",
             source=source,
         )
     if n < PROBABILITY_FOLDS or min(n_pos, n_neg) < MIN_PER_CLASS:
