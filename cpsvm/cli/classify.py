@@ -201,10 +201,19 @@ def _probabilities(model, data, X, settings):
             print(f"Brier score on test set: {brier_score(y[labelled], p[labelled]):.6f}", file=out)
 
     return (
-        [f"{v:.8g}" for v in p],
+        [_probability_text(v, d) for v, d in zip(p.tolist(), decision.tolist())],
         report,
         lambda path, title: draw_scores(y, decision, path, title),
     )
+
+
+def _probability_text(p: float, decision: float) -> str:
+    """P(y=+1) to 8 digits, as a decision value is written; in full where those digits
+    would put it at 0.5 or past it (a value held next to 0.5: P > 0.5 exactly when the
+    decision value is > 0)."""
+    text = f"{p:.8g}"
+    shown = float(text)
+    return text if shown != 0.5 and (shown > 0.5) == (decision > 0) else repr(p)
 
 
 def _handlers_of(kind: str) -> list:

@@ -306,13 +306,12 @@ class Learner:
         from ..reporting.run import StopOnInterrupt
         from ..selection.calibration import PROBABILITY_FOLDS, platt_sigmoid
 
-        make_path = fits_along(lambda part: ColdPath(train, part, job.resolved))
         with (
             StopOnInterrupt(message=None) as stop,
             progress(PROBABILITY_FOLDS, job.run.verbosity, "probability folds", "fit") as bar,
         ):
             return platt_sigmoid(
-                job.data, make_path, job.params.C, job.params.seed,
+                job.data, train, job.resolved, job.params.C, job.params.seed,
                 progress=bar.update, should_stop=stop,
             )  # fmt: skip
 

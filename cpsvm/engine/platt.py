@@ -9,9 +9,11 @@ log(1 + exp(·)) in the form that cannot overflow.
 
 What a model reports (:func:`probabilities`) is the sigmoid held on the side of 0.5
 that the model's label is on: a binary model predicts +1 exactly when f > 0, and the
-sigmoid's 0.5 point is at f = −B/A, not 0, so between the two the probability is held at
-0.5 (f > 0) or just below it (f ≤ 0). P ≥ 0.5 exactly when the label is +1; outside that
-interval the value is the sigmoid's.
+sigmoid's 0.5 point is at f = −B/A, not 0, so between the two the probability is held
+just above 0.5 (f > 0) or just below it (f ≤ 0), the doubles next to 0.5: P > 0.5
+exactly when the label is +1 and P < 0.5 exactly when it is −1, never 0.5 itself, so
+that the larger of P(+1) and 1 − P(+1) is always the label's. Outside that interval the
+value is the sigmoid's.
 
 Numerics only: no I/O, nothing said (the callers report the iterations and how it ended).
 """
@@ -27,7 +29,8 @@ MIN_STEP = 1e-10
 HESSIAN_RIDGE = 1e-12  # σ: H + σI strictly positive definite
 GRADIENT_TOLERANCE = 1e-5
 SUFFICIENT_DECREASE = 1e-4
-# The largest double below 0.5: a probability that must stay on the −1 side of 0.5.
+# The doubles next to 0.5: a probability held on the +1 or the −1 side of it.
+ABOVE_HALF = float(np.nextafter(0.5, 1.0))
 BELOW_HALF = float(np.nextafter(0.5, 0.0))
 
 
@@ -111,12 +114,12 @@ def sigmoid(decision, A: float, B: float) -> np.ndarray:
 
 
 def probabilities(decision, A: float, B: float) -> np.ndarray:
-    """P(y = +1) of each decision value as a model reports it: the sigmoid, held at 0.5
-    where f > 0 and just below 0.5 where f ≤ 0 when the sigmoid would put it on the
-    other side of 0.5 than the label sign(f) (see the module): P ≥ 0.5 exactly when f > 0."""
+    """P(y = +1) of each decision value as a model reports it: the sigmoid, held just
+    above 0.5 where f > 0 and just below where f ≤ 0 when the sigmoid would put it on
+    the other side of 0.5 than the label (see the module): P > 0.5 exactly when f > 0."""
     f = np.asarray(decision, dtype=np.float64)
     p = sigmoid(f, A, B)
-    return np.where(f > 0, np.maximum(p, 0.5), np.minimum(p, BELOW_HALF))
+    return np.where(f > 0, np.maximum(p, ABOVE_HALF), np.minimum(p, BELOW_HALF))
 
 
 def log_loss(labels, p) -> float:

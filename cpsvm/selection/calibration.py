@@ -12,7 +12,7 @@ import numpy as np
 from ..engine.platt import Sigmoid, fit_sigmoid
 from ..errors import InputError
 from .folds import assign_folds
-from .path import cross_validate
+from .path import Fit, FoldPath, cross_validate
 
 PROBABILITY_FOLDS = 5  # LIBSVM's -b 1
 # Each class in at least two folds, so that every fold's training part has both.
@@ -64,8 +64,19 @@ def held_out_decisions(dataset, make_path, C: float, seed: int, *, progress=None
     return decisions
 
 
-def platt_sigmoid(dataset, make_path, C: float, seed: int, **settings) -> Sigmoid:
+def platt_sigmoid(dataset, train, run, C: float, seed: int, **settings) -> Sigmoid:
     """Platt's sigmoid of the dataset's held-out decision values (:func:`held_out_decisions`,
-    ``settings`` its progress and should_stop)."""
+    ``settings`` its progress and should_stop), each fold trained by ``train(part, run,
+    should_stop=...)`` (a solver's train; ``run`` its settings, a Resolved or a Params,
+    at ``C``): the training that makes the model, at the same settings."""
+
+    def make_path(part, should_stop):
+        def fit(_C):
+            model, info = train(part, run, should_stop=should_stop)
+            r = info.result
+            return Fit(model, getattr(r, "iterations", 0), getattr(r, "cuts_added", 0))
+
+        return FoldPath(fit, lambda _C: None)
+
     decisions = held_out_decisions(dataset, make_path, C, seed, **settings)
     return fit_sigmoid(decisions, dataset.y)

@@ -194,7 +194,10 @@ class ASSETRegressor(RegressorMixin, _SupportVectors, _Asset):
 
     _task = "regression"
     _FIELDS = {**_Asset._FIELDS, "epsilon": "tube"}
-    _NOT_PARAMETERS = {k: v for k, v in _Asset._NOT_PARAMETERS.items() if k != "tube"}
+    _NOT_PARAMETERS = {
+        **{k: v for k, v in _Asset._NOT_PARAMETERS.items() if k != "tube"},
+        "probability": "classification only (ASSETClassifier)",
+    }
 
     def __init__(
         self,
