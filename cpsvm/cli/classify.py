@@ -45,7 +45,7 @@ class Classify:
         "--probability",
         help="Binary models fitted with --probability (Platt's A and B in the model file): "
         "write P(y=+1) per line instead of the decision value, and print the log-loss and "
-        "the Brier score on the labelled examples besides the accuracy. P >= 0.5 exactly "
+        "the Brier score on the labelled examples besides the accuracy. P > 0.5 exactly "
         "when the decision value is > 0 (the predicted label; see the man page).",
         default=False,
         is_flag=True,
@@ -134,15 +134,8 @@ def classify(**values):
 
     # First: a file that is no model is refused before numpy, scipy or numba load.
     model = read_model(model_file, float32_features=not full_precision)
-    if given.probability and getattr(model, "platt", None) is None:
-        from ..errors import InputError
-
-        raise InputError(
-            "--probability needs Platt's sigmoid in the model file, a binary model trained "
-            "with --probability (ocas_learn, cp_learn, sampled_learn, asset_learn); this "
-            "one has none",
-            source=model_file,
-        )
+    if given.probability:
+        _refuse_without_sigmoid(model, model_file)
     handlers = _handlers_of(model_kind_of(model).name)
     _refuse_settings(handlers, plot=given.plot_file is not None, **refused)
     read = getattr(handlers[0], "read", None)
@@ -181,6 +174,20 @@ def classify(**values):
         report_figures(report)
     if given.plot_file is not None:
         draw[0](given.plot_file, f"{model_file} on {example_file}")
+
+
+def _refuse_without_sigmoid(model, model_file):
+    """--probability: a model without Platt's A and B is refused before anything is
+    written."""
+    if getattr(model, "platt", None) is None:
+        from ..errors import InputError
+
+        raise InputError(
+            "--probability needs Platt's sigmoid in the model file, a binary model trained "
+            "with --probability (ocas_learn, cp_learn, sampled_learn, asset_learn); this "
+            "one has none",
+            source=model_file,
+        )
 
 
 def _probabilities(model, data, X, settings):

@@ -168,7 +168,7 @@ def probability():
         help="Also fit Platt's sigmoid P(y=+1|f) = 1/(1+exp(A*f+B)) of the decision value "
         "f on 5-fold cross-validated decision values (folds stratified by class, from "
         "--seed; each fold trained at the same settings), by Lin, Lin and Weng's method "
-        "(LIBSVM's -b 1), and store A and B in MODEL_FILE (cp_classify --probability). "
+        "as LIBSVM fits it, and store A and B in MODEL_FILE (cp_classify --probability). "
         "Binary classification only; at least 5 examples, 2 of each class.",
         default=False,
         is_flag=True,
