@@ -124,6 +124,11 @@ class ASSETClassifier(_Classifier, _Asset):
     __doc__ = (
         """Binary kernel SVM by stochastic subgradient on a kernel approximation
     (``asset_learn``, Lee & Wright's ASSET and ASSET*).
+
+    probability [--probability]: after fit, Platt's sigmoid fitted on 5-fold
+    cross-validated decision values (the same training on folds from random_state),
+    which makes predict_proba and predict_log_proba available (as SVC's; without it they
+    raise AttributeError). P(classes_[1]) > 0.5 exactly when decision_function > 0.
     """
         + _ASSET_DOC
     )
