@@ -180,6 +180,7 @@ class Learner:
         outputs = [("MODEL_FILE", run.model_file), ("--trace", run.trace_path)]
         refuse_same_files(self.input_files(job), [*outputs, ("--plot", run.plot_file)])
         self.check(job)
+        self.refuse_probability(job)
         job.report = report_stream(run.model_file)
         job.plot_file = run.plot_file
         with thread_count(job.params.n_threads):
@@ -271,22 +272,29 @@ class Learner:
         if job.run.verbosity >= 1:
             print(reading_line(job.data), file=job.report)
 
-    def check_probability(self, job: Job) -> None:
-        """--probability's refusals, once the data are read and before any training: a
-        problem other than binary classification, a cluster's data, -C FILE (per-example
-        costs, which the folds would not split), data too few for the folds."""
+    def refuse_probability(self, job: Job) -> None:
+        """--probability's refusals before anything is read: the cluster's data
+        (--scheduler), -C FILE (per-example costs, which the folds would not split)."""
         if not getattr(job.params, "probability", False):
             return
         from ..errors import OptionError
-        from ..selection.calibration import check_calibration_data
 
-        if job.on_cluster:
+        if any(getattr(given, "scheduler", None) is not None for given in job.extra.values()):
             raise OptionError("--probability cannot be used with --scheduler")
         if "example_costs" in job.files:
             raise OptionError(
                 "--probability cannot be used with -C (per-example C_i; cost: factors in "
                 "the file are kept)"
             )
+
+    def check_probability(self, job: Job) -> None:
+        """--probability's refusals once the data are read and before any training: a
+        problem other than binary classification, data too few for the folds."""
+        if not getattr(job.params, "probability", False):
+            return
+        from ..errors import OptionError
+        from ..selection.calibration import check_calibration_data
+
         problem = self.resolve(job).problem
         if problem != "binary":
             raise OptionError(

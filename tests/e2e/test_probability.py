@@ -106,6 +106,8 @@ def test_probability_with_cv_uses_the_chosen_c(cli, samples, tmp_path):
     [
         ("learn", ["--problem", "multiclass"], "multiclass"),
         ("ocas", ["-C", "{costs}"], "-C"),
+        ("ocas", ["--scheduler", "local:1"], "--scheduler"),
+        ("learn", ["--scheduler", "local:1"], "--scheduler"),
     ],
 )
 def test_refused_settings(cli, samples, tmp_path, command, args, refused):
