@@ -81,6 +81,8 @@ class LinearModel:
     loss_id: int | None = None  # SVMperf's -l it was trained for; None: the error rate
     k_fraction: float = 0.0  # its --p (Prec@k, Rec@k)
     feature_ids: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # Platt's (A, B): P(y=+1|f) = 1/(1+exp(A*f+B)) (--probability); None: not fitted.
+    platt: tuple | None = None
 
     @property
     def n_features(self) -> int:
@@ -122,6 +124,8 @@ class KernelModel:
     loss_id: int | None = None  # as LinearModel's (a Nyström basis, cp_learn --t 1)
     k_fraction: float = 0.0
     feature_ids: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # Platt's (A, B): P(y=+1|f) = 1/(1+exp(A*f+B)) (--probability); None: not fitted.
+    platt: tuple | None = None
 
     @property
     def n_features(self) -> int:
@@ -166,6 +170,7 @@ class KernelModel:
             loss_id=self.loss_id,
             k_fraction=self.k_fraction,
             feature_ids=self.feature_ids,
+            platt=self.platt,
         )
 
 
@@ -186,6 +191,8 @@ class RandomFeaturesModel:
     n_train: int = 0
     task: str = "classification"
     feature_ids: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # Platt's (A, B): P(y=+1|f) = 1/(1+exp(A*f+B)) (--probability); None: not fitted.
+    platt: tuple | None = None
 
     @property
     def n_features(self) -> int:

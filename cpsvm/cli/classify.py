@@ -41,6 +41,15 @@ class Classify:
         default=False,
         is_flag=True,
     )
+    probability: bool = option(
+        "--probability",
+        help="Binary models fitted with --probability (Platt's A and B in the model file): "
+        "write P(y=+1) per line instead of the decision value, and print the log-loss and "
+        "the Brier score on the labelled examples besides the accuracy. P > 0.5 exactly "
+        "when the decision value is > 0 (the predicted label; see the man page).",
+        default=False,
+        is_flag=True,
+    )
     plot_file: str | None = plot_option(
         "the scores: ROC and precision-recall curves (their areas in the legends) for "
         "binary models, the confusion matrix for multiclass ones, per-query NDCG@10 for "
@@ -125,6 +134,8 @@ def classify(**values):
 
     # First: a file that is no model is refused before numpy, scipy or numba load.
     model = read_model(model_file, float32_features=not full_precision)
+    if given.probability:
+        _refuse_without_sigmoid(model, model_file)
     handlers = _handlers_of(model_kind_of(model).name)
     _refuse_settings(handlers, plot=given.plot_file is not None, **refused)
     read = getattr(handlers[0], "read", None)
@@ -145,7 +156,8 @@ def classify(**values):
 
     started = time.process_time()
     # A handler that can draw its scores (--plot) returns how, third.
-    lines, report_figures, *draw = handler.classify(model, data, X, settings)
+    classify_with = _probabilities if given.probability else handler.classify
+    lines, report_figures, *draw = classify_with(model, data, X, settings)
     runtime = time.process_time() - started
 
     from ..io.atomic import atomic_output
@@ -162,6 +174,53 @@ def classify(**values):
         report_figures(report)
     if given.plot_file is not None:
         draw[0](given.plot_file, f"{model_file} on {example_file}")
+
+
+def _refuse_without_sigmoid(model, model_file):
+    """--probability: a model without Platt's A and B is refused before anything is
+    written."""
+    if getattr(model, "platt", None) is None:
+        from ..errors import InputError
+
+        raise InputError(
+            "--probability needs Platt's sigmoid in the model file, a binary model trained "
+            "with --probability (ocas_learn, cp_learn, sampled_learn, asset_learn); this "
+            "one has none",
+            source=model_file,
+        )
+
+
+def _probabilities(model, data, X, settings):
+    """--probability: P(y=+1) of each example a line (Platt's sigmoid of its decision
+    value, on the label's side of 0.5: cpsvm.engine.platt.probabilities); the figures
+    are svm_classify's, then the log-loss and the Brier score on the labelled examples."""
+    from ..engine.platt import brier_score, log_loss, probabilities
+    from ..problems.binary.report import BinaryModels, draw_scores, report_binary
+
+    decision, _ = BinaryModels.decisions(model, data, X, settings)
+    p = probabilities(decision, *model.platt)
+    y = data.y
+
+    def report(out):
+        if report_binary(y, decision, out):
+            labelled = y != 0
+            print(f"Log-loss on test set: {log_loss(y[labelled], p[labelled]):.6f}", file=out)
+            print(f"Brier score on test set: {brier_score(y[labelled], p[labelled]):.6f}", file=out)
+
+    return (
+        [_probability_text(v, d) for v, d in zip(p.tolist(), decision.tolist())],
+        report,
+        lambda path, title: draw_scores(y, decision, path, title),
+    )
+
+
+def _probability_text(p: float, decision: float) -> str:
+    """P(y=+1) to 8 digits, as a decision value is written; in full where those digits
+    would put it at 0.5 or past it (a value held next to 0.5: P > 0.5 exactly when the
+    decision value is > 0)."""
+    text = f"{p:.8g}"
+    shown = float(text)
+    return text if shown != 0.5 and (shown > 0.5) == (decision > 0) else repr(p)
 
 
 def _handlers_of(kind: str) -> list:

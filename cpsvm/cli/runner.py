@@ -180,6 +180,7 @@ class Learner:
         outputs = [("MODEL_FILE", run.model_file), ("--trace", run.trace_path)]
         refuse_same_files(self.input_files(job), [*outputs, ("--plot", run.plot_file)])
         self.check(job)
+        self.refuse_probability(job)
         job.report = report_stream(run.model_file)
         job.plot_file = run.plot_file
         with thread_count(job.params.n_threads):
@@ -187,6 +188,7 @@ class Learner:
             self.read_files(job)
         try:
             self.after_read(job)
+            self.check_probability(job)
             if wanted(run.cv_folds, run.c_path):
                 picture = path_picture(run.plot_file, run.c_path, run.model_file)
                 job.params = with_values(job.params, C=self.select_c(job, picture))
@@ -195,8 +197,11 @@ class Learner:
                 job.plot_file = None if picture is not None else run.plot_file
             job.resolved = self.resolve(job)
             self.before_training(job)
-            monitor = self.monitor(job)
             train = job.data.train if job.on_cluster else self.solver_train(job)
+            sigmoid = self.fit_probability(job, train)
+            if sigmoid is not None:
+                train = _with_sigmoid(train, sigmoid)
+            monitor = self.monitor(job)
             info, cpu = train_and_save(
                 train, job.data, job.resolved, run.model_file, monitor, terminate=True
             )
@@ -207,6 +212,8 @@ class Learner:
             self.statistics(job, info, cpu)
             if job.on_cluster:
                 job.data.report(info, job.report)
+            if sigmoid is not None:
+                print(_sigmoid_line(sigmoid, job.params.seed), file=job.report)
         if run.verbosity >= 2 and self.peak_rss:
             print(peak_rss_line(), file=job.report)
         draw_trace(job.plot_file, monitor, f"{self.name} {run.example_file}: training trace")
@@ -264,6 +271,57 @@ class Learner:
 
         if job.run.verbosity >= 1:
             print(reading_line(job.data), file=job.report)
+
+    def refuse_probability(self, job: Job) -> None:
+        """--probability's refusals before anything is read: the cluster's data
+        (--scheduler), -C FILE (per-example costs, which the folds would not split)."""
+        if not getattr(job.params, "probability", False):
+            return
+        from ..errors import OptionError
+
+        if any(getattr(given, "scheduler", None) is not None for given in job.extra.values()):
+            raise OptionError("--probability cannot be used with --scheduler")
+        if "example_costs" in job.files:
+            raise OptionError(
+                "--probability cannot be used with -C (per-example C_i; cost: factors in "
+                "the file are kept)"
+            )
+
+    def check_probability(self, job: Job) -> None:
+        """--probability's refusals once the data are read and before any training: a
+        problem other than binary classification, data too few for the folds."""
+        if not getattr(job.params, "probability", False):
+            return
+        from ..errors import OptionError
+        from ..selection.calibration import check_calibration_data
+
+        problem = self.resolve(job).problem
+        if problem != "binary":
+            raise OptionError(
+                f"--probability fits P(y=+1) of binary classification; the problem here is "
+                f"{problem} (see PROBABILITIES in the man page)"
+            )
+        check_calibration_data(job.data.y, job.data.source)
+
+    def fit_probability(self, job: Job, train):
+        """--probability: Platt's sigmoid (cpsvm.engine.platt.Sigmoid) on the 5-fold
+        cross-validated decision values, each fold trained by ``train`` at the run's
+        settings; None without the flag. Ctrl-C stops it between two trainings (exit
+        130, nothing written)."""
+        if not getattr(job.params, "probability", False):
+            return None
+        from ..reporting.monitor import progress
+        from ..reporting.run import StopOnInterrupt
+        from ..selection.calibration import PROBABILITY_FOLDS, platt_sigmoid
+
+        with (
+            StopOnInterrupt(message=None) as stop,
+            progress(PROBABILITY_FOLDS, job.run.verbosity, "probability folds", "fit") as bar,
+        ):
+            return platt_sigmoid(
+                job.data, train, job.resolved, job.params.C, job.params.seed,
+                progress=bar.update, should_stop=stop,
+            )  # fmt: skip
 
     def select_c(self, job: Job, picture):
         """The C to train at: --cv or --c-path, each value trained from scratch."""
@@ -324,3 +382,26 @@ class Learner:
 
     def notes(self, job: Job, info) -> list:
         return getattr(info, "notes", [])
+
+
+def _with_sigmoid(train, sigmoid):
+    """``train`` whose model carries Platt's (A, B) (written in its file's threshold line)."""
+
+    def train_with_sigmoid(data, run, **settings):
+        model, info = train(data, run, **settings)
+        model.platt = (sigmoid.A, sigmoid.B)
+        return model, info
+
+    return train_with_sigmoid
+
+
+def _sigmoid_line(sigmoid, seed) -> str:
+    """The statistics' line of --probability."""
+    from ..selection.calibration import PROBABILITY_FOLDS
+
+    ended = "" if sigmoid.status == "converged" else f", {sigmoid.status}"
+    return (
+        f"Platt's sigmoid P(y=+1|f) = 1/(1+exp(A*f+B)) on {PROBABILITY_FOLDS}-fold "
+        f"cross-validated decision values (seed {seed}): A = {sigmoid.A:.6g}, "
+        f"B = {sigmoid.B:.6g} ({sigmoid.iterations} Newton iterations{ended})"
+    )

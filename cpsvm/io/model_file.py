@@ -232,6 +232,7 @@ def _kernel_model(header, kernel, sv_matrix, svs, renumber, lines, name):
     from ..models import KernelModel
 
     loss_id, k_fraction = _read_trained_for(lines[8], name)
+    platt = _read_platt(lines[10], name, 11)
     ids = None
     if renumber:
         sv_matrix, ids = distinct_columns(sv_matrix, always=True)
@@ -245,6 +246,7 @@ def _kernel_model(header, kernel, sv_matrix, svs, renumber, lines, name):
         loss_id=loss_id,
         k_fraction=k_fraction,
         feature_ids=ids,
+        platt=platt,
     )
     if not kernel.is_linear:
         return model
@@ -381,6 +383,7 @@ def _format_linear(model, comment="") -> list:
     lines = [SVMLIGHT_VERSION] + kernel_header(
         Kernel(), highest_index(model), model.n_train, 1, model.b, _trained_for(model)
     )
+    lines[-1] += _platt_comment(model)
     columns, weights = nonzero_entries(np.asarray(model.w, dtype=np.float64))
     lines.append(sv_line(1.0, _original_indices(model, columns), weights, comment=comment))
     return lines
@@ -403,6 +406,7 @@ def _format_kernel(model) -> list:
     lines = [SVMLIGHT_VERSION] + kernel_header(
         model.kernel, highest_index(model), model.n_train, sv.shape[0], model.b, _trained_for(model)
     )
+    lines[-1] += _platt_comment(model)
     comments = model.sv_comments or [""] * sv.shape[0]
     features = format_rows(sv.indptr, _original_indices(model, sv.indices), sv.data)
     for coef, text, comment in zip(model.coef, features, comments):
@@ -537,6 +541,7 @@ def _read_rff(raw, name, float32_features):
         n_train=header["number of training documents"],
         task=task,
         feature_ids=ids,
+        platt=_read_platt(lines[field_line["threshold b"] - 1], name, field_line["threshold b"]),
     )
 
 
@@ -557,7 +562,7 @@ def _format_rff(model) -> list:
             f"{format_number(model.b)} # threshold b: "
             "f(x) = sum_j coef_j*cos(omega_j.x + nu_j) - b; "
             "each following line is a random feature: coef_j nu_j omega_j (one value per "
-            "input feature)",
+            "input feature)" + _platt_comment(model),
         ]
     )
     if ids is not None:
@@ -721,6 +726,47 @@ def _read_trained_for(line: bytes, name):
             line=9,
         )
     return loss_id, fraction
+
+
+# Platt's A and B (--probability) in the comment of the "threshold b" line, where
+# svm_classify's fscanf("%lf%*[^\n]\n") reads past them.
+_PLATT_MARK = "Platt's sigmoid"
+
+
+def _platt_comment(model) -> str:
+    """What a model with Platt's sigmoid adds to its threshold line's comment: '; Platt's
+    sigmoid A a B b (P(y=+1|f) = 1/(1+exp(A*f+B)))'; nothing without it."""
+    platt = getattr(model, "platt", None)
+    if platt is None:
+        return ""
+    A, B = platt
+    return (
+        f"; {_PLATT_MARK} A {format_number(A)} B {format_number(B)} (P(y=+1|f) = 1/(1+exp(A*f+B)))"
+    )
+
+
+def _read_platt(line: bytes, name, line_no):
+    """(A, B) from a threshold line's comment, None without the mark; a mark without two
+    finite numbers is an error."""
+    import math
+    import re
+
+    comment = line.partition(b"#")[2]
+    if _PLATT_MARK.encode() not in comment:
+        return None
+    found = re.search(rb"Platt's sigmoid A (\S+) B (\S+)", comment)
+    try:
+        A, B = (float(found.group(1)), float(found.group(2))) if found else (math.nan, 0.0)
+    except ValueError:
+        A, B = math.nan, 0.0
+    if not (math.isfinite(A) and math.isfinite(B)):
+        raise InputError(
+            f'expected "{_PLATT_MARK} A <number> B <number>" in the comment of the '
+            f"threshold line, got {comment.decode('utf-8', 'replace').strip()!r}",
+            source=name,
+            line=line_no,
+        )
+    return A, B
 
 
 def _lines(model):

@@ -190,6 +190,7 @@ class AssetParams:
         "Seed of every draw (basis, random features, sampling order): the same "
         "seed gives the same model file at any --threads."
     )
+    probability: bool = shared.probability()
     n_threads: int | None = shared.threads(
         work="the approximation's rows and the validation checks"
     )

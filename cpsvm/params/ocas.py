@@ -114,6 +114,7 @@ class OcasParams:
     seed: int = shared.seed(
         "Seed of dual coordinate descent's pass orders (-m 2); OCAS is deterministic."
     )
+    probability: bool = shared.probability()
     margin_bounds: bool | None = shared.margin_bounds(
         "Binary problems (-m 1); default 0."
     )  # None: the solver's MARGIN_BOUNDS_DEFAULT

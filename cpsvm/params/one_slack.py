@@ -138,6 +138,7 @@ class StructParams:
     problem: str = option("--problem", help=_problem_help, default="auto", show_default=True)
     options: dict = field(default_factory=dict)
     seed: int = shared.seed("Seed for the random basis (--t 1).")
+    probability: bool = shared.probability()
     n_threads: int | None = shared.threads()  # numba threads for the run (None: the caller's)
     margin_bounds: bool | None = shared.margin_bounds(
         "Binary problems with a linear model (-w 2, 3, 9); default 0."

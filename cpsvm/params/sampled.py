@@ -74,6 +74,7 @@ class SampledParams:
         "or 2, whose kernels ignore it, gets a warning)"
     )
     seed: int = shared.seed("Seed of the draws: the same seed gives the same model file.")
+    probability: bool = shared.probability()
     n_threads: int | None = shared.threads()  # numba threads for the run (None: the caller's)
 
     @property

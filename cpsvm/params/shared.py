@@ -158,3 +158,18 @@ def kernel_of(kernel_type, degree, gamma, coef_lin, coef_const):
         return Kernel(kernel_type, degree, gamma, coef_lin, coef_const)
     except InputError as e:
         raise OptionError(str(e)) from None
+
+
+def probability():
+    """--probability: Platt's sigmoid fitted after training on cross-validated decision
+    values (cpsvm.selection.calibration), stored in the model file."""
+    return option(
+        "--probability",
+        help="Also fit Platt's sigmoid P(y=+1|f) = 1/(1+exp(A*f+B)) of the decision value "
+        "f on 5-fold cross-validated decision values (folds stratified by class, from "
+        "--seed; each fold trained at the same settings), by Lin, Lin and Weng's method "
+        "as LIBSVM fits it, and store A and B in MODEL_FILE (cp_classify --probability). "
+        "Binary classification only; at least 5 examples, 2 of each class.",
+        default=False,
+        is_flag=True,
+    )

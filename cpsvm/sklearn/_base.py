@@ -14,6 +14,7 @@ try:
     import sklearn  # noqa: F401
     from sklearn.base import BaseEstimator, ClassifierMixin
     from sklearn.utils import check_random_state
+    from sklearn.utils.metaestimators import available_if
     from sklearn.utils.multiclass import check_classification_targets
     from sklearn.utils.validation import (
         _check_sample_weight,
@@ -29,6 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..data import Dataset
+from ..engine.platt import probabilities
 from ..errors import InputError
 from ..io.model_file import read_model, write_model
 from ..io.svmlight import check_width
@@ -36,6 +38,7 @@ from ..kernels import Kernel
 from ..models import KernelModel, LinearModel, MulticlassModel, RandomFeaturesModel
 from ..options import METADATA_KEY, defaults, field_default
 from ..reporting import monitor
+from ..selection.calibration import check_calibration_data, platt_sigmoid
 from ..threads import max_threads
 
 # The kernel's defaults (SVMlight's -d 3, -g 1, -s 1, -r 1): those of gamma, degree, coef0.
@@ -197,10 +200,16 @@ def _train(estimator, train, data, params, monitor=None):
     columns), its iterations and primal objective (where the solver's info has them) in
     ``n_iter_`` and ``objective_``, and return its info; the solver's refusals are
     scikit-learn's ValueError."""
+    calibrate = getattr(params, "probability", False)
     try:
         data = _renumbered(data)
         with _value_errors():
+            if calibrate:
+                _check_probability_data(data)
             model, info = train(data, params, callback=monitor)
+            if calibrate:
+                sigmoid = platt_sigmoid(data, train, params, params.C, params.seed)
+                model.platt = (sigmoid.A, sigmoid.B)
     finally:
         if monitor is not None:
             monitor.close()
@@ -211,6 +220,15 @@ def _train(estimator, train, data, params, monitor=None):
     estimator.n_iter_ = getattr(info.result, "iterations", 0)
     estimator.objective_ = getattr(info.result, "primal", math.nan)
     return info
+
+
+def _check_probability_data(data) -> None:
+    """probability=True: binary classification (targets ±1) with data enough for the
+    folds (cpsvm.selection.calibration), refused as the commands refuse it."""
+    y = getattr(data, "y", None)
+    if type(data) is not Dataset or not np.all(np.abs(y) == 1):
+        raise InputError("probability=True fits P(y=+1) of binary classification only")
+    check_calibration_data(y, "")
 
 
 def _command_verbosity(verbose) -> int:
@@ -360,6 +378,8 @@ class _Estimator(BaseEstimator):
         return self.model_.decision_function(self._check_X(X, reset=False))
 
     def _loaded(self, model, n_features):
+        if getattr(model, "platt", None) is not None and "probability" in self.get_params():
+            self.probability = True
         self.model_ = model
         self.n_features_in_ = int(n_features)
         self.n_iter_ = 0
@@ -455,6 +475,36 @@ class _Classifier(ClassifierMixin, _SupportVectors, _Estimator):
         """Binary: the command's decision value w·x - b (positive: classes_[1]), shape
         (n,); multiclass: each class's score, shape (n, k)."""
         return self._decision_values(X)
+
+    def _has_probability(self):
+        """predict_proba and predict_log_proba exist with probability=True, as SVC's."""
+        if not getattr(self, "probability", False):
+            raise AttributeError(
+                "predict_proba is not available when probability=False (fit with "
+                "probability=True: Platt's sigmoid on 5-fold cross-validated decision values)"
+            )
+        return True
+
+    @available_if(_has_probability)
+    def predict_proba(self, X):
+        """Binary: (P(classes_[0]), P(classes_[1])) of each row, shape (n, 2), Platt's
+        sigmoid of the decision value f (cpsvm.engine.platt.probabilities): the column of
+        the class predict gives is the larger, always (P(classes_[1]) > 0.5 exactly when
+        f > 0; the sigmoid is held next to 0.5 between f = 0 and its own 0.5 point
+        f = -B/A). Unlike SVC's, never in disagreement with predict."""
+        check_is_fitted(self, "model_")
+        platt = getattr(self.model_, "platt", None)
+        if platt is None:
+            raise AttributeError("predict_proba: the model holds no Platt sigmoid")
+        scores = self.decision_function(X)
+        p = probabilities(scores, *platt)
+        return np.column_stack([1.0 - p, p])
+
+    @available_if(_has_probability)
+    def predict_log_proba(self, X):
+        """The logarithm of predict_proba."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
 
     def predict(self, X):
         scores = self.decision_function(X)

@@ -124,6 +124,11 @@ class ASSETClassifier(_Classifier, _Asset):
     __doc__ = (
         """Binary kernel SVM by stochastic subgradient on a kernel approximation
     (``asset_learn``, Lee & Wright's ASSET and ASSET*).
+
+    probability [--probability]: after fit, Platt's sigmoid fitted on 5-fold
+    cross-validated decision values (the same training on folds from random_state),
+    which makes predict_proba and predict_log_proba available (as SVC's; without it they
+    raise AttributeError). P(classes_[1]) > 0.5 exactly when decision_function > 0.
     """
         + _ASSET_DOC
     )
@@ -194,7 +199,10 @@ class ASSETRegressor(RegressorMixin, _SupportVectors, _Asset):
 
     _task = "regression"
     _FIELDS = {**_Asset._FIELDS, "epsilon": "tube"}
-    _NOT_PARAMETERS = {k: v for k, v in _Asset._NOT_PARAMETERS.items() if k != "tube"}
+    _NOT_PARAMETERS = {
+        **{k: v for k, v in _Asset._NOT_PARAMETERS.items() if k != "tube"},
+        "probability": "classification only (ASSETClassifier)",
+    }
 
     def __init__(
         self,

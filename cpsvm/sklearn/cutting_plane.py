@@ -120,6 +120,13 @@ class CuttingPlaneSVC(_Classifier):
     C becomes -c = C·n/100 for every loss, so ½|w|² + C·n·ξ/100 is minimised with ξ the
     loss in percent (for the error rate, Σ hinge); sample_weight is for the error rate.
 
+    probability [--probability] (binary): after fit, Platt's sigmoid fitted on 5-fold
+    cross-validated decision values (the same training on folds from random_state),
+    which makes predict_proba and predict_log_proba available (as SVC's; without it they
+    raise AttributeError). The label follows the score and the probability never
+    contradicts it: P(classes_[1]) > 0.5 exactly when decision_function > 0 (see
+    cpsvm.engine.platt).
+
     Attributes: classes_, coef_ and intercept_ (linear kernel), support_vectors_ and
     dual_coef_ (kernel models), n_iter_, objective_ (the primal in scikit-learn's
     convention: SVMlight's ½|w|² + C·Σ hinge; multiclass Crammer-Singer's),

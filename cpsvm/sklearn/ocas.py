@@ -43,6 +43,13 @@ class OCASClassifier(_Classifier):
     intercept, the default); n_jobs [-p] numba threads, -1 all; verbose [-v] 0 silent,
     1 a line per iteration on stderr.
 
+    probability [--probability] (binary): after fit, Platt's sigmoid fitted on 5-fold
+    cross-validated decision values (the same training on folds from random_state),
+    which makes predict_proba and predict_log_proba available (as SVC's; without it they
+    raise AttributeError). The label follows the score and the probability never
+    contradicts it: P(classes_[1]) > 0.5 exactly when decision_function > 0 (see
+    cpsvm.engine.platt).
+
     Attributes: classes_, coef_ (1, d) or (k, d), intercept_, n_iter_, objective_
     (Q_P: ½|w|² + C·Σ loss, the objective LinearSVC minimises), n_features_in_,
     model_ (the cpsvm model).

@@ -39,6 +39,13 @@ class SampledCutSVC(_Classifier):
     max_time [--max-time]; random_state [--seed] (None is --seed 0); n_jobs
     [--threads]; verbose [-v].
 
+    probability [--probability] (binary): after fit, Platt's sigmoid fitted on 5-fold
+    cross-validated decision values (the same training on folds from random_state),
+    which makes predict_proba and predict_log_proba available (as SVC's; without it they
+    raise AttributeError). The label follows the score and the probability never
+    contradicts it: P(classes_[1]) > 0.5 exactly when decision_function > 0 (see
+    cpsvm.engine.platt).
+
     Attributes: classes_, support_vectors_, dual_coef_, intercept_ (0), coef_ (linear
     kernel only), n_iter_, objective_ (SVMlight's ½|w|² + C·Σ hinge; estimated on the last
     sample for 'const'), n_features_in_, model_.

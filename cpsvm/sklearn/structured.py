@@ -423,6 +423,7 @@ class RankSVM(_Estimator):
         **STRUCT_NOT_PARAMETERS,
         "rescaling": "margin rescaling, svm_rank_learn's",
         "seed": "no draw",
+        "probability": "binary classification only (CuttingPlaneSVC)",
     }
 
     def __init__(

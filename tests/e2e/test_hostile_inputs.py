@@ -292,6 +292,10 @@ def _feature_files(tmp):
         target, qid, rest = line.split(" ", 2)
         rank.append(f"{0 if int(qid[4:]) <= 3 else target} {qid} {rest}")
     _write(tmp / "rank0.train", rank)
+    # --probability's folds: three examples, and one class
+    plus = [x for x in a9a if x.startswith("+1")]
+    _write(tmp / "three.train", plus[:1] + [x for x in a9a if x.startswith("-1")][:2])
+    _write(tmp / "plus.train", plus[:20])
 
 
 def _models_with_edited_headers(tmp):
@@ -727,6 +731,35 @@ FEATURE_CASES = {
         ["{first20}", "{tmp}/e50.model", "/no/such/folder/p"],
         _before_training(1, "/no/such/folder/p: "),
     ),
+    # --probability: data too few for its 5 folds, one class, not binary classification
+    **{
+        f"{command} --probability on {what}": (
+            command,
+            ["-c", "1", "--probability", f"{{{data}}}", "{out}"],
+            _refused(1, *texts),
+        )
+        for command in LEARNERS
+        for what, data, texts in (
+            ("3 examples", "three", ("at least 5 examples and 2 of each class", "found 3")),
+            ("one class", "plus", ("+1",)),
+            ("one +1", "one", ("2 of each class", "(1 +1, 49 -1)")),
+        )
+    },
+    "ocas --probability multiclass": (
+        "ocas_learn",
+        ["-c", "1", "--probability", "{dna60}", "{out}"],
+        _refused(2, "--probability", "binary classification", "multiclass"),
+    ),
+    "asset -z r --probability": (
+        "asset_learn",
+        ["-c", "1", "-z", "r", "--probability", "{reg}", "{out}"],
+        _refused(2, "--probability", "regression"),
+    ),
+    "cp_classify --probability, model without A and B": (
+        "cp_classify",
+        ["--probability", "{first20}", "{tmp}/e50.model", "{out}"],
+        _before_training(1, "e50.model: ", "--probability needs Platt's sigmoid"),
+    ),
 }
 
 HEADER_CASES = [
@@ -759,6 +792,8 @@ def feature_outcomes(tmp_path_factory):
             "rank0",
             "noplus",
             "longnum",
+            "three",
+            "plus",
         )
     }
     plan, order = [], []
