@@ -159,7 +159,7 @@ def examples_of(X, y, costs, loss, method):
     """The examples trained: repeated ones merged (engine.ocas.merged_examples), except
     for the squared hinge's dual coordinate descent (-m 2, or a path's method picked at
     each C: 2), which converges in several times fewer passes when each copy takes its
-    own step (measured on a9a, see the man page's THE SQUARED HINGE)."""
+    own step (measured on a9a: the man page's DEFAULTS)."""
     if loss == SQUARED and method in (None, 2):
         return X, y, costs, np.arange(len(y))
     return merged_examples(X, y, costs)
