@@ -137,6 +137,10 @@ def refuse_ocas(params, first_n, cost_file):
             "-j cannot be used with --scheduler yet (give the positive examples cost: "
             "factors instead)"
         )
+    if params.loss != "hinge":
+        raise OptionError(
+            "--loss squared-hinge cannot be used with --scheduler (the cluster trains the hinge)"
+        )
 
 
 def refuse_struct(params, given, example_file=None):

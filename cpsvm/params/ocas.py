@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 PROBLEMS = ("auto", "binary", "multiclass")
 METHODS = {i: m.name for i, m in OCAS_LEARN.items()}
+LOSSES = ("hinge", "squared-hinge")
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,15 @@ class OcasParams:
     margin_bounds: bool | None = shared.margin_bounds(
         "Binary problems (-m 1); default 0."
     )  # None: the solver's MARGIN_BOUNDS_DEFAULT
+    loss: str = option(
+        "--loss",
+        help="hinge: C_i*max(0, 1 - y_i*w.x_i) (svmocas, LIBLINEAR's -s 3); squared-hinge: "
+        "C_i*max(0, 1 - y_i*w.x_i)^2, the L2-loss SVM (LIBLINEAR's -s 1, LinearSVC's "
+        "default), binary only, by -m 0, 1 or 2 (default 2).",
+        default="hinge",
+        type=Choice(LOSSES, expected="--loss hinge or squared-hinge"),
+        show_default=True,
+    )
 
     def __post_init__(self):
         check_fields(self)
@@ -129,6 +139,11 @@ class OcasParams:
             raise InputError("-q (QPBound) stops OCAS only: -m 2 stops on -a, -r or -t")
         if self.method == 2 and self.margin_bounds:
             raise InputError("--margin-bounds 1 prunes OCAS's cuts: it cannot be used with -m 2")
+        if self.loss == "squared-hinge" and self.margin_bounds:
+            raise InputError(
+                "--margin-bounds 1 prunes the hinge's cuts: it cannot be used with "
+                "--loss squared-hinge"
+            )
         # F(w) > 0 for every w (some example has a loss at w = 0, and w ≠ 0 adds ½|w|²):
         # a QPBound ≤ 0 never stops the run.
         if (

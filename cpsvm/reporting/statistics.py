@@ -145,6 +145,7 @@ def ocas_settings(data, params, out, method=None):
     print(
         f"Setting:\n   C              : {params.C:g}\n   bias           : {params.bias:g}\n"
         + (f"   CostFactor     : {params.cost_factor:g}\n" if params.cost_factor != 1 else "")
+        + (f"   Loss           : {params.loss}\n" if params.loss != "hinge" else "")
         + f"   TolAbs         : {params.tol_abs:g}\n   TolRel         : {params.tol_rel:g}\n"
         f"   QPBound        : {params.qp_bound:g}\n   MaxTime        : {params.time_limit:g} "
         f"[s]\n   BufSize        : {params.buffer_size}\n   Method         : "
@@ -178,6 +179,12 @@ def ocas_statistics(info, params, model_file, out):
         f"1-Q_D/Q_P: {r.gap / r.primal if r.primal else 0.0:.6g}",
         file=out,
     )
+    if params.loss != "hinge":
+        print(
+            f"Primal objective (squared hinge): 1/2|w|^2 + sum C_i*max(0,1-y_i*w.x_i)^2 = "
+            f"{r.primal:.6f}",
+            file=out,
+        )
     if passes:
         timing = f"   passes         : {s['passes']:f} s\n   gap checks     : {s['gap']:f} s"
     else:

@@ -237,6 +237,7 @@ class OCASClassifierCV(_PathCV, OCASClassifier):
         intercept_scaling=1.0,
         n_jobs=None,
         verbose=0,
+        loss=_OCAS["loss"],
     ):
         _store(self, locals())
 

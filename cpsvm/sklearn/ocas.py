@@ -21,6 +21,8 @@ from ._base import (
 
 # ocas_learn's -m of each method name.
 _METHODS = {"cutting_plane": 0, "ocas": 1, "dual_cd": 2}
+# ocas_learn's --loss of each of scikit-learn's loss names (LinearSVC's).
+_LOSSES = {"hinge": "hinge", "squared_hinge": "squared-hinge"}
 _OCAS = defaults(OcasParams)
 
 
@@ -41,7 +43,9 @@ class OCASClassifier(_Classifier):
     [--lambda]; qp_bound [-q]; fit_intercept, intercept_scaling [-b]: binary only, a
     constant feature of value intercept_scaling, regularised like w (-b 0 = no
     intercept, the default); n_jobs [-p] numba threads, -1 all; verbose [-v] 0 silent,
-    1 a line per iteration on stderr.
+    1 a line per iteration on stderr; loss [--loss] 'hinge' (the default) or
+    'squared_hinge' (binary only: ½|w|² + C·Σ_i c_i·max(0, 1 − y_i·⟨w, x_i⟩)², the
+    objective of LinearSVC(loss='squared_hinge') at the same C).
 
     probability [--probability] (binary): after fit, Platt's sigmoid fitted on 5-fold
     cross-validated decision values (the same training on folds from random_state),
@@ -71,6 +75,7 @@ class OCASClassifier(_Classifier):
         "method": ("method", lambda e: None if e.method is None else _METHODS[e.method]),
         "random_state": ("seed", lambda e: _seed(e.random_state)),
         "n_jobs": ("n_threads", lambda e: _n_threads(e.n_jobs)),
+        "loss": ("loss", lambda e: _LOSSES[e.loss]),
         "fit_intercept": (
             "bias",
             lambda e: float(e.intercept_scaling) if e.fit_intercept else 0.0,
@@ -99,6 +104,7 @@ class OCASClassifier(_Classifier):
         intercept_scaling=1.0,
         n_jobs=None,
         verbose=0,
+        loss=_OCAS["loss"],
     ):
         _store(self, locals())
 
@@ -114,6 +120,7 @@ class OCASClassifier(_Classifier):
         _labelled: the problem is binary or multiclass by classes_)."""
         if self.method is not None:
             _check_choice("method", self.method, tuple(_METHODS))
+        _check_choice("loss", self.loss, tuple(_LOSSES))
         return _params(
             OcasParams,
             **_given_fields(

@@ -406,6 +406,32 @@ FEATURE_CASES = {
     # hang: huge C trains (to the rounding floor) or is refused with its bound
     "ocas -c 1e15": ("ocas_learn", ["-c", "1e15", "{first20}", "{out}"], _stopped_at_rounding),
     "ocas -c 1e30": ("ocas_learn", ["-c", "1e30", "{first20}", "{out}"], _stopped_at_rounding),
+    # --loss: an unknown loss, and what the squared hinge does not offer (one line each)
+    "ocas --loss unknown": (
+        "ocas_learn",
+        ["--loss", "l1", "{first20}", "{out}"],
+        _before_training(2, "--loss", "'hinge', 'squared-hinge'"),
+    ),
+    "ocas --loss squared-hinge multiclass": (
+        "ocas_learn",
+        ["--loss", "squared-hinge", "{dna60}", "{out}"],
+        _refused(1, "--loss squared-hinge is for binary problems only"),
+    ),
+    "ocas --loss squared-hinge --scheduler": (
+        "ocas_learn",
+        ["--loss", "squared-hinge", "--scheduler", "local:1", "{first20}", "{out}"],
+        _before_training(2, "--loss squared-hinge cannot be used with --scheduler"),
+    ),
+    "ocas --loss squared-hinge --margin-bounds 1": (
+        "ocas_learn",
+        ["--loss", "squared-hinge", "--margin-bounds", "1", "{first20}", "{out}"],
+        _before_training(2, "--margin-bounds 1", "--loss squared-hinge"),
+    ),
+    "ocas --loss squared-hinge -c 1e30": (
+        "ocas_learn",
+        ["--loss", "squared-hinge", "-m", "2", "-c", "1e30", "{first20}", "{out}"],
+        _trained,
+    ),
     "ocas -m 0 -c 1e15": (
         "ocas_learn",
         ["-m", "0", "-c", "1e15", "{first20}", "{out}"],
