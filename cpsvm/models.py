@@ -81,6 +81,8 @@ class LinearModel:
     loss_id: int | None = None  # SVMperf's -l it was trained for; None: the error rate
     k_fraction: float = 0.0  # its --p (Prec@k, Rec@k)
     feature_ids: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # the class weights it was trained with, as its model file records them ("": none)
+    class_weights: str = field(default="", compare=False)
 
     @property
     def n_features(self) -> int:
@@ -122,6 +124,8 @@ class KernelModel:
     loss_id: int | None = None  # as LinearModel's (a Nyström basis, cp_learn --t 1)
     k_fraction: float = 0.0
     feature_ids: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # the class weights it was trained with, as its model file records them ("": none)
+    class_weights: str = field(default="", compare=False)
 
     @property
     def n_features(self) -> int:
@@ -166,6 +170,7 @@ class KernelModel:
             loss_id=self.loss_id,
             k_fraction=self.k_fraction,
             feature_ids=self.feature_ids,
+            class_weights=self.class_weights,
         )
 
 
@@ -186,6 +191,8 @@ class RandomFeaturesModel:
     n_train: int = 0
     task: str = "classification"
     feature_ids: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # the class weights it was trained with, as its model file records them ("": none)
+    class_weights: str = field(default="", compare=False)
 
     @property
     def n_features(self) -> int:
@@ -230,6 +237,8 @@ class MulticlassModel:
     n_train: int = 0
     loss_id: int = 0
     feature_ids: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # the class weights it was trained with, as its model file records them ("": none)
+    class_weights: str = field(default="", compare=False)
 
     @property
     def n_classes(self) -> int:
