@@ -419,6 +419,10 @@ class TreeDataset:
     def checked_cost(self):
         return None
 
+    def cost_factors(self, class_weights=None, classes=None):
+        """Trees carry no cost: token and no class (class weights are refused before)."""
+        return None
+
     def subset(self, rows) -> TreeDataset:
         """Trees ``rows`` (an index array)."""
         return TreeDataset([self.trees[i] for i in rows], self.source, 0)

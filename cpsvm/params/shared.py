@@ -230,3 +230,13 @@ def weighed(model, dataset, params, classes=None):
     if weights is not None:
         model.class_weights = weights.described(dataset.y, classes)
     return model
+
+
+def training_classes(dataset, params) -> tuple | None:
+    """The labels of the whole training set when ``params`` give class weights (a fold's
+    part is weighed knowing them: cpsvm.params.resolved.Resolved.classes), else None."""
+    if class_weights(params) is None:
+        return None
+    import numpy as np
+
+    return tuple(float(a) for a in np.unique(dataset.y))

@@ -33,7 +33,7 @@ from ..engine.working_set import CutWorkingSet
 from ..errors import InputError
 from ..params.ocas import OcasParams
 from ..params.resolved import Resolved, resolved
-from ..params.shared import class_weights, weighed
+from ..params.shared import class_weights, training_classes, weighed
 from ..problems import choose_problem, problem_entry
 from ..problems.binary.problem import BinaryProblem
 from ..problems.multiclass.problem import MulticlassProblem
@@ -74,14 +74,6 @@ def settings(dataset: Dataset, params: OcasParams, *, pick: bool = True) -> Reso
     if method is None and pick:
         method = choose_method(kind, dataset.X, example_costs(dataset, params, classes), params)
     return Resolved(params, kind, method=method, classes=classes)
-
-
-def training_classes(dataset: Dataset, params) -> tuple | None:
-    """The labels of the whole training set when class weights are given (a fold's
-    part is weighed knowing them), else None."""
-    if class_weights(params) is None:
-        return None
-    return tuple(float(a) for a in np.unique(dataset.y))
 
 
 def example_costs(dataset: Dataset, params: OcasParams, classes=None) -> np.ndarray:
