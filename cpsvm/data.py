@@ -74,6 +74,12 @@ class ClassWeights:
         included: InputError for a named label that is no class of the data, or, balanced,
         a class with no example in ``y``."""
         present, counts = np.unique(np.asarray(y, dtype=np.float64), return_counts=True)
+        return self.of_counts(present, counts, classes, source)
+
+    def of_counts(self, present, counts, classes=None, source=None) -> dict:
+        """:meth:`per_class` of the labels ``present`` in the data trained on and their
+        ``counts`` (a cluster sums its shards')."""
+        present = np.asarray(present, dtype=np.float64)
         known = present if classes is None else np.union1d(np.asarray(classes, float), present)
         if self.balanced:
             missing = np.setdiff1d(known, present)
@@ -83,7 +89,7 @@ class ClassWeights:
                     "the data trained on (its weight n/(k*n_class) is undefined)",
                     source=source,
                 )
-            n, k = len(y), len(present)
+            n, k = int(np.sum(counts)), len(present)
             return {float(a): n / (k * int(c)) for a, c in zip(present, counts)}
         for label, _ in self.pairs:
             if label not in known:
@@ -95,19 +101,26 @@ class ClassWeights:
                 )
         return {float(a): 1.0 for a in known} | dict(self.pairs)
 
-    def factors(self, y, classes=None, source=None) -> np.ndarray:
-        """Each example's factor of C: its class's weight (:meth:`per_class`)."""
-        weights = self.per_class(y, classes, source)
+    @staticmethod
+    def of_labels(y, weights: dict) -> np.ndarray:
+        """Each example's factor: the weight of its label in ``weights`` (per_class's)."""
         labels = np.array(sorted(weights), dtype=np.float64)
         values = np.array([weights[a] for a in labels], dtype=np.float64)
         return values[np.searchsorted(labels, np.asarray(y, dtype=np.float64))]
 
+    def factors(self, y, classes=None, source=None) -> np.ndarray:
+        """Each example's factor of C: its class's weight (:meth:`per_class`)."""
+        return self.of_labels(y, self.per_class(y, classes, source))
+
     def described(self, y, classes=None) -> str:
         """What a model file and the statistics record: the weights given, and for
         balanced each class's weight as computed."""
+        return self.text_of(self.per_class(y, classes) if self.balanced else {})
+
+    def text_of(self, weights: dict) -> str:
+        """:meth:`described` of the per-class ``weights`` computed (balanced's)."""
         if not self.balanced:
             return str(self)
-        weights = self.per_class(y, classes)
         return f"{BALANCED} " + ",".join(
             f"{_number(a)}:{w:.6g}" for a, w in sorted(weights.items())
         )
