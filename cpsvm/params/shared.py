@@ -186,13 +186,13 @@ def class_weight(classes: str = "the class LABEL"):
     """--class-weight: each class's factor of C (None: none)."""
     return option(
         "--class-weight",
-        help=f"Multiply C for the examples of {classes} by W (LIBLINEAR's -wi, "
+        help=f"Multiply C for the examples of {classes} by W (LIBLINEAR's class weights, "
         "scikit-learn's class_weight); 'balanced': each class by n/(k*n_class), computed on "
-        "the data trained (each fold's training part with --cv). Multiplies cost: tokens "
-        "(and -C) alike; recorded in the model file and the statistics.",
+        "the data trained (each fold's own in cross-validation). Multiplies the cost: tokens "
+        "and a cost file alike; recorded in the model file and the statistics.",
         default=None,
         type=ClassWeightType(),
-        metavar="LABEL:W[,LABEL:W...]|balanced",
+        metavar="LABEL:W,...",
     )
 
 
@@ -200,9 +200,9 @@ def cost_factor():
     """-j, SVMlight's cost factor: ``--class-weight 1:W`` (binary problems)."""
     return option(
         "-j",
-        help="Cost factor (SVMlight's -j): training errors on positive examples outweigh "
-        "errors on negative ones by this factor, which multiplies their C_i (of -c, -C and "
-        "cost: alike): --class-weight 1:W. Binary problems only.",
+        help="Cost factor (SVMlight's): training errors on positive examples outweigh "
+        "errors on negative ones by this factor, which multiplies their C_i (and cost: "
+        "tokens, a cost file) alike: class weight 1:W, the same model. Binary problems only.",
         default=1.0,
         type=Range(float, 0, 1e150, min_open=True, expected="a cost factor 0 < -j <= 1e150"),
         show_default=True,
