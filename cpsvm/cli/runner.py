@@ -291,8 +291,8 @@ class Learner:
         from ..params.resolved import Resolved
         from ..params.shared import training_classes
 
-        classes = None if job.on_cluster else training_classes(job.data, job.params)
-        return Resolved(job.params, job.params.problem, classes=classes)
+        labels = None if job.on_cluster else training_classes(job.data, job.params)
+        return Resolved(job.params, job.params.problem, classes=labels)
 
     def before_training(self, job: Job) -> None:
         """What is said of the settings before training."""
