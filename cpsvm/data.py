@@ -8,7 +8,127 @@ import numpy as np
 import scipy.sparse as sp
 
 from .columns import distinct_columns, onto_columns, original_columns
-from .errors import InputError
+from .errors import InputError, OptionError
+
+BALANCED = "balanced"
+
+
+@dataclass(frozen=True)
+class ClassWeights:
+    """``--class-weight``: each class's factor of C (LIBLINEAR's -wi, scikit-learn's
+    ``class_weight``). ``pairs`` ((label, weight), ...) as given, a class not named keeping
+    1; ``balanced``: each class n / (k·n_class) on the data trained (scikit-learn's
+    definition, computed again on each training set: a fold's, a path's). ``-j W`` is
+    ``pairs ((1.0, W),)``. A weight is a finite number > 0, a label named once."""
+
+    pairs: tuple = ()
+    balanced: bool = False
+
+    @classmethod
+    def parse(cls, text: str, flag: str = "--class-weight") -> ClassWeights:
+        """The weights of ``LABEL:W[,LABEL:W...]`` or ``balanced``: OptionError naming
+        what is wrong."""
+        text = str(text).strip()
+        if text == BALANCED:
+            return cls(balanced=True)
+        pairs = []
+        for item in text.split(","):
+            label, colon, weight = item.strip().partition(":")
+            try:
+                pair = (float(label), float(weight))
+            except ValueError:
+                pair = None
+            if not colon or pair is None:
+                raise OptionError(
+                    f"expected {flag} LABEL:W[,LABEL:W...] or {flag} balanced, got {item!r}"
+                )
+            pairs.append(pair)
+        return cls.of_pairs(pairs, flag)
+
+    @classmethod
+    def of_pairs(cls, pairs, flag: str = "--class-weight") -> ClassWeights:
+        """The weights of (label, weight) pairs, checked: OptionError for a weight that is
+        not a finite number > 0, a label that is not finite or named twice."""
+        seen = set()
+        for label, weight in pairs:
+            if not np.isfinite(label):
+                raise OptionError(f"expected {flag} with finite labels, got label {label:g}")
+            if label in seen:
+                raise OptionError(f"expected each label once in {flag}, got {_number(label)} twice")
+            seen.add(label)
+            if not (weight > 0 and np.isfinite(weight)):
+                raise OptionError(
+                    f"expected {flag} weights that are finite numbers > 0, got "
+                    f"{_number(label)}:{weight:g}"
+                )
+        return cls(tuple((float(a), float(w)) for a, w in pairs))
+
+    def __str__(self) -> str:
+        if self.balanced:
+            return BALANCED
+        return ",".join(f"{_number(a)}:{_number(w)}" for a, w in self.pairs)
+
+    def per_class(self, y, classes=None, source=None) -> dict:
+        """{label: weight} of the classes of ``y`` (the labels trained on), every class
+        of ``classes`` (the whole training set's, of which ``y`` may be a fold's part)
+        included: InputError for a named label that is no class of the data, or, balanced,
+        a class with no example in ``y``."""
+        present, counts = np.unique(np.asarray(y, dtype=np.float64), return_counts=True)
+        return self.of_counts(present, counts, classes, source)
+
+    def of_counts(self, present, counts, classes=None, source=None) -> dict:
+        """:meth:`per_class` of the labels ``present`` in the data trained on and their
+        ``counts`` (a cluster sums its shards')."""
+        present = np.asarray(present, dtype=np.float64)
+        known = present if classes is None else np.union1d(np.asarray(classes, float), present)
+        if self.balanced:
+            missing = np.setdiff1d(known, present)
+            if len(missing):
+                raise InputError(
+                    f"--class-weight balanced: class {_number(missing[0])} has no example in "
+                    "the data trained on (its weight n/(k*n_class) is undefined)",
+                    source=source,
+                )
+            n, k = int(np.sum(counts)), len(present)
+            return {float(a): n / (k * int(c)) for a, c in zip(present, counts)}
+        for label, _ in self.pairs:
+            if label not in known:
+                shown = ", ".join(_number(a) for a in known[:10])
+                raise InputError(
+                    f"--class-weight: no class {_number(label)} in the training data "
+                    f"(its classes: {shown}{', ...' if len(known) > 10 else ''})",
+                    source=source,
+                )
+        return {float(a): 1.0 for a in known} | dict(self.pairs)
+
+    @staticmethod
+    def of_labels(y, weights: dict) -> np.ndarray:
+        """Each example's factor: the weight of its label in ``weights`` (per_class's)."""
+        labels = np.array(sorted(weights), dtype=np.float64)
+        values = np.array([weights[a] for a in labels], dtype=np.float64)
+        return values[np.searchsorted(labels, np.asarray(y, dtype=np.float64))]
+
+    def factors(self, y, classes=None, source=None) -> np.ndarray:
+        """Each example's factor of C: its class's weight (:meth:`per_class`)."""
+        return self.of_labels(y, self.per_class(y, classes, source))
+
+    def described(self, y, classes=None) -> str:
+        """What a model file and the statistics record: the weights given, and for
+        balanced each class's weight as computed."""
+        return self.text_of(self.per_class(y, classes) if self.balanced else {})
+
+    def text_of(self, weights: dict) -> str:
+        """:meth:`described` of the per-class ``weights`` computed (balanced's)."""
+        if not self.balanced:
+            return str(self)
+        return f"{BALANCED} " + ",".join(
+            f"{_number(a)}:{w:.6g}" for a, w in sorted(weights.items())
+        )
+
+
+def _number(value: float) -> str:
+    """A label or weight as the command line writes it (1, -1, 2.5)."""
+    return f"{value:g}" if value != int(value) or abs(value) >= 1e15 else str(int(value))
 
 
 @dataclass
@@ -76,6 +196,17 @@ class Dataset:
                 line=self.line_of(i),
             )
         return costs
+
+    def cost_factors(self, class_weights: ClassWeights | None = None, classes=None):
+        """Each example's factor of C, the one place every solver takes it from: the
+        ``cost:`` factor (:meth:`checked_cost`) times its class's weight
+        (``class_weights``, :meth:`ClassWeights.factors`, ``classes`` those of the whole
+        training set when these data are a part of it); None when neither is given."""
+        costs = self.checked_cost()
+        if class_weights is None:
+            return costs
+        factors = class_weights.factors(self.y, classes, self.source)
+        return factors if costs is None else costs * factors
 
     def with_n_features(self, n_features: int) -> tuple[Dataset, int]:
         """Same examples with exactly ``n_features`` columns.
@@ -299,6 +430,10 @@ class TreeDataset:
         return self.trees[i].line
 
     def checked_cost(self):
+        return None
+
+    def cost_factors(self, class_weights=None, classes=None):
+        """Trees carry no cost: token and no class (class weights are refused before)."""
         return None
 
     def subset(self, rows) -> TreeDataset:

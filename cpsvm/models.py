@@ -83,6 +83,8 @@ class LinearModel:
     feature_ids: np.ndarray | None = field(default=None, repr=False, compare=False)
     # Platt's (A, B): P(y=+1|f) = 1/(1+exp(A*f+B)) (--probability); None: not fitted.
     platt: tuple | None = None
+    # the class weights it was trained with, as its model file records them ("": none)
+    class_weights: str = field(default="", compare=False)
 
     @property
     def n_features(self) -> int:
@@ -126,6 +128,8 @@ class KernelModel:
     feature_ids: np.ndarray | None = field(default=None, repr=False, compare=False)
     # Platt's (A, B): P(y=+1|f) = 1/(1+exp(A*f+B)) (--probability); None: not fitted.
     platt: tuple | None = None
+    # the class weights it was trained with, as its model file records them ("": none)
+    class_weights: str = field(default="", compare=False)
 
     @property
     def n_features(self) -> int:
@@ -171,6 +175,7 @@ class KernelModel:
             k_fraction=self.k_fraction,
             feature_ids=self.feature_ids,
             platt=self.platt,
+            class_weights=self.class_weights,
         )
 
 
@@ -193,6 +198,8 @@ class RandomFeaturesModel:
     feature_ids: np.ndarray | None = field(default=None, repr=False, compare=False)
     # Platt's (A, B): P(y=+1|f) = 1/(1+exp(A*f+B)) (--probability); None: not fitted.
     platt: tuple | None = None
+    # the class weights it was trained with, as its model file records them ("": none)
+    class_weights: str = field(default="", compare=False)
 
     @property
     def n_features(self) -> int:
@@ -237,6 +244,8 @@ class MulticlassModel:
     n_train: int = 0
     loss_id: int = 0
     feature_ids: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # the class weights it was trained with, as its model file records them ("": none)
+    class_weights: str = field(default="", compare=False)
 
     @property
     def n_classes(self) -> int:

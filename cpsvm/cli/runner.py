@@ -345,10 +345,12 @@ class Learner:
     def resolve(self, job: Job):
         """The settings the run trains by, made once from its Params (whose rules between
         fields :meth:`check` checked) and its data: by default the Params and their
-        problem, nothing derived."""
+        problem, nothing derived but the classes class weights need."""
         from ..params.resolved import Resolved
+        from ..params.shared import training_classes
 
-        return Resolved(job.params, job.params.problem)
+        labels = None if job.on_cluster else training_classes(job.data, job.params)
+        return Resolved(job.params, job.params.problem, classes=labels)
 
     def before_training(self, job: Job) -> None:
         """What is said of the settings before training."""

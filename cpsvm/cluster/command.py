@@ -132,11 +132,6 @@ def refuse_ocas(params, first_n, cost_file):
         raise OptionError(
             "-C FILE cannot be used with --scheduler (give cost: factors in the examples instead)"
         )
-    if params.cost_factor != 1:
-        raise OptionError(
-            "-j cannot be used with --scheduler yet (give the positive examples cost: "
-            "factors instead)"
-        )
     if params.loss != "hinge":
         raise OptionError(
             "--loss squared-hinge cannot be used with --scheduler (the cluster trains the hinge)"

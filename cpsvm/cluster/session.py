@@ -35,6 +35,7 @@ from . import WORKER_TIMEOUT
 from .local import CLOSE_LIMIT
 from .shards import (
     check_first_reading,
+    class_counts,
     load_shard,
     prepare_shard,
     shard_columns,
@@ -593,7 +594,8 @@ class ShardedData:
         for x in s:  # the client keeps the merged bounds only
             x["col_max"] = x["columns"] = x["present"] = None
         self.row_norm = max(x["row_norm"] for x in s)
-        self.max_factor = max(x["max_factor"] for x in s)
+        self.max_cost_factor = max(x["max_factor"] for x in s)  # of the cost: tokens
+        self.max_factor = self.max_cost_factor  # of C_i/C: times the largest class weight
         self.shards = None
 
     def _distinct_columns(self):
@@ -677,9 +679,26 @@ class ShardedData:
                 return source, self.global_line(i, line), value
         return None
 
-    def prepare(self, d, bias=0.0, n_classes=0):
+    def class_counts(self):
+        """(labels, counts) of the examples of all the shards (a round)."""
+        client = self.session.client
+        parts = self.session.gather(
+            [client.submit(class_counts, f, pure=False) for f in self.loaded]
+        )
+        labels = np.unique(np.concatenate([labels for labels, _ in parts]))
+        counts = np.zeros(len(labels), dtype=np.int64)
+        for part_labels, part_counts in parts:
+            counts[np.searchsorted(labels, part_labels)] += part_counts
+        return labels, counts
+
+    def prepare(self, d, bias=0.0, n_classes=0, class_weights=None):
         """The shards for a run (:func:`.shards.prepare_shard`); a shard read again later
-        (its worker lost) is checked against the fingerprints of its first reading."""
+        (its worker lost) is checked against the fingerprints of its first reading.
+        ``class_weights`` {label: weight} of the run (None: none): C_i's bound grows by
+        the largest, the same for any sharding."""
+        self.max_factor = self.max_cost_factor * (
+            1.0 if class_weights is None else max(class_weights.values())
+        )
         client = self.session.client
         self.shards = [
             client.submit(
@@ -690,6 +709,7 @@ class ShardedData:
                 n_classes,
                 self._run_columns,
                 x["fingerprints"],
+                class_weights,
                 pure=False,
             )
             for f, x in zip(self.loaded, self.summaries)

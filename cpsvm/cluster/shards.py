@@ -49,6 +49,7 @@ from ..columns import (
     renumbering_pays,
     seen_columns,
 )
+from ..data import ClassWeights
 from ..errors import InputError, OptionError
 from ..io.streams import InputStream
 from ..io.svmlight import BLOCK_SIZE, parse_svmlight_stream, stream_blocks
@@ -432,6 +433,7 @@ class Shard:
         self.n = X.shape[0]
         self.y = np.asarray(data.y, dtype=np.float64)
         self.factors = data.cost
+        self.class_weights = None  # {label: weight} of the run (prepare_shard)
         self.lines = data.line_numbers
         self.source = data.source
         self.index = index
@@ -473,11 +475,19 @@ class Shard:
         """C_i = scale·cost_i (cost_i SVMlight's cost: factor, 1 if none)."""
         key = ("costs", scale)
         if key not in self.state:
-            self.state[key] = (
-                np.full(self.n, scale)
-                if self.factors is None
-                else scale * np.asarray(self.factors, dtype=np.float64)
-            )
+            if self.class_weights is not None:
+                # as a single machine's: the cost: factor times the class's weight
+                # (cpsvm.data.Dataset.cost_factors), then the scale
+                weighed = ClassWeights.of_labels(self.y, self.class_weights)
+                if self.factors is not None:
+                    weighed = np.asarray(self.factors, dtype=np.float64) * weighed
+                self.state[key] = scale * weighed
+            else:
+                self.state[key] = (
+                    np.full(self.n, scale)
+                    if self.factors is None
+                    else scale * np.asarray(self.factors, dtype=np.float64)
+                )
         return self.state[key]
 
     def classes(self):
@@ -612,13 +622,22 @@ def check_fingerprints(shard, fingerprints):
             )
 
 
-def prepare_shard(shard, d, bias, n_classes, feature_ids=None, fingerprints=None):
+def class_counts(shard):
+    """(labels, their counts) of a shard's examples (class weights: ``balanced`` counts
+    the classes over all shards)."""
+    return np.unique(shard.y, return_counts=True)
+
+
+def prepare_shard(
+    shard, d, bias, n_classes, feature_ids=None, fingerprints=None, class_weights=None
+):
     """The shard for a run: the same bytes as the first reading's ``fingerprints`` (if
     given), in its columns (:meth:`Shard.onto_run_columns`), Ψ's size ``d`` of a class
     (its bias column at d), the bias, the classes (0: binary), the rows of the cut it
     can touch if few (``touched``, :func:`.partials.touched_rows`); the cached state of
-    any earlier run is dropped."""
+    any earlier run is dropped; ``class_weights`` {label: weight} of the run, or None."""
     check_fingerprints(shard, fingerprints)
+    shard.class_weights = class_weights
     shard.onto_run_columns(feature_ids)
     shard.d, shard.bias, shard.n_classes = d, float(bias), int(n_classes)
     size = d * n_classes if n_classes else d + (1 if bias else 0)

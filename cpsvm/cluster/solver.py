@@ -28,6 +28,7 @@ from ..engine.working_set import CutWorkingSet
 from ..errors import InputError, OptionError
 from ..models import LinearModel, MulticlassModel
 from ..params.resolved import checked_params
+from ..params.shared import class_weights
 from ..problems import choose_entry
 from ..problems.registry import problem_entry
 from ..solvers.ocas import check_binary_only, libocas_engine_params
@@ -132,13 +133,18 @@ def _model_so_far(oracle, model):
         raise
 
 
-def _model(kind, w, d, bias, n_classes, n, loss_id=0, feature_ids=None):
+def _model(kind, w, d, bias, n_classes, n, loss_id=0, feature_ids=None, class_weights=""):
     """The model of Ψ's weights w; ``feature_ids`` the original indices of renumbered
-    columns (written into the model file)."""
+    columns (written into the model file), ``class_weights`` what it records of them."""
     if kind == "binary":
         if bias:
-            return LinearModel(w[:-1].copy(), -w[-1] * bias, n_train=n, feature_ids=feature_ids)
-        return LinearModel(w.copy(), 0.0, n_train=n, feature_ids=feature_ids)
+            return LinearModel(
+                w[:-1].copy(), -w[-1] * bias, n_train=n, feature_ids=feature_ids,
+                class_weights=class_weights,
+            )  # fmt: skip
+        return LinearModel(
+            w.copy(), 0.0, n_train=n, feature_ids=feature_ids, class_weights=class_weights
+        )
     # Ψ of Crammer-Singer is (d, k) (cpsvm.problems.multiclass.problem); the model's rows
     # are classes.
     return MulticlassModel(
@@ -146,7 +152,19 @@ def _model(kind, w, d, bias, n_classes, n, loss_id=0, feature_ids=None):
         n_train=n,
         loss_id=loss_id,
         feature_ids=feature_ids,
+        class_weights=class_weights,
     )
+
+
+def _class_weights(data, params):
+    """({label: weight}, what the model records) of the run's class weights over all the
+    shards (balanced: the classes counted on every shard, a round), (None, "") without."""
+    weights = class_weights(params)
+    if weights is None:
+        return None, ""
+    labels, counts = data.class_counts()
+    per_class = weights.of_counts(labels, counts, source=data.summaries[0]["source"])
+    return per_class, weights.text_of(per_class)
 
 
 def _finish(kind, algorithm, data, oracle, result, started, w, notes=()):
@@ -203,7 +221,8 @@ def _train_ocas(data, params, callback, should_stop):
     bias = params.bias if kind == "binary" else 0.0
     n_classes = 0 if kind == "binary" else int(max(x["y_max"] for x in data.summaries))
     size_psi = d + (1 if bias else 0) if kind == "binary" else n_classes * d
-    data.prepare(d, bias, n_classes)
+    weights, weights_text = _class_weights(data, params)
+    data.prepare(d, bias, n_classes, weights)
     # libocas's scale: Δ = 1, δΨ = y·x (flip gain 2·½), C_i = C × cost:.
     spec = dict(loss=1.0, margin=1.0, scale=float(params.C), n_classes=n_classes, bias=bias)
     oracle = ClusterOcasOracle(data, size_psi, spec, 1.0, method, params.cut_lambda)
@@ -216,6 +235,7 @@ def _train_ocas(data, params, callback, should_stop):
         n_classes=n_classes,
         n=data.n_examples,
         feature_ids=data.feature_ids,
+        class_weights=weights_text,
     )
     with _model_so_far(oracle, model):
         result = one_slack(
@@ -283,7 +303,8 @@ def _train_struct(data, params, callback, should_stop):
     bias = (1.0 if bias is None else bias) if kind == "binary" else 0.0
     n_classes = 0 if kind == "binary" else int(max(x["y_max"] for x in data.summaries))
     size_psi = d + (1 if bias else 0) if kind == "binary" else n_classes * d
-    data.prepare(d, bias, n_classes)
+    weights, weights_text = _class_weights(data, params)
+    data.prepare(d, bias, n_classes, weights)
     engine_params = CuttingPlaneParams(
         C=params.C,
         epsilon=epsilon,
@@ -342,6 +363,7 @@ def _train_struct(data, params, callback, should_stop):
         n=n,
         loss_id=loss_id,
         feature_ids=data.feature_ids,
+        class_weights=weights_text,
     )
     with _model_so_far(oracle, model):
         result = one_slack(

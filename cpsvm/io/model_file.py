@@ -131,8 +131,16 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
         sv_matrix.data = svmlight_floats(sv_matrix.data)[0]
     kernel = _header_kernel(header, name)
     if kind == "multiclass":
-        return _multiclass_model(header, kernel, sv_matrix, svs.y, renumber, k, d, name)
-    return _kernel_model(header, kernel, sv_matrix, svs, renumber, lines, name)
+        model = _multiclass_model(header, kernel, sv_matrix, svs.y, renumber, k, d, name)
+    else:
+        model = _kernel_model(header, kernel, sv_matrix, svs, renumber, lines, name)
+    model.class_weights = _read_weights_comment(_documents_line(lines, fields))
+    return model
+
+
+def _documents_line(lines, fields) -> bytes:
+    """The 'number of training documents' line of a header of ``fields``."""
+    return lines[[label for label, _ in fields].index("number of training documents") + 1]
 
 
 def _support_vectors(raw, name, body_start, first_sv_line, n_sv, dim):
@@ -381,7 +389,12 @@ def _format_linear(model, comment="") -> list:
     from ..models import highest_index
 
     lines = [SVMLIGHT_VERSION] + kernel_header(
-        Kernel(), highest_index(model), model.n_train, 1, model.b, _trained_for(model)
+        Kernel(),
+        highest_index(model),
+        model.n_train,
+        1,
+        model.b,
+        _trained_for(model) + _weights_comment(model),
     )
     lines[-1] += _platt_comment(model)
     columns, weights = nonzero_entries(np.asarray(model.w, dtype=np.float64))
@@ -404,7 +417,12 @@ def _format_kernel(model) -> list:
     sv = sp.csr_matrix(model.support_vectors)
     sv.sort_indices()
     lines = [SVMLIGHT_VERSION] + kernel_header(
-        model.kernel, highest_index(model), model.n_train, sv.shape[0], model.b, _trained_for(model)
+        model.kernel,
+        highest_index(model),
+        model.n_train,
+        sv.shape[0],
+        model.b,
+        _trained_for(model) + _weights_comment(model),
     )
     lines[-1] += _platt_comment(model)
     comments = model.sv_comments or [""] * sv.shape[0]
@@ -434,7 +452,7 @@ def _format_multiclass(model) -> list:
         f"{model.loss_id} # loss function",
     ]
     # SVMmulticlass sizes its joint feature space k·d + 1.
-    lines += kernel_header(Kernel(), k * d + 1, model.n_train, 1, 0.0)
+    lines += kernel_header(Kernel(), k * d + 1, model.n_train, 1, 0.0, _weights_comment(model))
     if model.feature_ids is None:
         entries = nonzero_entries(np.ravel(model.W))
     else:  # class y's weight of feature j at (y-1)·d + j, j its original index
@@ -542,6 +560,7 @@ def _read_rff(raw, name, float32_features):
         task=task,
         feature_ids=ids,
         platt=_read_platt(lines[field_line["threshold b"] - 1], name, field_line["threshold b"]),
+        class_weights=_read_weights_comment(_documents_line(lines, fields)),
     )
 
 
@@ -550,7 +569,12 @@ def _format_rff(model) -> list:
     from ..models import highest_index
 
     header = kernel_header(
-        Kernel(RBF, gamma=model.gamma), highest_index(model), model.n_train, 0, model.b
+        Kernel(RBF, gamma=model.gamma),
+        highest_index(model),
+        model.n_train,
+        0,
+        model.b,
+        _weights_comment(model),
     )[:8]
     ids = model.feature_ids
     lines = (
@@ -702,6 +726,22 @@ def _trained_for(model) -> str:
         return ""
     fraction = f" --p {format_number(model.k_fraction)}" if model.k_fraction else ""
     return f", trained for -l {loss_id}{fraction} ({PERF_LOSS_NAMES[loss_id]})"
+
+
+def _weights_comment(model) -> str:
+    """What a model trained with class weights adds to the comment of its 'number of
+    training documents' line (after _trained_for's): ', class weights 1:5'; nothing
+    without them."""
+    weights = getattr(model, "class_weights", "")
+    return f", class weights {weights}" if weights else ""
+
+
+def _read_weights_comment(line: bytes) -> str:
+    """The class weights a 'number of training documents' line records ("" if none)."""
+    import re
+
+    found = re.search(rb", class weights (.*?) *$", line.partition(b"#")[2].rstrip(b"\r\n"))
+    return "" if found is None else found.group(1).decode("utf-8", "replace")
 
 
 def _read_trained_for(line: bytes, name):

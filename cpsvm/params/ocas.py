@@ -16,6 +16,8 @@ from . import shared
 if TYPE_CHECKING:
     import numpy as np
 
+    from ..data import ClassWeights
+
 PROBLEMS = ("auto", "binary", "multiclass")
 METHODS = {i: m.name for i, m in OCAS_LEARN.items()}
 LOSSES = ("hinge", "squared-hinge")
@@ -44,15 +46,7 @@ class OcasParams:
         type=Range(float, -1e150, 1e150, expected="a bias -b of magnitude at most 1e150"),
         show_default=True,
     )
-    cost_factor: float = option(
-        "-j",
-        help="Cost factor (SVMlight's -j): training errors on positive examples outweigh "
-        "errors on negative ones by this factor, which multiplies their C_i (of -c, -C and "
-        "cost: alike). Binary problems only.",
-        default=1.0,
-        type=Range(float, 0, 1e150, min_open=True, expected="a cost factor 0 < -j <= 1e150"),
-        show_default=True,
-    )
+    cost_factor: float = shared.cost_factor()
     method: int | None = option(
         "-m",
         help="0 plain cutting plane (BMRM, as SVMperf), 1 OCAS, 2 dual coordinate descent with "
@@ -128,6 +122,7 @@ class OcasParams:
         type=Choice(LOSSES, expected="--loss hinge or squared-hinge"),
         show_default=True,
     )
+    class_weight: ClassWeights | None = shared.class_weight()
 
     def __post_init__(self):
         check_fields(self)
@@ -135,6 +130,7 @@ class OcasParams:
     def validate(self):
         """The rules between fields (each field's own range is its declaration's, checked
         as the Params is made)."""
+        shared.class_weights(self)  # -j and --class-weight: not both
         if self.method == 2 and self.qp_bound > 0:
             raise InputError("-q (QPBound) stops OCAS only: -m 2 stops on -a, -r or -t")
         if self.method == 2 and self.margin_bounds:

@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING
 
 from ..conventions import MARGIN_RESCALING
 from ..engine.solver_table import CP_LEARN, choices_text
+from ..errors import OptionError
 from ..options import Choice, Later, Range, check_fields, option, positive
 from ..problems import entries, entry_of, resolve_problem
 from . import shared
 
 if TYPE_CHECKING:
+    from ..data import ClassWeights
     from ..kernels import Kernel
 
 ALGORITHMS = tuple(i for i, m in CP_LEARN.items() if m.same_as is None)  # -w's own methods
@@ -143,6 +145,8 @@ class StructParams:
     margin_bounds: bool | None = shared.margin_bounds(
         "Binary problems with a linear model (-w 2, 3, 9); default 0."
     )  # binary linear: None = the solver's MARGIN_BOUNDS_DEFAULT[-w]
+    cost_factor: float = shared.cost_factor()
+    class_weight: ClassWeights | None = shared.class_weight()
 
     def __post_init__(self):
         check_fields(self)
@@ -153,6 +157,7 @@ class StructParams:
         read. Each field's own range is its declaration's, checked as the Params is
         made. Changes nothing: the settings derived (the problem, its loss and options)
         are the run's Resolved (cpsvm.solvers.one_slack.settings)."""
+        shared.class_weights(self)  # -j and --class-weight: not both
         spec = resolve_problem(self.problem)
         if spec != "auto":
             self.checked(entry_of(spec))
@@ -164,4 +169,21 @@ class StructParams:
         options = entry.command_line.options_of(self.options)
         notes = []
         loss_id = entry.training.check_run(self, loss_id, options, notes)
+        self._check_class_weights(entry, loss_id)
         return loss_id, options, notes
+
+    def _check_class_weights(self, entry, loss_id):
+        """--class-weight and -j: classification problems whose loss is a sum over the
+        examples (not SVMperf's losses over the whole label vector); -j binary only."""
+        if self.cost_factor != 1 and entry.name != "binary":
+            raise OptionError("a cost factor (-j) is for binary problems only")
+        if self.class_weight is None and self.cost_factor == 1:
+            return
+        flag = "-j" if self.class_weight is None else "--class-weight"
+        if not entry.training.class_weights:
+            raise OptionError(f"{flag} is for classification problems (binary, multiclass) only")
+        if not entry.training.decomposes(loss_id):
+            raise OptionError(
+                f"{flag} weighs each example's loss: -l {loss_id} is a loss over the whole "
+                "label vector (use -l 2, the error rate)"
+            )

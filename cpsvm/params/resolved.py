@@ -29,7 +29,8 @@ class Resolved:
     cluster's shards decide it as they are trained); ``method`` ocas_learn's -m for
     these data (None: each C of a path picks its own); ``entry`` cp_learn's problem
     entry, ``loss_id`` its -l, ``options`` its options with their defaults filled,
-    ``notes`` what its checks said of the settings."""
+    ``notes`` what its checks said of the settings; ``classes`` the labels of the
+    whole training set when class weights are given (a fold's part may miss one)."""
 
     params: Any
     problem: str
@@ -38,6 +39,7 @@ class Resolved:
     loss_id: int | None = None
     options: Mapping = field(default_factory=lambda: MappingProxyType({}))
     notes: tuple = ()
+    classes: tuple | None = None  # the training data's labels, when class weights need them
 
     def at(self, C: float) -> Resolved:
         """The same settings at another C (a value of a path, the C chosen by --cv): no

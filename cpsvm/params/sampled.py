@@ -11,6 +11,7 @@ from ..options import Choice, Range, check_fields, option, positive
 from . import shared
 
 if TYPE_CHECKING:
+    from ..data import ClassWeights
     from ..kernels import Kernel
 
 ALGORITHMS = tuple(SAMPLED_LEARN)
@@ -76,6 +77,8 @@ class SampledParams:
     seed: int = shared.seed("Seed of the draws: the same seed gives the same model file.")
     probability: bool = shared.probability()
     n_threads: int | None = shared.threads()  # numba threads for the run (None: the caller's)
+    cost_factor: float = shared.cost_factor()
+    class_weight: ClassWeights | None = shared.class_weight()
 
     @property
     def problem(self) -> str:
@@ -86,5 +89,6 @@ class SampledParams:
         check_fields(self)
 
     def validate(self):
-        """No rule between its fields: each field's range is its declaration's, checked
-        as the Params is made."""
+        """The one rule between its fields: -j and --class-weight not both (each field's
+        range is its declaration's, checked as the Params is made)."""
+        shared.class_weights(self)

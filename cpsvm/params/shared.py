@@ -9,7 +9,7 @@ import dataclasses
 import math
 
 from ..errors import InputError, OptionError
-from ..options import Choice, Range, finite_positive, member, option
+from ..options import Choice, Range, ValueType, finite_positive, member, option
 
 
 def trade_off(help: str, default=dataclasses.MISSING, **settings):
@@ -173,3 +173,85 @@ def probability():
         default=False,
         is_flag=True,
     )
+
+
+class ClassWeightType(ValueType):
+    """``--class-weight``'s values: ``LABEL:W[,LABEL:W...]`` or ``balanced``, made a
+    :class:`cpsvm.data.ClassWeights` (loaded when a value is given: -h loads no numpy)."""
+
+    name = "LABEL:W,...|balanced"
+
+    def parse(self, text):
+        from ..data import ClassWeights
+
+        return ClassWeights.parse(text)
+
+    def check(self, value, what: str = ""):
+        from ..data import ClassWeights
+
+        if not isinstance(value, ClassWeights):
+            raise OptionError(
+                "expected --class-weight a cpsvm.data.ClassWeights (ClassWeights.parse"
+                f"('1:5') or ClassWeights(balanced=True)), got {value!r}"
+            )
+        return value
+
+
+def class_weight(classes: str = "the class LABEL"):
+    """--class-weight: each class's factor of C (None: none)."""
+    return option(
+        "--class-weight",
+        help=f"Multiply C for the examples of {classes} by W (LIBLINEAR's class weights, "
+        "scikit-learn's class_weight); 'balanced': each class by n/(k*n_class), computed on "
+        "the data trained (each fold's own in cross-validation). Multiplies the cost: tokens "
+        "and a cost file alike; recorded in the model file and the statistics.",
+        default=None,
+        type=ClassWeightType(),
+        metavar="LABEL:W,...",
+    )
+
+
+def cost_factor():
+    """-j, SVMlight's cost factor: ``--class-weight 1:W`` (binary problems)."""
+    return option(
+        "-j",
+        help="Cost factor (SVMlight's): training errors on positive examples outweigh "
+        "errors on negative ones by this factor, which multiplies their C_i (and cost: "
+        "tokens, a cost file) alike: class weight 1:W, the same model. Binary problems only.",
+        default=1.0,
+        type=Range(float, 0, 1e150, min_open=True, expected="a cost factor 0 < -j <= 1e150"),
+        show_default=True,
+    )
+
+
+def class_weights(params):
+    """The class weights of a learner's ``params``: its --class-weight, or -j's
+    ``1:W`` (None: neither). Both given: OptionError."""
+    weights = getattr(params, "class_weight", None)
+    factor = getattr(params, "cost_factor", 1.0)
+    if factor == 1:
+        return weights
+    if weights is not None:
+        raise OptionError("give -j or --class-weight, not both (-j W is --class-weight 1:W)")
+    from ..data import ClassWeights
+
+    return ClassWeights(((1.0, float(factor)),))
+
+
+def weighed(model, dataset, params, classes=None):
+    """``model`` with the class weights of its training (``params``' on ``dataset``, a
+    part of a training set of ``classes``) recorded, as its model file says them."""
+    weights = class_weights(params)
+    if weights is not None:
+        model.class_weights = weights.described(dataset.y, classes)
+    return model
+
+
+def training_classes(dataset, params) -> tuple | None:
+    """The labels of the whole training set when ``params`` give class weights (a fold's
+    part is weighed knowing them: cpsvm.params.resolved.Resolved.classes), else None."""
+    if class_weights(params) is None:
+        return None
+    import numpy as np
+
+    return tuple(float(a) for a in np.unique(dataset.y))

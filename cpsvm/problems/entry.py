@@ -278,6 +278,7 @@ class Training(Part):
     coordinate_descent = False
     kernels = False
     on_features = False
+    class_weights = False  # --class-weight and -j apply (its examples have classes)
 
     def check_run(self, params, loss_id, options, notes) -> int:
         """The loss id to train: the problem's refusals of the run's settings (rescaling,

@@ -106,6 +106,7 @@ def train_and_save(train, data, params, model_file, monitor, terminate=False):
             model, info = train(data, params, callback=monitor, should_stop=stop)
         if stop.terminated:
             info.terminated = stop.terminated
+        info.class_weights = getattr(model, "class_weights", "")  # (the statistics say them)
     finally:
         monitor.close()
     cpu = time.process_time() - started

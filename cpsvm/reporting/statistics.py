@@ -92,6 +92,13 @@ def _printer(out):
     return lambda s: print(s, file=out)
 
 
+def class_weights_line(info) -> str | None:
+    """The class weights of the run (--class-weight, -j) as its model file records them
+    (balanced: each class's, computed on the data trained); None without them."""
+    weights = getattr(info, "class_weights", "")
+    return f"Class weights: {weights}" if weights else None
+
+
 def struct_statistics(info, params, cpu, out):
     """SVMstruct's statistics of a cp_learn run (the 1-slack engine's result), with the
     lines the problem's entry adds: its work counters and its objective restated in its
@@ -108,6 +115,8 @@ def struct_statistics(info, params, cpu, out):
     method = CP_LEARN[info.algorithm]
     reason = stop_reason(r.status, "struct-gap" if method.stops_on_gap else "struct")
     p(f"Stopped because: {reason}")
+    if class_weights_line(info):
+        p(class_weights_line(info))
     p(f"Final epsilon on KKT-Conditions: {max(r.violation, 0.0):.5f}")
     p(f"Upper bound on duality gap: {r.gap:.5f}")
     p(f"Dual objective value: dval={r.dual:.5f}")
@@ -161,6 +170,8 @@ def ocas_statistics(info, params, model_file, out):
     s = info.seconds
     passes = OCAS_LEARN[info.method].statistics == "passes"
     print(f"Problem: {info.problem}", file=out)
+    if class_weights_line(info):
+        print(class_weights_line(info), file=out)
     print(f"Stopping condition: {reason}", file=out)
     if passes:
         print(
@@ -215,6 +226,8 @@ def sampled_statistics(info, params, cpu, out):
     p(f"Algorithm: {SAMPLED_LEARN[info.algorithm].name}, sample size r={info.sample_size}")
     style = f"sampled-{info.algorithm}"
     p(f"Stopped because: {stop_reason(r.status, style, p=params.patience)}")
+    if class_weights_line(info):
+        p(class_weights_line(info))
     p(f"Final epsilon on KKT-Conditions: {max(r.violation, 0.0):.5f}")
     estimated = " (xi estimated on the last sample)" if info.primal_is_estimate else ""
     p(f"Dual objective value (working set): dval={r.dual:.5f}")

@@ -120,12 +120,24 @@ def expected_failed_checks(estimator) -> dict:
             "changes that average, and so where the run stops; the two models agree "
             "within epsilon, not to 1e-7 (at epsilon=1e-4 the check passes)"
         )
+    failed = {}
+    if "class_weight" in estimator.get_params():
+        failed["check_class_weight_classifiers"] = _CLASS_WEIGHT_BLOBS
     if reason is None:
-        return {}
+        return failed
     return {
+        **failed,
         "check_sample_weight_equivalence_on_dense_data": reason,
         "check_sample_weight_equivalence_on_sparse_data": reason,
     }
+
+
+_CLASS_WEIGHT_BLOBS = (
+    "the check's blobs lie far from the origin, and a model without an intercept (ocas_learn's "
+    "default -b 0, Crammer-Singer's multiclass, sampled_learn's kernel expansion) cannot "
+    "give class 0 the half-space the weights ask for: LinearSVC(fit_intercept=False) fails "
+    "it too; the weights are checked against LinearSVC's in tests/sklearn/test_class_weight.py"
+)
 
 
 def load_model(path):

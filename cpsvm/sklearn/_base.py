@@ -29,7 +29,7 @@ except ImportError as _error:  # pragma: no cover - tested in a subprocess
 import numpy as np
 import scipy.sparse as sp
 
-from ..data import Dataset
+from ..data import BALANCED, ClassWeights, Dataset
 from ..engine.platt import probabilities
 from ..errors import InputError
 from ..io.model_file import read_model, write_model
@@ -84,7 +84,40 @@ def _given_fields(estimator, **more) -> dict:
             if field not in more
         }
     )
+    if values.get("class_weight") is not None:
+        values["class_weight"] = _class_weight(estimator, values["class_weight"])
     return {**values, **more}
+
+
+def _class_weight(estimator, class_weight):
+    """The commands' ClassWeights of scikit-learn's ``class_weight`` ("balanced", or a
+    dict {class: weight} of the estimator's classes_, which the commands see as their
+    targets: ±1 for two classes, 1..k for more): ValueError for a class not in
+    classes_ or a weight the commands refuse."""
+    if isinstance(class_weight, ClassWeights):
+        return class_weight
+    with _value_errors():
+        if isinstance(class_weight, str):
+            if class_weight != BALANCED:
+                raise ValueError(
+                    f"expected class_weight 'balanced' or a dict, got {class_weight!r}"
+                )
+            return ClassWeights(balanced=True)
+        if not isinstance(class_weight, dict):
+            raise ValueError(f"expected class_weight 'balanced' or a dict, got {class_weight!r}")
+        classes = list(getattr(estimator, "classes_", []))
+        targets = [-1.0, 1.0] if len(classes) == 2 else [i + 1.0 for i in range(len(classes))]
+        pairs = []
+        for label, weight in class_weight.items():
+            if label not in classes:
+                raise ValueError(f"class_weight: class {label!r} is not in classes_ {classes!r}")
+            if not (isinstance(weight, (int, float, np.number)) and 0 < weight < np.inf):
+                raise ValueError(
+                    f"class_weight: expected weights that are finite numbers > 0, got "
+                    f"{label!r}: {weight!r}"
+                )
+            pairs.append((targets[classes.index(label)], float(weight)))
+        return ClassWeights.of_pairs(pairs, "class_weight")
 
 
 def svmlight_kernel(kernel, gamma, degree, coef0, X=None) -> Kernel:

@@ -39,6 +39,7 @@ from ..engine.working_set import CutWorkingSet
 from ..errors import InputError
 from ..params.ocas import OcasParams
 from ..params.resolved import Resolved, resolved
+from ..params.shared import class_weights, training_classes, weighed
 from ..problems import choose_problem, problem_entry
 from ..problems.binary.problem import BinaryProblem
 from ..problems.multiclass.problem import MulticlassProblem
@@ -75,13 +76,14 @@ def settings(dataset: Dataset, params: OcasParams, *, pick: bool = True) -> Reso
     multiclass) and, with ``pick``, the method when -m is not given (:func:`choose_method`
     at ``params.C``; a path picks it at each C)."""
     kind = choose_problem(dataset, params.problem)
+    classes = training_classes(dataset, params)
     method = params.method
     if method is None and pick:
-        method = choose_method(kind, dataset.X, example_costs(dataset, params), params)
-    return Resolved(params, kind, method=method)
+        method = choose_method(kind, dataset.X, example_costs(dataset, params, classes), params)
+    return Resolved(params, kind, method=method, classes=classes)
 
 
-def example_costs(dataset: Dataset, params: OcasParams) -> np.ndarray:
+def example_costs(dataset: Dataset, params: OcasParams, classes=None) -> np.ndarray:
     """C_i of every example: -C's (or C) times the file's ``cost:`` factor."""
     n = dataset.n_examples
     if params.example_costs is not None:
@@ -90,18 +92,15 @@ def example_costs(dataset: Dataset, params: OcasParams) -> np.ndarray:
             raise InputError(f"expected {n} per-example costs C_i > 0, got {len(costs)}")
     else:
         costs = np.full(n, float(params.C))
-    factors = cost_factors(dataset, params)
+    factors = cost_factors(dataset, params, classes)
     return costs if factors is None else costs * factors
 
 
-def cost_factors(dataset: Dataset, params: OcasParams) -> np.ndarray | None:
-    """Each example's factor of its C_i: the file's ``cost:`` token, times -j for the
-    positive examples (SVMlight's cost factor); None when neither is given."""
-    factors = dataset.checked_cost()
-    if params.cost_factor == 1:
-        return factors
-    plain = np.ones(dataset.n_examples) if factors is None else factors
-    return np.where(dataset.y > 0, plain * params.cost_factor, plain)
+def cost_factors(dataset: Dataset, params: OcasParams, classes=None) -> np.ndarray | None:
+    """Each example's factor of its C_i: the file's ``cost:`` token times its class's
+    weight (--class-weight, or -j for the positive examples: SVMlight's cost factor);
+    None when neither is given (cpsvm.data.Dataset.cost_factors)."""
+    return dataset.cost_factors(class_weights(params), classes)
 
 
 def check_binary_only(kind: str, params: OcasParams) -> None:
@@ -129,10 +128,10 @@ def _train(dataset, run, callback, should_stop):
     params, kind, method = run.params, run.problem, run.method
     problem_entry(kind).reading.check_labels(dataset)  # (a fold's part: one class only?)
     n = dataset.n_examples
-    costs = example_costs(dataset, params)
     check_binary_only(kind, params)
+    costs = example_costs(dataset, params, run.classes)
     if params.example_costs is None:  # C against the data before any work
-        factors = cost_factors(dataset, params)
+        factors = cost_factors(dataset, params, run.classes)
         norms = np.sqrt(squared_norms(dataset.X, params.bias**2))
         check_c(params.C, np.ones(n) if factors is None else factors, norms)
     X, y, costs, position = examples_of(dataset.X, dataset.y, costs, params.loss, method)
@@ -150,7 +149,7 @@ def _train(dataset, run, callback, should_stop):
         w, result, seconds = _train_ocas(problem, costs, params, method, callback, should_stop)
         outputs = seconds.pop("outputs")
     seconds["total"] = time.perf_counter() - started
-    model = problem.to_model(w, n_train=n)
+    model = weighed(problem.to_model(w, n_train=n), dataset, params, run.classes)
     error = _training_error(kind, outputs[position], dataset.y)
     return model, OcasInfo(kind, n, result, seconds, error, method)
 
@@ -275,7 +274,8 @@ class OcasPath:
         self.dataset, self.params, self.method = dataset, params, run.method
         self.kind = run.problem
         check_binary_only(self.kind, params)
-        factors = cost_factors(dataset, params)
+        self.classes = run.classes
+        factors = cost_factors(dataset, params, run.classes)
         self.factors = np.ones(dataset.n_examples) if factors is None else factors
         self.X, self.y, self.unit_costs, self.position = examples_of(
             dataset.X, dataset.y, self.factors, params.loss, self.method
@@ -303,7 +303,7 @@ class OcasPath:
             seconds["total"] = time.perf_counter() - started
         n = self.dataset.n_examples
         error = _training_error(self.kind, outputs[self.position], self.dataset.y)
-        model = self.problem.to_model(w, n_train=n)
+        model = weighed(self.problem.to_model(w, n_train=n), self.dataset, params, self.classes)
         return model, OcasInfo(self.kind, n, result, seconds, error, method)
 
     def check_c(self, C: float) -> None:

@@ -36,6 +36,7 @@ from ..kernels import check_kernel_values, kernel_diagonal
 from ..models import KernelModel, fit_columns
 from ..params.one_slack import StructParams
 from ..params.resolved import Resolved, resolved
+from ..params.shared import class_weights, training_classes, weighed
 from ..problems import choose_entry
 from ..sparse_ops import squared_norms
 from ..threads import thread_count
@@ -88,7 +89,7 @@ def settings(dataset: Dataset, params: StructParams) -> Resolved:
     problem = params.problem if ":" in params.problem else entry.name  # a user's: module:Class
     return Resolved(
         params, problem, entry=entry, loss_id=loss_id, options=MappingProxyType(options),
-        notes=tuple(notes),
+        notes=tuple(notes), classes=training_classes(dataset, params),
     )  # fmt: skip
 
 
@@ -107,6 +108,9 @@ class StructPath:
         self.entry = entry = run.entry
         entry.reading.check_labels(dataset)  # (a fold's part: one class only?)
         self.loss_id, self.options, self.notes = run.loss_id, dict(run.options), list(run.notes)
+        self.classes = run.classes
+        # each example's factor of C: its cost: token times its class's weight
+        self.factors = dataset.cost_factors(class_weights(params), run.classes)
         self.nonlinear = not params.kernel.is_linear
         self._check_kernel()
         # A loss over the whole label vector (SVMperf's multivariate ones): one example.
@@ -121,7 +125,7 @@ class StructPath:
         self.nystrom = None
         if self.nonlinear and self.basis_method == 0:
             self.algorithm, self.problem = self._exact_kernel_algorithm(algorithm), None
-            factors = dataset.checked_cost()
+            factors = self.factors
             # k(x_i, x_i) is |φ(x_i)|², the flip's term 2·PSI_SCALE·φ(x_i) (C's bound)
             norms = 2 * PSI_SCALE * np.sqrt(np.abs(kernel_diagonal(params.kernel, dataset.X)))
             unit = (np.ones(self.n) if factors is None else factors) / self.n
@@ -201,7 +205,7 @@ class StructPath:
         """(each example's weight cost_i/n in the 1-slack risk, SVMlight's cost: factors
         or None): a user's problem gets the factors when its examples are the file's
         lines, a loss over the whole label vector never (said)."""
-        cost_factors = self.dataset.checked_cost()
+        cost_factors = self.factors
         if (
             cost_factors is not None
             and problem is not None
@@ -318,6 +322,7 @@ class StructPath:
                 problem.record_loss(model)
         else:
             model = problem.to_model(w, n_train=n, loss_id=loss_id)
+        weighed(model, self.dataset, params, self.classes)
         info = TrainInfo(
             self.entry.name,
             algorithm,
@@ -338,12 +343,13 @@ class StructPath:
         dataset, n = self.dataset, self.n
         engine_params.use_cache = False
         oracle = KernelCutOracle(
-            dataset.X, dataset.y, params.kernel, params.rescaling, costs=dataset.checked_cost()
+            dataset.X, dataset.y, params.kernel, params.rescaling, costs=self.factors
         )
         result = one_slack(oracle, engine_params, callback=callback, should_stop=should_stop)
         coef = oracle.expansion(result.alpha)
         support = np.flatnonzero(coef)
         model = KernelModel(dataset.X[support], coef[support], 0.0, params.kernel, n_train=n)
+        weighed(model, dataset, params, self.classes)
         norm_w = math.sqrt(max(0.0, float(coef @ oracle.scores(result.alpha))))
         return model, TrainInfo(
             self.entry.name,

@@ -33,7 +33,7 @@ oracles are :mod:`cpsvm.engine.sampled_cuts`; this module is the training functi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
@@ -45,6 +45,7 @@ from ..kernels import check_kernel_values, kernel_diagonal
 from ..models import KernelModel
 from ..params.resolved import Resolved, as_given, resolved
 from ..params.sampled import SampledParams
+from ..params.shared import class_weights, training_classes, weighed
 from ..problems import check_binary_labels
 from ..threads import thread_count
 
@@ -81,17 +82,24 @@ def train(dataset: Dataset, run: Resolved | SampledParams, *, callback=None, sho
     model so far is returned, status "interrupted"). The run uses ``params.n_threads``
     numba threads and leaves the caller's count as it was.
     """
-    params = resolved(run, dataset, as_given).params
+    run = resolved(run, dataset, settings)
+    params = run.params
     with thread_count(params.n_threads), c_bound(params.C):
-        return _train(dataset, params, callback=callback, should_stop=should_stop)
+        return _train(dataset, params, run.classes, callback=callback, should_stop=should_stop)
 
 
-def _train(dataset: Dataset, params: SampledParams, *, callback=None, should_stop=None):
+def settings(dataset: Dataset, params: SampledParams) -> Resolved:
+    """The run's settings: the Params as given, and the training set's classes when class
+    weights are given (a fold's part is weighed knowing them)."""
+    return replace(as_given(dataset, params), classes=training_classes(dataset, params))
+
+
+def _train(dataset: Dataset, params: SampledParams, classes, *, callback=None, should_stop=None):
     check_binary_labels(dataset)
     check_kernel_values(params.kernel, dataset)
     # C against the data before any work: C_i = C·cost_i/n, |δΨ_i| <= sqrt(k(x_i, x_i))
     # up to the problem's scale (each cut's norm is checked exactly as it is made)
-    factors = dataset.checked_cost()
+    factors = dataset.cost_factors(class_weights(params), classes)
     n = dataset.n_examples
     unit = (np.ones(n) if factors is None else factors) / max(n, 1)
     check_c(params.C, unit, np.sqrt(np.abs(kernel_diagonal(params.kernel, dataset.X))))
@@ -99,7 +107,7 @@ def _train(dataset: Dataset, params: SampledParams, *, callback=None, should_sto
     const = params.algorithm == "const"
     oracle_class = ConstantTimeOracle if const else LinearTimeOracle
     oracle = oracle_class(
-        dataset.X, dataset.y, params.kernel, params.sample_size, rng, costs=dataset.checked_cost()
+        dataset.X, dataset.y, params.kernel, params.sample_size, rng, costs=factors
     )
     engine_params = CuttingPlaneParams(
         C=params.C,
@@ -134,6 +142,7 @@ def _train(dataset: Dataset, params: SampledParams, *, callback=None, should_sto
     rows, coef = rows[nonzero], coef[nonzero]
     n = dataset.n_examples
     model = KernelModel(dataset.X[rows], coef, 0.0, params.kernel, n_train=n)
+    weighed(model, dataset, params, classes)
     alpha = result.alpha
     norm_w = (
         math.sqrt(max(0.0, 2.0 * (result.primal - params.C * result.xi))) if len(alpha) else 0.0

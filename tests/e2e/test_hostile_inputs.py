@@ -278,6 +278,11 @@ def _feature_files(tmp):
     zero[2] = "-1 0:1 3:1"
     _write(tmp / "zero.train", zero)
     _write(tmp / "dna60.train", _lines(SAMPLES / "dna1k.train", 60))
+    # class 3 on one line only: a fold's training part of --cv 2 has none
+    dna = _lines(SAMPLES / "dna1k.train", 60)
+    _write(
+        tmp / "rare3.train", [x for x in dna if x[0] != "3"] + [next(x for x in dna if x[0] == "3")]
+    )
     # regression targets: -1, 0.5, 1 and -1, 0, 1 (a fold's targets may all be +-1)
     sat = [line.split(" ", 1)[1] for line in _lines(SAMPLES / "satimage500.train", 60)]
     _write(tmp / "reg.train", [f"{(-1, 0.5, 1)[k % 3]:g} {x}" for k, x in enumerate(sat)])
@@ -737,6 +742,51 @@ FEATURE_CASES = {
         ["-c", "1", "{longnum}", "{out}"],
         _refused(1, "longnum.train:3: expected a number of at most 4096 characters"),
     ),
+    # class weights (--class-weight, -j): each refusal one line, no model
+    **{
+        f"{command} --class-weight 1:{weight}": (
+            command,
+            ["-c", "1", "--class-weight", f"1:{weight}", "{first20}", "{out}"],
+            _before_training(2, "--class-weight weights that are finite numbers > 0"),
+        )
+        for command in ("ocas_learn", "cp_learn", "sampled_learn")
+        for weight in ("0", "-2", "nan", "inf")
+    },
+    "ocas --class-weight unknown label": (
+        "ocas_learn",
+        ["-c", "1", "--class-weight", "2:3", "{first20}", "{out}"],
+        _refused(1, "--class-weight: no class 2 in the training data (its classes: -1, 1)"),
+    ),
+    "cp_learn --class-weight unknown label": (
+        "cp_learn",
+        ["-c", "1", "--class-weight", "4:3", "{dna60}", "{out}"],
+        _refused(1, "--class-weight: no class 4 in the training data"),
+    ),
+    "ocas --class-weight repeated label": (
+        "ocas_learn",
+        ["-c", "1", "--class-weight", "1:2,-1:3,1:4", "{first20}", "{out}"],
+        _before_training(2, "expected each label once in --class-weight, got 1 twice"),
+    ),
+    "sampled --class-weight repeated label": (
+        "sampled_learn",
+        ["-c", "1", "--class-weight", "+1:2,1:4", "{first20}", "{out}"],
+        _before_training(2, "expected each label once in --class-weight, got 1 twice"),
+    ),
+    "ocas --class-weight balanced, a class absent from a fold": (
+        "ocas_learn",
+        ["--cv", "2", "-c", "1", "--class-weight", "balanced", "{rare3}", "{out}"],
+        _refused(1, "training part of fold", "class 3 has no example in the data trained on"),
+    ),
+    "cp_learn --class-weight balanced, a class absent from a fold": (
+        "cp_learn",
+        ["--cv", "2", "-c", "1", "--class-weight", "balanced", "{rare3}", "{out}"],
+        _refused(1, "training part of fold", "class 3 has no example in the data trained on"),
+    ),
+    "ocas -j with --class-weight": (
+        "ocas_learn",
+        ["-c", "1", "-j", "2", "--class-weight", "1:2", "{first20}", "{out}"],
+        _before_training(2, "give -j or --class-weight, not both"),
+    ),
     "asset default --k on 300 examples": (
         "asset_learn",
         ["-c", "1000", "-t", "2", "-g", "0.1", "--epochs", "2", "{a300}", "{out}"],
@@ -820,6 +870,7 @@ def feature_outcomes(tmp_path_factory):
             "longnum",
             "three",
             "plus",
+            "rare3",
         )
     }
     plan, order = [], []

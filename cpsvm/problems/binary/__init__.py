@@ -140,6 +140,7 @@ class BinaryTraining(Training):
     coordinate_descent = True
     kernels = True
     on_features = True
+    class_weights = True
 
     def check_run(self, params, loss_id, options, notes):
         """SVMperf's own refusals for its losses and its bias, before any data is read."""

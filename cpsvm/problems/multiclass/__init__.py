@@ -44,6 +44,7 @@ class MulticlassTraining(Training):
     line_search = True
     coordinate_descent = True
     on_features = True
+    class_weights = True
 
     def build_on(self, X, y, loss_id, options, bias):
         from .problem import MulticlassProblem
