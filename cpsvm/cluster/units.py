@@ -33,6 +33,7 @@ import scipy.sparse as sp
 from ..data import Dataset
 from ..errors import InputError
 from ..problems.hmm.problem import HmmProblem
+from ..problems.entry import ProblemSpecError
 from ..problems.registry import entry_of
 from ..problems.user import UserProblemError
 from .shards import ShardSpec, _line_start, plan_shards, worker_task
@@ -189,11 +190,13 @@ def _shard_dataset(shard, d):
 
 def _problem_error(spec, e):
     """A user's problem that cannot be built here: one line naming it and the worker."""
-    if ":" in spec and isinstance(e, (ImportError, UserProblemError)):
+    if ":" in spec and isinstance(e, (ImportError, UserProblemError, ProblemSpecError)):
         what = str(e).splitlines()[0] if str(e) else type(e).__name__
+        what = what.replace(f"cannot import problem {spec!r}: ", "")
+        verb = "imported" if isinstance(e, (ImportError, ProblemSpecError)) else "built"
         return InputError(
-            f"--problem {spec} cannot be built on {worker_name()}: {what} (its module must be "
-            "importable on every worker)"
+            f"--problem {spec} cannot be {verb} on {worker_name()}: {what}"
+            + (" (its module must be importable on every worker)" if verb == "imported" else "")
         )
     return None
 
@@ -216,13 +219,13 @@ def build_units(shard, spec, loss_id, options, d, fix):
     """The shard's units as the problem ``spec`` (a name or module:Class) on the run's
     width ``d``; ``fix``: what the run sets for every shard (hmm's number of tags, a
     user's model options) so that Ψ is the same everywhere."""
-    entry = entry_of(spec)
     data = _shard_dataset(shard, d)
     if shard.n == 0:
         units = UnitShard(None, None, shard.index, shard.source)
         units.ends = _file_ends(shard)
         return units
     try:
+        entry = entry_of(spec)
         entry.reading.check_labels(data)
         if ":" in spec:
             from ..problems.user import load_user_problem
@@ -230,8 +233,6 @@ def build_units(shard, spec, loss_id, options, d, fix):
             problem = load_user_problem(spec, data, fix)
         else:
             problem = entry.training.build(data, loss_id, dict(options, **(fix or {})))
-    except InputError:
-        raise
     except Exception as e:
         error = _problem_error(spec, e)
         if error is None:
