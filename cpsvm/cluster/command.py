@@ -36,7 +36,8 @@ class ClusterOptions:
         "file (cut into byte ranges) or a quoted glob of shard files ('part-*.svm', "
         ".gz too), a path every worker sees or an fsspec URL: s3://, gs://, hdfs://, "
         "http(s)://, file:// (s3fs, gcsfs, pyarrow on the workers for the first three). "
-        "Linear binary and multiclass only; needs pip install cpsvm[dask].",
+        "Linear: binary, multiclass, hmm, rank and module:Class (man cp_learn: the table "
+        "at --scheduler); needs pip install cpsvm[dask].",
         default=None,
         metavar="ADDRESS|local:N",
     )
@@ -206,7 +207,6 @@ class ClusterData:
         """The solver's ``train`` on the cluster's data; ``run`` the run's Resolved."""
         from .session import ClusterLost
         from .solver import train_ocas, train_struct
-
         from .struct_solver import train_units, trains_units
 
         solve = train_ocas if self.solver == "ocas" else train_struct

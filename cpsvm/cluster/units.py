@@ -32,8 +32,8 @@ import scipy.sparse as sp
 
 from ..data import Dataset
 from ..errors import InputError
-from ..problems.hmm.problem import HmmProblem
 from ..problems.entry import ProblemSpecError
+from ..problems.hmm.problem import HmmProblem
 from ..problems.registry import entry_of
 from ..problems.user import UserProblemError
 from .shards import ShardSpec, _line_start, plan_shards, worker_task

@@ -221,9 +221,7 @@ def test_a_worker_lost_then_sigterm(tmp_path):
                 assert model.read_bytes() == reference.read_bytes()
             else:
                 assert proc.returncode == 130, rest
-                classified = run_cli(
-                    "classify", SAMPLES / "ewt30.hmm.test", model, tmp_path / "p"
-                )
+                classified = run_cli("classify", SAMPLES / "ewt30.hmm.test", model, tmp_path / "p")
                 assert classified.returncode == 0, classified.stderr
     finally:
         for proc in workers:
