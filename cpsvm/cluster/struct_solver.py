@@ -21,6 +21,8 @@ import time
 
 import numpy as np
 
+from ..conventions import TOKEN_LOSS
+from ..decoding.viterbi import HmmLayout
 from ..engine.cutting_plane import CuttingPlaneParams, one_slack
 from ..engine.magnitudes import c_bound
 from ..engine.oracles import LinearCutOracle
@@ -180,9 +182,6 @@ def _hmm_grid(data, options, n_tags, described, n, size_psi, margin):
     """The fold grid of the hmm's δΨ sums: bounds of a term a_i·x_tj (emission) and a_i
     (transition) from the global column maxima, a_i = 1/n (times Δ_i <= the loss of a
     whole sentence with slack rescaling)."""
-    from ..conventions import TOKEN_LOSS
-    from ..decoding.viterbi import HmmLayout
-
     layout = HmmLayout(data.n_features, n_tags, options["trans_order"], options["emit_order"])
     longest = max(x["max_len"] for x in described)
     weight = (1.0 / n) * (1.0 if margin else TOKEN_LOSS * max(1, longest))

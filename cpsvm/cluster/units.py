@@ -24,6 +24,7 @@ and starting the next) are refused in one line (:func:`check_units_whole`).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 
@@ -35,7 +36,7 @@ from ..errors import InputError
 from ..problems.entry import ProblemSpecError
 from ..problems.hmm.problem import HmmProblem
 from ..problems.registry import entry_of
-from ..problems.user import UserProblemError
+from ..problems.user import UserProblemError, load_user_problem
 from .shards import ShardSpec, _line_start, plan_shards, worker_task
 from .sources import open_source, worker_name
 
@@ -228,8 +229,6 @@ def build_units(shard, spec, loss_id, options, d, fix):
         entry = entry_of(spec)
         entry.reading.check_labels(data)
         if ":" in spec:
-            from ..problems.user import load_user_problem
-
             problem = load_user_problem(spec, data, fix)
         else:
             problem = entry.training.build(data, loss_id, dict(options, **(fix or {})))
@@ -283,8 +282,6 @@ def _term_count(problem):
 def model_template(units, n_train, loss_id):
     """The shard's model at w = 0 with the run's ``n_train``: the client makes the run's
     model from it (:func:`dataclasses.replace` of w), with or without the cluster."""
-    import dataclasses
-
     model = units.problem.to_model(
         np.zeros(units.problem.size_psi), n_train=n_train, loss_id=loss_id
     )
