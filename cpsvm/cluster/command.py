@@ -155,7 +155,7 @@ def refuse_struct(params, given, example_file=None):
     problem = resolve_problem(params.problem)
     own = own_format(example_file) if problem == "auto" and example_file is not None else None
     params = with_values(params, problem=problem if own is None else own.name)
-    if trains_units(params.problem) and params.problem != "cfg":
+    if trains_units(params.problem):
         refuse_units_options(params)
         return
     basis = 0
@@ -166,6 +166,14 @@ def refuse_struct(params, given, example_file=None):
         except OptionError:  # another problem's --t: no linear binary run either
             basis = None
     refuse_struct_options(params, basis)
+
+
+def _tree_file(example_file) -> bool:
+    """Bracketed trees (the cfg problem's own format, the registry's sniff)."""
+    from ..problems import own_format
+
+    entry = own_format(example_file) if example_file != "-" else None
+    return entry is not None and entry.name == "cfg"
 
 
 class ClusterData:
@@ -183,9 +191,14 @@ class ClusterData:
         planner = None
         if solver == "struct":  # sentences and queries never split (cluster.units)
             from .units import plan_unit_shards as planner
-        self.data = open_data(
-            options.scheduler, example_file, worker_timeout=options.timeout(), planner=planner
-        )
+        if solver == "struct" and _tree_file(example_file):
+            from .trees import open_trees
+
+            self.data = open_trees(options.scheduler, example_file, options.timeout())
+        else:
+            self.data = open_data(
+                options.scheduler, example_file, worker_timeout=options.timeout(), planner=planner
+            )
         self.n_examples = self.data.n_examples
         self.n_features = self.data.n_features
         self.nnz = self.data.nnz

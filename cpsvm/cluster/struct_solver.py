@@ -34,6 +34,7 @@ from .numerics import fold_grid, fold_value
 from .oracles import _ShapeOnly
 from .rounds import Rounds
 from .solver import _finish, _model_so_far, _monitored
+from .trees import TREE_PROBLEM, TreeShards
 from .units import (
     add_cuts,
     build_units,
@@ -148,10 +149,19 @@ def train_units(data, run, *, callback=None, should_stop=None):
 def _build(data, spec, loss_id, options, fix):
     session = data.session
     client = session.client
-    units = [
-        client.submit(build_units, f, spec, loss_id, options, data.n_features, fix, pure=False)
-        for f in data.loaded
-    ]
+    if isinstance(data, TreeShards):
+        units = data.build(loss_id, options)
+    elif spec == TREE_PROBLEM:
+        raise InputError(
+            "expected bracketed trees (the cfg problem's own format: a .mrg name, or a first "
+            "character '('), got SVMlight lines",
+            source=data.summaries[0]["source"],
+        )
+    else:
+        units = [
+            client.submit(build_units, f, spec, loss_id, options, data.n_features, fix, pure=False)
+            for f in data.loaded
+        ]
     described = session.gather([client.submit(describe_units, u, pure=False) for u in units])
     return units, described
 
@@ -212,6 +222,8 @@ def _train_units(data, params, callback, should_stop):
     units, described, size_psi = _same_psi(data, spec, loss_id, options, fix)
     check_units_whole(described)
     n = sum(x["n"] for x in described)
+    if isinstance(data, TreeShards):
+        data.n_examples = n
     grid = None
     if any(x["hmm"] for x in described if x["n"]):
         grid = _hmm_grid(data, options, n_tags, described, n, size_psi, margin)

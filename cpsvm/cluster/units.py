@@ -165,6 +165,7 @@ class UnitShard:
         self.weights = None  # a_i = cost_i/n, once n is known (:func:`set_total`)
         self.grid = None  # the fold grid of the hmm's δΨ (None: exact integers)
         self.ends = ()  # (file, first qid, last qid) of each file of the shard
+        self.rows = None  # the problem's units this shard sums (None: all of them)
 
     def __sizeof__(self):
         problem = self.problem
@@ -251,8 +252,13 @@ def describe_units(units):
         return dict(n=0, size_psi=None, options=None, eps_units=0.0, n_train=0, max_len=0,
                     n_terms=0, hmm=False, ends=units.ends)  # fmt: skip
     options = problem.model_options() if hasattr(problem, "model_options") else None
-    model = problem.to_model(np.zeros(problem.size_psi), n_train=problem.n_examples)
-    eps = float(problem.epsilon_scale) * problem.n_examples
+    n = _count(units)
+    if units.rows is None:
+        model = problem.to_model(np.zeros(problem.size_psi), n_train=n)
+        n_train = int(getattr(model, "n_train", 0) or 0)
+    else:
+        n_train = n
+    eps = float(problem.epsilon_scale) * n
     nearest = round(eps)
     if abs(eps - nearest) <= 1e-9 * max(1.0, abs(eps)):
         eps = float(nearest)  # a count (rank's pairs): the same in every sharding
@@ -260,16 +266,20 @@ def describe_units(units):
     if isinstance(problem, HmmProblem):
         max_len = int(np.max(np.diff(problem.starts), initial=0))
     return dict(
-        n=problem.n_examples,
+        n=n,
         size_psi=problem.size_psi,
         options=options,
         eps_units=eps,
-        n_train=int(getattr(model, "n_train", 0) or 0),
+        n_train=n_train,
         max_len=max_len,
         n_terms=_term_count(problem),
         hmm=isinstance(problem, HmmProblem),
         ends=units.ends,
     )
+
+
+def _count(units):
+    return units.problem.n_examples if units.rows is None else len(units.rows)
 
 
 def _term_count(problem):
@@ -293,7 +303,7 @@ def model_template(units, n_train, loss_id):
 def set_total(units, n, grid):
     """The run's number of units (the weights a_i = cost_i/n) and the hmm's fold grid."""
     if units.problem is not None:
-        m = units.problem.n_examples
+        m = _count(units)
         units.weights = (np.ones(m) if units.factors is None else np.asarray(units.factors)) / n
     units.grid = grid
     return units
@@ -358,8 +368,9 @@ def units_cut(units, w, rescaling, margin_rescaling):
     problem = units.problem
     if problem is None:
         return (0, {}), time.perf_counter() - t0
-    labels = problem.separate(w, rescaling)
-    losses = np.asarray(problem.losses(labels), dtype=np.float64)
+    rows = units.rows
+    labels = problem.separate(w, rescaling, rows)
+    losses = np.asarray(problem.losses(labels, rows), dtype=np.float64)
     a = units.weights
     c = sum(exact_ints(a * losses))
     weights = a if margin_rescaling else a * losses
@@ -369,9 +380,11 @@ def units_cut(units, w, rescaling, margin_rescaling):
         deposit_terms(acc, units.grid, index, values)
         return (c, acc), time.perf_counter() - t0
     g = {}
-    own = problem.split_labels(labels, np.arange(problem.n_examples))
+    rows = np.arange(problem.n_examples) if rows is None else rows
+    own = problem.split_labels(labels, rows)
     for i in np.flatnonzero(weights != 0).tolist():
-        v = np.asarray(problem.delta_psi_sum([weights[i]], own[i], [i]), dtype=np.float64)
+        v = problem.delta_psi_sum([weights[i]], own[i], [int(rows[i])])
+        v = np.asarray(v, dtype=np.float64)
         nz = np.flatnonzero(v)
         for j, x in zip(nz.tolist(), exact_ints(v[nz])):
             g[j] = g.get(j, 0) + x

@@ -683,7 +683,7 @@ def test_scheduler_addresses_are_checked_before_connecting(spec):
         (["--t", "1"], "linear models only"),
         (["-w", "4"], "-w 4 cannot run on a cluster"),
         (["-l", "10"], "error rate (-l 2) only"),
-        (["--problem", "cfg"], "--problem cfg cannot run on a cluster"),
+        (["--problem", "hmm", "-w", "9"], "-w 9 cannot run on a cluster for the hmm problem"),
     ],
 )
 def test_cluster_refusals_come_before_connecting(sets, tmp_path, args, message):

@@ -55,8 +55,10 @@ def cluster(tmp_path_factory):
 
 
 def split_units(path, parts, folder, stem):
-    """``parts`` files of whole units (runs of equal qid, or lines without qid)."""
+    """``parts`` files of whole units (runs of equal qid, lines without qid, or trees:
+    one a line in the samples)."""
     lines = path.read_text().splitlines(keepends=True)
+    suffix = path.suffix if path.suffix == ".mrg" else ".txt"
     qid = [re.search(r"qid:(\d+)", line) for line in lines]
     cuts = [0]
     for k in range(1, parts):
@@ -67,8 +69,8 @@ def split_units(path, parts, folder, stem):
     cuts.append(len(lines))
     folder.mkdir(exist_ok=True)
     for k in range(parts):
-        (folder / f"{stem}-{k}.txt").write_text("".join(lines[cuts[k] : cuts[k + 1]]))
-    return str(folder / f"{stem}-*.txt")
+        (folder / f"{stem}-{k}{suffix}").write_text("".join(lines[cuts[k] : cuts[k + 1]]))
+    return str(folder / f"{stem}-*{suffix}")
 
 
 def learn(*args, env=None):
@@ -108,6 +110,7 @@ def check_same(single, runs, model_head, tolerance):
     [
         ("hmm", SAMPLES / "ewt60.hmm.train", ["-c", "1"], "SVM-HMM"),
         ("rank", SAMPLES / "toy.rank.train", ["-c", "3"], "SVM-light"),
+        ("cfg", SAMPLES / "toy.train.mrg", ["-c", "30"], "cpsvm cfg model"),
     ],
 )
 def test_the_single_machines_problem_same_model_any_sharding(
