@@ -32,6 +32,7 @@ from ..params.resolved import checked_params
 from ..problems.registry import auto_order, entry_of
 from .numerics import fold_grid, fold_value
 from .oracles import _ShapeOnly
+from .partials import dense_folds
 from .rounds import Rounds
 from .solver import _finish, _model_so_far, _monitored
 from .trees import TREE_PROBLEM, TreeShards
@@ -131,7 +132,7 @@ class ClusterUnitsOracle(LinearCutOracle):
 
 def _dense(g, size):
     if not isinstance(g, dict):
-        return fold_value(g)
+        return fold_value(dense_folds(g))
     out = np.zeros(size)
     for j, x in g.items():
         out[j] = exact_value(x)

@@ -37,6 +37,7 @@ from ..problems.entry import ProblemSpecError
 from ..problems.hmm.problem import HmmProblem
 from ..problems.registry import entry_of
 from ..problems.user import UserProblemError, load_user_problem
+from .partials import SPARSE_SHARE, SparseFolds, add_folds
 from .shards import ShardSpec, _line_start, plan_shards, worker_task
 from .sources import open_source, worker_name
 
@@ -139,15 +140,25 @@ def exact_value(n: int) -> float:
     return n / (1 << EXACT_SHIFT)
 
 
-def deposit_terms(acc, sig, index, values):
-    """acc[index] += values, each term split into the folds of its row's grid (exact:
-    :mod:`.numerics`); numpy's sums of a fold add multiples of one quantum."""
+def deposit_terms(sig, index, values):
+    """The folds of Σ values by index, each term split into the folds of its row's grid
+    (exact: :mod:`.numerics`; numpy's sums of a fold add multiples of one quantum), on
+    the rows the terms touch: SparseFolds while they are few (:mod:`.partials`), else
+    dense."""
+    rows, at = np.unique(index, return_inverse=True)
+    acc = np.zeros((len(rows), sig.shape[1]))
     x = np.asarray(values, dtype=np.float64)
+    grid = sig[rows]
     for k in range(acc.shape[1]):
-        s = sig[index, k]
+        s = grid[at, k]
         q = (s + x) - s
-        acc[:, k] += np.bincount(index, weights=q, minlength=len(acc))
+        acc[:, k] += np.bincount(at, weights=q, minlength=len(rows))
         x = x - q
+    if len(rows) <= SPARSE_SHARE * len(sig):
+        return SparseFolds(rows, acc, len(sig))
+    dense = np.zeros(sig.shape)
+    dense[rows] = acc
+    return dense
 
 
 # -- a shard's units -------------------------------------------------------------------------
@@ -375,10 +386,8 @@ def units_cut(units, w, rescaling, margin_rescaling):
     c = sum(exact_ints(a * losses))
     weights = a if margin_rescaling else a * losses
     if units.grid is not None:
-        acc = np.zeros(units.grid.shape)
         index, values = _hmm_terms(problem, weights, labels)
-        deposit_terms(acc, units.grid, index, values)
-        return (c, acc), time.perf_counter() - t0
+        return (c, deposit_terms(units.grid, index, values)), time.perf_counter() - t0
     g = {}
     rows = np.arange(problem.n_examples) if rows is None else rows
     own = problem.split_labels(labels, rows)
@@ -406,4 +415,4 @@ def add_cuts(a, b):
         return c, gb
     if isinstance(gb, dict):
         return c, ga
-    return c, ga + gb
+    return c, add_folds(ga, gb)
