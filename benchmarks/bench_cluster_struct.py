@@ -87,9 +87,9 @@ def main():
     shards = split(train, 4)
     common = ["-c", a.c, "-e", a.e]
     configs = {
-        "one machine (default -w)": common + [str(train)],
-        "one machine -w 3": common + ["-w", "3", str(train)],
         "local:2, 4 shards": ["--scheduler", "local:2", *common, shards],
+        "one machine -w 3": common + ["-w", "3", str(train)],
+        "one machine (default -w)": common + [str(train)],
     }
     times = {name: [] for name in configs}
     figures = {}
@@ -99,6 +99,7 @@ def main():
             seconds, pval, its = run(args, model)
             times[name].append(seconds)
             figures[name] = (pval, its, model)
+            print(f"  ({name}: {seconds:.2f} s, pval {pval:.4f}, {its} iterations)", flush=True)
     extra = {
         "local:1, 4 shards": ["--scheduler", "local:1", *common, shards],
         "local:2, one file": ["--scheduler", "local:2", *common, str(train)],
@@ -108,13 +109,16 @@ def main():
         seconds, pval, its = run(args, model)
         times[name] = [seconds]
         figures[name] = (pval, its, model)
+        print(f"  ({name}: {seconds:.2f} s, pval {pval:.4f}, {its} iterations)", flush=True)
     reference = statistics.median(times["one machine (default -w)"])
+    reference_w3 = statistics.median(times["one machine -w 3"])
     print(f"EWT train: {train} ({train.stat().st_size / 1e6:.1f} MB), -c {a.c} -e {a.e}")
     for name in times:
         pval, its, model = figures[name]
         t = statistics.median(times[name])
         print(
-            f"{name:28s} {t:7.2f} s  x{t / reference:5.2f}  pval {pval:.4f}  "
+            f"{name:28s} {t:7.2f} s  x{t / reference:5.2f} (x{t / reference_w3:5.2f} of -w 3)  "
+            f"pval {pval:.4f}  "
             f"{its:4d} iterations  token accuracy {accuracy(test, model, out):.2f}%"
         )
     base = Path(figures["local:2, 4 shards"][2]).read_bytes()
