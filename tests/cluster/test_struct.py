@@ -228,3 +228,33 @@ def test_a_worker_lost_then_sigterm(cluster, tmp_path):
             assert "terminated (SIGTERM) at iteration" in rest, rest
             classified = run_cli("classify", SAMPLES / "ewt30.hmm.test", model, tmp_path / "p")
             assert classified.returncode == 0, classified.stderr
+
+
+@pytest.mark.parametrize("parts", [2, 3, 7])
+def test_byte_ranges_begin_where_a_unit_begins(tmp_path, parts):
+    """One file's byte ranges each begin at a line whose qid differs from the line
+    before (comment lines between a sentence's tokens do not end it); a file without
+    qid is cut at lines."""
+    from cpsvm.cluster.units import plan_unit_shards
+
+    text = (SAMPLES / "ewt60.hmm.train").read_bytes()
+    lines = text.splitlines(keepends=True)
+    lines.insert(10, b"# a comment inside a sentence\n")
+    source = tmp_path / "train.hmm"
+    source.write_bytes(b"".join(lines))
+    specs = plan_unit_shards(str(source), parts)
+    assert specs[0].start == 0 and specs[-1].end == len(source.read_bytes())
+    data = source.read_bytes()
+    for before, spec in zip(specs, specs[1:]):
+        assert before.end == spec.start
+        if spec.start in (0, len(data)):
+            continue
+        assert data[spec.start - 1 : spec.start] == b"\n"
+        previous = data[: spec.start - 1].rsplit(b"\n", 1)[-1]
+        following = data[spec.start :].split(b"\n", 1)[0]
+        qid = re.compile(rb"qid:(\d+)")
+        assert qid.search(previous).group(1) != qid.search(following).group(1)
+    plain = tmp_path / "plain.svm"
+    plain.write_bytes(b"".join(b"1 1:%d\n" % i for i in range(100)))
+    cuts = [s.start for s in plan_unit_shards(str(plain), parts)]
+    assert cuts == sorted(cuts) and len(set(cuts)) == parts
