@@ -159,12 +159,38 @@ def _build(data, spec, loss_id, options, fix):
             source=data.summaries[0]["source"],
         )
     else:
+        where = _spread(session, data.loaded)
         units = [
-            client.submit(build_units, f, spec, loss_id, options, data.n_features, fix, pure=False)
-            for f in data.loaded
-        ]
+            client.submit(
+                build_units, f, spec, loss_id, options, data.n_features, fix, pure=False,
+                workers=[at] if at else None, allow_other_workers=at is not None,
+            )
+            for f, at in zip(data.loaded, where)
+        ]  # fmt: skip
     described = session.gather([client.submit(describe_units, u, pure=False) for u in units])
     return units, described
+
+
+def _spread(session, shards):
+    """A worker for each shard's units: its own, unless that worker holds more than its
+    share (Dask placed the loads where it liked), then the least loaded one (the shard
+    moves there once): the oracle's work, the run's, spread over the workers."""
+    with session._lost_guard():
+        held = session.client.who_has(shards)
+    workers = sorted(session.workers())
+    if not workers:
+        return [None] * len(shards)
+    cap = -(-len(shards) // len(workers))
+    load = dict.fromkeys(workers, 0)
+    where = []
+    for f in shards:
+        owners = held.get(f.key) or ()
+        at = owners[0] if owners and owners[0] in load else None
+        if at is None or load[at] >= cap:
+            at = min(workers, key=lambda w: (load[w], w))
+        load[at] += 1
+        where.append(at)
+    return where
 
 
 def _same_psi(data, spec, loss_id, options, fix):
