@@ -81,6 +81,9 @@ def main():
     parser.add_argument("-c", default="5000")
     parser.add_argument("-e", default="0.5")
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument(
+        "--no-extra", action="store_true", help="skip the local:1 and one-file comparisons"
+    )
     a = parser.parse_args()
     out = Path(a.out)
     train, test = convert(Path(a.data), out)
@@ -104,6 +107,8 @@ def main():
         "local:1, 4 shards": ["--scheduler", "local:1", *common, shards],
         "local:2, one file": ["--scheduler", "local:2", *common, str(train)],
     }
+    if a.no_extra:
+        extra = {}
     for name, args in extra.items():
         model = str(out / f"model-extra-{abs(hash(name))}")
         seconds, pval, its = run(args, model)
@@ -122,7 +127,7 @@ def main():
             f"{its:4d} iterations  token accuracy {accuracy(test, model, out):.2f}%"
         )
     base = Path(figures["local:2, 4 shards"][2]).read_bytes()
-    for name in ("local:1, 4 shards", "local:2, one file"):
+    for name in extra:
         same = Path(figures[name][2]).read_bytes() == base
         print(f"model of {name} == local:2, 4 shards: {same}")
 
