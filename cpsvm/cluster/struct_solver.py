@@ -256,7 +256,18 @@ def _train_units(data, params, callback, should_stop):
         grid = _hmm_grid(data, options, n_tags, described, n, size_psi, margin)
     session, client = data.session, data.session.client
     grid_future = session.keep(grid) if grid is not None else None
-    units = [client.submit(set_total, u, n, grid_future, pure=False) for u in units]
+    # Each where its units are (Dask would take them to the grid's worker, the larger
+    # input, and leave one worker all the work).
+    with session._lost_guard():
+        held = client.who_has(units)
+    units = [
+        client.submit(
+            set_total, u, n, grid_future, pure=False,
+            workers=list(held.get(u.key) or ()) or None,
+            allow_other_workers=bool(held.get(u.key)),
+        )
+        for u in units
+    ]  # fmt: skip
     first = next(i for i, x in enumerate(described) if x["n"])
     n_train = sum(x["n_train"] for x in described)
     template = session.gather([client.submit(model_template, units[first], n_train, loss_id)])[0]
