@@ -172,8 +172,7 @@ def _tree_file(example_file) -> bool:
     """Bracketed trees (the cfg problem's own format, the registry's sniff)."""
     from ..problems import own_format
 
-    entry = own_format(example_file) if example_file != "-" else None
-    return entry is not None and entry.name == "cfg"
+    return example_file != "-" and own_format(example_file) is not None
 
 
 class ClusterData:

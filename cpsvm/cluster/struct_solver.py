@@ -197,6 +197,11 @@ def _same_psi(data, spec, loss_id, options, fix):
     """The units of every shard with one Ψ (see the module docstring)."""
     units, described = _build(data, spec, loss_id, options, fix)
     sizes = {x["size_psi"] for x in described if x["size_psi"] is not None}
+    if len(sizes) > 1 and any(x["hmm"] for x in described):
+        # SVMhmm's tags: the file's (the largest of every shard) on every shard
+        tags = int(max(x["y_max"] for x in data.summaries if x["n"]))
+        units, described = _build(data, spec, loss_id, options, {"n_tags": tags})
+        sizes = {x["size_psi"] for x in described if x["size_psi"] is not None}
     if len(sizes) > 1 and ":" in spec:
         widest = max((x for x in described if x["size_psi"]), key=lambda x: x["size_psi"])
         units, described = _build(data, spec, loss_id, options, widest["options"] or {})
@@ -241,12 +246,8 @@ def _train_units(data, params, callback, should_stop):
             f"--scheduler trains the {entry.name} problem on feature indices below 2^20 only"
         )
     margin = params.rescaling == 2
-    fix = None
-    n_tags = 0
-    if entry.name == "hmm":  # the file's tags, the same Ψ on every shard
-        n_tags = int(max(x["y_max"] for x in data.summaries if x["n"]))
-        fix = {"n_tags": n_tags}
-    units, described, size_psi = _same_psi(data, spec, loss_id, options, fix)
+    units, described, size_psi = _same_psi(data, spec, loss_id, options, None)
+    n_tags = int(max((x["y_max"] for x in data.summaries if x["n"]), default=0))
     check_units_whole(described)
     n = sum(x["n"] for x in described)
     if isinstance(data, TreeShards):

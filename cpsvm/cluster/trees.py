@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
+
 from ..errors import InputError
 from ..io.trees import read_tree_dataset
 from ..problems.registry import entry_of
+from .session import Session
 from .shards import worker_task
 from .sources import is_pattern, is_url, list_pattern
 from .units import UnitShard
@@ -58,8 +61,6 @@ def _read(files, max_length):
 def build_tree_units(files, index, count, loss_id, options):
     """The whole treebank's problem on this worker, its units the ``index``-th of
     ``count`` shares (one file each when the glob has ``count`` files)."""
-    import numpy as np
-
     entry = entry_of(TREE_PROBLEM)
     dataset, sizes = _read(files, options.get("max_length") or 0)
     entry.reading.check_labels(dataset)
@@ -76,8 +77,6 @@ def build_tree_units(files, index, count, loss_id, options):
 
 def open_trees(scheduler, source, worker_timeout):
     """Connect (or start a local cluster) and list the tree files on a worker."""
-    from .session import Session
-
     session = Session(scheduler, worker_timeout=worker_timeout)
     try:
         return TreeShards(session, source, worker_timeout)
