@@ -247,7 +247,7 @@ def _train_units(data, params, callback, should_stop):
         )
     margin = params.rescaling == 2
     units, described, size_psi = _same_psi(data, spec, loss_id, options, None)
-    n_tags = int(max((x["y_max"] for x in data.summaries if x["n"]), default=0))
+    n_tags = int(max((x.get("y_max", 0) for x in data.summaries if x["n"]), default=0))
     check_units_whole(described)
     n = sum(x["n"] for x in described)
     if isinstance(data, TreeShards):
