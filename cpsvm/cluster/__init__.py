@@ -43,6 +43,12 @@ The modules, from the bottom up:
                 results, the tree that copies w
     oracles     ClusterCutOracle and ClusterOcasOracle for the engine's 1-slack loop
     solver      train_ocas and train_struct: the oracles on the engine's loop
+    units       the structured problems (hmm, rank, cfg, a user's) on the workers: each
+                shard's units as the problem's own object, its oracle's exact partial
+                cut; byte ranges cut at qid boundaries
+    trees       cfg's bracketed trees: every worker reads the treebank (the grammar is
+                all of it) and parses its share
+    struct_solver  cp_learn -w 3 of those problems: their oracle on the engine's loop
     command     the learners' --scheduler option and their flow on a cluster
 
 Faults. A worker lost mid-run (or frozen past WORKER_TIMEOUT and the longest task,

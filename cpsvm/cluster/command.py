@@ -36,7 +36,8 @@ class ClusterOptions:
         "file (cut into byte ranges) or a quoted glob of shard files ('part-*.svm', "
         ".gz too), a path every worker sees or an fsspec URL: s3://, gs://, hdfs://, "
         "http(s)://, file:// (s3fs, gcsfs, pyarrow on the workers for the first three). "
-        "Linear binary and multiclass only; needs pip install cpsvm[dask].",
+        "Linear: binary, multiclass, hmm, rank and module:Class (man cp_learn: the table "
+        "at --scheduler); needs pip install cpsvm[dask].",
         default=None,
         metavar="ADDRESS|local:N",
     )
@@ -77,8 +78,9 @@ def _shard_count(session) -> int:
     return max(1, session.n_workers)
 
 
-def open_data(scheduler, example_file, parts=None, worker_timeout=WORKER_TIMEOUT):
-    """Connect (or start a local cluster) and load the shards on the workers."""
+def open_data(scheduler, example_file, parts=None, worker_timeout=WORKER_TIMEOUT, planner=None):
+    """Connect (or start a local cluster) and load the shards on the workers; ``planner``
+    plans them (:func:`.shards.plan_shards` by default)."""
     from .session import Session, ShardedData
     from .shards import check_source, plan_shards, shard_loaders
     from .sources import is_url
@@ -92,7 +94,7 @@ def open_data(scheduler, example_file, parts=None, worker_timeout=WORKER_TIMEOUT
     try:
         count = parts or _shard_count(session)
         # Planned where the shards will be read: the client need not see the files.
-        specs = session.run(plan_shards, example_file, count, worker_timeout)
+        specs = session.run(planner or plan_shards, example_file, count, worker_timeout)
         data = ShardedData(session, *shard_loaders(specs, count))
     except BaseException:
         session.close()
@@ -146,11 +148,15 @@ def refuse_struct(params, given, example_file=None):
     and refused by its problem's name."""
     from ..problems import own_format, problem_entry, resolve_problem
     from .solver import refuse_struct_options
+    from .struct_solver import refuse_units_options, trains_units
 
     refuse_margin_bounds(params.margin_bounds)
     problem = resolve_problem(params.problem)
     own = own_format(example_file) if problem == "auto" and example_file is not None else None
     params = with_values(params, problem=problem if own is None else own.name)
+    if trains_units(params.problem):
+        refuse_units_options(params)
+        return
     basis = 0
     if "--t" in given:
         binary = problem_entry("binary").command_line
@@ -159,6 +165,13 @@ def refuse_struct(params, given, example_file=None):
         except OptionError:  # another problem's --t: no linear binary run either
             basis = None
     refuse_struct_options(params, basis)
+
+
+def _tree_file(example_file) -> bool:
+    """Bracketed trees (the cfg problem's own format, the registry's sniff)."""
+    from ..problems import own_format
+
+    return example_file != "-" and own_format(example_file) is not None
 
 
 class ClusterData:
@@ -173,7 +186,17 @@ class ClusterData:
     def __init__(self, options: ClusterOptions, example_file, model_file, solver: str):
         self.model_file = model_file
         self.solver = solver
-        self.data = open_data(options.scheduler, example_file, worker_timeout=options.timeout())
+        planner = None
+        if solver == "struct":  # sentences and queries never split (cluster.units)
+            from .units import plan_unit_shards as planner
+        if solver == "struct" and _tree_file(example_file):
+            from .trees import open_trees
+
+            self.data = open_trees(options.scheduler, example_file, options.timeout())
+        else:
+            self.data = open_data(
+                options.scheduler, example_file, worker_timeout=options.timeout(), planner=planner
+            )
         self.n_examples = self.data.n_examples
         self.n_features = self.data.n_features
         self.nnz = self.data.nnz
@@ -183,22 +206,29 @@ class ClusterData:
         """binary or multiclass, from the shards' labels (as on one machine: the
         registry's choose_entry)."""
         from .solver import choose_kind
+        from .struct_solver import choose_units
 
-        if self.solver == "struct" and requested == "auto":
-            self.data.refuse_structured()  # where the single machine trains a structure
+        if self.solver == "struct":
+            chosen = choose_units(self.data, requested)
+            if chosen is not None:  # the single machine's structured problem
+                return chosen
         return choose_kind(self.data, requested)
 
     def train(self, _, run, *, callback=None, should_stop=None):
         """The solver's ``train`` on the cluster's data; ``run`` the run's Resolved."""
         from .session import ClusterLost
         from .solver import train_ocas, train_struct
+        from .struct_solver import train_units, trains_units
 
         solve = train_ocas if self.solver == "ocas" else train_struct
+        if self.solver == "struct" and trains_units(run.params.problem):
+            solve = train_units
         try:
             return solve(self.data, run, callback=callback, should_stop=should_stop)
         except ClusterLost as e:
             # OCAS keeps its best point (ocas_learn, cp_learn -w 9); -w 3 its last.
             best = self.solver == "ocas" or run.params.algorithm in (None, 9)
+            best = best and not (self.solver == "struct" and trains_units(run.params.problem))
             raise lost_cluster(e, self.model_file, best) from None
         finally:
             self.close()

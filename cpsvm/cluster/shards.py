@@ -415,6 +415,10 @@ class Shard:
                 data = data[0]
         parts = data if isinstance(data, list) else [data]
         self.problem = next(filter(None, map(structured_problem, parts)), None)
+        # The lines' qid (sentences, queries: the units of cpsvm.cluster.units), None if
+        # a file has none.
+        qids = [getattr(p, "qid", None) for p in parts]
+        self.qid = None if any(q is None for q in qids) else np.concatenate(qids)
         if isinstance(data, list):
             X, y, cost, lines, self.sources, self.part_of = _joined(data)
             data = SimpleNamespace(X=X, y=y, cost=cost, line_numbers=lines, source=self.sources[0])

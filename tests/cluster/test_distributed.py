@@ -683,7 +683,7 @@ def test_scheduler_addresses_are_checked_before_connecting(spec):
         (["--t", "1"], "linear models only"),
         (["-w", "4"], "-w 4 cannot run on a cluster"),
         (["-l", "1", "-o", "1"], "-w 9 needs margin rescaling"),
-        (["--problem", "cfg"], "--problem cfg cannot run on a cluster"),
+        (["--problem", "hmm", "-w", "9"], "-w 9 cannot run on a cluster for the hmm problem"),
     ],
 )
 def test_cluster_refusals_come_before_connecting(sets, tmp_path, args, message):
@@ -758,25 +758,16 @@ def test_a_local_cluster_leaves_the_callers_environment_as_it_was():
 def test_a_file_cp_learn_trains_as_a_structure_is_told(sample, problem):
     """The shards say which structured problem cp_learn's auto takes their file for (the
     registry's detect on each shard): an SVM-hmm file, a ranking; a binary file none.
-    The cluster refuses the first two (it would train another model than the single
-    machine)."""
+    The cluster trains that problem (cpsvm.cluster.struct_solver), as one machine."""
     from conftest import SAMPLES
+
+    from cpsvm.cluster.struct_solver import choose_units
 
     for parts in (1, 2):
         data = file_shards(SAMPLES / sample, parts)
         found = {x["problem"][0] if x["problem"] else None for x in data.summaries}
         assert found == {problem}
-        if problem is None:
-            data.refuse_structured()
-            continue
-        with pytest.raises(InputError) as error:
-            data.refuse_structured()
-        assert str(error.value).startswith(
-            f"{SAMPLES / sample}: cp_learn trains this file as the {problem} problem ("
-        )
-        assert str(error.value).endswith(
-            "which a cluster (--scheduler) cannot train yet: train it without --scheduler"
-        )
+        assert choose_units(data, "auto") == problem
 
 
 def test_bracketed_trees_are_refused_as_the_cfg_format():
@@ -792,16 +783,17 @@ def test_bracketed_trees_are_refused_as_the_cfg_format():
         )
 
 
-def test_cli_an_hmm_file_is_refused_by_cp_learn(tmp_path):
-    """cp_learn --scheduler on an SVM-hmm file: one line, exit 1, no model (the single
-    machine trains an HMM; the cluster would train its tokens as classes)."""
+def test_cli_an_hmm_file_is_trained_as_one(tmp_path):
+    """cp_learn --scheduler on an SVM-hmm file trains an HMM, as one machine does (it once
+    trained the tokens as classes, exit 0)."""
     from conftest import SAMPLES
 
     model = tmp_path / "m"
     r = run_cli("learn", "--scheduler", "local:2", "-c", "1", SAMPLES / "ewt60.hmm.train", model)
-    assert r.returncode == 1 and not model.exists(), r.stderr
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and "as the hmm problem" in lines[0], lines
+    assert r.returncode == 0, r.stderr
+    assert model.read_text().startswith("SVM-HMM Version V3.10"), model.read_text()[:80]
+    classified = run_cli("classify", SAMPLES / "ewt30.hmm.test", model, tmp_path / "p")
+    assert classified.returncode == 0, classified.stderr
 
 
 def test_a_change_before_while_or_after_the_first_reading_is_told_apart(
