@@ -228,6 +228,13 @@ class AssetParams:
         "--approx none only; default 0, except with --method gd on data with at least "
         f"{GD_BOUNDS_MIN_NNZ} non-zeros."
     )  # None: MARGIN_BOUNDS_DEFAULT[method]
+    init_model: object | None = shared.init_model(
+        "Start ASSET's stochastic subgradient at this model's (gamma, b): a model of its "
+        "own kind, an SVMlight linear model (--approx none), a random-features model of the "
+        "same map (-g, --k, --seed, the same features), a Nystrom model of the same basis; "
+        "not --star (its first step, 1/(lambda*1), scales the start to 0) nor --method gd. "
+        "With --cv/--c-path it starts every fold at every C."
+    )  # a cpsvm.models model, read by the command (None: from 0)
 
     def __post_init__(self):
         check_fields(self)
@@ -252,6 +259,11 @@ class AssetParams:
                 )
         elif self.loss != "hinge":
             raise OptionError("--loss huber needs --method gd (--approx none)")
+        if self.init_model is not None and (self.star or self.method == "gd"):
+            raise OptionError(
+                "--init-model starts ASSET (--method sgd without --star): ASSET*'s first "
+                "step scales any start to 0"
+            )
         if self.margin_bounds and self.approx != "none":
             raise OptionError("--margin-bounds 1 needs --approx none (the input features)")
 

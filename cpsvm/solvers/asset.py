@@ -32,7 +32,7 @@ from ..engine.sgd import EPSILON_INSENSITIVE, HINGE, SGDSettings, huber_gd, run_
 from ..errors import InputError
 from ..kernel_rows import row_sq_norms
 from ..kernels import RBF, Kernel, check_kernel_values
-from ..models import KernelModel, LinearModel, RandomFeaturesModel
+from ..models import KernelModel, LinearModel, RandomFeaturesModel, model_kind_name, start_weights
 from ..params.asset import (
     BASIS_SIZE,
     HALF,
@@ -232,6 +232,7 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
         )
     sample = slice(0, m, -(-m // OBJECTIVE_SAMPLE))
     rule_objective = _sample_objective(source, y, sample, lam, params.tube if regression else None)
+    start = _start(params.init_model, feature_map, dataset, regression, offset)
     result = run_sgd(
         source,
         y,
@@ -241,6 +242,7 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
         objective=rule_objective,
         callback=callback,
         should_stop=should_stop,
+        start=start,
     )
     gamma, b = result.gamma, result.b + offset
     objective, training_error = _training_fit(source, gamma, b, y + offset, lam, params, m)
@@ -480,6 +482,48 @@ def _validator(validation: Dataset, feature_map, params, budget_bytes, regressio
         return float(np.mean(np.where(f > 0, 1.0, -1.0) != yv))
 
     return error
+
+
+def _start(model, feature_map, dataset: Dataset, regression: bool, offset: float):
+    """(γ_0, b_0) of --init-model in the engine's terms (b the intercept, SVMlight's
+    threshold negated, regression's target mean taken out), or None. The model must be
+    of the run's own kind: the input features' linear model (--approx none), or the
+    same feature map's (random features drawn alike, the same Nyström basis)."""
+    from ..approx import NystromMap
+
+    if model is None:
+        return None
+    b_0 = -float(getattr(model, "b", 0.0)) - offset
+    if feature_map is None:
+        (gamma,) = start_weights(model, (LinearModel,), dataset.n_features, dataset.feature_ids)
+        return gamma, b_0
+    if isinstance(feature_map, NystromMap):
+        same = (
+            type(model) is KernelModel
+            and model.kernel == feature_map.kernel
+            and model.support_vectors.shape == feature_map.basis.shape
+            and (model.support_vectors != feature_map.basis).nnz == 0
+        )
+        if not same:
+            raise InputError(
+                "--init-model: expected a Nystrom model of this run's basis (the same data, "
+                f"--k and --seed), got a {model_kind_name(model)} of another"
+            )
+        gamma = np.linalg.lstsq(feature_map.projection, model.coef, rcond=None)[0]
+        return gamma, b_0
+    same = (
+        type(model) is RandomFeaturesModel
+        and model.omega.shape == feature_map.omega.shape
+        and np.array_equal(model.omega, feature_map.omega)
+        and np.array_equal(model.nu, feature_map.nu)
+        and (model.task == "regression") == regression
+    )
+    if not same:
+        raise InputError(
+            "--init-model: expected a random-features model of this run's map (the same "
+            f"features, -g, --k and --seed), got a {model_kind_name(model)} of another"
+        )
+    return model.coef / feature_map.scale, b_0
 
 
 def _model(feature_map, gamma, b, params: AssetParams, dataset: Dataset, m: int):
