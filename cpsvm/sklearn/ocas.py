@@ -10,6 +10,7 @@ from ._base import (
     _check_choice,
     _Classifier,
     _given_fields,
+    _last_fit,
     _monitor,
     _n_threads,
     _params,
@@ -17,6 +18,7 @@ from ._base import (
     _store,
     _time_limit,
     _train,
+    _warm,
 )
 
 # ocas_learn's -m of each method name.
@@ -41,7 +43,9 @@ class OCASClassifier(_Classifier):
     [--lambda]; qp_bound [-q]; fit_intercept, intercept_scaling [-b]: binary only, a
     constant feature of value intercept_scaling, regularised like w (-b 0 = no
     intercept, the default); n_jobs [-p] numba threads, -1 all; verbose [-v] 0 silent,
-    1 a line per iteration on stderr.
+    1 a line per iteration on stderr; warm_start [--init-model] True: a fit starts from
+    the last fit's (or a loaded) model_, of the same classes, as SGDClassifier's
+    warm_start (the stopping rule stays the gap to the optimum).
 
     Attributes: classes_, coef_ (1, d) or (k, d), intercept_, n_iter_, objective_
     (Q_P: ½|w|² + C·Σ loss, the objective LinearSVC minimises), n_features_in_,
@@ -73,6 +77,7 @@ class OCASClassifier(_Classifier):
         "example_costs": "sample_weight",
         "problem": "the classes of y",
         "margin_bounds": "ocas_learn's default",
+        "init_model": "warm_start (the last fit's model)",
     }
 
     def __init__(
@@ -92,12 +97,14 @@ class OCASClassifier(_Classifier):
         intercept_scaling=1.0,
         n_jobs=None,
         verbose=0,
+        warm_start=False,
     ):
         _store(self, locals())
 
     def fit(self, X, y, sample_weight=None):
+        last = _last_fit(self)
         X, target, cost = self._labelled(X, y, sample_weight)
-        params = self._ocas_params(self.C)
+        params = _warm(self, self._ocas_params(self.C), last)
         monitor = _monitor(self.verbose, self._command, "OCAS")
         _train(self, train, Dataset(X, target, cost=cost), params, monitor)
         return self
