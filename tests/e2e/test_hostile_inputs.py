@@ -292,6 +292,24 @@ def _feature_files(tmp):
         target, qid, rest = line.split(" ", 2)
         rank.append(f"{0 if int(qid[4:]) <= 3 else target} {qid} {rest}")
     _write(tmp / "rank0.train", rank)
+    _init_models(tmp)
+
+
+def _init_models(tmp):
+    """--init-model's models: of another kind, dimension or class set, with a threshold,
+    truncated, and one that fits first20.train."""
+    import numpy as np
+
+    from cpsvm.io.model_file import write_model
+    from cpsvm.models import LinearModel, MulticlassModel
+
+    write_model(tmp / "fits.model", LinearModel(np.full(3, 0.1)))
+    write_model(tmp / "wide.model", LinearModel(np.full(500, 0.1)))
+    write_model(tmp / "threshold.model", LinearModel(np.full(3, 0.1), b=0.5))
+    write_model(tmp / "mc3.model", MulticlassModel(np.full((3, 5), 0.1)))
+    write_model(tmp / "mc4.model", MulticlassModel(np.full((4, 5), 0.1)))
+    text = (tmp / "wide.model").read_bytes()
+    (tmp / "cut.model").write_bytes(text[: len(text) // 2])
 
 
 def _models_with_edited_headers(tmp):
@@ -728,6 +746,51 @@ FEATURE_CASES = {
         _before_training(1, "/no/such/folder/p: "),
     ),
 }
+
+# --init-model (issue 46): a model that does not fit is one line, no model written
+FEATURE_CASES.update(
+    {
+        f"{command} --init-model {what}": (command, [*flags, "--init-model", model, data,
+                                                      "{out}"], check)  # fmt: skip
+        for command, flags, what, model, data, check in [
+            ("ocas_learn", ["-m", "1"], "fits", "{tmp}/fits.model", "{first20}", _trained),
+            ("ocas_learn", ["-m", "2"], "fits", "{tmp}/fits.model", "{first20}", _trained),
+            ("ocas_learn", ["-m", "2"], "of multiclass", "{tmp}/mc3.model", "{dna60}",
+             _trained),
+            ("ocas_learn", [], "of another kind", "{tmp}/mc3.model", "{first20}",
+             _refused(1, "--init-model: expected a binary linear model, got a multiclass")),
+            ("ocas_learn", ["-m", "0"], "of more features", "{tmp}/wide.model", "{first20}",
+             _refused(1, "the model's features go up to index 500")),
+            ("ocas_learn", ["-m", "2"], "of 4 classes", "{tmp}/mc4.model", "{dna60}",
+             _refused(1, "the model has 4 classes, the training data 3")),
+            ("ocas_learn", [], "with b, no -b", "{tmp}/threshold.model", "{first20}",
+             _refused(1, "threshold b = 0.5", "give -b")),
+            ("ocas_learn", [], "truncated", "{tmp}/cut.model", "{first20}",
+             _refused(1, "cut.model", "truncated model file")),
+            ("ocas_learn", [], "the output itself", "{out}", "{first20}",
+             _before_training(2, "MODEL_FILE", "is the --init-model")),
+            ("ocas_learn", [], "missing", "{tmp}/no-such.model", "{first20}",
+             _before_training(2, "no-such.model")),
+            ("cp_learn", ["-c", "1"], "fits", "{tmp}/fits.model", "{first20}", _trained),
+            ("cp_learn", ["-c", "1"], "of another kind", "{tmp}/mc3.model", "{first20}",
+             _refused(1, "--init-model: expected a binary linear model")),
+            ("cp_learn", ["-c", "1", "-w", "3"], "by -w 3", "{tmp}/fits.model", "{first20}",
+             _refused(1, "--init-model starts -w 5 and -w 9")),
+            ("cp_learn", ["-c", "1", "-t", "2"], "with a kernel", "{tmp}/fits.model",
+             "{first20}", _refused(1, "linear binary")),
+            ("cp_learn", ["-c", "1"], "the output itself", "{out}", "{first20}",
+             _before_training(2, "is the --init-model")),
+            ("asset_learn", ["--approx", "none"], "fits", "{tmp}/fits.model", "{first20}",
+             _trained),
+            ("asset_learn", ["--approx", "none"], "of another kind", "{tmp}/mc3.model",
+             "{first20}", _refused(1, "expected a binary linear model")),
+            ("asset_learn", ["-t", "2"], "of another map", "{tmp}/fits.model", "{first20}",
+             _refused(1, "expected a Nystrom model of this run's basis")),
+            ("asset_learn", ["--star", "--approx", "none"], "with --star", "{tmp}/fits.model",
+             "{first20}", _before_training(2, "--init-model starts ASSET")),
+        ]
+    }
+)
 
 HEADER_CASES = [
     "mc.classes",
