@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..errors import OptionError
 from ..options import validate_options
-from ..params.asset import AssetParams, check_approximation, check_trade_off
+from ..params.asset import AssetParams, check_approximation, check_init_model, check_trade_off
 from .common import run
 from .runner import Learner, read_init_model
 
@@ -59,6 +59,7 @@ class AssetLearn(Learner):
         if values["c_path"] is None:
             check_trade_off(values["C"], values["lam"])
         check_approximation(values["approx"], values["kernel_type"])
+        check_init_model(values["init_model_file"] is not None, values["star"], values["method"])
 
     def check(self, job):
         if job.params.method == "gd" and "validation" in job.files:

@@ -766,15 +766,6 @@ def _start_point(start, shape):
     return float(primal), full
 
 
-def alpha_from_margins(margins, costs):
-    """Binary α to start from a w alone (a model file holds no α): each example's α_i at
-    its KKT value for the margin m_i = y_i·⟨w, x_i⟩, C_i inside the margin and 0 beyond;
-    the run recomputes w from α and keeps the model's w as its best primal point (start).
-    Measured against C_i/2 on the margin and against α scaled to D's best along it
-    (benchmarks/bench_warm_start.py): no better."""
-    return np.where(np.asarray(margins, dtype=np.float64) < 1.0, costs, 0.0)
-
-
 def _cs_start(X, y0, costs, k, bias, alpha, W):
     """The starting (α, W) with d + 1 rows: zeros, or the warm start in the new box; the
     examples with x_i = 0 (and no bias) get their optimal α (they never change W)."""

@@ -3,9 +3,9 @@ started from w_0, for ocas_learn -m 2 and cp_learn -w 5.
 
 A model file holds w, not α, and dual coordinate descent keeps w = Σ α_i·y_i·x_i: a
 start is derived from w_0. Binary: α_i at its KKT value for the margin at w_0
-(cpsvm.engine.dcd.alpha_from_margins), w recomputed from α. Crammer-Singer: α = 0
+(:func:`alpha_from_margins`), w recomputed from α. Crammer-Singer: α = 0
 (α_i,y_i = C_i and −C_i on the most violating class of each example with a loss took
-more passes than 0: benchmarks/bench_warm_start.py). Either way w_0, with its objective
+more passes than 0). Either way w_0, with its objective
 P(w_0), is the run's best primal point until a better one is checked: the stopping
 rule's gap P(w_best) − D(α) stays a true duality gap, the cold run's rule.
 """
@@ -14,7 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dcd import alpha_from_margins, binary_hinge_dcd, crammer_singer_dcd
+from .dcd import binary_hinge_dcd, crammer_singer_dcd
+
+
+def alpha_from_margins(margins, costs):
+    """Binary α to start from a w alone: each α_i at its KKT value for the margin m_i =
+    y_i·⟨w, x_i⟩, C_i inside the margin and 0 beyond (C_i/2 on the margin, or α scaled
+    to D's best along it, took as many passes or more on a9a from C = 1 to 2)."""
+    return np.where(np.asarray(margins, dtype=np.float64) < 1.0, costs, 0.0)
 
 
 def crammer_singer_losses(scores, y0):

@@ -259,11 +259,7 @@ class AssetParams:
                 )
         elif self.loss != "hinge":
             raise OptionError("--loss huber needs --method gd (--approx none)")
-        if self.init_model is not None and (self.star or self.method == "gd"):
-            raise OptionError(
-                "--init-model starts ASSET (--method sgd without --star): ASSET*'s first "
-                "step scales any start to 0"
-            )
+        check_init_model(self.init_model is not None, self.star, self.method)
         if self.margin_bounds and self.approx != "none":
             raise OptionError("--margin-bounds 1 needs --approx none (the input features)")
 
@@ -288,6 +284,16 @@ class AssetParams:
 
 # The rules between fields that asset_learn's command line applies as it reads its values,
 # before the Kernel is built (its import loads numpy): written once, here.
+
+
+def check_init_model(given: bool, star: bool, method: str) -> None:
+    """--init-model starts ASSET's subgradient only (the command line's check before the
+    model is read, and the Params')."""
+    if given and (star or method == "gd"):
+        raise OptionError(
+            "--init-model starts ASSET (--method sgd without --star): ASSET*'s first step "
+            "scales any start to 0, gradient descent takes none"
+        )
 
 
 def check_trade_off(C, lam) -> None:

@@ -196,29 +196,15 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
 
     _check_domain(y, lam, max_sq, params, m, regression)
     radius, b_radius = _radii(y, lam, max_sq, params, regression)
-    intercept = not params.star
     step_scale = 1.0
     if not params.star:
         step_scale = _step_scale(source, kernel_rows, y, rng, radius, b_radius, params, regression)
 
     average_last = _average_last(params, m)
-    settings = SGDSettings(
-        lam=lam,
-        loss=EPSILON_INSENSITIVE if regression else HINGE,
-        epsilon=params.tube,
-        star=params.star,
-        intercept=intercept,
-        batch=batch,
-        epochs=params.epochs,
-        average_last=0 if average_last == HALF else average_last,
-        average_half=average_last == HALF,
-        radius=radius,
-        b_radius=b_radius,
-        step_scale=step_scale,
-        tolerance=params.tolerance,
-        min_epochs=MIN_EPOCHS,
-        margin_bounds=params.bounds(dataset.X.nnz),
-    )
+    settings = _sgd_settings(
+        params, lam, regression, batch, average_last, (radius, b_radius), step_scale,
+        dataset.X.nnz,
+    )  # fmt: skip
 
     validate = None
     if validation is not None:
@@ -270,6 +256,28 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
         batch=batch,
     )
     return model, info
+
+
+def _sgd_settings(params, lam, regression, batch, average_last, radii, step_scale, nnz):
+    """The engine's SGDSettings of the run."""
+    radius, b_radius = radii
+    return SGDSettings(
+        lam=lam,
+        loss=EPSILON_INSENSITIVE if regression else HINGE,
+        epsilon=params.tube,
+        star=params.star,
+        intercept=not params.star,
+        batch=batch,
+        epochs=params.epochs,
+        average_last=0 if average_last == HALF else average_last,
+        average_half=average_last == HALF,
+        radius=radius,
+        b_radius=b_radius,
+        step_scale=step_scale,
+        tolerance=params.tolerance,
+        min_epochs=MIN_EPOCHS,
+        margin_bounds=params.bounds(nnz),
+    )
 
 
 def _checked_validation(dataset, params: AssetParams, notes):

@@ -252,3 +252,14 @@ def test_asset_refuses_a_model_of_another_map(binary):
         train_asset(data, other)
     with pytest.raises(InputError, match="ASSET"):
         AssetParams(C=1.0, approx="none", star=True, init_model=first).validate()
+
+
+def test_margin_bounds_start_from_the_model_too(binary):
+    """OCAS with the margin bounds (its pruned oracle) from a model: the cold objective."""
+    params = OcasParams(C=1.0, method=1, tol_rel=TOL, margin_bounds=True)
+    first, _ = train(binary, params)
+    cold, cold_info = train(binary, dataclasses.replace(params, C=2.0))
+    warm, warm_info = train(binary, dataclasses.replace(params, C=2.0, init_model=first))
+    f_cold = objective(cold, binary, 2.0)
+    assert abs(objective(warm, binary, 2.0) - f_cold) <= TOL * f_cold
+    assert warm_info.result.iterations <= cold_info.result.iterations
