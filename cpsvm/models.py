@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .columns import onto_columns, union_columns
+from .errors import InputError
 from .kernels import Kernel
 
 # Rows per block when a kernel model classifies: the granularity of its progress reports.
@@ -402,8 +403,6 @@ def start_weights(model, kinds: tuple, n_features: int, feature_ids=None, n_clas
     features in today's data). Refused in one line (InputError): a model of a type not in
     ``kinds``, one whose highest feature index is above the data's (a model of other
     data), one of another number of classes than ``n_classes``."""
-    from .errors import InputError
-
     if type(model) not in kinds:
         wanted = " or ".join(model_kind_name(k) for k in kinds)
         raise InputError(f"--init-model: expected a {wanted}, got a {model_kind_name(model)}")

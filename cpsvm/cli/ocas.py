@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..cluster.command import ClusterData, ClusterOptions, refuse_ocas
-from ..errors import OptionError
+from ..errors import InputError, OptionError
 from ..options import Range, option, validate_options
 from ..params.ocas import OcasParams
 from .common import run
@@ -24,7 +24,6 @@ def read_costs(path, data=None):
 
     import numpy as np
 
-    from ..errors import InputError
     from ..io.streams import read_bytes, source_name
 
     name = source_name(path)

@@ -501,10 +501,9 @@ def _start(model, feature_map, dataset: Dataset, regression: bool, offset: float
 
     if model is None:
         return None
-    b_0 = -float(getattr(model, "b", 0.0)) - offset
     if feature_map is None:
         (gamma,) = start_weights(model, (LinearModel,), dataset.n_features, dataset.feature_ids)
-        return gamma, b_0
+        return gamma, -model.b - offset
     if isinstance(feature_map, NystromMap):
         same = (
             type(model) is KernelModel
@@ -518,7 +517,7 @@ def _start(model, feature_map, dataset: Dataset, regression: bool, offset: float
                 f"--k and --seed), got a {model_kind_name(model)} of another"
             )
         gamma = np.linalg.lstsq(feature_map.projection, model.coef, rcond=None)[0]
-        return gamma, b_0
+        return gamma, -model.b - offset
     same = (
         type(model) is RandomFeaturesModel
         and model.omega.shape == feature_map.omega.shape
@@ -531,7 +530,7 @@ def _start(model, feature_map, dataset: Dataset, regression: bool, offset: float
             "--init-model: expected a random-features model of this run's map (the same "
             f"features, -g, --k and --seed), got a {model_kind_name(model)} of another"
         )
-    return model.coef / feature_map.scale, b_0
+    return model.coef / feature_map.scale, -model.b - offset
 
 
 def _model(feature_map, gamma, b, params: AssetParams, dataset: Dataset, m: int):
