@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .columns import onto_columns, union_columns
+from .errors import InputError
 from .kernels import Kernel
 
 # Rows per block when a kernel model classifies: the granularity of its progress reports.
@@ -388,3 +389,66 @@ class CfgModel:
             source=source,
         )
         return [drop_none(strip_functions(t)) or t for t in predicted], parsed
+
+
+# -- warm starts (--init-model) ---------------------------------------------------------
+
+
+def model_kind_name(model) -> str:
+    """What a model (or a model class) is, in a user's words (one-line refusals)."""
+    cls = model if isinstance(model, type) else type(model)
+    names = {
+        "LinearModel": "binary linear model",
+        "RankingModel": "ranking model",
+        "KernelModel": "kernel model",
+        "RandomFeaturesModel": "random-features model",
+        "MulticlassModel": "multiclass model",
+        "SequenceModel": "sequence (SVMhmm) model",
+        "CfgModel": "grammar (SVMcfg) model",
+        "UserProblemModel": "user problem's model",
+    }
+    return names.get(cls.__name__, cls.__name__)
+
+
+def start_weights(model, kinds: tuple, n_features: int, feature_ids=None, n_classes=None):
+    """The weights of ``model`` (a --init-model) placed in the training data's columns
+    (``n_features`` of them, ``feature_ids`` their original 0-based indices or None):
+    (k, n_features) for a multiclass model, (1, n_features) for a binary one. A feature
+    the data do not have loses its weight (it would meet a zero in every example; the
+    optimum's weight there is 0); a feature the model does not have starts at 0 (new
+    features in today's data). Refused in one line (InputError): a model of a type not in
+    ``kinds``, one whose highest feature index is above the data's (a model of other
+    data), one of another number of classes than ``n_classes``."""
+    if type(model) not in kinds:
+        wanted = " or ".join(model_kind_name(k) for k in kinds)
+        raise InputError(f"--init-model: expected a {wanted}, got a {model_kind_name(model)}")
+    rows = np.atleast_2d(model.W if isinstance(model, MulticlassModel) else model.w)
+    rows = np.asarray(rows, dtype=np.float64)
+    data_highest = n_features if feature_ids is None else (
+        int(feature_ids[-1]) + 1 if len(feature_ids) else 0
+    )  # fmt: skip
+    if highest_index(model) > data_highest:
+        raise InputError(
+            f"--init-model: the model's features go up to index {highest_index(model)}, the "
+            f"training data's to {data_highest}: a model of other data (a model with fewer "
+            "features than the data is taken, the new features starting at 0)"
+        )
+    if n_classes is not None and rows.shape[0] != n_classes:
+        raise InputError(
+            f"--init-model: the model has {rows.shape[0]} classes, the training data "
+            f"{n_classes}: a model of another class set"
+        )
+    if not np.all(np.isfinite(rows)):
+        raise InputError("--init-model: the model's weights are not all finite")
+    model_ids = getattr(model, "feature_ids", None)
+    if model_ids is None and feature_ids is None:
+        out = np.zeros((rows.shape[0], n_features))
+        out[:, : rows.shape[1]] = rows
+        return out
+    model_ids = np.arange(rows.shape[1]) if model_ids is None else np.asarray(model_ids)
+    data_ids = np.arange(n_features) if feature_ids is None else np.asarray(feature_ids)
+    at = np.minimum(np.searchsorted(data_ids, model_ids), max(len(data_ids) - 1, 0))
+    found = (data_ids[at] == model_ids) if len(data_ids) else np.zeros(len(model_ids), bool)
+    out = np.zeros((rows.shape[0], n_features))
+    out[:, at[found]] = rows[:, found]
+    return out

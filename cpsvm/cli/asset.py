@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from ..errors import OptionError
 from ..options import validate_options
-from ..params.asset import AssetParams, check_approximation, check_trade_off
+from ..params.asset import AssetParams, check_approximation, check_init_model, check_trade_off
 from .common import run
-from .runner import Learner
+from .runner import Learner, read_init_model
 
 # numpy, the reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
 
@@ -46,7 +46,7 @@ class AssetLearn(Learner):
     fold_units = "folds stratified by class; -z r: not stratified"
     verbosity_help = ASSET_VERBOSITY
     warn = False
-    readers = {"validation": read_validation}
+    readers = {"validation": read_validation, "init_model": read_init_model}
 
     def check_values(self, values):
         """What -l cannot be used with (the model selection's flags), and AssetParams'
@@ -59,6 +59,7 @@ class AssetLearn(Learner):
         if values["c_path"] is None:
             check_trade_off(values["C"], values["lam"])
         check_approximation(values["approx"], values["kernel_type"])
+        check_init_model(values["init_model_file"] is not None, values["star"], values["method"])
 
     def check(self, job):
         if job.params.method == "gd" and "validation" in job.files:

@@ -26,7 +26,7 @@ from ..params.one_slack import StructParams
 from ..problems import entries, entry_of, parse_given, read_training_data, resolve_problem
 from ..problems.registry import reserve_flags
 from .common import run
-from .runner import Learner
+from .runner import Learner, read_init_model
 from .selection import fits_along, refuse
 
 # The reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
@@ -116,6 +116,7 @@ class StructLearn(Learner):
         "class for binary and multiclass"
     )
     peak_rss = True
+    readers = {"init_model": read_init_model}
 
     @property
     def optional_with(self):
@@ -182,6 +183,8 @@ class StructLearn(Learner):
             (cluster.scheduler is not None, "--scheduler"),
         )
         if nothing is not None:
+            if job.files.get("init_model") is not None:
+                raise OptionError(f"{nothing} trains nothing: it has no start for --init-model")
             if cluster.scheduler is not None:
                 raise OptionError(f"{nothing} cannot be used with --scheduler")
             if job.run.plot_file is not None:
@@ -195,6 +198,8 @@ class StructLearn(Learner):
         cluster.timeout()
         if cluster.scheduler is not None:
             refuse_struct(params, given, job.run.example_file)
+            if job.files.get("init_model") is not None:
+                raise OptionError("--init-model cannot be used with --scheduler yet")
 
     def read(self, job):
         cluster = job.extra[ClusterOptions]

@@ -7,10 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..cluster.command import ClusterData, ClusterOptions, refuse_ocas
+from ..errors import InputError, OptionError
 from ..options import Range, option, validate_options
 from ..params.ocas import OcasParams
 from .common import run
-from .runner import Learner
+from .runner import Learner, read_init_model
 from .selection import fits_along, refuse
 
 # numpy, the reader and the solver are imported inside the command (cpsvm/cli/__init__.py).
@@ -23,7 +24,6 @@ def read_costs(path, data=None):
 
     import numpy as np
 
-    from ..errors import InputError
     from ..io.streams import read_bytes, source_name
 
     name = source_name(path)
@@ -73,7 +73,7 @@ class OcasLearn(Learner):
     warn = False
     best = True
     peak_rss = True
-    readers = {"example_costs": read_costs}
+    readers = {"example_costs": read_costs, "init_model": read_init_model}
 
     def check(self, job):
         params, cluster = job.params, job.extra[ClusterOptions]
@@ -88,6 +88,8 @@ class OcasLearn(Learner):
         )
         if cluster.scheduler is not None:
             refuse_ocas(params, job.extra[FirstExamples].first_n, cost_file)
+            if job.files.get("init_model") is not None:
+                raise OptionError("--init-model cannot be used with --scheduler yet")
 
     def read(self, job):
         cluster = job.extra[ClusterOptions]

@@ -40,6 +40,15 @@ LEARNER_VERBOSITY = (
 )
 
 
+def read_init_model(path, data=None):
+    """--init-model FILE: the model read (any kind cp_classify reads; a truncated file, one
+    of no kind, refused in one line by the reader). The solver checks it against the data
+    and the problem (cpsvm.models.start_weights)."""
+    from ..io.model_file import read_model
+
+    return read_model(path)
+
+
 @dataclass
 class Run:
     """The flags of a learner's run that are not the solver's: what it writes besides the

@@ -434,16 +434,17 @@ def _gap_met(primal, dual, params):
     return "tol_rel" if primal - dual <= params.tol_rel * primal else ""
 
 
-def _run(problem, params, rng, callback, should_stop):
+def _run(problem, params, rng, callback, should_stop, start=None):
     """Passes, gap checks and the stopping rules (module docstring); the result's fields
-    with ``best`` the best primal point's weights."""
+    with ``best`` the best primal point's weights. ``start``: (P(w), w) of a point known
+    before the first pass (a warm start's model, w shaped as the problem's)."""
     started = time.perf_counter()
     gap_rule = params.stopping == "gap"
     eps = params.eps
     status, criterion = "max_iterations", ""
     passes = updates = checks = since_check = 0  # since_check: non-zeros visited
     violation, seconds_check = math.inf, 0.0
-    best, best_w = math.inf, None  # the lowest P(w) checked, and that w
+    best, best_w = (math.inf, None) if start is None else start  # the lowest P(w), that w
     trust = 1.0  # halved each time the estimate called a check that missed
 
     def check():
@@ -538,12 +539,12 @@ def _inputs(X, costs, params):
     return X, costs, params
 
 
-def _result(problem, params, rng, callback, should_stop):
+def _result(problem, params, rng, callback, should_stop, start=None):
     """Run ``problem`` and return its DcdResult (weights without the bias entry when
     there is no bias)."""
     rng = rng if rng is not None else np.random.default_rng(params.seed)
     with thread_count(params.n_threads):
-        info = _run(problem, params, rng, callback, should_stop)
+        info = _run(problem, params, rng, callback, should_stop, start)
     size = len(problem.w) - (problem.bias == 0)
     return DcdResult(problem.alpha(), info.pop("best")[:size], problem.w[:size], **info)
 
@@ -621,13 +622,15 @@ class _BinaryHinge(_Problem):
 
 def binary_hinge_dcd(
     X, y, costs, *, bias=0.0, params=None, alpha=None, w=None, rng=None, callback=None,
-    should_stop=None,
+    should_stop=None, start=None,
 ) -> DcdResult:  # fmt: skip
     """Minimise ½|w|² + Σ_i C_i·max(0, 1 − y_i·⟨w, x_i⟩) (labels ±1, ``costs`` the C_i or
     one C) by dual coordinate descent (see the module docstring). ``alpha``/``w``: a warm
     start (w, if given, must be Σ α_i·y_i·x_i, with the bias weight last when ``bias``).
     ``rng``: the numpy Generator of the pass orders (default: ``params.seed``'s).
-    ``callback(Progress)`` after every pass; ``should_stop()`` before each."""
+    ``callback(Progress)`` after every pass; ``should_stop()`` before each. ``start``:
+    (P(v), v) of a primal point v known already (a model's w, the bias weight last), the
+    best point until a better one is checked."""
     X, costs, params = _inputs(X, costs, params)
     n, d = X.shape
     y = np.where(np.asarray(y, dtype=np.float64) > 0, 1.0, -1.0)
@@ -648,7 +651,7 @@ def binary_hinge_dcd(
             w = np.append(np.asarray(X.T @ coef).ravel(), bias * coef.sum())
         alpha = clipped
     problem = _BinaryHinge(X, y, costs, bias, alpha, w, params.shrinking)
-    return _result(problem, params, rng, callback, should_stop)
+    return _result(problem, params, rng, callback, should_stop, _start_point(start, w.shape))
 
 
 # -- Crammer-Singer ---------------------------------------------------------------------
@@ -712,7 +715,7 @@ class _CrammerSinger(_Problem):
 
 def crammer_singer_dcd(
     X, y, costs, *, n_classes=None, bias=0.0, params=None, alpha=None, W=None, rng=None,
-    callback=None, should_stop=None,
+    callback=None, should_stop=None, start=None,
 ) -> DcdResult:  # fmt: skip
     """Minimise ½|W|² + Σ_i C_i·max(0, max_{m ≠ y_i} ⟨w_m − w_{y_i}, x_i⟩ + 1) (labels
     1..k) by the sequential dual method (see the module docstring). ``alpha`` (n, k) and
@@ -725,7 +728,7 @@ def crammer_singer_dcd(
         raise ValueError(f"expected class labels 1..{k}")
     alpha, W = _cs_start(X, labels - 1, costs, k, float(bias), alpha, W)
     problem = _CrammerSinger(X, labels - 1, costs, bias, alpha, W, params.shrinking, params.eps)
-    return _result(problem, params, rng, callback, should_stop)
+    return _result(problem, params, rng, callback, should_stop, _start_point(start, W.shape))
 
 
 def linear_svm_dcd(
@@ -750,6 +753,17 @@ def path_start(result: DcdResult, ratio: float, multiclass: bool):
     if multiclass:
         return result.alpha.copy(), result.w_alpha.copy()
     return result.alpha * ratio, result.w_alpha * ratio
+
+
+def _start_point(start, shape):
+    """``start`` (P, v) with v padded to the problem's w (a zero bias weight last)."""
+    if start is None:
+        return None
+    primal, v = start
+    full = np.zeros(shape)
+    v = np.asarray(v, dtype=np.float64)
+    full[: v.shape[0]] = v
+    return float(primal), full
 
 
 def _cs_start(X, y0, costs, k, bias, alpha, W):

@@ -325,12 +325,16 @@ class OcasOracle(LinearCutOracle):
         self.structured = problem.separate_at is not None
         self.pool_size, self.max_evaluations = 5, 3
         self._pool = []  # structured: recent argmax labellings (the line model)
+        self._cut_at_best = False  # start_at(cut=True): the next cut is at w_best
 
-    def start_at(self, w):
-        """Take ``w`` as the best point so far (a warm start: binary and multiclass)."""
+    def start_at(self, w, cut=False):
+        """Take ``w`` as the best point so far (a warm start: binary and multiclass); with
+        ``cut``, the first cut is taken there too (a model's w: the cutting-plane model
+        starts with F's cut at w_0, not at the master QP's w = 0)."""
         w = np.array(w, dtype=np.float64)
         out = self.outputs(w)
         self.w_best, self.out_best, self.primal = w, out, self.objective(w, out)
+        self._cut_at_best = cut
 
     def set_C(self, C):
         """Go on at another C (a path over C): the cuts, Σ costs_i·δΨ_i, do not depend
@@ -375,6 +379,9 @@ class OcasOracle(LinearCutOracle):
         )
 
     def _separate(self, alpha):
+        if self._cut_at_best:
+            self._cut_at_best = False
+            return self._cut_at(self.out_best)
         t0 = time.perf_counter()
         w_t = self.weights(alpha)
         out_t = self.outputs(w_t)

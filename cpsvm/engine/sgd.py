@@ -231,10 +231,12 @@ def run_sgd(
     objective=None,
     callback=None,
     should_stop=None,
+    start=None,
 ) -> SGDResult:
     """Train; one ``rng.permutation(m)`` is drawn per epoch, nothing else. ``validate``
     and ``objective`` map a model (γ, b) to its validation error and to the objective the
-    stopping rule watches."""
+    stopping rule watches. ``start``: (γ_0, b_0) to start from instead of 0 (a model's,
+    --init-model), projected into the radii as every iterate is."""
     st = settings
     y = np.ascontiguousarray(y, dtype=np.float64)
     m = len(y)
@@ -246,6 +248,8 @@ def run_sgd(
     state = np.zeros(_N_STATE)
     bounds = _Bounds(source, st, k, m, y) if st.margin_bounds and source.sparse else None
     state[_S] = 1.0
+    if start is not None:
+        _start_at(start, w, state, st)
     work = (np.zeros(k), np.zeros(k))  # the kernel's gradients and dots of a mini-batch
     snapshots = {}
     accumulated_last = False
@@ -320,6 +324,19 @@ def run_sgd(
         rows_skipped=int(state[_SKIPPED]),
         refreshes=bounds.refreshes if bounds is not None else 0,
     )
+
+
+def _start_at(start, w, state, st):
+    """(γ_0, b_0) into w and the state: γ_0 scaled into the ball of radius st.radius, b_0
+    clipped to ±st.b_radius (without an intercept, b stays 0)."""
+    gamma, b = start
+    w[:] = gamma
+    norm = math.sqrt(float(w @ w))
+    if norm > st.radius:
+        w *= st.radius / norm
+    state[_WNORM2] = float(w @ w)
+    if st.intercept:
+        state[_B] = min(max(float(b), -st.b_radius), st.b_radius)
 
 
 def _step_block(source, y, rows, st, w, acc, state, J, n_steps, accumulate, work, bounds):

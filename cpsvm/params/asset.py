@@ -229,6 +229,13 @@ class AssetParams:
         "--approx none only; default 0, except with --method gd on data with at least "
         f"{GD_BOUNDS_MIN_NNZ} non-zeros."
     )  # None: MARGIN_BOUNDS_DEFAULT[method]
+    init_model: object | None = shared.init_model(
+        "Start ASSET's stochastic subgradient at this model's (gamma, b): a model of its "
+        "own kind, an SVMlight linear model (--approx none), a random-features model of the "
+        "same map (-g, --k, --seed, the same features), a Nystrom model of the same basis; "
+        "not --star (its first step, 1/(lambda*1), scales the start to 0) nor --method gd. "
+        "With --cv/--c-path it starts every fold at every C."
+    )  # a cpsvm.models model, read by the command (None: from 0)
 
     def __post_init__(self):
         check_fields(self)
@@ -253,6 +260,7 @@ class AssetParams:
                 )
         elif self.loss != "hinge":
             raise OptionError("--loss huber needs --method gd (--approx none)")
+        check_init_model(self.init_model is not None, self.star, self.method)
         if self.margin_bounds and self.approx != "none":
             raise OptionError("--margin-bounds 1 needs --approx none (the input features)")
 
@@ -277,6 +285,16 @@ class AssetParams:
 
 # The rules between fields that asset_learn's command line applies as it reads its values,
 # before the Kernel is built (its import loads numpy): written once, here.
+
+
+def check_init_model(given: bool, star: bool, method: str) -> None:
+    """--init-model starts ASSET's subgradient only (the command line's check before the
+    model is read, and the Params')."""
+    if given and (star or method == "gd"):
+        raise OptionError(
+            "--init-model starts ASSET (--method sgd without --star): ASSET*'s first step "
+            "scales any start to 0, gradient descent takes none"
+        )
 
 
 def check_trade_off(C, lam) -> None:

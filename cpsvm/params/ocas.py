@@ -123,6 +123,13 @@ class OcasParams:
         show_default=True,
     )
     class_weight: ClassWeights | None = shared.class_weight()
+    init_model: object | None = shared.init_model(
+        "Start from this model's w (a warm start; binary: an SVMlight linear model, with "
+        "its threshold b when -b is given; multiclass: an SVMmulticlass model of the same "
+        "classes): OCAS's and BMRM's first point and first cut, dual coordinate descent's "
+        "alphas from its margins. The stopping rule is unchanged (the gap to the optimum). "
+        "With --cv/--c-path it starts each fold's first C."
+    )  # a cpsvm.models model, read by the command (None: from w = 0)
 
     def __post_init__(self):
         check_fields(self)

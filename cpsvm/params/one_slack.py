@@ -147,6 +147,14 @@ class StructParams:
     )  # binary linear: None = the solver's MARGIN_BOUNDS_DEFAULT[-w]
     cost_factor: float = shared.cost_factor()
     class_weight: ClassWeights | None = shared.class_weight()
+    init_model: object | None = shared.init_model(
+        "Start from this model's w (a warm start): linear binary problems (the error "
+        "rate's hinge; an SVMlight linear model, its threshold b the --b feature's "
+        "weight) and multiclass (an SVMmulticlass model of the same classes), by -w 9 "
+        "(OCAS's first point and cut) or -w 5 (coordinate descent's alphas from its "
+        "margins). The stopping rule is unchanged. With --cv/--c-path it starts each "
+        "fold's first C."
+    )  # a cpsvm.models model, read by the command (None: from w = 0)
 
     def __post_init__(self):
         check_fields(self)

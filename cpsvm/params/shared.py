@@ -9,7 +9,7 @@ import dataclasses
 import math
 
 from ..errors import InputError, OptionError
-from ..options import Choice, Range, ValueType, finite_positive, member, option
+from ..options import FILE, Choice, Range, ValueType, finite_positive, member, option
 
 
 def trade_off(help: str, default=dataclasses.MISSING, **settings):
@@ -255,3 +255,17 @@ def training_classes(dataset, params) -> tuple | None:
     import numpy as np
 
     return tuple(float(a) for a in np.unique(dataset.y))
+
+
+def init_model(help: str):
+    """``--init-model FILE``: a model to start training from (a warm start). Its value is
+    the model read (cpsvm.models), by the command's reader once the data are read, or
+    given as such in Python (an estimator's warm_start); None: a cold start."""
+    return option(
+        "--init-model",
+        help=help,
+        default=None,
+        dest="init_model_file",
+        type=FILE,
+        file=True,
+    )

@@ -69,6 +69,29 @@ def _params(cls, **values):
         return cls(**values)
 
 
+def _last_fit(estimator):
+    """(model_, classes_) of the last fit when ``warm_start`` is on (None otherwise), read
+    before a fit resets them: the next fit starts from that model (--init-model), as
+    scikit-learn's SGDClassifier and LogisticRegression start from coef_, intercept_."""
+    if not getattr(estimator, "warm_start", False) or not hasattr(estimator, "model_"):
+        return None
+    return estimator.model_, getattr(estimator, "classes_", None)
+
+
+def _warm(estimator, params, last):
+    """``params`` started from ``last`` (:func:`_last_fit`), if any: the classes of this
+    fit's y must be the last fit's (a ValueError otherwise, as SGDClassifier's)."""
+    if last is None:
+        return params
+    model, classes = last
+    if classes is not None and not np.array_equal(classes, estimator.classes_):
+        raise ValueError(
+            f"warm_start: the classes of y {list(estimator.classes_)} are not the last "
+            f"fit's {list(classes)}"
+        )
+    return dataclasses.replace(params, init_model=model)
+
+
 def _given_fields(estimator, **more) -> dict:
     """{Params field: value} of the estimator's parameters: those that are its Params'
     fields as they are (``_FIELDS``, by the estimator's name of each: scikit-learn's

@@ -18,6 +18,7 @@ from ._base import (
     _Estimator,
     _given_fields,
     _kernel_params,
+    _last_fit,
     _monitor,
     _n_threads,
     _params,
@@ -25,6 +26,7 @@ from ._base import (
     _store,
     _SupportVectors,
     _train,
+    _warm,
     svmlight_kernel,
 )
 
@@ -65,9 +67,10 @@ class _Asset(_Estimator):
         "huber_h": "--method gd only",
         "gd_epsilon": "--method gd only",
         "margin_bounds": "asset_learn's default",
+        "init_model": "warm_start (ASSETClassifier: the last fit's model)",
     }
 
-    def _fit_asset(self, X, target):
+    def _fit_asset(self, X, target, last=None):
         """fit takes no sample_weight: asset_learn has no per-example cost."""
         m = X.shape[0]
         basis_size = self.n_components
@@ -88,6 +91,7 @@ class _Asset(_Estimator):
                 tube=getattr(self, "epsilon", _ASSET["tube"]),
             ),
         )
+        params = _warm(self, params, last)
         total = self.max_iter * -(-m // self.batch_size)
         monitor = _monitor(self.verbose, "asset_learn", "ASSET", total)
         info = _train(self, train, Dataset(X, target), params, monitor)
@@ -156,12 +160,14 @@ class ASSETClassifier(_Classifier, _Asset):
         random_state=None,
         n_jobs=None,
         verbose=0,
+        warm_start=False,
     ):
         _store(self, locals())
 
     def fit(self, X, y):
+        last = _last_fit(self)
         X, y, _ = self._check_Xy(X, y, None, numeric=False)
-        return self._fit_asset(X, self._encode(y))
+        return self._fit_asset(X, self._encode(y), last)
 
     def _linear_state(self):
         if isinstance(self.model_, RandomFeaturesModel):

@@ -21,6 +21,7 @@ from ._base import (
     _given_c,
     _given_fields,
     _kernel_params,
+    _last_fit,
     _monitor,
     _n_threads,
     _params,
@@ -28,6 +29,7 @@ from ._base import (
     _store,
     _time_limit,
     _train,
+    _warm,
     svmlight_kernel,
 )
 
@@ -70,6 +72,7 @@ STRUCT_NOT_PARAMETERS = {
     "problem": "the classes of y (StructuredSVM: problem)",
     "options": "the problem's parameters",
     "margin_bounds": "cp_learn's default",
+    "init_model": "warm_start (CuttingPlaneSVC: the last fit's model)",
 }
 
 
@@ -169,12 +172,15 @@ class CuttingPlaneSVC(_Classifier):
         verbose=0,
         loss="error_rate",
         k_fraction=_BINARY_OPTIONS["k_fraction"],
+        warm_start=False,
     ):
         _store(self, locals())
 
     def fit(self, X, y, sample_weight=None):
+        last = _last_fit(self)
         X, target, cost = self._labelled(X, y, sample_weight)
         params = self._cp_params(X, sample_weight is not None, _given_c(self))
+        params = _warm(self, params, last)
         return _fit_struct(self, Dataset(X, target, cost=cost), params)
 
     def _cp_params(self, X, weighted, C):

@@ -10,6 +10,7 @@ from ._base import (
     _check_choice,
     _Classifier,
     _given_fields,
+    _last_fit,
     _monitor,
     _n_threads,
     _params,
@@ -17,6 +18,7 @@ from ._base import (
     _store,
     _time_limit,
     _train,
+    _warm,
 )
 
 # ocas_learn's -m of each method name.
@@ -52,7 +54,9 @@ class OCASClassifier(_Classifier):
     which makes predict_proba and predict_log_proba available (as SVC's; without it they
     raise AttributeError). The label follows the score and the probability never
     contradicts it: P(classes_[1]) > 0.5 exactly when decision_function > 0 (see
-    cpsvm.engine.platt).
+    cpsvm.engine.platt). warm_start [--init-model] True: a fit starts from the last
+    fit's (or a loaded) model_, of the same classes, as SGDClassifier's warm_start (the
+    stopping rule stays the gap to the optimum).
 
     Attributes: classes_, coef_ (1, d) or (k, d), intercept_, n_iter_, objective_
     (Q_P: ½|w|² + C·Σ loss, the objective LinearSVC minimises), n_features_in_,
@@ -85,6 +89,7 @@ class OCASClassifier(_Classifier):
         "example_costs": "sample_weight",
         "problem": "the classes of y",
         "margin_bounds": "ocas_learn's default",
+        "init_model": "warm_start (the last fit's model)",
     }
 
     def __init__(
@@ -105,12 +110,14 @@ class OCASClassifier(_Classifier):
         n_jobs=None,
         verbose=0,
         loss=_OCAS["loss"],
+        warm_start=False,
     ):
         _store(self, locals())
 
     def fit(self, X, y, sample_weight=None):
+        last = _last_fit(self)
         X, target, cost = self._labelled(X, y, sample_weight)
-        params = self._ocas_params(self.C)
+        params = _warm(self, self._ocas_params(self.C), last)
         monitor = _monitor(self.verbose, self._command, "OCAS")
         _train(self, train, Dataset(X, target, cost=cost), params, monitor)
         return self

@@ -32,7 +32,7 @@ from ..engine.sgd import EPSILON_INSENSITIVE, HINGE, SGDSettings, huber_gd, run_
 from ..errors import InputError
 from ..kernel_rows import row_sq_norms
 from ..kernels import RBF, Kernel, check_kernel_values
-from ..models import KernelModel, LinearModel, RandomFeaturesModel
+from ..models import KernelModel, LinearModel, RandomFeaturesModel, model_kind_name, start_weights
 from ..params.asset import (
     BASIS_SIZE,
     HALF,
@@ -196,29 +196,15 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
 
     _check_domain(y, lam, max_sq, params, m, regression)
     radius, b_radius = _radii(y, lam, max_sq, params, regression)
-    intercept = not params.star
     step_scale = 1.0
     if not params.star:
         step_scale = _step_scale(source, kernel_rows, y, rng, radius, b_radius, params, regression)
 
     average_last = _average_last(params, m)
-    settings = SGDSettings(
-        lam=lam,
-        loss=EPSILON_INSENSITIVE if regression else HINGE,
-        epsilon=params.tube,
-        star=params.star,
-        intercept=intercept,
-        batch=batch,
-        epochs=params.epochs,
-        average_last=0 if average_last == HALF else average_last,
-        average_half=average_last == HALF,
-        radius=radius,
-        b_radius=b_radius,
-        step_scale=step_scale,
-        tolerance=params.tolerance,
-        min_epochs=MIN_EPOCHS,
-        margin_bounds=params.bounds(dataset.X.nnz),
-    )
+    settings = _sgd_settings(
+        params, lam, regression, batch, average_last, (radius, b_radius), step_scale,
+        dataset.X.nnz,
+    )  # fmt: skip
 
     validate = None
     if validation is not None:
@@ -232,6 +218,7 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
         )
     sample = slice(0, m, -(-m // OBJECTIVE_SAMPLE))
     rule_objective = _sample_objective(source, y, sample, lam, params.tube if regression else None)
+    start = _start(params.init_model, feature_map, dataset, regression, offset)
     result = run_sgd(
         source,
         y,
@@ -241,6 +228,7 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
         objective=rule_objective,
         callback=callback,
         should_stop=should_stop,
+        start=start,
     )
     gamma, b = result.gamma, result.b + offset
     objective, training_error = _training_fit(source, gamma, b, y + offset, lam, params, m)
@@ -268,6 +256,28 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
         batch=batch,
     )
     return model, info
+
+
+def _sgd_settings(params, lam, regression, batch, average_last, radii, step_scale, nnz):
+    """The engine's SGDSettings of the run."""
+    radius, b_radius = radii
+    return SGDSettings(
+        lam=lam,
+        loss=EPSILON_INSENSITIVE if regression else HINGE,
+        epsilon=params.tube,
+        star=params.star,
+        intercept=not params.star,
+        batch=batch,
+        epochs=params.epochs,
+        average_last=0 if average_last == HALF else average_last,
+        average_half=average_last == HALF,
+        radius=radius,
+        b_radius=b_radius,
+        step_scale=step_scale,
+        tolerance=params.tolerance,
+        min_epochs=MIN_EPOCHS,
+        margin_bounds=params.bounds(nnz),
+    )
 
 
 def _checked_validation(dataset, params: AssetParams, notes):
@@ -480,6 +490,47 @@ def _validator(validation: Dataset, feature_map, params, budget_bytes, regressio
         return float(np.mean(np.where(f > 0, 1.0, -1.0) != yv))
 
     return error
+
+
+def _start(model, feature_map, dataset: Dataset, regression: bool, offset: float):
+    """(γ_0, b_0) of --init-model in the engine's terms (b the intercept, SVMlight's
+    threshold negated, regression's target mean taken out), or None. The model must be
+    of the run's own kind: the input features' linear model (--approx none), or the
+    same feature map's (random features drawn alike, the same Nyström basis)."""
+    from ..approx import NystromMap
+
+    if model is None:
+        return None
+    if feature_map is None:
+        (gamma,) = start_weights(model, (LinearModel,), dataset.n_features, dataset.feature_ids)
+        return gamma, -model.b - offset
+    if isinstance(feature_map, NystromMap):
+        same = (
+            type(model) is KernelModel
+            and model.kernel == feature_map.kernel
+            and model.support_vectors.shape == feature_map.basis.shape
+            and (model.support_vectors != feature_map.basis).nnz == 0
+        )
+        if not same:
+            raise InputError(
+                "--init-model: expected a Nystrom model of this run's basis (the same data, "
+                f"--k and --seed), got a {model_kind_name(model)} of another"
+            )
+        gamma = np.linalg.lstsq(feature_map.projection, model.coef, rcond=None)[0]
+        return gamma, -model.b - offset
+    same = (
+        type(model) is RandomFeaturesModel
+        and model.omega.shape == feature_map.omega.shape
+        and np.array_equal(model.omega, feature_map.omega)
+        and np.array_equal(model.nu, feature_map.nu)
+        and (model.task == "regression") == regression
+    )
+    if not same:
+        raise InputError(
+            "--init-model: expected a random-features model of this run's map (the same "
+            f"features, -g, --k and --seed), got a {model_kind_name(model)} of another"
+        )
+    return model.coef / feature_map.scale, -model.b - offset
 
 
 def _model(feature_map, gamma, b, params: AssetParams, dataset: Dataset, m: int):

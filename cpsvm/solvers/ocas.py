@@ -35,8 +35,10 @@ from ..engine.dcd_squared import squared_hinge_dcd
 from ..engine.magnitudes import c_bound, check_c, check_costs
 from ..engine.ocas import OcasOracle, merged_examples
 from ..engine.ocas_squared import SquaredHingeOcasOracle
+from ..engine.warm import dcd_from_weights, squared_hinge_alpha
 from ..engine.working_set import CutWorkingSet
 from ..errors import InputError
+from ..models import LinearModel, MulticlassModel, start_weights
 from ..params.ocas import OcasParams
 from ..params.resolved import Resolved, resolved
 from ..params.shared import class_weights, training_classes, weighed
@@ -137,16 +139,18 @@ def _train(dataset, run, callback, should_stop):
     X, y, costs, position = examples_of(dataset.X, dataset.y, costs, params.loss, method)
     check_costs(costs, np.sqrt(squared_norms(X, params.bias**2)))
     problem = libocas_problem(kind, X, y, params.bias)
+    w_0 = initial_weights(kind, params, dataset, problem)
     started = time.perf_counter()
     if method == 2 and params.loss == SQUARED:
-        result = squared_hinge_dcd(X, y, costs, **_dcd_run(params, callback, should_stop))
+        start = {} if w_0 is None else {"alpha": squared_hinge_alpha(X, y, costs, w_0, params.bias)}
+        result = squared_hinge_dcd(X, y, costs, **_dcd_run(params, callback, should_stop, **start))
         w, seconds = result.w.reshape(-1), _dcd_seconds(result)
         outputs = problem.scores(w)
     elif method == 2:
-        w, result, seconds = _train_dcd(kind, X, y, costs, params, callback, should_stop)
+        w, result, seconds = _train_dcd(kind, X, y, costs, params, callback, should_stop, w_0)
         outputs = problem.scores(w)
     else:
-        w, result, seconds = _train_ocas(problem, costs, params, method, callback, should_stop)
+        w, result, seconds = _train_ocas(problem, costs, params, method, callback, should_stop, w_0)
         outputs = seconds.pop("outputs")
     seconds["total"] = time.perf_counter() - started
     model = weighed(problem.to_model(w, n_train=n), dataset, params, run.classes)
@@ -184,13 +188,38 @@ def choose_method(kind, X, costs, params) -> int:
         return 2 if float(np.mean(costs * norms)) <= DCD_CONDITION else 1
 
 
-def _train_ocas(problem, costs, params, method, callback, should_stop):
+def initial_weights(kind, params, dataset, problem):
+    """w_0 of a warm start (--init-model), in the problem's layout (binary: w, the bias
+    weight −b/B last with -b B; multiclass: the (d, k) W flat), or None: the model's
+    weights in the data's columns (cpsvm.models.start_weights: another kind, more
+    features or another class count refused in one line)."""
+    model = params.init_model
+    if model is None:
+        return None
+    d = dataset.n_features
+    if kind == "binary":
+        (w,) = start_weights(model, (LinearModel,), d, dataset.feature_ids)
+        if params.bias != 0:
+            return np.append(w, -model.b / params.bias)
+        if model.b != 0:
+            raise InputError(
+                f"--init-model: the model has a threshold b = {model.b:g} and this run no "
+                "bias feature: give -b (its weight starts at -b/B)"
+            )
+        return w
+    W = start_weights(model, (MulticlassModel,), d, dataset.feature_ids, problem.n_classes)
+    return np.ascontiguousarray(W.T).reshape(-1)
+
+
+def _train_ocas(problem, costs, params, method, callback, should_stop, w_0=None):
     bounds = MARGIN_BOUNDS_DEFAULT if params.margin_bounds is None else params.margin_bounds
     # the class read at the call, where a test may replace it
     oracle_class = SquaredHingeOcasOracle if params.loss == SQUARED else OcasOracle
     if bounds:  # (the bounds' modules load only when asked for: start-up)
         from ..engine.ocas_bounds import PrunedOcasOracle as oracle_class
     oracle = oracle_class(problem, costs, 1.0, method, params.cut_lambda)
+    if w_0 is not None:
+        oracle.start_at(w_0, cut=True)
     result = one_slack(
         oracle,
         libocas_engine_params(params, 1.0),
@@ -242,14 +271,26 @@ def _dcd_seconds(result):
     return dict(passes=result.seconds_total - result.seconds_check, gap=result.seconds_check)
 
 
-def _train_dcd(kind, X, y, costs, params, callback, should_stop):
+def _train_dcd(kind, X, y, costs, params, callback, should_stop, w_0=None):
     """Dual coordinate descent on F itself (its P is F, its gap F's)."""
+    if w_0 is not None:
+        return _train_dcd_warm(kind, X, y, costs, params, callback, should_stop, w_0)
     w, result = linear_svm_dcd(
         X, y, costs, multiclass=kind != "binary", bias=params.bias, params=_dcd_params(params),
         callback=callback, should_stop=should_stop,
     )  # fmt: skip
-    seconds = dict(passes=result.seconds_total - result.seconds_check, gap=result.seconds_check)
+    seconds = _dcd_seconds(result)
     return w, result, seconds
+
+
+def _train_dcd_warm(kind, X, y, costs, params, callback, should_stop, w_0):
+    """Dual coordinate descent from a model's w_0 (cpsvm.engine.warm)."""
+    result = dcd_from_weights(
+        X, y, costs, w_0, multiclass=kind != "binary", bias=params.bias,
+        params=_dcd_params(params), callback=callback, should_stop=should_stop,
+    )  # fmt: skip
+    seconds = _dcd_seconds(result)
+    return result.w.reshape(-1), result, seconds
 
 
 def _path_settings(dataset, params):
@@ -282,6 +323,8 @@ class OcasPath:
         )
         self.problem = libocas_problem(self.kind, self.X, self.y, params.bias, n_classes)
         self.norms = np.sqrt(squared_norms(self.X, params.bias**2))  # |x_i| (C's bound)
+        # --init-model: the path's first C starts from it
+        self._w_0 = initial_weights(self.kind, params, dataset, self.problem)
         self._ocas = None  # (oracle, working set) of the last OCAS run
         self._dcd = None  # (C, DcdResult) of the last DCD run
 
@@ -315,8 +358,9 @@ class OcasPath:
     def _fit_ocas(self, C, params, method, callback, should_stop):
         bounds = MARGIN_BOUNDS_DEFAULT if params.margin_bounds is None else params.margin_bounds
         if bounds:  # its pruning is tied to one C: a cold run
+            w_0, self._w_0 = self._w_0, None
             return _train_ocas(self.problem, C * self.unit_costs, params, method, callback,
-                               should_stop)  # fmt: skip
+                               should_stop, w_0)  # fmt: skip
         if self._ocas is None or self._ocas[0].method != method:
             oracle_class = SquaredHingeOcasOracle if params.loss == SQUARED else OcasOracle
             oracle = oracle_class(self.problem, self.unit_costs, C, method, params.cut_lambda)
@@ -326,6 +370,9 @@ class OcasPath:
                 # from where the path's coordinate descent ended: OCAS's first line
                 # search then starts at that point rather than at 0
                 oracle.start_at(self._dcd[1].w.reshape(-1))
+            elif self._w_0 is not None:
+                oracle.start_at(self._w_0, cut=True)
+            self._w_0 = None
         else:
             oracle, working_set = self._ocas
             oracle.set_C(C)
@@ -342,8 +389,19 @@ class OcasPath:
 
     def _fit_dcd(self, C, params, callback, should_stop):
         multiclass = self.kind != "binary"
+        costs = C * self.unit_costs
         start = {}
-        if self._dcd is not None:
+        if self._dcd is None and self._w_0 is not None:
+            w_0, self._w_0 = self._w_0, None
+            if params.loss == SQUARED:
+                start = {"alpha": squared_hinge_alpha(self.X, self.y, costs, w_0, params.bias)}
+            else:
+                w, result, seconds = _train_dcd_warm(
+                    self.kind, self.X, self.y, costs, params, callback, should_stop, w_0
+                )
+                self._dcd = C, result
+                return w, result, seconds
+        elif self._dcd is not None:
             alpha, w = path_start(self._dcd[1], C / self._dcd[0], multiclass)
             start = dict(alpha=alpha, **({"W": w} if multiclass else {"w": w}))
         run = dict(
@@ -353,7 +411,6 @@ class OcasPath:
             should_stop=should_stop,
             **start,
         )
-        costs = C * self.unit_costs
         if multiclass:
             result = crammer_singer_dcd(
                 self.X, self.y, costs, n_classes=self.problem.n_classes, **run
@@ -363,5 +420,5 @@ class OcasPath:
         else:
             result = binary_hinge_dcd(self.X, self.y, costs, **run)
         self._dcd = C, result
-        seconds = dict(passes=result.seconds_total - result.seconds_check, gap=result.seconds_check)
+        seconds = _dcd_seconds(result)
         return result.w.reshape(-1), result, seconds

@@ -30,14 +30,17 @@ from ..engine.magnitudes import NORM_LIMIT, c_bound, check_c, check_costs
 from ..engine.ocas import OcasOracle, merged_examples
 from ..engine.oracles import KernelCutOracle, LinearCutOracle
 from ..engine.solver_table import CP_LEARN
+from ..engine.warm import dcd_from_weights
 from ..engine.working_set import CutWorkingSet, PrimalCutWorkingSet
 from ..errors import InputError, OptionError
 from ..kernels import check_kernel_values, kernel_diagonal
-from ..models import KernelModel, fit_columns
+from ..models import KernelModel, LinearModel, MulticlassModel, fit_columns, start_weights
 from ..params.one_slack import StructParams
 from ..params.resolved import Resolved, resolved
 from ..params.shared import class_weights, training_classes, weighed
 from ..problems import choose_entry
+from ..problems.binary.problem import BinaryProblem
+from ..problems.multiclass.problem import MulticlassProblem
 from ..sparse_ops import squared_norms
 from ..threads import thread_count
 
@@ -130,6 +133,7 @@ class StructPath:
             norms = 2 * PSI_SCALE * np.sqrt(np.abs(kernel_diagonal(params.kernel, dataset.X)))
             unit = (np.ones(self.n) if factors is None else factors) / self.n
             self.c_terms = (unit, norms, LOSS_SCALE)
+            self._initial_weights()  # (refused: an exact kernel expansion)
             return
         costs, cost_factors = self._costs(problem)
         # (C_i/C, |δΨ_i|) of C's bound (cpsvm.engine.magnitudes.check_c): the norms known
@@ -145,6 +149,43 @@ class StructPath:
         self.algorithm, self.problem = algorithm, problem
         self.costs, self.cost_factors = costs, cost_factors
         self._warm = None  # (algorithm, state) of the last run that can go on
+        self._w_0 = self._initial_weights()  # --init-model: the first fit starts there
+
+    def _initial_weights(self):
+        """w_0 of --init-model in the problem's layout (binary: w, the --b feature's
+        weight −b/B last; multiclass: the (d, k) W flat), or None. cp_learn starts the
+        linear binary problem of a per-example loss and multiclass, by -w 5 or 9; the
+        rest is refused in one line, as a model that does not fit the data
+        (cpsvm.models.start_weights)."""
+        model, problem = self.params.init_model, self.problem
+        if model is None:
+            return None
+        kinds = {BinaryProblem: (LinearModel,), MulticlassProblem: (MulticlassModel,)}
+        if problem is None or self.nystrom is not None or type(problem) not in kinds:
+            raise InputError(
+                "--init-model starts linear binary (a per-example loss) and multiclass "
+                f"problems only, not {self.entry.name}"
+                + (" with a kernel" if self.nonlinear else "")
+            )
+        if CP_LEARN[self.algorithm].loop != "dcd" and self.algorithm != 9:
+            raise InputError(
+                f"--init-model starts -w 5 and -w 9 (a start point is theirs), not -w "
+                f"{self.algorithm}"
+            )
+        dataset = self.dataset
+        d = dataset.n_features
+        if type(problem) is BinaryProblem:
+            (w,) = start_weights(model, kinds[BinaryProblem], d, dataset.feature_ids)
+            if problem.bias != 0:
+                return np.append(w, -model.b / problem.bias)
+            if model.b != 0:
+                raise InputError(
+                    f"--init-model: the model has a threshold b = {model.b:g} and this run "
+                    "no bias feature (--b 0)"
+                )
+            return w
+        W = start_weights(model, (MulticlassModel,), d, dataset.feature_ids, problem.n_classes)
+        return np.ascontiguousarray(W.T).reshape(-1)
 
     def _check_kernel(self):
         """-t 1..3: for the problems that take kernels, with values the kernel takes."""
@@ -303,14 +344,15 @@ class StructPath:
         if bounds and method.prunes and method.oracle == "linear":
             problem.margin_bounds = True  # the problem's cut prunes (OCAS's oracle: below)
         warm = self._warm[1] if self._warm is not None and self._warm[0] == algorithm else None
+        w_0, self._w_0 = self._w_0, None
         if method.loop == "dcd":
             w, result, state = _coordinate_descent(
-                problem, costs, params, self.epsilon, callback, should_stop, warm
+                problem, costs, params, self.epsilon, callback, should_stop, warm, w_0
             )
         else:
             w, result, state = _cutting_planes(
                 problem, costs, self.cost_factors, params, engine_params, algorithm, bounds,
-                callback, should_stop, None if bounds else warm,
+                callback, should_stop, None if bounds else warm, w_0,
             )  # fmt: skip
         self._warm = None if state is None or bounds else (algorithm, state)
         n, loss_id = self.n, self.loss_id
@@ -367,11 +409,11 @@ class StructPath:
 
 def _cutting_planes(
     problem, costs, cost_factors, params, engine_params, algorithm, bounds, callback, should_stop,
-    warm=None,
+    warm=None, w_0=None,
 ):  # fmt: skip
     """(w, engine result, state to go on from at another C or None) of the cutting-plane
     algorithms (-w 0, 2, 3, 4, 9); ``warm``: such a state (the solver table's ``warm``
-    methods)."""
+    methods); ``w_0``: OCAS's (-w 9) first point and cut (--init-model)."""
     method = CP_LEARN[algorithm]
     ocas = method.oracle == "ocas"
     if warm is not None:
@@ -389,6 +431,8 @@ def _cutting_planes(
         if bounds:  # (the bounds' modules load only when asked for: start-up)
             from ..engine.ocas_bounds import PrunedOcasOracle as oracle_class
         oracle = oracle_class(problem, costs, params.C)
+        if w_0 is not None:
+            oracle.start_at(w_0, cut=True)
         engine_params.tol_abs = params.C * engine_params.epsilon
         engine_params.epsilon = -math.inf
     else:
@@ -445,11 +489,14 @@ def fastest_algorithm(problem, costs, C) -> int:
     return 5 if float(np.mean(plain_costs * squared_norms(problem.X))) <= DCD_CONDITION else 9
 
 
-def _coordinate_descent(problem, costs, params, epsilon, callback, should_stop, warm=None):
+def _coordinate_descent(
+    problem, costs, params, epsilon, callback, should_stop, warm=None, w_0=None
+):  # fmt: skip
     """-w 5: F(w) = ½|w|² + C·Σ_i c_i·ξ_i(w) by dual coordinate descent. With ξ_i =
     max(0, L − m·margin_i), w = r·v for r = L/m makes ξ_i = L·(the plain hinge of v), so F =
     r²·P(v) at C_i = C·c_i·m²/L; the run stops at a duality gap of C·ε (as -w 9).
-    Returns (w, result, (C, DcdResult) to start another C from); ``warm``: such a pair."""
+    Returns (w, result, (C, DcdResult) to start another C from); ``warm``: such a pair;
+    ``w_0``: a model's w to start from (cpsvm.engine.warm)."""
     m, L = _hinge_scale(problem)
     r2 = (L / m) ** 2
     dcd_params = DcdParams(
@@ -472,7 +519,12 @@ def _coordinate_descent(problem, costs, params, epsilon, callback, should_stop, 
     if warm is not None:
         alpha, w_start = path_start(warm[1], params.C / warm[0], multiclass)
         run.update(alpha=alpha, **({"W": w_start} if multiclass else {"w": w_start}))
-    if multiclass:
+    if w_0 is not None:
+        dcd = dcd_from_weights(
+            problem.X, problem.y, plain_costs, w_0 * (m / L), multiclass=multiclass,
+            n_classes=problem.n_classes if multiclass else None, **run,
+        )  # fmt: skip
+    elif multiclass:
         dcd = crammer_singer_dcd(
             problem.X, problem.y, plain_costs, n_classes=problem.n_classes, **run
         )

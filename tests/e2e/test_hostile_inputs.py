@@ -301,6 +301,34 @@ def _feature_files(tmp):
     plus = [x for x in a9a if x.startswith("+1")]
     _write(tmp / "three.train", plus[:1] + [x for x in a9a if x.startswith("-1")][:2])
     _write(tmp / "plus.train", plus[:20])
+    _init_models(tmp)
+
+
+def _init_models(tmp):
+    """--init-model's models: of another kind, dimension or class set, with a threshold,
+    truncated, and one that fits first20.train."""
+    from cpsvm.io.model_file import write_model
+    from cpsvm.models import LinearModel, MulticlassModel
+
+    write_model(tmp / "fits.model", LinearModel(np.full(3, 0.1)))
+    write_model(tmp / "wide.model", LinearModel(np.full(500, 0.1)))
+    write_model(tmp / "threshold.model", LinearModel(np.full(3, 0.1), b=0.5))
+    write_model(tmp / "mc3.model", MulticlassModel(np.full((3, 5), 0.1)))
+    write_model(tmp / "mc4.model", MulticlassModel(np.full((4, 5), 0.1)))
+    text = (tmp / "wide.model").read_bytes()
+    (tmp / "cut.model").write_bytes(text[: len(text) // 2])
+    for name in ("self-ocas.model", "self-cp.model", "self-asset.model"):
+        (tmp / name).write_bytes((tmp / "fits.model").read_bytes())
+
+
+def _init_model_kept(case):
+    """--init-model FILE naming MODEL_FILE: a usage error before anything is read, one
+    line, and the file left as it was."""
+    assert case["code"] == 2, case
+    lines = case["stderr"].strip().splitlines()
+    assert len(lines) == 1 and "is the --init-model: refusing to write over it" in lines[0]
+    model = Path(case["args"][-1])
+    assert model.read_bytes() == model.with_name("fits.model").read_bytes()
 
 
 def _models_with_edited_headers(tmp):
@@ -837,6 +865,151 @@ FEATURE_CASES = {
         _before_training(1, "e50.model: ", "--probability needs Platt's sigmoid"),
     ),
 }
+
+# --init-model (issue 46): a model that does not fit is one line, no model written
+FEATURE_CASES.update(
+    {
+        f"{command} --init-model {what}": (
+            command,
+            [*flags, "--init-model", model, data, model if check is _init_model_kept else "{out}"],
+            check,
+        )
+        for command, flags, what, model, data, check in [
+            ("ocas_learn", ["-m", "1"], "fits", "{tmp}/fits.model", "{first20}", _trained),
+            ("ocas_learn", ["-m", "2"], "fits", "{tmp}/fits.model", "{first20}", _trained),
+            ("ocas_learn", ["-m", "2"], "of multiclass", "{tmp}/mc3.model", "{dna60}", _trained),
+            (
+                "ocas_learn",
+                [],
+                "of another kind",
+                "{tmp}/mc3.model",
+                "{first20}",
+                _refused(1, "--init-model: expected a binary linear model, got a multiclass"),
+            ),
+            (
+                "ocas_learn",
+                ["-m", "0"],
+                "of more features",
+                "{tmp}/wide.model",
+                "{first20}",
+                _refused(1, "the model's features go up to index 500"),
+            ),
+            (
+                "ocas_learn",
+                ["-m", "2"],
+                "of 4 classes",
+                "{tmp}/mc4.model",
+                "{dna60}",
+                _refused(1, "the model has 4 classes, the training data 3"),
+            ),
+            (
+                "ocas_learn",
+                [],
+                "with b, no -b",
+                "{tmp}/threshold.model",
+                "{first20}",
+                _refused(1, "threshold b = 0.5", "give -b"),
+            ),
+            (
+                "ocas_learn",
+                [],
+                "truncated",
+                "{tmp}/cut.model",
+                "{first20}",
+                _refused(1, "cut.model", "truncated model file"),
+            ),
+            (
+                "ocas_learn",
+                [],
+                "the output itself",
+                "{tmp}/self-ocas.model",
+                "{first20}",
+                _init_model_kept,
+            ),
+            (
+                "ocas_learn",
+                [],
+                "missing",
+                "{tmp}/no-such.model",
+                "{first20}",
+                _before_training(1, "no-such.model: no such file"),
+            ),
+            ("cp_learn", ["-c", "1"], "fits", "{tmp}/fits.model", "{first20}", _trained),
+            (
+                "cp_learn",
+                ["-c", "1"],
+                "of another kind",
+                "{tmp}/mc3.model",
+                "{first20}",
+                _refused(1, "--init-model: expected a binary linear model"),
+            ),
+            (
+                "cp_learn",
+                ["-c", "1", "-w", "3"],
+                "by -w 3",
+                "{tmp}/fits.model",
+                "{first20}",
+                _refused(1, "--init-model starts -w 5 and -w 9"),
+            ),
+            (
+                "cp_learn",
+                ["-c", "1", "-t", "2"],
+                "with a kernel",
+                "{tmp}/fits.model",
+                "{first20}",
+                _refused(1, "linear binary"),
+            ),
+            (
+                "cp_learn",
+                ["-c", "1"],
+                "the output itself",
+                "{tmp}/self-cp.model",
+                "{first20}",
+                _init_model_kept,
+            ),
+            (
+                "asset_learn",
+                ["-c", "1", "--approx", "none"],
+                "fits",
+                "{tmp}/fits.model",
+                "{first20}",
+                _trained,
+            ),
+            (
+                "asset_learn",
+                ["-c", "1", "--approx", "none"],
+                "of another kind",
+                "{tmp}/mc3.model",
+                "{first20}",
+                _refused(1, "expected a binary linear model"),
+            ),
+            (
+                "asset_learn",
+                ["-c", "1", "-t", "2"],
+                "of another map",
+                "{tmp}/fits.model",
+                "{first20}",
+                _refused(1, "expected a Nystrom model of this run's basis"),
+            ),
+            (
+                "asset_learn",
+                ["-c", "1", "--star", "--approx", "none"],
+                "with --star",
+                "{tmp}/fits.model",
+                "{first20}",
+                _before_training(2, "--init-model starts ASSET"),
+            ),
+            (
+                "asset_learn",
+                ["-c", "1"],
+                "the output itself",
+                "{tmp}/self-asset.model",
+                "{first20}",
+                _init_model_kept,
+            ),
+        ]
+    }
+)
 
 HEADER_CASES = [
     "mc.classes",
