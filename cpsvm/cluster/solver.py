@@ -32,6 +32,7 @@ from ..params.shared import class_weights
 from ..problems import choose_entry
 from ..problems.registry import problem_entry
 from ..solvers.ocas import check_binary_only, libocas_engine_params
+from .multivariate import make_oracle, run_engine
 from .oracles import ClusterCutOracle, ClusterOcasOracle
 from .session import ClusterLost, ShardedData
 
@@ -386,8 +387,6 @@ def _train_struct(data, params, callback, should_stop):
 def _train_multivariate(data, params, loss_id, options, algorithm, epsilon, callback, should_stop):
     """SVMperf's multivariate losses: the single machine's oracle on the gathered
     scores (:mod:`cpsvm.cluster.multivariate`)."""
-    from .multivariate import make_oracle, run_engine
-
     ocas = CP_LEARN[algorithm].oracle == "ocas"
     problem, oracle = make_oracle(data, params, loss_id, options, ocas)
     started = time.perf_counter()

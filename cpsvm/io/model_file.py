@@ -44,10 +44,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..conventions import PERF_ERROR_RATE, PERF_LOSS_NAMES
 from ..errors import InputError
 from ..memory import check_fits
 from .atomic import atomic_output
+from .header_notes import (
+    platt_note,
+    read_platt,
+    read_trained_for,
+    read_weights_note,
+    trained_for,
+    weights_note,
+)
 from .model_text import (
     KERNEL_FIELDS,
     body_rows,
@@ -134,7 +141,7 @@ def _read_svmlight_kind(kind, raw, name, float32_features):
         model = _multiclass_model(header, kernel, sv_matrix, svs.y, renumber, k, d, name)
     else:
         model = _kernel_model(header, kernel, sv_matrix, svs, renumber, lines, name)
-    model.class_weights = _read_weights_comment(_documents_line(lines, fields))
+    model.class_weights = read_weights_note(_documents_line(lines, fields))
     return model
 
 
@@ -239,8 +246,8 @@ def _kernel_model(header, kernel, sv_matrix, svs, renumber, lines, name):
     from ..columns import distinct_columns
     from ..models import KernelModel
 
-    loss_id, k_fraction = _read_trained_for(lines[8], name)
-    platt = _read_platt(lines[10], name, 11)
+    loss_id, k_fraction = read_trained_for(lines[8], name)
+    platt = read_platt(lines[10], name, 11)
     ids = None
     if renumber:
         sv_matrix, ids = distinct_columns(sv_matrix, always=True)
@@ -394,9 +401,9 @@ def _format_linear(model, comment="") -> list:
         model.n_train,
         1,
         model.b,
-        _trained_for(model) + _weights_comment(model),
+        trained_for(model) + weights_note(model),
     )
-    lines[-1] += _platt_comment(model)
+    lines[-1] += platt_note(model)
     columns, weights = nonzero_entries(np.asarray(model.w, dtype=np.float64))
     lines.append(sv_line(1.0, _original_indices(model, columns), weights, comment=comment))
     return lines
@@ -422,9 +429,9 @@ def _format_kernel(model) -> list:
         model.n_train,
         sv.shape[0],
         model.b,
-        _trained_for(model) + _weights_comment(model),
+        trained_for(model) + weights_note(model),
     )
-    lines[-1] += _platt_comment(model)
+    lines[-1] += platt_note(model)
     comments = model.sv_comments or [""] * sv.shape[0]
     features = format_rows(sv.indptr, _original_indices(model, sv.indices), sv.data)
     for coef, text, comment in zip(model.coef, features, comments):
@@ -452,7 +459,7 @@ def _format_multiclass(model) -> list:
         f"{model.loss_id} # loss function",
     ]
     # SVMmulticlass sizes its joint feature space k·d + 1.
-    lines += kernel_header(Kernel(), k * d + 1, model.n_train, 1, 0.0, _weights_comment(model))
+    lines += kernel_header(Kernel(), k * d + 1, model.n_train, 1, 0.0, weights_note(model))
     if model.feature_ids is None:
         entries = nonzero_entries(np.ravel(model.W))
     else:  # class y's weight of feature j at (y-1)·d + j, j its original index
@@ -559,8 +566,8 @@ def _read_rff(raw, name, float32_features):
         n_train=header["number of training documents"],
         task=task,
         feature_ids=ids,
-        platt=_read_platt(lines[field_line["threshold b"] - 1], name, field_line["threshold b"]),
-        class_weights=_read_weights_comment(_documents_line(lines, fields)),
+        platt=read_platt(lines[field_line["threshold b"] - 1], name, field_line["threshold b"]),
+        class_weights=read_weights_note(_documents_line(lines, fields)),
     )
 
 
@@ -574,7 +581,7 @@ def _format_rff(model) -> list:
         model.n_train,
         0,
         model.b,
-        _weights_comment(model),
+        weights_note(model),
     )[:8]
     ids = model.feature_ids
     lines = (
@@ -586,7 +593,7 @@ def _format_rff(model) -> list:
             f"{format_number(model.b)} # threshold b: "
             "f(x) = sum_j coef_j*cos(omega_j.x + nu_j) - b; "
             "each following line is a random feature: coef_j nu_j omega_j (one value per "
-            "input feature)" + _platt_comment(model),
+            "input feature)" + platt_note(model),
         ]
     )
     if ids is not None:
@@ -713,100 +720,6 @@ def read_model(source, *, float32_features=False):
             line=raw.count(b"\n") + 1,
         )
     return kind.read(raw, name, float32_features)
-
-
-def _trained_for(model) -> str:
-    """What a binary model trained for one of SVMperf's other losses adds to the comment
-    of its 'number of training documents' line, where svm_classify and
-    svm_perf_classify read past it: ', trained for -l 10 (ROC area)' (with --p for
-    Prec@k and Rec@k). The error rate (-l 2, and every other tool's model) adds
-    nothing."""
-    loss_id = getattr(model, "loss_id", None)
-    if loss_id is None:
-        return ""
-    fraction = f" --p {format_number(model.k_fraction)}" if model.k_fraction else ""
-    return f", trained for -l {loss_id}{fraction} ({PERF_LOSS_NAMES[loss_id]})"
-
-
-def _weights_comment(model) -> str:
-    """What a model trained with class weights adds to the comment of its 'number of
-    training documents' line (after _trained_for's): ', class weights 1:5'; nothing
-    without them."""
-    weights = getattr(model, "class_weights", "")
-    return f", class weights {weights}" if weights else ""
-
-
-def _read_weights_comment(line: bytes) -> str:
-    """The class weights a 'number of training documents' line records ("" if none)."""
-    import re
-
-    found = re.search(rb", class weights (.*?) *$", line.partition(b"#")[2].rstrip(b"\r\n"))
-    return "" if found is None else found.group(1).decode("utf-8", "replace")
-
-
-def _read_trained_for(line: bytes, name):
-    """(loss_id, k_fraction) from a 'number of training documents' line, (None, 0.0)
-    without the mark; a mark naming no SVMperf loss is an error."""
-    import re
-
-    found = re.search(rb"trained for -l (\S+)(?: --p (\S+))?", line.partition(b"#")[2])
-    if found is None:
-        return None, 0.0
-    try:
-        loss_id = int(found.group(1))
-        fraction = float(found.group(2)) if found.group(2) else 0.0
-    except ValueError:
-        loss_id, fraction = -1, 0.0
-    if loss_id not in PERF_LOSS_NAMES or not fraction >= 0 or loss_id == PERF_ERROR_RATE:
-        raise InputError(
-            f"expected 'trained for -l L' with L one of SVMperf's losses "
-            f"{sorted(set(PERF_LOSS_NAMES) - {PERF_ERROR_RATE})}, got "
-            f"{found.group(0).decode('utf-8', 'replace')!r}",
-            source=name,
-            line=9,
-        )
-    return loss_id, fraction
-
-
-# Platt's A and B (--probability) in the comment of the "threshold b" line, where
-# svm_classify's fscanf("%lf%*[^\n]\n") reads past them.
-_PLATT_MARK = "Platt's sigmoid"
-
-
-def _platt_comment(model) -> str:
-    """What a model with Platt's sigmoid adds to its threshold line's comment: '; Platt's
-    sigmoid A a B b (P(y=+1|f) = 1/(1+exp(A*f+B)))'; nothing without it."""
-    platt = getattr(model, "platt", None)
-    if platt is None:
-        return ""
-    A, B = platt
-    return (
-        f"; {_PLATT_MARK} A {format_number(A)} B {format_number(B)} (P(y=+1|f) = 1/(1+exp(A*f+B)))"
-    )
-
-
-def _read_platt(line: bytes, name, line_no):
-    """(A, B) from a threshold line's comment, None without the mark; a mark without two
-    finite numbers is an error."""
-    import math
-    import re
-
-    comment = line.partition(b"#")[2]
-    if _PLATT_MARK.encode() not in comment:
-        return None
-    found = re.search(rb"Platt's sigmoid A (\S+) B (\S+)", comment)
-    try:
-        A, B = (float(found.group(1)), float(found.group(2))) if found else (math.nan, 0.0)
-    except ValueError:
-        A, B = math.nan, 0.0
-    if not (math.isfinite(A) and math.isfinite(B)):
-        raise InputError(
-            f'expected "{_PLATT_MARK} A <number> B <number>" in the comment of the '
-            f"threshold line, got {comment.decode('utf-8', 'replace').strip()!r}",
-            source=name,
-            line=line_no,
-        )
-    return A, B
 
 
 def _lines(model):
