@@ -263,3 +263,26 @@ def test_margin_bounds_start_from_the_model_too(binary):
     f_cold = objective(cold, binary, 2.0)
     assert abs(objective(warm, binary, 2.0) - f_cold) <= TOL * f_cold
     assert warm_info.result.iterations <= cold_info.result.iterations
+
+
+def squared_hinge_objective(w, data, C):
+    margins = np.where(data.y > 0, 1.0, -1.0) * (data.X @ w)
+    return 0.5 * float(w @ w) + C * float(np.sum(np.maximum(0.0, 1.0 - margins) ** 2))
+
+
+@pytest.mark.parametrize("method", [0, 1, 2])
+def test_squared_hinge_warm_run_reaches_the_cold_objective(method, binary):
+    """--loss squared-hinge from the model at C = 1 (dual coordinate descent: α_i =
+    2·C_i·max(0, 1 − m_i), the loss's KKT relation): the run at C = 2 reaches the cold
+    run's objective within the stopping rule, alone and as a path's first C."""
+    params = OcasParams(C=1.0, method=method, tol_rel=TOL, loss="squared-hinge")
+    first, _ = train(binary, params)
+    cold, _ = train(binary, dataclasses.replace(params, C=2.0))
+    warm, warm_info = train(binary, dataclasses.replace(params, C=2.0, init_model=first))
+    assert warm_info.result.status == "converged"
+    f_cold = squared_hinge_objective(cold.w, binary, 2.0)
+    f_warm = squared_hinge_objective(warm.w, binary, 2.0)
+    assert abs(f_warm - f_cold) <= TOL * f_cold
+    path = OcasPath(binary, dataclasses.replace(params, init_model=first))
+    pathed, _ = path.fit(2.0)
+    assert abs(squared_hinge_objective(pathed.w, binary, 2.0) - f_cold) <= TOL * f_cold
