@@ -12,7 +12,7 @@ from ..options import FILE, Choice, Range, ValueType, at_least, check_fields, op
 from . import shared
 
 if TYPE_CHECKING:
-    from ..data import Dataset
+    from ..data import ClassWeights, Dataset
     from ..kernels import Kernel
 
 APPROXIMATIONS = ("nystrom", "rff", "none")
@@ -229,6 +229,8 @@ class AssetParams:
         "--approx none only; default 0, except with --method gd on data with at least "
         f"{GD_BOUNDS_MIN_NNZ} non-zeros."
     )  # None: MARGIN_BOUNDS_DEFAULT[method]
+    cost_factor: float = shared.cost_factor()
+    class_weight: ClassWeights | None = shared.class_weight("the class LABEL (+1 or -1)")
 
     def __post_init__(self):
         check_fields(self)
@@ -238,6 +240,8 @@ class AssetParams:
         as the Params is made)."""
         check_trade_off(self.C, self.lam)
         check_approximation(self.approx, self.kernel.kind)
+        if shared.class_weights(self) is not None and self.task != "classification":
+            raise OptionError("--class-weight and -j weigh classes: -z c only, not -z r")
         if self.method == "gd":
             if (
                 self.approx != "none"
