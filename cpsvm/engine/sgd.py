@@ -1,14 +1,15 @@
 """Projected stochastic subgradient with iterate averaging (Lee & Wright's ASSET and
 ASSET*; Pegasos when the rows are the input features themselves).
 
-Problem: minimise λ/2·|γ|² + (1/m)·Σ_i ℓ(y_i, V_i·γ + b) over X = {|γ| ≤ R, |b| ≤ B}
+Problem: minimise λ/2·|γ|² + (1/m)·Σ_i c_i·ℓ(y_i, V_i·γ + b) over X = {|γ| ≤ R, |b| ≤ B}
 (b fixed at 0 without an intercept), ℓ the hinge loss max(0, 1 - y·f) or the
-ε-insensitive loss max(0, |f - y| - ε).
+ε-insensitive loss max(0, |f - y| - ε), c_i the example's factor of C (``weights``:
+its ``cost:`` token times its class's weight; 1 without them).
 
 Iteration j takes the next mini-batch A_j of ``batch`` examples of the epoch's
 permutation (the last batch of an epoch may be smaller) and steps
 
-    γ ← Π_X(γ - η_j·(λγ + (1/|A_j|)·Σ_{i∈A_j} ℓ'_i·V_i)),   b ← Π(b - η_j·mean ℓ'_i)
+    γ ← Π_X(γ - η_j·(λγ + (1/|A_j|)·Σ_{i∈A_j} c_i·ℓ'_i·V_i)),   b ← Π(b - η_j·mean c_i·ℓ'_i)
 
 with η_j = ``step_scale``/√j (ASSET: D_X/D_G) or 1/(λj) (``star``: ASSET*). γ is held
 as s·w so that the shrink by (1 - η_jλ) and the projection are one scalar product;
@@ -87,6 +88,7 @@ class SGDSettings:
     margin_bounds: bool = False  # Algorithm 3 (sparse rows only): skip the rows whose loss
     resort_c: float = 1.0  # is surely 0; its ResortPolicy's c
     resort_period: int | None = None  # fixed refresh period in iterations (tests)
+    weights: np.ndarray | None = None  # the c_i, float64 (None: all 1)
 
 
 @dataclass
@@ -361,6 +363,7 @@ def _step_block(source, y, rows, st, w, acc, state, J, n_steps, accumulate, work
         local,
         sq,
         y[rows],
+        _NO_DATA if st.weights is None else st.weights[rows],
         int(st.batch),
         w,
         acc,
@@ -603,6 +606,7 @@ def _steps(
     rows,
     sq,
     y,
+    weights,
     batch,
     w,
     acc,
@@ -629,7 +633,8 @@ def _steps(
     ref_mu,
 ):
     """``n_steps`` iterations, iteration j0+1 first, over the rows ``rows[i]`` (targets
-    y[i], squared norms sq[rows[i]]) of a dense V (``dense``) or of a CSR matrix.
+    y[i], factors of C weights[i] when ``weights`` is not empty, squared norms
+    sq[rows[i]]) of a dense V (``dense``) or of a CSR matrix.
 
     With state[_PRUNE] (CSR rows, :class:`_Bounds`; row_info[r] = V_r·γ′, |V_r|,
     |V_r − μ| (at least), g): V_r·γ is within |γ − γ′|·|V_r| of V_r·γ′, and within
@@ -638,6 +643,7 @@ def _steps(
     ``ref_mu``) kept along the steps (each added row moves them by its coefficient
     times V_r·γ′, V_r·μ = x_mu[r]), so a row whose loss is surely 0 costs no product."""
     n = rows.shape[0]
+    weighted = weights.shape[0] > 0
     state[_WNORM2] = np.dot(w, w)
     prune = state[_PRUNE] > 0.0
     if prune:
@@ -692,6 +698,9 @@ def _steps(
                 grads[i - lo] = 0.0
                 continue
             value, g = _loss_and_derivative(loss, y[i], s * dots[i - lo] + b, epsilon)
+            if weighted:  # (a weight > 0 leaves a zero loss zero: pruning holds)
+                value *= weights[i]
+                g *= weights[i]
             state[_LOSS] += value
             grads[i - lo] = g
             gsum += g

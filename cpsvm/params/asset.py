@@ -12,7 +12,7 @@ from ..options import FILE, Choice, Range, ValueType, at_least, check_fields, op
 from . import shared
 
 if TYPE_CHECKING:
-    from ..data import Dataset
+    from ..data import ClassWeights, Dataset
     from ..kernels import Kernel
 
 APPROXIMATIONS = ("nystrom", "rff", "none")
@@ -236,6 +236,8 @@ class AssetParams:
         "not --star (its first step, 1/(lambda*1), scales the start to 0) nor --method gd. "
         "With --cv/--c-path it starts every fold at every C."
     )  # a cpsvm.models model, read by the command (None: from 0)
+    cost_factor: float = shared.cost_factor()
+    class_weight: ClassWeights | None = shared.class_weight("the class LABEL (+1 or -1)")
 
     def __post_init__(self):
         check_fields(self)
@@ -245,6 +247,8 @@ class AssetParams:
         as the Params is made)."""
         check_trade_off(self.C, self.lam)
         check_approximation(self.approx, self.kernel.kind)
+        if shared.class_weights(self) is not None and self.task != "classification":
+            raise OptionError("--class-weight and -j weigh classes: -z c only, not -z r")
         if self.method == "gd":
             if (
                 self.approx != "none"

@@ -267,6 +267,8 @@ def gd_statistics(info, params, cpu, out):
         f"from 100 halved when the objective would increase"
     )
     p(f"Stopped because: {stop_reason(r.status, 'gd')}")
+    if class_weights_line(info):
+        p(class_weights_line(info))
     p(f"Number of iterations: {r.iterations} ({r.evaluations} evaluations); last step {r.step:g}")
     if r.resorts:
         p(
@@ -320,6 +322,8 @@ def asset_statistics(info, params, cpu, out):
             r.status, "asset", tolerance=f"{100 * params.tolerance:g}%", epochs=params.epochs
         )
     )
+    if class_weights_line(info):
+        p(class_weights_line(info))
     if r.rule_to is not None:
         (j0, before), (j1, now) = r.rule_from, r.rule_to
         fall = (

@@ -70,8 +70,10 @@ class _Asset(_Estimator):
         "init_model": "warm_start (ASSETClassifier: the last fit's model)",
     }
 
-    def _fit_asset(self, X, target, last=None):
-        """fit takes no sample_weight: asset_learn has no per-example cost."""
+    def _fit_asset(self, X, target, cost=None, last=None):
+        """Train on X and the command's targets, ``cost`` the examples' sample_weight (the
+        cost: tokens of asset_learn's file; None: all 1), from ``last``'s model with
+        warm_start."""
         m = X.shape[0]
         basis_size = self.n_components
         if self.approximation == "nystrom" and basis_size > m:
@@ -94,7 +96,7 @@ class _Asset(_Estimator):
         params = _warm(self, params, last)
         total = self.max_iter * -(-m // self.batch_size)
         monitor = _monitor(self.verbose, "asset_learn", "ASSET", total)
-        info = _train(self, train, Dataset(X, target), params, monitor)
+        info = _train(self, train, Dataset(X, target, cost=cost), params, monitor)
         self.n_iter_ = -(-info.result.iterations // -(-m // self.batch_size))
         self.objective_ = info.svmlight_objective
         self.stop_reason_ = info.result.status
@@ -133,6 +135,11 @@ class ASSETClassifier(_Classifier, _Asset):
     cross-validated decision values (the same training on folds from random_state),
     which makes predict_proba and predict_log_proba available (as SVC's; without it they
     raise AttributeError). P(classes_[1]) > 0.5 exactly when decision_function > 0.
+
+    class_weight [--class-weight]: a dict {class: weight} or 'balanced' (n/(k*n_class)),
+    each class's factor of C, as LinearSVC's; cost_factor [-j] the positive class's
+    (classes_[1]). fit's sample_weight is each example's factor of C (asset_learn's
+    cost: tokens), multiplied by its class's weight.
     """
         + _ASSET_DOC
     )
@@ -164,10 +171,10 @@ class ASSETClassifier(_Classifier, _Asset):
     ):
         _store(self, locals())
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         last = _last_fit(self)
-        X, y, _ = self._check_Xy(X, y, None, numeric=False)
-        return self._fit_asset(X, self._encode(y), last)
+        X, target, cost = self._labelled(X, y, sample_weight)
+        return self._fit_asset(X, target, cost, last)
 
     def _linear_state(self):
         if isinstance(self.model_, RandomFeaturesModel):
@@ -198,7 +205,8 @@ class ASSETRegressor(RegressorMixin, _SupportVectors, _Asset):
     __doc__ = (
         """Kernel support vector regression by stochastic subgradient on a kernel
     approximation (``asset_learn -z r``): the epsilon-insensitive loss with tube width
-    ``epsilon`` [-w], as SVR's.
+    ``epsilon`` [-w], as SVR's. fit's sample_weight is each example's factor of C
+    (asset_learn's cost: tokens).
     """
         + _ASSET_DOC
     )
@@ -208,6 +216,8 @@ class ASSETRegressor(RegressorMixin, _SupportVectors, _Asset):
     _NOT_PARAMETERS = {
         **{k: v for k, v in _Asset._NOT_PARAMETERS.items() if k != "tube"},
         "probability": "classification only (ASSETClassifier)",
+        "class_weight": "classification only (ASSETClassifier)",
+        "cost_factor": "classification only (ASSETClassifier)",
     }
 
     def __init__(
@@ -235,9 +245,9 @@ class ASSETRegressor(RegressorMixin, _SupportVectors, _Asset):
     ):
         _store(self, locals())
 
-    def fit(self, X, y):
-        X, y, _ = self._check_Xy(X, y, None, numeric=True)
-        return self._fit_asset(X, np.asarray(y, dtype=np.float64))
+    def fit(self, X, y, sample_weight=None):
+        X, y, cost = self._check_Xy(X, y, sample_weight, numeric=True)
+        return self._fit_asset(X, np.asarray(y, dtype=np.float64), cost)
 
     def predict(self, X):
         return self._decision_values(X)

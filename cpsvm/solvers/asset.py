@@ -1,12 +1,14 @@
 """ASSET and ASSET* (Lee & Wright): stochastic subgradient training on a low-dimensional
 approximation V_i = φ(x_i) of the kernel's feature map.
 
-    minimise  λ/2·|γ|² + (1/m)·Σ_i ℓ(y_i, V_i·γ + b)
+    minimise  λ/2·|γ|² + (1/m)·Σ_i c_i·ℓ(y_i, V_i·γ + b)
 
-λ = 1/(C·m) for SVMlight's C. φ is the Nyström map of ``basis_size`` sampled training
-examples (eigenvalues of K_SS above ``eig_threshold`` kept), random Fourier features
-(RBF only, D = ``basis_size``) or, with ``approx="none"`` and the linear kernel, the
-input features themselves (ASSET* is then Pegasos).
+λ = 1/(C·m) for SVMlight's C; c_i the example's factor of C (its ``cost:`` token times
+its class's weight, cpsvm.data.Dataset.cost_factors; 1 without them). φ is the Nyström
+map of ``basis_size`` sampled training examples (eigenvalues of K_SS above
+``eig_threshold`` kept), random Fourier features (RBF only, D = ``basis_size``) or, with
+``approx="none"`` and the linear kernel, the input features themselves (ASSET* is then
+Pegasos).
 
 Randomness: one ``numpy.random.default_rng(seed)`` draws, in this order, the
 approximation (the basis, ``choice(m, s, replace=False)`` sorted; or Ω then ν), the
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -41,6 +43,7 @@ from ..params.asset import (
     AssetParams,
 )
 from ..params.resolved import Resolved, as_given, resolved
+from ..params.shared import class_weights, training_classes, weighed
 from ..threads import thread_count
 
 
@@ -141,9 +144,16 @@ def train(dataset: Dataset, run: Resolved | AssetParams, callback=None, should_s
     """Train on ``dataset`` by ``run`` (a Params is checked first); returns (model,
     AssetInfo). ``callback(check)`` gets each :class:`cpsvm.engine.sgd.Check` (--method
     gd: each :class:`GDStep`); ``should_stop()`` is asked at each check."""
-    params = resolved(run, dataset, as_given).params
+    run = resolved(run, dataset, settings)
+    params = run.params
     with thread_count(params.n_threads):
-        return _train(dataset, params, callback, should_stop)
+        return _train(dataset, params, callback, should_stop, run.classes)
+
+
+def settings(dataset: Dataset, params: AssetParams) -> Resolved:
+    """The run's settings: the Params as given, and the training set's classes when class
+    weights are given (a fold's part is weighed knowing them)."""
+    return replace(as_given(dataset, params), classes=training_classes(dataset, params))
 
 
 def _check_targets(data: Dataset, task: str, what: str):
@@ -165,13 +175,16 @@ def _check_targets(data: Dataset, task: str, what: str):
         )
 
 
-def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
+def _train(dataset: Dataset, params: AssetParams, callback, should_stop, classes=None):
     m = dataset.n_examples
     if m == 0:
         raise InputError("expected at least one training example", source=dataset.source)
     _check_targets(dataset, params.task, "training")
+    # c_i: None when every example's factor is 1 (the unweighted steps, bit for bit)
+    factors = dataset.cost_factors(class_weights(params), classes)
     if params.method == "gd":
-        return _train_gd(dataset, params, callback, should_stop)
+        model, info = _train_gd(dataset, params, callback, should_stop, factors)
+        return weighed(model, dataset, params, classes), info
     check_kernel_values(params.kernel, dataset)
     notes = []
     validation = _checked_validation(dataset, params, notes)
@@ -194,16 +207,18 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
     batch = min(params.batch, m)
     seconds_map = time.perf_counter() - started
 
-    _check_domain(y, lam, max_sq, params, m, regression)
-    radius, b_radius = _radii(y, lam, max_sq, params, regression)
+    _check_domain(y, lam, max_sq, params, m, regression, factors)
+    radius, b_radius = _radii(y, lam, max_sq, params, regression, factors)
     step_scale = 1.0
     if not params.star:
-        step_scale = _step_scale(source, kernel_rows, y, rng, radius, b_radius, params, regression)
+        step_scale = _step_scale(
+            source, kernel_rows, (y, factors), rng, radius, b_radius, params, regression
+        )
 
     average_last = _average_last(params, m)
     settings = _sgd_settings(
         params, lam, regression, batch, average_last, (radius, b_radius), step_scale,
-        dataset.X.nnz,
+        dataset.X.nnz, factors,
     )  # fmt: skip
 
     validate = None
@@ -217,7 +232,9 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
             offset,
         )
     sample = slice(0, m, -(-m // OBJECTIVE_SAMPLE))
-    rule_objective = _sample_objective(source, y, sample, lam, params.tube if regression else None)
+    rule_objective = _sample_objective(
+        source, y, sample, lam, params.tube if regression else None, factors
+    )
     start = _start(params.init_model, feature_map, dataset, regression, offset)
     result = run_sgd(
         source,
@@ -231,9 +248,9 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
         start=start,
     )
     gamma, b = result.gamma, result.b + offset
-    objective, training_error = _training_fit(source, gamma, b, y + offset, lam, params, m)
+    objective, training_error = _training_fit(source, gamma, b, y + offset, lam, params, m, factors)
 
-    model = _model(feature_map, gamma, b, params, dataset, m)
+    model = weighed(_model(feature_map, gamma, b, params, dataset, m), dataset, params, classes)
     info = AssetInfo(
         n_examples=m,
         lam=lam,
@@ -258,8 +275,9 @@ def _train(dataset: Dataset, params: AssetParams, callback, should_stop):
     return model, info
 
 
-def _sgd_settings(params, lam, regression, batch, average_last, radii, step_scale, nnz):
-    """The engine's SGDSettings of the run."""
+def _sgd_settings(params, lam, regression, batch, average_last, radii, step_scale, nnz, weights):
+    """The engine's SGDSettings of the run (``weights`` the examples' factors of their
+    loss, None: all 1)."""
     radius, b_radius = radii
     return SGDSettings(
         lam=lam,
@@ -277,6 +295,7 @@ def _sgd_settings(params, lam, regression, batch, average_last, radii, step_scal
         tolerance=params.tolerance,
         min_epochs=MIN_EPOCHS,
         margin_bounds=params.bounds(nnz),
+        weights=weights,
     )
 
 
@@ -353,10 +372,12 @@ def _row_source(dataset, feature_map, params: AssetParams):
     return source, kernel_rows, cached, max_sq
 
 
-def _check_domain(y, lam, max_sq, params: AssetParams, m, regression):
+def _check_domain(y, lam, max_sq, params: AssetParams, m, regression, factors=None):
     """The domain's radius against the data before any work (engine.magnitudes'
     check_domain), R = sqrt(2·at_zero/λ) formed without C·m."""
-    at_zero = float(np.mean(np.maximum(0.0, np.abs(y) - params.tube))) if regression else 0.5
+    at_zero = _objective_at_zero(y, params, regression, factors)
+    if not regression:
+        at_zero *= 0.5  # (the hinge's R: the dual's λ|γ*|² <= mean c_i)
     root = math.sqrt(params.C) * math.sqrt(m) if params.lam is None else 1.0 / math.sqrt(lam)
     check_domain(
         math.sqrt(2.0 * at_zero) * root, math.sqrt(max_sq), lam,
@@ -364,24 +385,37 @@ def _check_domain(y, lam, max_sq, params: AssetParams, m, regression):
     )  # fmt: skip
 
 
-def _radii(y, lam, max_sq, params: AssetParams, regression):
-    """(R, B) of X = {|γ| ≤ R, |b| ≤ B}: R from λ/2|γ*|² ≤ objective at 0 (hinge:
-    Pegasos' 1/√λ); B from the intercept's optimality (all residuals beyond the margin
-    on one side), 0 without an intercept (ASSET*)."""
+def _objective_at_zero(y, params: AssetParams, regression, factors=None) -> float:
+    """The mean loss (1/m)·Σ c_i·ℓ_i at γ = 0, b = 0."""
     if regression:
-        at_zero = float(np.mean(np.maximum(0.0, np.abs(y) - params.tube)))
+        losses = np.maximum(0.0, np.abs(y) - params.tube)
+        return float(np.mean(losses if factors is None else factors * losses))
+    return 1.0 if factors is None else float(np.mean(factors))
+
+
+def _radii(y, lam, max_sq, params: AssetParams, regression, factors=None):
+    """(R, B) of X = {|γ| ≤ R, |b| ≤ B}: R from λ/2|γ*|² ≤ objective at 0 (hinge:
+    Pegasos' 1/√λ, by the dual λ|γ*|² <= (1/m)·Σ α_i with α_i <= c_i); B from the
+    intercept's optimality (all residuals beyond the margin on one side), 0 without an
+    intercept (ASSET*)."""
+    at_zero = _objective_at_zero(y, params, regression, factors)
+    if regression:
         radius = math.sqrt(2.0 * at_zero / lam)
         b_radius = params.tube + float(np.max(np.abs(y))) + math.sqrt(max_sq) * radius
     else:
-        radius = 1.0 / math.sqrt(lam)
+        radius = 1.0 / math.sqrt(lam) if factors is None else math.sqrt(at_zero / lam)
         b_radius = 1.0 + math.sqrt(max_sq) * radius
     if params.star:
         b_radius = 0.0
     return radius, b_radius
 
 
-def _step_scale(source, kernel_rows, y, rng, radius, b_radius, params: AssetParams, regression):
-    """ASSET's D_X/D_G, D_G estimated on a sample of the rows."""
+def _step_scale(
+    source, kernel_rows, targets, rng, radius, b_radius, params: AssetParams, regression
+):
+    """ASSET's D_X/D_G, D_G estimated on a sample of the rows (``targets``: y and the
+    c_i, None: all 1, which scale each row's subgradient)."""
+    y, factors = targets
     m = len(y)
     sample = rng.choice(m, min(params.dg_samples, m), replace=False)
     if source.sparse:
@@ -391,14 +425,20 @@ def _step_scale(source, kernel_rows, y, rng, radius, b_radius, params: AssetPara
         sq = np.einsum("ij,ij->i", V, V)
     # d_l: |ℓ'| at the starting point (0, 0).
     d = (np.abs(y[sample]) > params.tube).astype(np.float64) if regression else np.ones(len(sample))
-    dg = math.sqrt(float(np.mean(d * d * (sq + 1.0))))
+    if factors is None:
+        dg = math.sqrt(float(np.mean(d * d * (sq + 1.0))))
+    else:  # |c_i·ℓ'|, in the largest c_i's scale (no square overflows)
+        top = float(np.max(factors[sample]))
+        d = d * (factors[sample] / top)
+        dg = top * math.sqrt(float(np.mean(d * d * (sq + 1.0))))
     if dg == 0.0:
         dg = math.sqrt(float(np.mean(sq + 1.0)))
     return math.sqrt(radius**2 + b_radius**2) / dg
 
 
-def _training_fit(source, gamma, b, y, lam, params: AssetParams, m):
-    """The exact objective and training error of the model (γ, b)."""
+def _training_fit(source, gamma, b, y, lam, params: AssetParams, m, factors=None):
+    """The exact objective (the losses weighted by the c_i ``factors``) and training
+    error of the model (γ, b)."""
     f = _decision_on_training(source, gamma, b, m)
     if params.task == "regression":
         losses = np.maximum(0.0, np.abs(f - y) - params.tube)
@@ -406,14 +446,17 @@ def _training_fit(source, gamma, b, y, lam, params: AssetParams, m):
     else:
         losses = np.maximum(0.0, 1.0 - y * f)
         error = float(np.mean(np.where(f > 0, 1.0, -1.0) != y))
+    if factors is not None:
+        losses = factors * losses
     return 0.5 * lam * float(gamma @ gamma) + float(np.mean(losses)), error
 
 
-def _sample_objective(source, y, sample: slice, lam: float, tube: float | None):
-    """objective(γ, b): λ/2|γ|² + the mean loss (hinge; with ``tube`` ε-insensitive) over
-    the training examples of ``sample``, evenly spread over the data: what the stopping
-    rule watches."""
+def _sample_objective(source, y, sample: slice, lam: float, tube: float | None, factors=None):
+    """objective(γ, b): λ/2|γ|² + the mean loss (hinge; with ``tube`` ε-insensitive;
+    weighted by the c_i ``factors``) over the training examples of ``sample``, evenly
+    spread over the data: what the stopping rule watches."""
     ys = y[sample]
+    cs = None if factors is None else factors[sample]
 
     def objective(gamma, b):
         f = source.outputs(sample, gamma) + b
@@ -422,6 +465,8 @@ def _sample_objective(source, y, sample: slice, lam: float, tube: float | None):
             if tube is None
             else np.maximum(0.0, np.abs(f - ys) - tube)
         )
+        if cs is not None:
+            losses = cs * losses
         return 0.5 * lam * float(gamma @ gamma) + float(np.mean(losses))
 
     return objective
@@ -568,9 +613,9 @@ class GDStep:
     step: float
 
 
-def _train_gd(dataset: Dataset, params: AssetParams, callback, should_stop):
-    """Gradient descent on λ/2·|w|² + (1/m)·Σ Huber(y_i·(⟨w, x_i⟩ + b)) with an intercept
-    (Guillory & Bilmes §4.2), pruned by margin-change bounds unless turned off."""
+def _train_gd(dataset: Dataset, params: AssetParams, callback, should_stop, factors=None):
+    """Gradient descent on λ/2·|w|² + (1/m)·Σ c_i·Huber(y_i·(⟨w, x_i⟩ + b)) with an
+    intercept (Guillory & Bilmes §4.2), pruned by margin-change bounds unless turned off."""
     m = dataset.n_examples
     if params.lam is None:
         check_small_c(params.C, m)
@@ -579,7 +624,7 @@ def _train_gd(dataset: Dataset, params: AssetParams, callback, should_stop):
     margins = SortedMargins(
         dataset.X,
         dataset.y,
-        np.full(m, 1.0 / m),
+        np.full(m, 1.0 / m) if factors is None else factors / m,
         loss=HUBER,
         h=params.huber_h,
         prune=params.bounds(dataset.X.nnz),

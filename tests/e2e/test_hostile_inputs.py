@@ -815,6 +815,45 @@ FEATURE_CASES = {
         ["-c", "1", "-j", "2", "--class-weight", "1:2", "{first20}", "{out}"],
         _before_training(2, "give -j or --class-weight, not both"),
     ),
+    **{
+        f"asset --class-weight 1:{weight}": (
+            "asset_learn",
+            ["-c", "1", "--class-weight", f"1:{weight}", "{first20}", "{out}"],
+            _before_training(2, "--class-weight weights that are finite numbers > 0"),
+        )
+        for weight in ("0", "-2", "nan", "inf")
+    },
+    **{
+        f"asset -j {factor}": (
+            "asset_learn",
+            ["-c", "1", "-j", factor, "{first20}", "{out}"],
+            _before_training(2, "a cost factor 0 < -j <= 1e150"),
+        )
+        for factor in ("0", "-2", "nan", "inf")
+    },
+    "asset --class-weight unknown label": (
+        "asset_learn",
+        ["-c", "1", "--class-weight", "2:3", "{first20}", "{out}"],
+        _refused(1, "--class-weight: no class 2 in the training data (its classes: -1, 1)"),
+    ),
+    "asset --class-weight repeated label": (
+        "asset_learn",
+        ["-c", "1", "--class-weight", "-1:2,-1:4", "{first20}", "{out}"],
+        _before_training(2, "expected each label once in --class-weight, got -1 twice"),
+    ),
+    **{
+        f"asset {' '.join(weights)} -z r": (
+            "asset_learn",
+            ["-c", "1", "-z", "r", *weights, "{first20}", "{out}"],
+            _before_training(2, "--class-weight and -j weigh classes: -z c only, not -z r"),
+        )
+        for weights in (["--class-weight", "1:2"], ["--class-weight", "balanced"], ["-j", "2"])
+    },
+    "asset -j with --class-weight": (
+        "asset_learn",
+        ["-c", "1", "-j", "2", "--class-weight", "1:2", "{first20}", "{out}"],
+        _before_training(2, "give -j or --class-weight, not both"),
+    ),
     "asset default --k on 300 examples": (
         "asset_learn",
         ["-c", "1000", "-t", "2", "-g", "0.1", "--epochs", "2", "{a300}", "{out}"],
