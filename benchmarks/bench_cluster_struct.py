@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+from cpsvm.conventions import TOKEN_LOSS
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
@@ -64,14 +66,16 @@ def run(args, model):
 
 
 def accuracy(test, model, out):
+    """Token accuracy (%): cp_classify prints an hmm model's "Average loss per token"
+    (Hamming: TOKEN_LOSS a wrong tag), not an accuracy line."""
     done = subprocess.run(
         [str(BIN / "cp_classify"), str(test), model, str(out / "predictions")],
         capture_output=True,
         text=True,
         check=True,
     )
-    m = re.search(r"[Aa]ccuracy[^0-9]*([0-9.]+)%", done.stdout)
-    return float(m.group(1)) if m else float("nan")
+    m = re.search(r"Average loss per token: ([0-9.]+)", done.stdout)
+    return 100.0 * (1.0 - float(m.group(1)) / TOKEN_LOSS) if m else float("nan")
 
 
 def main():

@@ -222,3 +222,34 @@ def abs_bounds(indptr, indices, data, col_max, row_sum):
             if v > col_max[indices[p]]:
                 col_max[indices[p]] = v
         row_sum[i] = total
+
+
+@njit(cache=True, nogil=True)
+def deposit_emissions(indptr, cols, data, tokens, row_a, row_b, weight, f, acc, sig, seen):
+    """SVMhmm's emission terms of δΨ: for each token t (``tokens``) and its feature j < f,
+    +weight_t·x_tj into row row_a_t + j and −weight_t·x_tj into row row_b_t + j of the
+    folds ``acc`` (grid ``sig``, exact); the rows touched marked in ``seen``."""
+    for i in range(len(tokens)):
+        t = tokens[i]
+        c = weight[i]
+        ra = row_a[i]
+        rb = row_b[i]
+        for p in range(indptr[t], indptr[t + 1]):
+            j = cols[p]
+            if j < f:
+                v = c * data[p]
+                deposit(acc, sig, ra + j, v, 1.0)
+                deposit(acc, sig, rb + j, v, -1.0)
+                seen[ra + j] = 1
+                seen[rb + j] = 1
+
+
+@njit(cache=True, nogil=True)
+def deposit_pairs(row_a, row_b, weight, acc, sig, seen):
+    """+weight_i into row row_a_i and −weight_i into row row_b_i of the folds ``acc``
+    (grid ``sig``, exact; SVMhmm's transition terms of δΨ); rows marked in ``seen``."""
+    for i in range(len(row_a)):
+        deposit(acc, sig, row_a[i], weight[i], 1.0)
+        deposit(acc, sig, row_b[i], weight[i], -1.0)
+        seen[row_a[i]] = 1
+        seen[row_b[i]] = 1

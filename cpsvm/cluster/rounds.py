@@ -110,12 +110,12 @@ class Rounds:
         (a, at), (b, _) = leaves
         return self._submit(combine_root, finish, combine, extra, a, b, where=at)
 
-    def __call__(self, fn, *args, combine=add_sums, extra=(), chained=False):
+    def __call__(self, fn, *args, combine=add_sums, extra=(), chained=False, finish=None):
         """One round trip: :meth:`stage` and the client waits for the root. ``chained``:
         ``fn``'s results end with the seconds of a stage they waited for (its slowest
         task), booked as compute too."""
         t0 = time.perf_counter()
-        root = self.stage(fn, *args, combine=combine, extra=extra)
+        root = self.stage(fn, *args, combine=combine, extra=extra, finish=finish)
         result, slowest = self.result(root)
         if chained:
             slowest += result[-1]

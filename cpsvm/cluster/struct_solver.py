@@ -30,15 +30,16 @@ from ..engine.working_set import CutWorkingSet
 from ..errors import InputError, OptionError
 from ..params.resolved import checked_params
 from ..problems.registry import auto_order, entry_of
-from .numerics import fold_grid, fold_value
+from .numerics import fold_grid
 from .oracles import _ShapeOnly
-from .partials import dense_folds
 from .rounds import Rounds
 from .solver import _finish, _model_so_far, _monitored
 from .trees import TREE_PROBLEM, TreeShards
 from .units import (
+    CutValues,
     add_cuts,
     build_units,
+    cut_values,
     describe_units,
     exact_value,
     model_template,
@@ -122,7 +123,12 @@ class ClusterUnitsOracle(LinearCutOracle):
         future = self.rounds.ship(w)
         t0 = time.perf_counter()
         c, g = self.rounds(
-            units_cut, future, self.rescaling_id, self.margin_rescaling, combine=add_cuts
+            units_cut,
+            future,
+            self.rescaling_id,
+            self.margin_rescaling,
+            combine=add_cuts,
+            finish=cut_values,
         )
         self.oracle_calls += self.problem.n_examples
         self.seconds["cut"] += time.perf_counter() - t0
@@ -131,8 +137,12 @@ class ClusterUnitsOracle(LinearCutOracle):
 
 
 def _dense(g, size):
-    if not isinstance(g, dict):
-        return fold_value(dense_folds(g))
+    if isinstance(g, CutValues):
+        out = np.zeros(size)
+        out[g.rows] = g.values
+        return out
+    if isinstance(g, np.ndarray):
+        return g
     out = np.zeros(size)
     for j, x in g.items():
         out[j] = exact_value(x)

@@ -7,11 +7,11 @@ slack rescaling), exact, so that the sum along the tree is the same for any shar
 
 Exact δΨ sums, the cheapest form for each problem:
 
-* SVMhmm's Ψ (:class:`cpsvm.problems.hmm.problem.HmmProblem`): the terms of δΨ are
-  listed token by token (emission entries a_i·x_tj in the rows of the true and the
-  found state, transitions ±a_i), the tokens whose state is the same in both dropped
-  (they cancel exactly), and added on the fixed grids of :mod:`.numerics` (bounds from
-  the global column maxima), in numpy: a fold's sum is exact in any order.
+* SVMhmm's Ψ (:class:`cpsvm.problems.hmm.problem.HmmProblem`): the terms of δΨ, token
+  by token (emission entries a_i·x_tj in the rows of the true and the found state,
+  transitions ±a_i), the tokens whose state is the same in both dropped (they cancel
+  exactly), added on the fixed grids of :mod:`.numerics` (bounds from the global column
+  maxima) by compiled kernels (:mod:`.kernels`): a fold's sum is exact in any order.
 * any other problem (rank, a user's): the unit's δΨ from the problem's own
   ``delta_psi_sum`` (one unit at a time: the same bits in any shard), its non-zero
   entries added as exact integers (multiples of 2^-1074, :func:`exact_ints`); the
@@ -37,6 +37,8 @@ from ..problems.entry import ProblemSpecError
 from ..problems.hmm.problem import HmmProblem
 from ..problems.registry import entry_of
 from ..problems.user import UserProblemError, load_user_problem
+from .kernels import deposit_emissions, deposit_pairs
+from .numerics import fold_value
 from .partials import SPARSE_SHARE, SparseFolds, add_folds
 from .shards import ShardSpec, _line_start, plan_shards, worker_task
 from .sources import open_source, worker_name
@@ -140,27 +142,6 @@ def exact_value(n: int) -> float:
     return n / (1 << EXACT_SHIFT)
 
 
-def deposit_terms(sig, index, values):
-    """The folds of Σ values by index, each term split into the folds of its row's grid
-    (exact: :mod:`.numerics`; numpy's sums of a fold add multiples of one quantum), on
-    the rows the terms touch: SparseFolds while they are few (:mod:`.partials`), else
-    dense."""
-    rows, at = np.unique(index, return_inverse=True)
-    acc = np.zeros((len(rows), sig.shape[1]))
-    x = np.asarray(values, dtype=np.float64)
-    grid = sig[rows]
-    for k in range(acc.shape[1]):
-        s = grid[at, k]
-        q = (s + x) - s
-        acc[:, k] += np.bincount(at, weights=q, minlength=len(rows))
-        x = x - q
-    if len(rows) <= SPARSE_SHARE * len(sig):
-        return SparseFolds(rows, acc, len(sig))
-    dense = np.zeros(sig.shape)
-    dense[rows] = acc
-    return dense
-
-
 # -- a shard's units -------------------------------------------------------------------------
 
 
@@ -177,6 +158,11 @@ class UnitShard:
         self.grid = None  # the fold grid of the hmm's δΨ (None: exact integers)
         self.ends = ()  # (file, first qid, last qid) of each file of the shard
         self.rows = None  # the problem's units this shard sums (None: all of them)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_scratch", None)  # the cut's accumulator: made again where needed
+        return state
 
     def __sizeof__(self):
         problem = self.problem
@@ -323,40 +309,43 @@ def set_total(units, n, grid):
 # -- the cut ---------------------------------------------------------------------------------
 
 
-def _hmm_terms(problem, weights, labels):
-    """(index, value) of every term of Σ_i weights_i·δΨ_i(labels) (SVMhmm's Ψ), the
-    tokens whose state is the same in both labellings left out."""
+def _hmm_cut(units, weights, labels):
+    """The folds of Σ_i weights_i·δΨ_i(labels) (SVMhmm's Ψ) on the grid ``units.grid``:
+    each term (emission entries ±a_i·x_tj in the rows of the true and the found state,
+    transitions ±a_i) deposited by a compiled kernel into the shard's accumulator, kept
+    between rounds (zeroed on the rows a round touched); the tokens whose state is the
+    same in both labellings left out (their terms cancel exactly). Sparse on the rows
+    touched while they are few (:mod:`.partials`), else dense."""
+    problem, sig = units.problem, units.grid
     layout = problem.layout
     k, f = layout.n_tags, layout.n_features
     X, y, starts = problem.X, problem.tags, problem.starts
+    # One round at a time uses the accumulator; a concurrent one makes its own.
+    acc, seen = units.__dict__.pop("_scratch", None) or (
+        np.zeros(sig.shape),
+        np.zeros(len(sig), dtype=np.uint8),
+    )
+    indptr = np.asarray(X.indptr, dtype=np.int64)
+    cols = np.asarray(X.indices, dtype=np.int32)
+    data = np.asarray(X.data, dtype=np.float64)
     yhat = np.asarray(labels, dtype=np.int64)
     lengths = np.diff(starts)
-    weight = np.repeat(weights, lengths)
+    weight = np.repeat(np.asarray(weights, dtype=np.float64), lengths)
     position = np.arange(len(y)) - np.repeat(starts[:-1], lengths)
     a, b = y - 1, yhat - 1
-    index, values = [], []
 
-    def emit(state_a, state_b, tokens, c):
+    def emit(state_a, state_b, tokens):
         differ = state_a != state_b
-        tokens, sa, sb, c = tokens[differ], state_a[differ], state_b[differ], c[differ]
-        if not len(tokens):
-            return
-        sub = X[tokens]
-        row = np.repeat(np.arange(len(tokens)), np.diff(sub.indptr))
-        cols = sub.indices.astype(np.int64)
-        keep = cols < f
-        row, cols, vals = row[keep], cols[keep], sub.data[keep]
-        start = layout.emission_start
-        index.append(start + sa[row] * f + cols)
-        values.append(c[row] * vals)
-        index.append(start + sb[row] * f + cols)
-        values.append(-(c[row] * vals))
+        tokens, start = tokens[differ], layout.emission_start
+        row_a, row_b = start + state_a[differ] * f, start + state_b[differ] * f
+        deposit_emissions(
+            indptr, cols, data, tokens, row_a, row_b, weight[tokens], f, acc, sig, seen
+        )
 
-    every = np.arange(len(y))
-    emit(a, b, every, weight)
+    emit(a, b, np.arange(len(y)))
     if layout.emit_order == 1:
         later = np.flatnonzero(position >= 1)
-        emit(k + a[later] + k * a[later - 1], k + b[later] + k * b[later - 1], later, weight[later])
+        emit(k + a[later] + k * a[later - 1], k + b[later] + k * b[later - 1], later)
     for m in range(1, layout.trans_order + 1):
         at = np.flatnonzero(position >= m)
         ia = np.full(len(at), layout.trans_start(m), dtype=np.int64)
@@ -365,11 +354,16 @@ def _hmm_terms(problem, weights, labels):
             ia += a[at - back] * k**back
             ib += b[at - back] * k**back
         differ = ia != ib
-        index += [ia[differ], ib[differ]]
-        values += [weight[at][differ], -weight[at][differ]]
-    if not index:
-        return np.zeros(0, np.int64), np.zeros(0)
-    return np.concatenate(index), np.concatenate(values)
+        deposit_pairs(ia[differ], ib[differ], weight[at[differ]], acc, sig, seen)
+    rows = np.flatnonzero(seen)
+    if len(rows) <= SPARSE_SHARE * len(sig):
+        out = SparseFolds(rows, acc[rows], len(sig))
+    else:
+        out = acc.copy()
+    acc[rows] = 0.0
+    seen[rows] = 0
+    units._scratch = (acc, seen)
+    return out
 
 
 def units_cut(units, w, rescaling, margin_rescaling):
@@ -386,8 +380,7 @@ def units_cut(units, w, rescaling, margin_rescaling):
     c = sum(exact_ints(a * losses))
     weights = a if margin_rescaling else a * losses
     if units.grid is not None:
-        index, values = _hmm_terms(problem, weights, labels)
-        return (c, deposit_terms(units.grid, index, values)), time.perf_counter() - t0
+        return (c, _hmm_cut(units, weights, labels)), time.perf_counter() - t0
     g = {}
     rows = np.arange(problem.n_examples) if rows is None else rows
     own = problem.split_labels(labels, rows)
@@ -398,6 +391,38 @@ def units_cut(units, w, rescaling, margin_rescaling):
         for j, x in zip(nz.tolist(), exact_ints(v[nz])):
             g[j] = g.get(j, 0) + x
     return (c, g), time.perf_counter() - t0
+
+
+def cut_values(pair):
+    """The root's (cut, seconds) as the client uses it: the δΨ folds on the hmm's grid
+    rounded to doubles here, on a worker (each row's folds added in one order: the same
+    bits as on the client), sent as (rows, values) of the non-zero rows while that is
+    smaller than the dense vector."""
+    (c, g), seconds = pair
+    if isinstance(g, dict):
+        return (c, g), seconds
+    if isinstance(g, SparseFolds):
+        rows, values = g.rows, fold_value(g.values)
+    else:
+        values = fold_value(g)
+        rows = np.arange(len(values))
+    keep = values != 0.0
+    size = g.size if isinstance(g, SparseFolds) else len(g)
+    if 3 * np.count_nonzero(keep) > 2 * size:  # 12 bytes a sparse entry, 8 a dense one
+        out = np.zeros(size)
+        out[rows] = values
+        return (c, out), seconds
+    index = np.int32 if size < 2**31 else np.int64
+    return (c, CutValues(rows[keep].astype(index), values[keep], size)), seconds
+
+
+@dataclasses.dataclass(frozen=True)
+class CutValues:
+    """The rows of a cut vector of ``size`` that are not zero, and their values."""
+
+    rows: np.ndarray
+    values: np.ndarray
+    size: int
 
 
 def add_cuts(a, b):
@@ -415,4 +440,25 @@ def add_cuts(a, b):
         return c, gb
     if isinstance(gb, dict):
         return c, ga
+    if isinstance(ga, SparseFolds) and isinstance(gb, SparseFolds):
+        return c, _add_sparse_folds(ga, gb)
     return c, add_folds(ga, gb)
+
+
+def _add_sparse_folds(a, b):
+    """:func:`.partials.add_folds` of two SparseFolds (the same result), their union of
+    rows marked in a flag per row rather than sorted (np.union1d: seconds for a million
+    rows)."""
+    mark = np.zeros(a.size, dtype=bool)
+    mark[a.rows] = True
+    mark[b.rows] = True
+    rows = np.flatnonzero(mark)
+    if len(rows) > SPARSE_SHARE * a.size:
+        out = np.zeros((a.size, a.values.shape[1]))
+        out[a.rows] = a.values
+        out[b.rows] += b.values
+        return out
+    values = np.zeros((len(rows), a.values.shape[1]))
+    values[np.searchsorted(rows, a.rows)] += a.values
+    values[np.searchsorted(rows, b.rows)] += b.values
+    return SparseFolds(rows, values, a.size)
