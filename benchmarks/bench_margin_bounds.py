@@ -60,8 +60,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import artificial  # noqa: E402
 
 from cpsvm.data import Dataset  # noqa: E402
+from cpsvm.engine.gradient_descent import huber_gd  # noqa: E402
 from cpsvm.engine.margin_bounds import HUBER, ResortPolicy, SortedMargins  # noqa: E402
-from cpsvm.engine.sgd import SGDSettings, huber_gd, run_sgd  # noqa: E402
+from cpsvm.engine.sgd import SGDSettings, run_sgd  # noqa: E402
 from cpsvm.io.svmlight import read_svmlight  # noqa: E402
 from cpsvm.solvers import ocas as ocas_solver  # noqa: E402
 from cpsvm.solvers.asset import _SparseRows  # noqa: E402

@@ -28,9 +28,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..data import Dataset
+from ..engine.gradient_descent import huber_gd
 from ..engine.magnitudes import check_domain, check_small_c
 from ..engine.margin_bounds import HUBER, SortedMargins
-from ..engine.sgd import EPSILON_INSENSITIVE, HINGE, SGDSettings, huber_gd, run_sgd
+from ..engine.sgd import EPSILON_INSENSITIVE, HINGE, SGDSettings, run_sgd
 from ..errors import InputError
 from ..kernel_rows import row_sq_norms
 from ..kernels import RBF, Kernel, check_kernel_values

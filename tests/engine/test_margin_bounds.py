@@ -15,8 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize
 
+from cpsvm.engine.gradient_descent import huber_gd
 from cpsvm.engine.margin_bounds import HINGE, HUBER, ResortPolicy, SortedMargins
-from cpsvm.engine.sgd import SGDSettings, huber_gd, run_sgd
+from cpsvm.engine.sgd import SGDSettings, run_sgd
 from cpsvm.io.model_file import read_model
 from cpsvm.io.svmlight import read_svmlight
 
