@@ -452,3 +452,23 @@ def start_weights(model, kinds: tuple, n_features: int, feature_ids=None, n_clas
     out = np.zeros((rows.shape[0], n_features))
     out[:, at[found]] = rows[:, found]
     return out
+
+
+def linear_start(model, binary: bool, dataset, bias: float, n_classes=None, bias_flag="-b"):
+    """w_0 of a warm start in a linear problem's layout: binary, w with the bias weight
+    −b/B last when the run has a bias feature of value B (``bias``; a model with b ≠ 0
+    and no bias feature is refused, naming ``bias_flag``); multiclass, the (d, k) W flat.
+    The weights are ``model``'s in ``dataset``'s columns (:func:`start_weights`)."""
+    d = dataset.n_features
+    if not binary:
+        W = start_weights(model, (MulticlassModel,), d, dataset.feature_ids, n_classes)
+        return np.ascontiguousarray(W.T).reshape(-1)
+    (w,) = start_weights(model, (LinearModel,), d, dataset.feature_ids)
+    if bias != 0:
+        return np.append(w, -model.b / bias)
+    if model.b != 0:
+        raise InputError(
+            f"--init-model: the model has a threshold b = {model.b:g} and this run no bias "
+            f"feature: give {bias_flag} (its weight starts at -b/B)"
+        )
+    return w

@@ -38,7 +38,7 @@ from ..engine.ocas_squared import SquaredHingeOcasOracle
 from ..engine.warm import dcd_from_weights, squared_hinge_alpha
 from ..engine.working_set import CutWorkingSet
 from ..errors import InputError
-from ..models import LinearModel, MulticlassModel, start_weights
+from ..models import linear_start
 from ..params.ocas import OcasParams
 from ..params.resolved import Resolved, resolved
 from ..params.shared import class_weights, training_classes, weighed
@@ -196,19 +196,9 @@ def initial_weights(kind, params, dataset, problem):
     model = params.init_model
     if model is None:
         return None
-    d = dataset.n_features
-    if kind == "binary":
-        (w,) = start_weights(model, (LinearModel,), d, dataset.feature_ids)
-        if params.bias != 0:
-            return np.append(w, -model.b / params.bias)
-        if model.b != 0:
-            raise InputError(
-                f"--init-model: the model has a threshold b = {model.b:g} and this run no "
-                "bias feature: give -b (its weight starts at -b/B)"
-            )
-        return w
-    W = start_weights(model, (MulticlassModel,), d, dataset.feature_ids, problem.n_classes)
-    return np.ascontiguousarray(W.T).reshape(-1)
+    binary = kind == "binary"
+    n_classes = None if binary else problem.n_classes
+    return linear_start(model, binary, dataset, params.bias, n_classes)
 
 
 def _train_ocas(problem, costs, params, method, callback, should_stop, w_0=None):

@@ -34,7 +34,7 @@ from ..engine.warm import dcd_from_weights
 from ..engine.working_set import CutWorkingSet, PrimalCutWorkingSet
 from ..errors import InputError, OptionError
 from ..kernels import check_kernel_values, kernel_diagonal
-from ..models import KernelModel, LinearModel, MulticlassModel, fit_columns, start_weights
+from ..models import KernelModel, LinearModel, MulticlassModel, fit_columns, linear_start
 from ..params.one_slack import StructParams
 from ..params.resolved import Resolved, resolved
 from ..params.shared import class_weights, training_classes, weighed
@@ -172,20 +172,10 @@ class StructPath:
                 f"--init-model starts -w 5 and -w 9 (a start point is theirs), not -w "
                 f"{self.algorithm}"
             )
-        dataset = self.dataset
-        d = dataset.n_features
-        if type(problem) is BinaryProblem:
-            (w,) = start_weights(model, kinds[BinaryProblem], d, dataset.feature_ids)
-            if problem.bias != 0:
-                return np.append(w, -model.b / problem.bias)
-            if model.b != 0:
-                raise InputError(
-                    f"--init-model: the model has a threshold b = {model.b:g} and this run "
-                    "no bias feature (--b 0)"
-                )
-            return w
-        W = start_weights(model, (MulticlassModel,), d, dataset.feature_ids, problem.n_classes)
-        return np.ascontiguousarray(W.T).reshape(-1)
+        binary = type(problem) is BinaryProblem
+        n_classes = None if binary else problem.n_classes
+        bias = problem.bias if binary else 0.0
+        return linear_start(model, binary, self.dataset, bias, n_classes, bias_flag="--b")
 
     def _check_kernel(self):
         """-t 1..3: for the problems that take kernels, with values the kernel takes."""
