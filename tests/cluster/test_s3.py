@@ -1,10 +1,11 @@
 """Shards in a real S3-compatible store (--scheduler): moto's server on 127.0.0.1, its
 access checked as AWS checks it (tests/cluster/moto_site.py), s3fs reading for the
 workers, which inherit the command's AWS variables. a9a3k in 8 objects, read by a glob,
-trains the model of the same 8 files by path, byte for byte (ocas_learn and cp_learn on
-local:2); one object's byte ranges, the model of the path's. The store's refusals
-(credentials missing or wrong, a bucket or key absent, a glob matching nothing) are one
-line naming the URL and why, exit 1, no model; the server stopped, or the objects
+trains the model of the same 8 files by path, byte for byte (ocas_learn on local:2;
+cp_learn reads its shards by the same code); one object's byte ranges, the model of the
+path's. The store's refusals (credentials missing or wrong, a bucket or key absent, a
+glob matching nothing) are one line naming the URL and why, exit 1, no model; the
+server stopped, or the objects
 overwritten, mid-run and a worker lost: its shard cannot be read again as it was (the
 fingerprint), one line, exit 1, the best model so far written. Skipped, saying why,
 only where moto or s3fs is not installed (both are in the [test] extra)."""
@@ -80,12 +81,12 @@ def command(module, *args, env):
 
 
 def test_a_glob_of_objects_trains_the_model_of_the_paths(moto_s3, shards, tmp_path):
-    """ocas_learn and cp_learn --scheduler local:2 on 's3://cpsvm/a9a3k-*' (8 objects,
+    """ocas_learn --scheduler local:2 on 's3://cpsvm/a9a3k-*' (8 objects,
     listed by the glob, read by the workers) write the model of the same 8 files read
     by path, byte for byte."""
     local, url = shards
     env = moto_s3.environment()
-    for module, flags in (("ocas", ["-c", "1"]), ("learn", ["-c", "10"])):
+    for module, flags in (("ocas", ["-c", "1"]),):
         models = []
         for name, source in (("s3", url), ("path", local)):
             model = tmp_path / f"{module}-{name}.model"

@@ -270,9 +270,10 @@ def squared_hinge_objective(w, data, C):
     return 0.5 * float(w @ w) + C * float(np.sum(np.maximum(0.0, 1.0 - margins) ** 2))
 
 
-@pytest.mark.parametrize("method", [0, 1, 2])
+@pytest.mark.parametrize("method", [1, 2])
 def test_squared_hinge_warm_run_reaches_the_cold_objective(method, binary):
-    """--loss squared-hinge from the model at C = 1 (dual coordinate descent: α_i =
+    """--loss squared-hinge from the model at C = 1 (OCAS: its first point and cut, as
+    -m 0's; dual coordinate descent: α_i =
     2·C_i·max(0, 1 − m_i), the loss's KKT relation): the run at C = 2 reaches the cold
     run's objective within the stopping rule, alone and as a path's first C."""
     params = OcasParams(C=1.0, method=method, tol_rel=TOL, loss="squared-hinge")
