@@ -30,7 +30,6 @@ import cpsvm
 from ..columns import REMAP_MIN_WIDTH, renumbering_pays, union_maxima
 from ..errors import InputError, OptionError, Terminated
 from ..memory import physical_memory
-from ..problems.registry import problem_entry
 from . import WORKER_TIMEOUT
 from .local import CLOSE_LIMIT
 from .shards import (
@@ -645,22 +644,6 @@ class ShardedData:
             self.col_max[: len(kept_max)] = kept_max
         for x in own:
             self.col_max[x["columns"]] = np.maximum(self.col_max[x["columns"]], x["col_max"])
-
-    def refuse_structured(self):
-        """A file cp_learn's ``auto`` would train as a structured problem (SVM-hmm
-        sequences, rankings: the registry's ``detect`` on each shard), refused: the
-        cluster trains binary and multiclass problems only, and would train another
-        model than the single machine."""
-        found = next((x["problem"] for x in self.summaries if x["problem"]), None)
-        if found is None:
-            return
-        name, source = found
-        told = problem_entry(name).command_line.detect_help
-        raise InputError(
-            f"cp_learn trains this file as the {name} problem ({told}), which a cluster "
-            "(--scheduler) cannot train yet: train it without --scheduler",
-            source=source,
-        )
 
     def global_line(self, shard, line):
         if line is None or self.locate is None:
