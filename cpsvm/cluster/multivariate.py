@@ -34,11 +34,12 @@ import math
 import numpy as np
 
 from ..conventions import LOSS_SCALE, MARGIN_RESCALING, PSI_SCALE
-from ..engine.cutting_plane import CuttingPlaneParams, one_slack
+from ..engine.cutting_plane import one_slack
 from ..engine.ocas import OcasOracle
 from ..engine.oracles import LinearCutOracle
 from ..engine.working_set import CutWorkingSet
 from ..problems.binary.multivariate import ROC_AREA, MultivariateProblem
+from ..solvers.one_slack import engine_settings
 from .kernels import deposit_rows
 from .numerics import fold_grid, fold_value, packed_accumulator
 from .partials import cut_folds, dense_folds
@@ -249,13 +250,7 @@ def make_oracle(data, params, loss_id, options, ocas):
 
 def run_engine(oracle, params, epsilon, ocas, callback, should_stop):
     """The engine's 1-slack loop as the single machine runs it for these losses."""
-    engine_params = CuttingPlaneParams(
-        C=params.C,
-        epsilon=epsilon,
-        max_iterations=params.max_iterations,
-        max_idle=params.max_idle,
-        time_limit=params.time_limit,
-    )
+    engine_params = engine_settings(params, epsilon)
     if ocas:
         engine_params.tol_abs = params.C * epsilon
         engine_params.epsilon = -math.inf

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..conventions import LOSS_SCALE, PERF_ERROR_RATE, PERF_MULTIVARIATE_LOSSES, PSI_SCALE
-from ..engine.cutting_plane import CuttingPlaneParams, Progress, one_slack
+from ..engine.cutting_plane import Progress, one_slack
 from ..engine.magnitudes import c_bound
 from ..engine.solver_table import CP_LEARN, OCAS_LEARN, choices_text, cluster_ids
 from ..engine.working_set import CutWorkingSet
@@ -32,6 +32,7 @@ from ..params.shared import class_weights
 from ..problems import choose_entry
 from ..problems.registry import problem_entry
 from ..solvers.ocas import check_binary_only, libocas_engine_params
+from ..solvers.one_slack import engine_settings
 from .multivariate import make_oracle, run_engine
 from .oracles import ClusterCutOracle, ClusterOcasOracle
 from .session import ClusterLost, ShardedData
@@ -306,13 +307,7 @@ def _train_struct(data, params, callback, should_stop):
     size_psi = d + (1 if bias else 0) if kind == "binary" else n_classes * d
     weights, weights_text = _class_weights(data, params)
     data.prepare(d, bias, n_classes, weights)
-    engine_params = CuttingPlaneParams(
-        C=params.C,
-        epsilon=epsilon,
-        max_iterations=params.max_iterations,
-        max_idle=params.max_idle,
-        time_limit=params.time_limit,
-    )
+    engine_params = engine_settings(params, epsilon)
     flip = 2.0 * PSI_SCALE
     started = time.perf_counter()
     ocas = CP_LEARN[algorithm].oracle == "ocas"

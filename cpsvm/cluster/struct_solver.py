@@ -23,13 +23,14 @@ import numpy as np
 
 from ..conventions import TOKEN_LOSS
 from ..decoding.viterbi import HmmLayout
-from ..engine.cutting_plane import CuttingPlaneParams, one_slack
+from ..engine.cutting_plane import one_slack
 from ..engine.magnitudes import c_bound
 from ..engine.oracles import LinearCutOracle
 from ..engine.working_set import CutWorkingSet
 from ..errors import InputError, OptionError
 from ..params.resolved import checked_params
 from ..problems.registry import auto_order, entry_of
+from ..solvers.one_slack import engine_settings
 from .numerics import fold_grid
 from .oracles import _ShapeOnly
 from .rounds import Rounds
@@ -285,13 +286,7 @@ def _train_units(data, params, callback, should_stop):
     epsilon = params.epsilon if params.epsilon is not None else entry.command_line.epsilon
     scale = math.fsum(x["eps_units"] for x in described) / n
     epsilon *= scale
-    engine_params = CuttingPlaneParams(
-        C=params.C,
-        epsilon=epsilon,
-        max_iterations=params.max_iterations,
-        max_idle=params.max_idle,
-        time_limit=params.time_limit,
-    )
+    engine_params = engine_settings(params, epsilon)
     oracle = ClusterUnitsOracle(data, units, size_psi, n, params.rescaling)
     model = functools.partial(_model_of, template)
     started = time.perf_counter()

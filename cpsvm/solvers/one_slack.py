@@ -53,6 +53,18 @@ DCD_CONDITION = 3.0
 MARGIN_BOUNDS_DEFAULT = {2: False, 3: False, 9: False}
 
 
+def engine_settings(params, epsilon: float) -> CuttingPlaneParams:
+    """The 1-slack loop's settings of cp_learn's ``params`` (their C, -#, --max-idle, -t)
+    at the tolerance ``epsilon`` (in the problem's scale), on one machine or a cluster."""
+    return CuttingPlaneParams(
+        C=params.C,
+        epsilon=epsilon,
+        max_iterations=params.max_iterations,
+        max_idle=params.max_idle,
+        time_limit=params.time_limit,
+    )
+
+
 @dataclass
 class TrainInfo:
     problem: str
@@ -311,13 +323,7 @@ class StructPath:
     def _fit(self, C, callback, should_stop):
         params = dataclasses.replace(self.params, C=C)
         algorithm, notes = self.algorithm, list(self.notes)
-        engine_params = CuttingPlaneParams(
-            C=C,
-            epsilon=self.epsilon,
-            max_iterations=params.max_iterations,
-            max_idle=params.max_idle,
-            time_limit=params.time_limit,
-        )
+        engine_params = engine_settings(params, self.epsilon)
         if self.problem is None:
             return self._fit_kernel(params, engine_params, notes, callback, should_stop)
         problem, costs = self.problem, self.costs
